@@ -1,0 +1,175 @@
+"""Derived terms of the DAE, symbolically (paper Eqs. 27, 35-48 and the linearization of Eq. 6).
+
+    H      = ∂q/∂x                                     (Eq. 27)
+    q̇      = H ẋ + ∂q/∂t
+    Ḣ      = ∂q̇/∂x                                    (Eq. 35; equals dH/dt for holonomic q)
+    q̈      = Ḣ ẋ + H ẍ + ∂q̇/∂t
+    Ḧ      = ∂q̈/∂x   at fixed ẋ, ẍ                     (Eq. 41)
+    K      = ∂(M ẍ − f − Hᵀλ)/∂x   with ẍ, λ inputs   (K_L of Eq. 6, with −∂(Gᵀλ)/∂x, G = H)
+    C      = −∂f/∂ẋ                                   (C_L of Eq. 6)
+    T      = ½ ẋᵀ M ẋ,  V as given
+
+No simplification is attempted (it costs hours on large models); Jacobians differentiate each
+entry only by the symbols it contains, so sparse mechanisms stay cheap.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import sympy as sp
+
+from .model import Model, t
+
+__all__ = ["Derived", "derive", "TERMS", "jacobian"]
+
+#: Names of the derived terms, in the order `symgen show` lists them.
+TERMS = ("M", "f", "q", "H", "q_dot", "H_dot", "q_ddot", "H_ddot", "K", "C", "energy", "outputs")
+
+
+def jacobian(exprs: sp.MatrixBase, xs) -> sp.ImmutableMatrix:
+    """∂exprs/∂xs, differentiating each entry only by the symbols it actually contains."""
+    index = {x: j for j, x in enumerate(xs)}
+    rows = []
+    for e in exprs:
+        row = [sp.S.Zero] * len(xs)
+        for s in e.free_symbols:
+            j = index.get(s)
+            if j is not None:
+                row[j] = sp.diff(e, s)
+        rows.append(row)
+    return sp.ImmutableMatrix(len(rows), len(xs), [v for r in rows for v in r])
+
+
+def _matvec(A: sp.MatrixBase, v) -> sp.ImmutableMatrix:
+    """A v, skipping structural zeros."""
+    out = []
+    for i in range(A.rows):
+        acc = sp.S.Zero
+        for j in range(A.cols):
+            a = A[i, j]
+            if a != 0:
+                acc += a * v[j]
+        out.append(acc)
+    return sp.ImmutableMatrix(A.rows, 1, out)
+
+
+def _tmatvec(A: sp.MatrixBase, v) -> sp.ImmutableMatrix:
+    """Aᵀ v, skipping structural zeros."""
+    out = []
+    for j in range(A.cols):
+        acc = sp.S.Zero
+        for i in range(A.rows):
+            a = A[i, j]
+            if a != 0:
+                acc += a * v[i]
+        out.append(acc)
+    return sp.ImmutableMatrix(A.cols, 1, out)
+
+
+@dataclass(frozen=True)
+class Derived:
+    """The model and every term the steppers need, as immutable sympy matrices.
+
+    ``xdd`` (the ``<coordinate>_ddot`` Symbols) and ``lam`` (λ_0 … λ_{m-1}) are the extra inputs of
+    q̈, Ḧ and K.
+    """
+
+    model: Model
+    xdd: tuple
+    lam: tuple
+    M: sp.ImmutableMatrix
+    f: sp.ImmutableMatrix
+    q: sp.ImmutableMatrix
+    H: sp.ImmutableMatrix
+    q_dot: sp.ImmutableMatrix
+    H_dot: sp.ImmutableMatrix
+    q_ddot: sp.ImmutableMatrix
+    H_ddot: sp.ImmutableMatrix
+    K: sp.ImmutableMatrix
+    C: sp.ImmutableMatrix
+    T: sp.Expr
+    V: sp.Expr
+    outputs: sp.ImmutableMatrix
+
+    @property
+    def n(self) -> int:
+        return self.model.n
+
+    @property
+    def m(self) -> int:
+        return self.model.m
+
+    def term(self, name: str):
+        """One derived term by the name `symgen show --term` uses."""
+        if name == "energy":
+            return sp.ImmutableMatrix([self.T, self.V])
+        if name not in TERMS:
+            raise KeyError(f"unknown term {name!r}; known terms: {', '.join(TERMS)}")
+        return getattr(self, name)
+
+    def labels(self, name: str) -> str:
+        """What the rows and columns of a term are, in words."""
+        mdl = self.model
+        coords = ", ".join(mdl.coord_names)
+        if name in ("M", "K", "C"):
+            return f"rows and columns: {coords}"
+        if name == "f":
+            return f"rows: {coords}"
+        if name in ("q", "q_dot", "q_ddot"):
+            return f"rows: constraints 0..{mdl.m - 1}"
+        if name in ("H", "H_dot", "H_ddot"):
+            return f"rows: constraints 0..{mdl.m - 1}; columns: {coords}"
+        if name == "energy":
+            return "rows: kinetic T, potential V"
+        return "rows: " + ", ".join(mdl.output_names)
+
+    def pretty(self, name: str) -> str:
+        return sp.pretty(self.term(name), use_unicode=True, wrap_line=False)
+
+    def latex(self, name: str) -> str:
+        return sp.latex(self.term(name))
+
+
+def derive(model: Model) -> Derived:
+    """Every derived term of ``model`` (see the module docstring for the definitions)."""
+    xs, vs = model.coords, model.velocities
+    xdd = model.accelerations
+    lam = tuple(sp.Symbol(f"lambda_{i}") for i in range(model.m))
+    M, f, q = model.M, model.f, model.q
+
+    H = jacobian(q, xs)                                                  # Eq. 27
+    q_t = sp.ImmutableMatrix([sp.diff(e, t) for e in q]) if model.m else q
+    q_dot = _matvec(H, vs) + q_t if model.m else q
+    H_dot = jacobian(q_dot, xs)                                          # ∂q̇/∂x
+    q_dot_t = sp.ImmutableMatrix([sp.diff(e, t) for e in q_dot]) if model.m else q
+    q_ddot = (_matvec(H_dot, vs) + _matvec(H, xdd) + q_dot_t) if model.m else q
+    H_ddot = jacobian(q_ddot, xs)                                        # ∂q̈/∂x at fixed ẋ, ẍ
+
+    residual = _matvec(M, xdd) - f                                       # M ẍ − f − Hᵀλ
+    if model.m:
+        residual = residual - _tmatvec(H, lam)
+    K = jacobian(residual, xs)
+    C = -jacobian(f, vs)
+
+    T = sp.Rational(1, 2) * sum((vs[i] * e for i, e in enumerate(_matvec(M, vs))), sp.S.Zero)
+    V = model.V if model.V is not None else sp.S.Zero
+    outputs = sp.ImmutableMatrix(len(model.outputs), 1, list(model.outputs.values()))
+    return Derived(model=model, xdd=xdd, lam=lam, M=M, f=f, q=q, H=H, q_dot=q_dot, H_dot=H_dot,
+                   q_ddot=q_ddot, H_ddot=H_ddot, K=K, C=C, T=T, V=V, outputs=outputs)
+
+
+def kernel_terms(d: Derived) -> Mapping[str, list]:
+    """The kernels and what each computes, in ABI order: the single source of the C layout.
+
+    Each kernel lists (inputs, outputs); an output is (name, sympy matrix or scalar, shape).
+    """
+    return {
+        "dynamics": (["t", "x", "xd", "xdd", "lam", "p"],
+                     [("M", d.M), ("f", d.f), ("K", d.K), ("C", d.C)]),
+        "constraints": (["t", "x", "xd", "xdd", "p"],
+                        [("q", d.q), ("H", d.H), ("q_dot", d.q_dot), ("H_dot", d.H_dot),
+                         ("q_ddot", d.q_ddot), ("H_ddot", d.H_ddot)]),
+        "energy": (["t", "x", "xd", "p"], [("E", sp.ImmutableMatrix([d.T, d.V]))]),
+        "outputs": (["t", "x", "xd", "p"], [("y", d.outputs)]),
+    }

@@ -1,0 +1,417 @@
+"""The symbolic index-3 DAE that every later stage starts from.
+
+    M(x) ẍ = f(x, ẋ, t) + Hᵀ(x, t) λ,        q(x, t) = 0                      (paper Eqs. 2-3)
+
+A :class:`Model` holds n named coordinates x with their velocity symbols ẋ, the time symbol
+:data:`t`, parameters with numeric defaults, M (n×n, symmetric), f (n), q (m ≥ 0), an optional
+potential energy V(x, t), named outputs (scalars in x, ẋ, t), a default initial state and
+recommended simulation settings.  It is validated once, when it is made, and is immutable.
+
+Coordinates are plain sympy Symbols; the velocity of coordinate ``a`` is the Symbol ``a_dot``
+(sympy prints it as ȧ).  :func:`coordinates` makes both.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from types import MappingProxyType
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+import sympy as sp
+
+__all__ = ["Model", "ModelError", "coordinates", "t", "VELOCITY_SUFFIX", "ACCELERATION_SUFFIX"]
+
+#: The time symbol shared by every model.
+t = sp.Symbol("t")
+
+VELOCITY_SUFFIX = "_dot"
+ACCELERATION_SUFFIX = "_ddot"
+
+#: Keys a model may recommend for :func:`symgen.simulate`.
+SETTING_KEYS = ("method", "scheme", "dt", "t_end", "tol", "max_iter", "rank_tol")
+
+_C_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+_C_KEYWORDS = frozenset(
+    "auto break case char const continue default do double else enum extern float for goto if "
+    "inline int long register restrict return short signed sizeof static struct switch typedef "
+    "union unsigned void volatile while _Bool _Complex _Imaginary".split()
+)
+
+
+class ModelError(ValueError):
+    """A model that cannot be turned into a simulation; the message names the problem."""
+
+
+def c_name(name: str) -> str:
+    """The C identifier used for a coordinate or output name (dots become underscores)."""
+    return name.replace(".", "_")
+
+
+def _check_c_identifier(name: str, what: str) -> None:
+    if not isinstance(name, str) or not _C_IDENT.match(name) or name in _C_KEYWORDS:
+        raise ModelError(
+            f"{what} name {name!r} cannot become a C identifier "
+            "(use letters, digits and '_', not starting with a digit, not a C keyword)"
+        )
+
+
+def coordinates(names: str | Iterable[str]) -> tuple[tuple[sp.Symbol, ...], tuple[sp.Symbol, ...]]:
+    """Coordinate symbols and their velocity symbols: ``x, xd = coordinates("x y theta")``."""
+    if isinstance(names, str):
+        names = names.replace(",", " ").split()
+    names = list(names)
+    for name in names:
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise ModelError(
+                f"coordinate name {name!r} is not allowed (letters, digits, '_' and '.', "
+                "not starting with a digit)"
+            )
+    xs = tuple(sp.Symbol(n) for n in names)
+    vs = tuple(sp.Symbol(n + VELOCITY_SUFFIX) for n in names)
+    return xs, vs
+
+
+def _as_column(value, what: str) -> sp.ImmutableMatrix:
+    if value is None:
+        return sp.ImmutableMatrix(0, 1, [])
+    if isinstance(value, sp.MatrixBase):
+        mat = sp.ImmutableMatrix(value)
+        if mat.cols != 1 and mat.rows == 1:
+            mat = mat.T
+        if mat.cols != 1 and mat.rows * mat.cols != 0:
+            raise ModelError(f"{what} must be a column vector, got shape {mat.shape}")
+        if mat.rows * mat.cols == 0:
+            return sp.ImmutableMatrix(0, 1, [])
+        return mat
+    try:
+        items = list(value)
+    except TypeError:
+        items = [value]
+    try:
+        return sp.ImmutableMatrix(len(items), 1, [sp.sympify(v) for v in items])
+    except (sp.SympifyError, TypeError) as exc:
+        raise ModelError(f"{what} has an entry that is not a sympy expression: {exc}") from None
+
+
+def _free(expr) -> set:
+    return set(expr.free_symbols) if hasattr(expr, "free_symbols") else set()
+
+
+class Model:
+    """The symbolic DAE M(x) ẍ = f(x, ẋ, t) + Hᵀλ, q(x, t) = 0.
+
+    Parameters
+    ----------
+    name:
+        A C identifier; it prefixes every generated C function.
+    coords:
+        The n coordinates: sympy Symbols (as made by :func:`coordinates`) or names.
+    M, f, q:
+        Mass matrix (n×n, symmetric, depends on x and parameters), generalized forces (n; x, ẋ, t),
+        constraints (m ≥ 0; x, t).  Nested lists or sympy matrices.
+    V:
+        Optional potential energy V(x, t); the kinetic energy ½ ẋᵀMẋ follows from M.
+    params:
+        Mapping from parameter (Symbol or name) to its numeric default.  Order is kept: it is the
+        order of the parameter array of the generated C.
+    outputs:
+        Mapping from name to a scalar expression in x, ẋ, t, recorded during simulation.
+    x0, xd0:
+        Default initial coordinates and velocities (zeros when omitted).
+    settings:
+        Recommended simulation settings (keys from ``SETTING_KEYS``).
+    velocities:
+        The velocity symbols, when they are not the ``<coordinate>_dot`` Symbols.
+    description:
+        Free text, kept with the model (docstrings of generated files quote its first line).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        coords: Sequence,
+        M,
+        f,
+        q=None,
+        V=None,
+        params: Mapping | None = None,
+        outputs: Mapping | None = None,
+        x0: Sequence[float] | None = None,
+        xd0: Sequence[float] | None = None,
+        settings: Mapping | None = None,
+        velocities: Sequence | None = None,
+        description: str = "",
+    ):
+        _check_c_identifier(name, "model")
+        self.name = name
+        self.description = description
+
+        # coordinates and velocities -------------------------------------------------------------
+        if isinstance(coords, str):
+            coords = coords.replace(",", " ").split()
+        coords = list(coords)
+        if any(isinstance(c, str) for c in coords):
+            if not all(isinstance(c, str) for c in coords):
+                raise ModelError("coords must be all names or all sympy Symbols")
+            xs, vs = coordinates(coords)
+        else:
+            for c in coords:
+                if not isinstance(c, sp.Symbol):
+                    raise ModelError(f"coordinate {c!r} is not a sympy Symbol (dynamicsymbols are not "
+                                     "supported: use symgen.coordinates)")
+                if not _NAME.match(c.name):
+                    raise ModelError(f"coordinate name {c.name!r} is not allowed")
+            xs = tuple(coords)
+            vs = tuple(sp.Symbol(c.name + VELOCITY_SUFFIX) for c in xs)
+        if velocities is not None:
+            vs = tuple(sp.Symbol(v) if isinstance(v, str) else v for v in velocities)
+            if len(vs) != len(xs):
+                raise ModelError(f"{len(vs)} velocities given for {len(xs)} coordinates")
+        n = len(xs)
+        if n == 0:
+            raise ModelError("a model needs at least one coordinate")
+        self.coords: tuple[sp.Symbol, ...] = xs
+        self.velocities: tuple[sp.Symbol, ...] = vs
+        self.accelerations: tuple[sp.Symbol, ...] = tuple(
+            sp.Symbol(c.name + ACCELERATION_SUFFIX) for c in xs)
+        names = [c.name for c in xs]
+        self._check_unique(names + [v.name for v in vs], "coordinate/velocity")
+        self._check_unique([c_name(s) for s in names], "coordinate (after '.' → '_')")
+
+        # parameters -----------------------------------------------------------------------------
+        pdict: dict[sp.Symbol, float] = {}
+        for key, value in (params or {}).items():
+            sym = sp.Symbol(key) if isinstance(key, str) else key
+            if not isinstance(sym, sp.Symbol):
+                raise ModelError(f"parameter {key!r} is not a Symbol or a name")
+            _check_c_identifier(sym.name, "parameter")
+            try:
+                val = float(value)
+            except (TypeError, ValueError):
+                raise ModelError(f"parameter {sym.name!r} has a non-numeric default {value!r}") from None
+            if not math.isfinite(val):
+                raise ModelError(f"parameter {sym.name!r} has a non-finite default {val}")
+            if sym in pdict:
+                raise ModelError(f"parameter {sym.name!r} is given twice")
+            pdict[sym] = val
+        self.params: Mapping[sp.Symbol, float] = MappingProxyType(pdict)
+        clash = set(pdict) & (set(xs) | set(vs) | {t})
+        if clash:
+            raise ModelError(f"parameter(s) {sorted(s.name for s in clash)} also used as coordinate, "
+                             "velocity or time")
+
+        # matrices -------------------------------------------------------------------------------
+        try:
+            Mm = sp.ImmutableMatrix(M)
+        except (TypeError, ValueError, sp.SympifyError) as exc:
+            raise ModelError(f"M is not a matrix: {exc}") from None
+        if Mm.shape != (n, n):
+            raise ModelError(f"M has shape {Mm.shape}; expected ({n}, {n}) for {n} coordinates")
+        fm = _as_column(f, "f")
+        if fm.shape != (n, 1):
+            raise ModelError(f"f has {fm.rows} entries; expected {n} (one per coordinate)")
+        qm = _as_column(q, "q")
+        self.M, self.f, self.q = Mm, fm, qm
+        self.V = sp.sympify(V) if V is not None else None
+
+        # outputs --------------------------------------------------------------------------------
+        odict: dict[str, sp.Expr] = {}
+        for oname, expr in (outputs or {}).items():
+            if not isinstance(oname, str) or not _NAME.match(oname):
+                raise ModelError(f"output name {oname!r} is not allowed")
+            try:
+                odict[oname] = sp.sympify(expr)
+            except sp.SympifyError as exc:
+                raise ModelError(f"output {oname!r} is not a sympy expression: {exc}") from None
+            if isinstance(odict[oname], sp.MatrixBase):
+                raise ModelError(f"output {oname!r} must be a scalar expression")
+        self._check_unique([c_name(s) for s in odict], "output (after '.' → '_')")
+        self.outputs: Mapping[str, sp.Expr] = MappingProxyType(odict)
+
+        self._validate_symbols()
+        self._check_symmetric()
+
+        # initial state and settings --------------------------------------------------------------
+        self.x0 = self._state(x0, "x0")
+        self.xd0 = self._state(xd0, "xd0")
+        st = dict(settings or {})
+        unknown = sorted(set(st) - set(SETTING_KEYS))
+        if unknown:
+            raise ModelError(f"unknown setting(s) {unknown}; known: {list(SETTING_KEYS)}")
+        self.settings: Mapping = MappingProxyType(st)
+        self._hash: str | None = None
+
+    # ------------------------------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        return len(self.coords)
+
+    @property
+    def m(self) -> int:
+        return self.q.rows
+
+    @property
+    def coord_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.coords)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+    @property
+    def param_values(self) -> np.ndarray:
+        return np.array(list(self.params.values()), dtype=float)
+
+    @property
+    def output_names(self) -> tuple[str, ...]:
+        return tuple(self.outputs)
+
+    def coord(self, name: str) -> sp.Symbol:
+        """The coordinate Symbol with that name."""
+        for c in self.coords:
+            if c.name == name:
+                return c
+        raise KeyError(f"model {self.name!r} has no coordinate {name!r}")
+
+    def param(self, name: str) -> sp.Symbol:
+        """The parameter Symbol with that name."""
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(f"model {self.name!r} has no parameter {name!r}; it has {list(self.param_names)}")
+
+    def replace(self, **changes) -> "Model":
+        """A new model with some constructor arguments changed (the original stays as it is)."""
+        args = dict(
+            name=self.name, coords=self.coords, M=self.M, f=self.f, q=self.q, V=self.V,
+            params=dict(self.params), outputs=dict(self.outputs), x0=self.x0, xd0=self.xd0,
+            settings=dict(self.settings), velocities=self.velocities, description=self.description,
+        )
+        for key, value in changes.items():
+            if key not in args:
+                raise TypeError(f"Model.replace() got an unknown argument {key!r}")
+            args[key] = value
+        return Model(**args)
+
+    @property
+    def hash(self) -> str:
+        """A hex SHA-256 of the model's symbolic content (names, expressions, defaults)."""
+        if self._hash is None:
+            payload = {
+                "name": self.name,
+                "coords": [sp.srepr(c) for c in self.coords],
+                "velocities": [sp.srepr(v) for v in self.velocities],
+                "params": [[sp.srepr(k), repr(v)] for k, v in self.params.items()],
+                "M": sp.srepr(self.M),
+                "f": sp.srepr(self.f),
+                "q": sp.srepr(self.q),
+                "V": sp.srepr(self.V) if self.V is not None else None,
+                "outputs": [[k, sp.srepr(v)] for k, v in self.outputs.items()],
+            }
+            blob = json.dumps(payload, sort_keys=True).encode()
+            self._hash = hashlib.sha256(blob).hexdigest()
+        return self._hash
+
+    def __repr__(self) -> str:
+        return (f"Model({self.name!r}, n={self.n}, m={self.m}, params={list(self.param_names)}, "
+                f"outputs={list(self.output_names)})")
+
+    # ------------------------------------------------------------------------------------------
+    @staticmethod
+    def _check_unique(names: list[str], what: str) -> None:
+        seen, dup = set(), []
+        for s in names:
+            if s in seen:
+                dup.append(s)
+            seen.add(s)
+        if dup:
+            raise ModelError(f"duplicated {what} name(s): {sorted(set(dup))}")
+
+    def _state(self, value, what: str) -> np.ndarray:
+        if value is None:
+            return np.zeros(self.n)
+        try:
+            arr = np.array(value, dtype=float)
+        except (TypeError, ValueError):
+            raise ModelError(f"{what} must be {self.n} numbers, got {value!r}") from None
+        if arr.shape != (self.n,):
+            raise ModelError(f"{what} has shape {arr.shape}; expected ({self.n},) for coordinates "
+                             f"{list(self.coord_names)}")
+        if not np.all(np.isfinite(arr)):
+            raise ModelError(f"{what} has non-finite entries: {arr}")
+        arr.setflags(write=False)
+        return arr
+
+    def _validate_symbols(self) -> None:
+        xs, vs = set(self.coords), set(self.velocities)
+        ps = set(self.params)
+        accel_names = {a.name for a in self.accelerations}
+        groups = [
+            ("M", self.M, xs | ps | {t}),
+            ("f", self.f, xs | vs | ps | {t}),
+            ("q", self.q, xs | ps | {t}),
+        ]
+        if self.V is not None:
+            groups.append(("V", self.V, xs | ps | {t}))
+        for oname, expr in self.outputs.items():
+            groups.append((f"output {oname!r}", expr, xs | vs | ps | {t}))
+        for what, expr, allowed in groups:
+            derivs = expr.atoms(sp.Derivative)
+            funcs = {a for a in expr.atoms(sp.core.function.AppliedUndef)}
+            if derivs or funcs:
+                bad = sorted(str(a) for a in (derivs | funcs))
+                raise ModelError(
+                    f"{what} contains undefined functions or derivatives {bad}; write coordinates as "
+                    "Symbols (symgen.coordinates) and velocities as their '_dot' Symbols"
+                )
+            free = _free(expr)
+            acc = sorted(s.name for s in free if s.name in accel_names)
+            if acc:
+                raise ModelError(f"{what} depends on accelerations {acc}; M, f, q, V and outputs may "
+                                 "depend on x, ẋ, t and parameters only")
+            unknown = free - allowed
+            if unknown:
+                names = sorted(s.name for s in unknown)
+                hint = ""
+                if unknown & vs:
+                    hint = f" (velocities are not allowed in {what})"
+                elif unknown & xs:
+                    hint = f" (coordinates are not allowed in {what})"
+                raise ModelError(
+                    f"{what} has free symbols {names} that are not coordinates, velocities, t or "
+                    f"declared parameters{hint}"
+                )
+
+    def _check_symmetric(self) -> None:
+        M = self.M
+        rng = np.random.default_rng(12345)
+        subs_syms = sorted(_free(M), key=lambda s: s.name)
+        for i in range(self.n):
+            for j in range(i + 1, self.n):
+                d = M[i, j] - M[j, i]
+                if d == 0:
+                    continue
+                d = sp.expand(d)
+                if d == 0:
+                    continue
+                # random numeric probe: structural zeros may hide behind trigonometric identities
+                nonzero = False
+                for _ in range(3):
+                    vals = {s: float(rng.uniform(0.3, 1.7)) for s in subs_syms}
+                    try:
+                        v = complex(d.evalf(subs=vals))
+                    except (TypeError, ValueError):
+                        nonzero = True
+                        break
+                    if abs(v) > 1e-9 * (1.0 + abs(complex(M[i, j].evalf(subs=vals)))):
+                        nonzero = True
+                        break
+                if nonzero:
+                    raise ModelError(
+                        f"M is not symmetric: M[{i},{j}] = {M[i, j]} but M[{j},{i}] = {M[j, i]} "
+                        f"(coordinates {self.coords[i].name}, {self.coords[j].name})"
+                    )
