@@ -20,7 +20,7 @@ _LAZY = {
     "consistent_state": ("simulate", "consistent_state"),
     "Result": ("result", "Result"),
     "load_result": ("result", "load_result"),
-    "load_model": ("examples_index", "load_model"),
+    "load_model": ("loader", "load_model"),
 }
 
 
