@@ -1,0 +1,173 @@
+"""Find a model by name or path: what ``symgen <command> MODEL`` and :func:`symgen.load_model` do.
+
+``MODEL`` is either
+
+* the name of a shipped example (``stiff_pendulum``): the file ``examples/<name>.py`` of a source
+  checkout, or the module ``symgen.examples.<name>`` of an installed wheel (the wheel maps the
+  top-level ``examples/`` folder to that subpackage); or
+* a path to a Python file that defines ``model(**kwargs) -> symgen.Model``.
+
+Every failure raises :class:`LoadError` (a :class:`symgen.ModelError`) whose message says what
+went wrong in one line: an unknown name (listing the known examples), a missing file, a file
+without ``model()``, an exception inside the file, or ``model()`` not returning a Model.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from .model import Model, ModelError
+
+__all__ = ["load_model", "load_module", "known_examples", "examples_dir", "model_options",
+           "LoadError"]
+
+
+class LoadError(ModelError):
+    """A model that could not be found or loaded; the message says why, in one line."""
+
+
+def examples_dir() -> Path | None:
+    """The folder holding the shipped examples, or None when there is none.
+
+    The ``symgen.examples`` subpackage (an editable install maps it to the checkout's top-level
+    ``examples/``); failing that, the ``examples/`` folder next to this package in a checkout.
+    """
+    try:
+        spec = importlib.util.find_spec("symgen.examples")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.submodule_search_locations:
+        for loc in spec.submodule_search_locations:
+            if Path(loc).is_dir():
+                return Path(loc)
+    # a source checkout used without installing: <repo>/symgen/.. holds examples/ and pyproject
+    repo = Path(__file__).resolve().parent.parent
+    if (repo / "examples" / "__init__.py").is_file() and (repo / "pyproject.toml").is_file():
+        return repo / "examples"
+    return None
+
+
+def known_examples() -> list[str]:
+    """Names of the shipped examples (files ``<name>.py`` defining ``model``), sorted."""
+    folder = examples_dir()
+    if folder is None:
+        return []
+    names = []
+    for path in sorted(folder.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError:
+            continue
+        if "def model(" in text:
+            names.append(path.stem)
+    return names
+
+
+def _looks_like_path(spec: str) -> bool:
+    return spec.endswith(".py") or "/" in spec or "\\" in spec or spec.startswith(".")
+
+
+def _resolve(spec) -> tuple[Path, str]:
+    """(file, module name) for a model spec; raises LoadError."""
+    if isinstance(spec, Path) or _looks_like_path(str(spec)):
+        path = Path(spec).expanduser()
+        if not path.exists():
+            raise LoadError(f"model file not found: {path}")
+        if path.is_dir():
+            raise LoadError(f"{path} is a directory; give a Python file that defines model()")
+        if path.suffix != ".py":
+            raise LoadError(f"model file {path} is not a Python (.py) file")
+        path = path.resolve()
+        digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
+        return path, f"symgen_user_model_{path.stem}_{digest}"
+    name = str(spec)
+    folder = examples_dir()
+    if folder is not None and name.isidentifier():
+        path = folder / f"{name}.py"
+        if path.is_file():
+            return path.resolve(), f"symgen.examples.{name}"
+    known = known_examples()
+    listing = ", ".join(known) if known else "none found"
+    raise LoadError(f"unknown model {name!r}: not a shipped example (known: {listing}) "
+                    "and not a .py file")
+
+
+def load_module(spec) -> ModuleType:
+    """Import the example or file named by ``spec`` and return the module (not yet calling model)."""
+    path, modname = _resolve(spec)
+    existing = sys.modules.get(modname)
+    if existing is not None and Path(getattr(existing, "__file__", "") or "").resolve() == path:
+        module = existing
+    else:
+        if modname.startswith("symgen.examples."):
+            # make the parent package importable so examples can import their siblings
+            try:
+                import symgen.examples  # noqa: F401
+            except ImportError:
+                pass
+        ispec = importlib.util.spec_from_file_location(modname, path)
+        if ispec is None or ispec.loader is None:
+            raise LoadError(f"cannot import {path} as a Python module")
+        module = importlib.util.module_from_spec(ispec)
+        sys.modules[modname] = module
+        try:
+            ispec.loader.exec_module(module)
+        except ModelError as exc:
+            sys.modules.pop(modname, None)
+            raise LoadError(f"{path.name}: {exc}") from exc
+        except SyntaxError as exc:
+            sys.modules.pop(modname, None)
+            raise LoadError(f"{path.name}:{exc.lineno}: syntax error: {exc.msg}") from exc
+        except Exception as exc:  # the user's file failed while importing
+            sys.modules.pop(modname, None)
+            raise LoadError(f"importing {path} failed: {type(exc).__name__}: {exc}") from exc
+    if not callable(getattr(module, "model", None)):
+        raise LoadError(f"{path} does not define a function model() returning a symgen.Model")
+    return module
+
+
+def model_options(module: ModuleType) -> list[str]:
+    """The keyword arguments ``module.model`` accepts by name (``N`` for ``n_four_bar``)."""
+    try:
+        sig = inspect.signature(module.model)
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in sig.parameters.values()
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def load_model(spec, **kwargs) -> Model:
+    """The :class:`symgen.Model` of a shipped example name or a ``.py`` file: ``model(**kwargs)``.
+
+    >>> load_model("stiff_pendulum")                      # doctest: +SKIP
+    >>> load_model("path/to/my_mechanism.py", N=3)        # doctest: +SKIP
+    """
+    module = load_module(spec)
+    where = getattr(module, "__file__", str(spec))
+    if kwargs:
+        opts = model_options(module)
+        sig_has_var_kw = False
+        try:
+            sig_has_var_kw = any(p.kind is p.VAR_KEYWORD
+                                 for p in inspect.signature(module.model).parameters.values())
+        except (TypeError, ValueError):
+            pass
+        unknown = [k for k in kwargs if k not in opts]
+        if unknown and not sig_has_var_kw:
+            raise LoadError(f"model() in {where} has no option(s) {unknown}; "
+                            f"it accepts {opts if opts else 'no options'}")
+    try:
+        mdl = module.model(**kwargs)
+    except ModelError as exc:
+        raise LoadError(f"{Path(where).name}: {exc}") from exc
+    except Exception as exc:
+        raise LoadError(f"model() in {where} failed: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(mdl, Model):
+        raise LoadError(f"model() in {where} returned {type(mdl).__name__}, not a symgen.Model")
+    return mdl

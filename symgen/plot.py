@@ -1,0 +1,274 @@
+"""Plots of a :class:`symgen.Result` (matplotlib, Agg backend, no pyplot state).
+
+matplotlib is imported only when a function here is called, so the core of symgen does not need it
+(``pip install "symgen[plot]"``).  Every function returns the :class:`matplotlib.figure.Figure`
+it drew, so callers (and tests) can inspect axes, labels and lines; :func:`save` writes a PNG.
+
+What :func:`figure` draws for each ``what``:
+
+==============  ===========================================================================
+coordinates     x(t), one line per coordinate
+outputs         the model's outputs y(t), one line per output
+constraints     ‖q‖, ‖q̇‖, ‖q̈‖ per step (log scale)
+stability       ω_max per step; h_max per step against the h used (two panels)
+energy          kinetic T, potential V and total E per step; E − E(0) below
+reactions       the Lagrange multipliers λ(t), one line per constraint
+==============  ===========================================================================
+"""
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+import numpy as np
+
+__all__ = ["WHAT", "figure", "save", "plot_result", "panels_figure", "Series", "Panel"]
+
+#: The views ``symgen plot --what`` offers.
+WHAT = ("coordinates", "outputs", "constraints", "stability", "energy", "reactions")
+
+
+def _mpl():
+    try:
+        import matplotlib
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("plotting needs matplotlib: pip install \"symgen[plot]\"") from exc
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    return matplotlib, Figure, FigureCanvasAgg
+
+
+def _new_figure(nrows: int = 1, height: float = 3.6, width: float = 8.0):
+    _, Figure, FigureCanvasAgg = _mpl()
+    fig = Figure(figsize=(width, height * nrows), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = [fig.add_subplot(nrows, 1, i + 1) for i in range(nrows)]
+    return fig, axes
+
+
+def _arr(result, name):
+    value = getattr(result, name, None)
+    if value is None:
+        return None
+    return np.asarray(value)
+
+
+def _names(values, n, prefix):
+    values = list(values) if values is not None else []
+    return [str(v) for v in values] if len(values) == n else [f"{prefix}{i}" for i in range(n)]
+
+
+def _title(result, what):
+    meta = getattr(result, "meta", None) or {}
+    if isinstance(meta, str):
+        import json
+        try:
+            meta = json.loads(meta)
+        except ValueError:
+            meta = {}
+    bits = [str(meta.get(k)) for k in ("model", "method", "scheme") if meta.get(k)]
+    h = meta.get("h", meta.get("dt"))
+    if h is not None:
+        bits.append(f"h = {h:g}" if isinstance(h, (int, float)) else f"h = {h}")
+    status = getattr(result, "status", None)
+    if status and status != "completed":
+        bits.append(str(status))
+    head = what
+    return f"{head}: " + ", ".join(bits) if bits else head
+
+
+def _positive(y):
+    """y with non-positive values masked (log axes); all-zero series stay visible at 1e-300."""
+    y = np.asarray(y, dtype=float)
+    out = np.where(y > 0, y, np.nan)
+    if np.all(np.isnan(out)):
+        out = np.full_like(y, 1e-300)
+    return out
+
+
+def figure(result, what: str = "coordinates", select: Sequence[str] | None = None):
+    """A Figure showing one view of ``result`` (see the module docstring); ``select`` limits the
+    plotted coordinates/outputs to those names.  Raises ValueError when the view has no data."""
+    if what not in WHAT:
+        raise ValueError(f"unknown plot {what!r}; choose one of: {', '.join(WHAT)}")
+    t = _arr(result, "t")
+    if t is None or t.size == 0:
+        raise ValueError("the result has no time steps to plot")
+
+    if what in ("coordinates", "outputs", "reactions"):
+        if what == "coordinates":
+            data = _arr(result, "x")
+            names = _names(getattr(result, "coords", None), 0 if data is None else data.shape[1], "x")
+            ylabel = "coordinate value [m or rad]"
+        elif what == "outputs":
+            data = _arr(result, "outputs")
+            names = _names(getattr(result, "output_names", None),
+                           0 if data is None or data.ndim < 2 else data.shape[1], "y")
+            ylabel = "output value"
+        else:
+            data = _arr(result, "lam")
+            names = [f"λ{i}" for i in range(0 if data is None or data.ndim < 2 else data.shape[1])]
+            ylabel = "Lagrange multiplier λ [N or N m]"
+        if data is None or data.ndim < 2 or data.shape[1] == 0:
+            raise ValueError(f"the result has no {what} to plot")
+        idx = list(range(data.shape[1]))
+        if select:
+            missing = [s for s in select if s not in names]
+            if missing:
+                raise ValueError(f"no {what} named {missing}; the result has {names}")
+            idx = [names.index(s) for s in select]
+        fig, (ax,) = _new_figure()
+        k = min(len(t), data.shape[0])
+        for i in idx:
+            ax.plot(t[:k], data[:k, i], label=names[i])
+        ax.set_xlabel("t [s]")
+        ax.set_ylabel(ylabel)
+        ax.set_title(_title(result, what))
+        ax.grid(True, alpha=0.3)
+        if len(idx) <= 12:
+            ax.legend(loc="best", fontsize="small")
+        return fig
+
+    if what == "constraints":
+        series = [("pos_err", "‖q‖ (position)"), ("vel_err", "‖q̇‖ (velocity)"),
+                  ("acc_err", "‖q̈‖ (acceleration)")]
+        fig, (ax,) = _new_figure()
+        for attr, label in series:
+            y = _arr(result, attr)
+            if y is None:
+                raise ValueError(f"the result has no {attr}")
+            k = min(len(t), len(y))
+            ax.semilogy(t[:k], _positive(y[:k]), label=label)
+        ax.set_xlabel("t [s]")
+        ax.set_ylabel("constraint error norm")
+        ax.set_title(_title(result, what))
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(loc="best", fontsize="small")
+        return fig
+
+    if what == "stability":
+        om = _arr(result, "omega_max")
+        hm = _arr(result, "h_max")
+        if om is None or hm is None:
+            raise ValueError("the result has no omega_max/h_max")
+        fig, (ax1, ax2) = _new_figure(2, height=3.0)
+        k = min(len(t), len(om))
+        ax1.plot(t[:k], om[:k], label="ω_max")
+        ax1.set_xlabel("t [s]")
+        ax1.set_ylabel("ω_max [rad/s]")
+        ax1.set_title(_title(result, what))
+        ax1.grid(True, alpha=0.3)
+        ax1.legend(loc="best", fontsize="small")
+        k = min(len(t), len(hm))
+        hm_plot = np.where(np.isfinite(hm[:k]), hm[:k], np.nan)
+        ax2.plot(t[:k], hm_plot, label="h_max (Eq. 11)")
+        h = _step_used(result)
+        if h is not None:
+            ax2.plot([t[0], t[k - 1]], [h, h], "--", label=f"h used = {h:g}")
+        ax2.set_xlabel("t [s]")
+        ax2.set_ylabel("step size [s]")
+        ax2.grid(True, alpha=0.3)
+        ax2.legend(loc="best", fontsize="small")
+        return fig
+
+    # energy
+    e = _arr(result, "energy")
+    if e is None or e.size == 0:
+        raise ValueError("the result has no energy (the model defines no potential V)")
+    fig, (ax1, ax2) = _new_figure(2, height=3.0)
+    k = min(len(t), e.shape[0])
+    if e.ndim == 2 and e.shape[1] >= 2:
+        T, V = e[:k, 0], e[:k, 1]
+        E = T + V
+        ax1.plot(t[:k], T, label="kinetic T")
+        ax1.plot(t[:k], V, label="potential V")
+        ax1.plot(t[:k], E, label="total E = T + V")
+    else:
+        E = e[:k].reshape(-1)
+        ax1.plot(t[:k], E, label="total E")
+    ax1.set_xlabel("t [s]")
+    ax1.set_ylabel("energy [J]")
+    ax1.set_title(_title(result, what))
+    ax1.grid(True, alpha=0.3)
+    ax1.legend(loc="best", fontsize="small")
+    ax2.plot(t[:k], E - E[0], label="E − E(0)")
+    ax2.set_xlabel("t [s]")
+    ax2.set_ylabel("energy drift [J]")
+    ax2.grid(True, alpha=0.3)
+    ax2.legend(loc="best", fontsize="small")
+    return fig
+
+
+def _step_used(result):
+    meta = getattr(result, "meta", None) or {}
+    if isinstance(meta, str):
+        import json
+        try:
+            meta = json.loads(meta)
+        except ValueError:
+            meta = {}
+    for key in ("h", "dt"):
+        val = meta.get(key)
+        if isinstance(val, (int, float)):
+            return float(val)
+    t = _arr(result, "t")
+    if t is not None and len(t) > 1:
+        return float(t[1] - t[0])
+    return None
+
+
+def save(fig, path) -> None:
+    """Write ``fig`` as a PNG (the format follows the file name; PNG is what symgen documents)."""
+    fig.savefig(str(path), dpi=110)
+
+
+def plot_result(result, what: str = "coordinates", path=None, select=None):
+    """:func:`figure` and, when ``path`` is given, :func:`save`; returns the Figure."""
+    fig = figure(result, what, select=select)
+    if path is not None:
+        save(fig, path)
+    return fig
+
+
+# -- comparison figures (used by symgen reproduce) -----------------------------------------------
+class Series:
+    """One line of a panel: x, y and a legend label (``style`` a matplotlib format string)."""
+
+    def __init__(self, x, y, label: str, style: str = "-"):
+        self.x, self.y, self.label, self.style = np.asarray(x), np.asarray(y), label, style
+
+
+class Panel:
+    """One axes of a comparison figure."""
+
+    def __init__(self, title: str, xlabel: str, ylabel: str, series: Iterable[Series],
+                 logy: bool = False, ylim=None):
+        self.title, self.xlabel, self.ylabel = title, xlabel, ylabel
+        self.series = list(series)
+        self.logy, self.ylim = logy, ylim
+
+
+def panels_figure(panels: Sequence[Panel], ncols: int = 1, suptitle: str | None = None):
+    """A grid of panels, one line per Series; returns the Figure."""
+    _, Figure, FigureCanvasAgg = _mpl()
+    nrows = (len(panels) + ncols - 1) // ncols
+    fig = Figure(figsize=(5.2 * ncols if ncols > 1 else 8.0, 2.9 * nrows), layout="constrained")
+    FigureCanvasAgg(fig)
+    for i, panel in enumerate(panels):
+        ax = fig.add_subplot(nrows, ncols, i + 1)
+        for s in panel.series:
+            y = _positive(s.y) if panel.logy else s.y
+            if panel.logy:
+                ax.semilogy(s.x, y, s.style, label=s.label)
+            else:
+                ax.plot(s.x, y, s.style, label=s.label)
+        ax.set_title(panel.title, fontsize="medium")
+        ax.set_xlabel(panel.xlabel)
+        ax.set_ylabel(panel.ylabel)
+        if panel.ylim is not None:
+            ax.set_ylim(*panel.ylim)
+        ax.grid(True, alpha=0.3)
+        if panel.series and len(panel.series) <= 10:
+            ax.legend(loc="best", fontsize="x-small")
+    if suptitle:
+        fig.suptitle(suptitle)
+    return fig
