@@ -1,0 +1,230 @@
+"""C99 source from the derived terms: templates hold the layout, sympy prints the expressions.
+
+Each kernel (see :func:`symgen.derive.kernel_terms`) is printed after one ``cse`` over all its
+outputs' non-zero entries.  Symbols are mapped to array slots (``x[i]``, ``xd[i]``, ``p[k]``…) with
+``xreplace``, so user names never reach C.  The Jinja templates in ``templates/`` hold includes,
+signatures, loops and the ABI documentation; no math lives there and no C is assembled here
+beyond single expressions.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+import jinja2
+import sympy as sp
+from sympy.printing.c import C99CodePrinter
+
+from . import __version__
+from .derive import Derived, derive, kernel_terms
+from .model import Model, c_name, t
+
+__all__ = ["generate", "GeneratedSource", "template_dir", "generator_fingerprint"]
+
+_INPUT_DECL = {
+    "t": "double t",
+    "x": "const double *x",
+    "xd": "const double *xd",
+    "xdd": "const double *xdd",
+    "lam": "const double *lam",
+    "p": "const double *p",
+}
+
+_KERNEL_DOC = {
+    "dynamics": "mass matrix, forces and their linearization",
+    "constraints": "constraints and their derivatives",
+    "energy": "kinetic and potential energy",
+    "outputs": "the model's named outputs",
+}
+
+_OUTPUT_DOC = {
+    "M": "mass matrix M(x)",
+    "f": "forces f(x, xd, t)",
+    "K": "d(M xdd - f - H^T lam)/dx",
+    "C": "-df/dxd",
+    "q": "constraints q(x, t)",
+    "H": "dq/dx",
+    "q_dot": "dq/dt = H xd + q_t",
+    "H_dot": "d(q_dot)/dx",
+    "q_ddot": "d2q/dt2 = H xdd + H_dot xd + q_dot_t",
+    "H_ddot": "d(q_ddot)/dx at fixed xd, xdd",
+    "E": "[kinetic T, potential V]",
+    "y": "outputs",
+}
+
+
+def template_dir() -> Path:
+    """Where the Jinja templates are: inside the installed package, or the checkout's templates/."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "templates", here.parent / "templates"):
+        if (candidate / "source.c.j2").is_file():
+            return candidate
+    raise FileNotFoundError(
+        f"symgen's C templates were not found next to {here} (looked in symgen/templates and "
+        "../templates); reinstall symgen"
+    )
+
+
+def generator_fingerprint() -> str:
+    """Hash of everything besides the model that shapes the generated text."""
+    h = hashlib.sha256(__version__.encode())
+    h.update(Path(__file__).read_bytes())
+    h.update(Path(__file__).with_name("derive.py").read_bytes())
+    for path in sorted(template_dir().glob("*.j2")):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    h.update(sp.__version__.encode())
+    return h.hexdigest()
+
+
+@dataclass
+class GeneratedSource:
+    """The standalone C of one model: ``files`` maps file name to text."""
+
+    name: str
+    model_hash: str
+    files: dict = field(default_factory=dict)
+    cdef: str = ""
+
+    @property
+    def header(self) -> str:
+        return self.files[f"{self.name}.h"]
+
+    @property
+    def source(self) -> str:
+        return self.files[f"{self.name}.c"]
+
+    def write(self, outdir) -> list[Path]:
+        """Write every file into ``outdir`` (created if needed); returns the paths."""
+        out = Path(outdir)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for fname, text in self.files.items():
+            path = out / fname
+            path.write_text(text)
+            paths.append(path)
+        return paths
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "model_hash": self.model_hash, "files": self.files,
+                "cdef": self.cdef}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "GeneratedSource":
+        return cls(name=data["name"], model_hash=data["model_hash"], files=dict(data["files"]),
+                   cdef=data["cdef"])
+
+
+class _Printer(C99CodePrinter):
+    """C99 printer; integer powers up to 3 as products (exact and faster than pow)."""
+
+    def _print_Pow(self, expr):
+        if expr.exp.is_Integer and 2 <= int(expr.exp) <= 3:
+            base = self.parenthesize(expr.base, 100)
+            return "*".join([base] * int(expr.exp))
+        return super()._print_Pow(expr)
+
+
+def _slot_map(model: Model, d: Derived) -> dict:
+    """xreplace map from model symbols to C array slots."""
+    n, m, npar = model.n, model.m, len(model.params)
+    bases = {
+        "x": sp.IndexedBase("x", shape=(n,)),
+        "xd": sp.IndexedBase("xd", shape=(n,)),
+        "xdd": sp.IndexedBase("xdd", shape=(n,)),
+        "lam": sp.IndexedBase("lam", shape=(max(m, 1),)),
+        "p": sp.IndexedBase("p", shape=(max(npar, 1),)),
+    }
+    mapping = {t: sp.Symbol("t")}
+    for i in range(n):
+        mapping[model.coords[i]] = bases["x"][i]
+        mapping[model.velocities[i]] = bases["xd"][i]
+        mapping[d.xdd[i]] = bases["xdd"][i]
+    for i in range(m):
+        mapping[d.lam[i]] = bases["lam"][i]
+    for k, sym in enumerate(model.params):
+        mapping[sym] = bases["p"][k]
+    return mapping
+
+
+def _print_kernel(name: str, inputs: list, outputs: list, mapping: dict, printer) -> dict:
+    entries = []       # (target, expression)
+    out_info = []
+    for oname, mat in outputs:
+        mat = sp.ImmutableMatrix(mat)
+        rows, cols = mat.shape
+        nonzero = 0
+        for i in range(rows):
+            for j in range(cols):
+                e = mat[i, j]
+                if e != 0:
+                    entries.append((f"{oname}[{i * cols + j}]", e.xreplace(mapping)))
+                    nonzero += 1
+        out_info.append({
+            "name": oname, "rows": rows, "cols": cols, "size": rows * cols,
+            "zero_fill": nonzero < rows * cols, "doc": _OUTPUT_DOC.get(oname, ""),
+        })
+    temporaries, assignments = [], []
+    if entries:
+        reps, reduced = sp.cse([e for _, e in entries], symbols=sp.numbered_symbols("w"),
+                               order="none")
+        temporaries = [(str(s), printer.doprint(v)) for s, v in reps]
+        assignments = [(target, printer.doprint(v)) for (target, _), v in zip(entries, reduced)]
+    signature = ", ".join([_INPUT_DECL[a] for a in inputs] + [f"double *{o['name']}" for o in out_info])
+    return {"name": name, "inputs": inputs, "outputs": out_info, "signature": signature,
+            "doc": _KERNEL_DOC[name], "temporaries": temporaries, "assignments": assignments}
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(template_dir())),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+
+
+def generate(model_or_derived: Model | Derived, outdir=None) -> GeneratedSource:
+    """The standalone C99 source (``<name>.h``, ``<name>.c``, ``README.md``) of a model.
+
+    With ``outdir`` the files are also written there.
+    """
+    d = model_or_derived if isinstance(model_or_derived, Derived) else derive(model_or_derived)
+    model = d.model
+    mapping = _slot_map(model, d)
+    printer = _Printer()
+    kernels = [_print_kernel(kname, inputs, outputs, mapping, printer)
+               for kname, (inputs, outputs) in kernel_terms(d).items()]
+    prefix = model.name
+    ctx = {
+        "name": model.name,
+        "prefix": prefix,
+        "P": prefix.upper(),
+        "version": __version__,
+        "model_hash": model.hash,
+        "n": model.n,
+        "m": model.m,
+        "np_": len(model.params),
+        "ny": len(model.outputs),
+        "coords": list(model.coord_names),
+        "coord_cnames": [c_name(c) for c in model.coord_names],
+        "param_names": list(model.param_names),
+        "params": [(k, repr(float(v))) for k, v in zip(model.param_names, model.param_values)],
+        "outputs": list(model.output_names),
+        "output_cnames": [c_name(o) for o in model.output_names],
+        "kernels": kernels,
+    }
+    env = _environment()
+    declarations = env.get_template("declarations.h.j2").render(ctx).strip() + "\n"
+    ctx["declarations"] = declarations
+    files = {
+        f"{prefix}.h": env.get_template("header.h.j2").render(ctx),
+        f"{prefix}.c": env.get_template("source.c.j2").render(ctx),
+        "README.md": env.get_template("README.md.j2").render(ctx),
+    }
+    src = GeneratedSource(name=prefix, model_hash=model.hash, files=files, cdef=declarations)
+    if outdir is not None:
+        src.write(outdir)
+    return src
