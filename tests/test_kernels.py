@@ -1,0 +1,107 @@
+"""Compiled kernels against sympy.lambdify, and derived Jacobians against finite differences."""
+import numpy as np
+import pytest
+
+import symgen
+from pipeline_models import MODELS
+
+
+@pytest.fixture(scope="module", params=sorted(MODELS))
+def pair(request):
+    model = MODELS[request.param]()
+    return symgen.build(model), symgen.LambdifyKernels(model)
+
+
+def _random_state(rng, k):
+    n, m = k.n, k.m
+    return (rng.uniform(-2, 2), rng.uniform(0.5, 1.5, n) * rng.choice([-1, 1], n),
+            rng.normal(size=n), rng.normal(size=n), rng.normal(size=m))
+
+
+def _close(a, b):
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    scale = max(1.0, float(np.max(np.abs(b), initial=0.0)))
+    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12 * scale)
+
+
+def test_compiled_equals_lambdify(pair):
+    ck, lk = pair
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        t, x, xd, xdd, lam = _random_state(rng, ck)
+        for a, b in zip(ck.dynamics(t, x, xd, xdd, lam), lk.dynamics(t, x, xd, xdd, lam)):
+            _close(a, b)
+        for a, b in zip(ck.constraints(t, x, xd, xdd), lk.constraints(t, x, xd, xdd)):
+            _close(a, b)
+        _close(ck.energy(t, x, xd), lk.energy(t, x, xd))
+        _close(ck.outputs(t, x, xd), lk.outputs(t, x, xd))
+
+
+def test_parameters_change_without_rebuild(pair):
+    ck, lk = pair
+    name = ck.param_names[0]
+    old = ck.params()[name]
+    rng = np.random.default_rng(2)
+    t, x, xd, xdd, lam = _random_state(rng, ck)
+    try:
+        for k in (ck, lk):
+            k.set_params(**{name: 1.7 * old + 0.3})
+        for a, b in zip(ck.dynamics(t, x, xd, xdd, lam), lk.dynamics(t, x, xd, xdd, lam)):
+            _close(a, b)
+    finally:
+        for k in (ck, lk):
+            k.set_params(**{name: old})
+    with pytest.raises(KeyError, match="no parameter 'nope'"):
+        ck.set_params(nope=1.0)
+
+
+def _fd(fun, x0, h=1e-6):
+    """Central differences of a vector function: columns are ∂fun/∂x_j."""
+    x0 = np.array(x0, float)
+    cols = []
+    for j in range(x0.size):
+        e = np.zeros_like(x0)
+        e[j] = h * max(1.0, abs(x0[j]))
+        cols.append((np.array(fun(x0 + e)) - np.array(fun(x0 - e))) / (2 * e[j]))
+    return np.array(cols).T
+
+
+def test_jacobians_match_finite_differences(pair):
+    ck, _ = pair
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        t, x, xd, xdd, lam = _random_state(rng, ck)
+        con = [a.copy() for a in ck.constraints(t, x, xd, xdd)]
+        H, H_dot, H_ddot = con[1], con[3], con[5]
+        K, C = [a.copy() for a in ck.dynamics(t, x, xd, xdd, lam)[2:]]
+
+        def q(xx): return ck.constraints(t, xx, xd, xdd)[0].copy()
+        def q_dot(xx): return ck.constraints(t, xx, xd, xdd)[2].copy()
+        def q_ddot(xx): return ck.constraints(t, xx, xd, xdd)[4].copy()
+
+        def residual(xx):
+            M, f, _, _ = ck.dynamics(t, xx, xd, xdd, lam)
+            Hx = ck.constraints(t, xx, xd, xdd)[1]
+            return M @ xdd - f - Hx.T @ lam
+
+        def f_of_v(vv): return ck.dynamics(t, x, vv, xdd, lam)[1].copy()
+
+        if ck.m:
+            np.testing.assert_allclose(H, _fd(q, x), atol=1e-7)
+            np.testing.assert_allclose(H_dot, _fd(q_dot, x), atol=1e-7)
+            np.testing.assert_allclose(H_ddot, _fd(q_ddot, x), atol=1e-6)
+            # q̇ and q̈ are the time derivatives of q along (ẋ, ẍ): check through t as well
+            h = 1e-5
+            qt = lambda tt: ck.constraints(tt, x + (tt - t) * xd + 0.5 * (tt - t) ** 2 * xdd, xd, xdd)[0].copy()
+            np.testing.assert_allclose(ck.constraints(t, x, xd, xdd)[2].copy(),
+                                       (qt(t + h) - qt(t - h)) / (2 * h), atol=1e-6)
+            np.testing.assert_allclose(ck.constraints(t, x, xd, xdd)[4].copy(),
+                                       (qt(t + h) - 2 * qt(t) + qt(t - h)) / h**2, atol=2e-3)
+        np.testing.assert_allclose(K, _fd(residual, x), atol=1e-6)
+        np.testing.assert_allclose(C, -_fd(f_of_v, xd), atol=1e-6)
+
+
+def test_bad_input_shapes_are_named(pair):
+    ck, _ = pair
+    with pytest.raises(ValueError, match=r"x has 1 entries; model .* expects"):
+        ck.dynamics(0.0, np.zeros(1), np.zeros(ck.n), np.zeros(ck.n), np.zeros(ck.m))
