@@ -1,0 +1,524 @@
+"""The ``symgen`` command line.
+
+    symgen show MODEL [--term NAME] [--latex]
+    symgen generate MODEL [-o DIR]
+    symgen simulate MODEL [--method M] [--scheme S] [--dt H] [--t-end T] [--param NAME=VALUE]...
+                          [--out FILE.npz|FILE.csv] [--plot FILE.png] [--quiet]
+    symgen plot RESULT [--what VIEW] -o FILE.png
+    symgen stability MODEL [--scheme S]
+    symgen reproduce [--out DIR] [--quick]
+
+MODEL is the name of a shipped example (``stiff_pendulum``) or a path to a Python file that
+defines ``model()``.  Exit codes: 0 success; 2 bad usage or a model error (one line on stderr, no
+traceback); 3 a simulation that diverged or failed (its result file is still written).
+Set ``SYMGEN_DEBUG=1`` to get the traceback of a model or value error instead.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["main", "UsageError", "parse_params", "summary_lines"]
+
+EXIT_OK, EXIT_USAGE, EXIT_FAILED = 0, 2, 3
+SCHEME_HELP = "trapezoidal, fox-goodwin, linear-acceleration, or GAMMA,BETA (e.g. 0.5001,0.2507)"
+METHODS = ("nullspace", "index3", "newmark", "central-difference")
+
+
+class UsageError(Exception):
+    """Bad command-line input: reported as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``symgen simulate: error: ...``) and exit code 2."""
+
+    def error(self, message):  # noqa: D401 - argparse API
+        raise UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
+
+
+# -- helpers --------------------------------------------------------------------------------------
+def _number(text: str):
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    value = float(text)  # ValueError for garbage
+    return value
+
+
+def parse_params(items) -> dict:
+    """``["T0=9", "L=2"]`` → ``{"T0": 9, "L": 2}``; malformed items raise UsageError."""
+    out = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or not name or not value:
+            raise UsageError(f"malformed --param {item!r}: expected NAME=VALUE, e.g. --param T0=9")
+        try:
+            num = _number(value)
+        except ValueError:
+            raise UsageError(f"malformed --param {item!r}: {value!r} is not a number") from None
+        if isinstance(num, float) and not math.isfinite(num):
+            raise UsageError(f"malformed --param {item!r}: the value must be finite")
+        if name in out:
+            raise UsageError(f"--param {name} is given twice")
+        out[name] = num
+    return out
+
+
+def _load(spec: str, params: dict):
+    """The model and the numeric parameter overrides: a --param naming an option of ``model()``
+    (like ``N`` of n_four_bar) goes to ``model()``; every other must be a model parameter."""
+    from .loader import load_model, load_module, model_options
+
+    module = load_module(spec)
+    opts = model_options(module)
+    structural = {k: v for k, v in params.items() if k in opts}
+    mdl = load_model(spec, **structural)
+    numeric = {k: float(v) for k, v in params.items() if k not in structural}
+    unknown = [k for k in numeric if k not in mdl.param_names]
+    if unknown:
+        known = ", ".join(mdl.param_names) or "none"
+        extra = f"; model() options: {', '.join(opts)}" if opts else ""
+        raise UsageError(f"unknown parameter {unknown[0]!r} for model {mdl.name!r}; "
+                         f"known parameters: {known}{extra}")
+    return mdl, numeric
+
+
+def _kernels(model, backend: str, params: dict):
+    if backend == "lambdify":
+        from .kernels import LambdifyKernels
+        k = LambdifyKernels(model)
+    else:
+        from . import build
+        k = build(model)
+    if params:
+        k.set_params(params)
+    return k
+
+
+def _scheme(spec):
+    if spec is None:
+        return None
+    from .steppers import parse_scheme
+    parse_scheme(spec)  # ValueError on unknown names: exit 2 before any work
+    return spec
+
+
+def _fmt(value, unit=""):
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a" if value is None else f"{value}"
+    return f"{value:.3g}{unit}"
+
+
+def _maxabs(a):
+    if a is None:
+        return None
+    a = np.asarray(a, dtype=float)
+    if a.size == 0:
+        return 0.0
+    finite = a[np.isfinite(a)]
+    if finite.size < a.size:
+        return float("nan")
+    return float(np.max(np.abs(finite)))
+
+
+def _meta(result) -> dict:
+    meta = getattr(result, "meta", None) or {}
+    if isinstance(meta, str):
+        try:
+            meta = json.loads(meta)
+        except ValueError:
+            meta = {}
+    return dict(meta)
+
+
+def energy_drift(result):
+    """(max |E − E(0)|, E(0)) from a Result's energy (T, V columns or a total), or (None, None)."""
+    e = getattr(result, "energy", None)
+    if e is None:
+        return None, None
+    e = np.asarray(e, dtype=float)
+    if e.size == 0:
+        return None, None
+    E = e.sum(axis=1) if e.ndim == 2 else e.reshape(-1)
+    E = E[np.isfinite(E)]
+    if E.size == 0:
+        return None, None
+    return float(np.max(np.abs(E - E[0]))), float(E[0])
+
+
+def summary_lines(result, name: str, wall: float, h: float | None = None) -> list[str]:
+    """The one-screen summary ``symgen simulate`` prints."""
+    meta = _meta(result)
+    t = np.asarray(result.t, dtype=float)
+    steps = max(len(t) - 1, 0)
+    h = h if h is not None else meta.get("h", meta.get("dt"))
+    lines = [f"{name}: {result.status}"]
+    reason = getattr(result, "reason", "")
+    if result.status != "completed" and reason:
+        lines.append(f"  reason          {reason}")
+    scheme = meta.get("scheme", "")
+    if isinstance(scheme, dict):
+        scheme = scheme.get("name") or f"({scheme.get('gamma')}, {scheme.get('beta')})"
+    t0 = float(t[0]) if len(t) else 0.0
+    t1 = float(t[-1]) if len(t) else 0.0
+    lines.append(f"  method          {meta.get('method', '?')}, scheme {scheme or '?'}, "
+                 f"h = {_fmt(h, ' s')}, t = {t0:g} … {t1:g} s")
+    lines.append(f"  steps           {steps}")
+    iters = getattr(result, "newton_iters", None)
+    if iters is not None and np.size(iters):
+        it = np.asarray(iters, dtype=float)
+        it = it[1:] if len(it) == len(t) and len(it) > 1 else it
+        lines.append(f"  Newton iters    {int(np.sum(it))} total, {np.mean(it):.2f} per step "
+                     f"(max {int(np.max(it))})")
+    for attr, label in (("pos_err", "max ‖q‖"), ("vel_err", "max ‖q̇‖"), ("acc_err", "max ‖q̈‖")):
+        lines.append(f"  {label:<15} {_fmt(_maxabs(getattr(result, attr, None)))}")
+    drift, e0 = energy_drift(result)
+    if drift is None:
+        lines.append("  energy drift    n/a (the model has no energy)")
+    else:
+        lines.append(f"  energy drift    max |E − E(0)| = {drift:.3g} J (E(0) = {e0:.6g} J)")
+    hmax = getattr(result, "h_max", None)
+    if hmax is not None and np.size(hmax):
+        hm = np.asarray(hmax, dtype=float)
+        finite = hm[np.isfinite(hm)]
+        if finite.size == 0:
+            lines.append(f"  stability       h_max unbounded (unconditionally stable scheme); "
+                         f"h used {_fmt(h, ' s')}")
+        else:
+            i = int(np.nanargmin(np.where(np.isfinite(hm), hm, np.inf)))
+            when = f" at t = {t[i]:.4g} s" if i < len(t) else ""
+            verdict = ""
+            if isinstance(h, (int, float)):
+                over = int(np.sum(finite < h))
+                verdict = ("  (within the limit)" if over == 0
+                           else f"  (h exceeds h_max on {over} steps)")
+            lines.append(f"  stability       smallest h_max = {finite.min():.6g} s{when}; "
+                         f"h used = {_fmt(h, ' s')}{verdict}")
+    lines.append(f"  wall time       {wall:.2f} s"
+                 + (f" ({steps / wall:.0f} steps/s)" if wall > 0 and steps else ""))
+    return lines
+
+
+class _Progress:
+    """tqdm progress bar, shown only after ~1 s (tqdm's ``delay``) and only on a terminal."""
+
+    def __init__(self, enabled: bool, desc: str):
+        self.enabled, self.desc, self.bar = enabled, desc, None
+
+    def __call__(self, step, n_steps):
+        if not self.enabled:
+            return
+        if self.bar is None:
+            from tqdm import tqdm
+            self.bar = tqdm(total=int(n_steps), desc=self.desc, unit="step", delay=1.0,
+                            file=sys.stderr, leave=False, dynamic_ncols=True)
+        self.bar.update(int(step) - self.bar.n)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+# -- commands -------------------------------------------------------------------------------------
+def cmd_show(args) -> int:
+    from .derive import TERMS, derive
+
+    mdl, _ = _load(args.model, parse_params(args.param))
+    d = derive(mdl)
+    if args.term is None:
+        print(f"model {mdl.name}: n = {mdl.n} coordinates, m = {mdl.m} constraints")
+        if mdl.description:
+            print("  " + mdl.description.strip().splitlines()[0])
+        print("  coordinates: " + ", ".join(mdl.coord_names))
+        print("  parameters:  " + (", ".join(f"{k} = {v:g}" for k, v in
+                                              zip(mdl.param_names, mdl.param_values)) or "none"))
+        print("  outputs:     " + (", ".join(mdl.output_names) or "none"))
+        print("  settings:    " + (", ".join(f"{k} = {v}" for k, v in mdl.settings.items())
+                                   or "none"))
+        print(f"  terms:       {', '.join(TERMS)}  (symgen show MODEL --term NAME)")
+        terms = ["M", "f", "q"] if mdl.m else ["M", "f"]
+    else:
+        terms = [args.term]
+    for name in terms:
+        print()
+        print(f"{name}  ({d.labels(name)})")
+        print(d.latex(name) if args.latex else d.pretty(name))
+    return EXIT_OK
+
+
+def cmd_generate(args) -> int:
+    from . import generate
+
+    mdl, _ = _load(args.model, parse_params(args.param))
+    outdir = Path(args.output) if args.output else Path("generated") / mdl.name
+    src = generate(mdl)
+    src.write(outdir)
+    print(f"wrote {len(src.files)} files for model {mdl.name} to {outdir}/:")
+    for fname in src.files:
+        print(f"  {outdir / fname}")
+    return EXIT_OK
+
+
+def cmd_simulate(args) -> int:
+    from . import simulate
+
+    params = parse_params(args.param)
+    if args.out and Path(args.out).suffix.lower() not in (".npz", ".csv"):
+        raise UsageError(f"--out {args.out}: the result file must end in .npz or .csv")
+    if args.plot and Path(args.plot).suffix.lower() != ".png":
+        raise UsageError(f"--plot {args.plot}: the plot file must end in .png")
+    if args.dt is not None and not (args.dt > 0 and math.isfinite(args.dt)):
+        raise UsageError(f"--dt must be a positive number, got {args.dt}")
+    if args.t_end is not None and not (args.t_end > 0 and math.isfinite(args.t_end)):
+        raise UsageError(f"--t-end must be a positive number, got {args.t_end}")
+    _scheme(args.scheme)
+    mdl, numeric = _load(args.model, params)
+    settings = dict(mdl.settings)
+    method = args.method or settings.get("method", "nullspace")
+    scheme = args.scheme or settings.get("scheme", "trapezoidal")
+    dt = args.dt if args.dt is not None else settings.get("dt")
+    t_end = args.t_end if args.t_end is not None else settings.get("t_end")
+    if dt is None or t_end is None:
+        missing = "--dt" if dt is None else "--t-end"
+        raise UsageError(f"model {mdl.name!r} recommends no {missing.lstrip('-').replace('-', '_')}; "
+                         f"give {missing}")
+    if isinstance(scheme, str):
+        _scheme(scheme)
+    kernels = _kernels(mdl, args.backend, numeric)
+
+    interactive = sys.stdout.isatty() and sys.stderr.isatty() and not args.quiet
+    progress = _Progress(interactive, mdl.name)
+    start = time.perf_counter()
+    try:
+        result = simulate(kernels, method=method, scheme=scheme, dt=float(dt), t_end=float(t_end),
+                          params=numeric or None, progress=progress)
+    finally:
+        progress.close()
+    wall = time.perf_counter() - start
+
+    written = []
+    if args.out:
+        result.save(args.out)
+        written.append(f"result  {args.out}")
+    if args.plot:
+        from .plot import plot_result
+        try:
+            plot_result(result, args.what, args.plot)
+            written.append(f"plot    {args.plot} ({args.what})")
+        except ValueError as exc:
+            written.append(f"plot    not written: {exc}")
+    for line in summary_lines(result, mdl.name, wall, h=float(dt)):
+        print(line)
+    for line in written:
+        print(f"  {line}")
+    return EXIT_OK if result.status == "completed" else EXIT_FAILED
+
+
+def cmd_plot(args) -> int:
+    from .plot import plot_result
+    from .result import load_result
+
+    path = Path(args.result)
+    if not path.is_file():
+        raise UsageError(f"result file not found: {path}")
+    if Path(args.output).suffix.lower() != ".png":
+        raise UsageError(f"-o {args.output}: the plot file must end in .png")
+    result = load_result(path)
+    fig = plot_result(result, args.what, args.output, select=args.select)
+    nlines = sum(len(ax.get_lines()) for ax in fig.axes)
+    print(f"wrote {args.output}: {args.what}, {nlines} series, {len(result.t)} points")
+    return EXIT_OK
+
+
+def cmd_stability(args) -> int:
+    from . import suggest_step
+    from .steppers import parse_scheme
+
+    params = parse_params(args.param)
+    _scheme(args.scheme)
+    mdl, numeric = _load(args.model, params)
+    scheme = args.scheme or mdl.settings.get("scheme", "trapezoidal")
+    gamma, beta = _gamma_beta(parse_scheme(scheme))
+    kernels = _kernels(mdl, args.backend, numeric)
+    info = suggest_step(kernels, scheme)
+    omega, h_max = _omega_h(info)
+    print(f"{mdl.name}: stability at the initial state (t = 0)")
+    print(f"  scheme          {scheme} (γ = {gamma:g}, β = {beta:g})")
+    print(f"  ω_max           {omega:.10g} rad/s")
+    if h_max is None or not math.isfinite(h_max):
+        print("  safe step       unbounded: β ≥ γ/2, unconditionally stable (Eq. 11)")
+    else:
+        print(f"  safe step       h ≤ {h_max:.6g} s (Eq. 11: h ≤ (1/ω_max)·√(1/(γ/2 − β)))")
+    h = mdl.settings.get("dt")
+    if isinstance(h, (int, float)):
+        ok = h_max is None or not math.isfinite(h_max) or h <= h_max
+        print(f"  recommended h   {h:g} s ({'within' if ok else 'ABOVE'} the limit)")
+    return EXIT_OK
+
+
+def _gamma_beta(parsed):
+    """(γ, β) from whatever parse_scheme returns (an object with gamma/beta, or a tuple)."""
+    if hasattr(parsed, "gamma"):
+        return float(parsed.gamma), float(parsed.beta)
+    if isinstance(parsed, dict):
+        return float(parsed["gamma"]), float(parsed["beta"])
+    seq = list(parsed)
+    if len(seq) >= 3 and isinstance(seq[0], str):
+        seq = seq[1:]
+    return float(seq[0]), float(seq[1])
+
+
+def _omega_h(info):
+    """(ω_max, h_max) from suggest_step's answer."""
+    if isinstance(info, dict):
+        return float(info["omega_max"]), (None if info.get("h_max") is None
+                                          else float(info["h_max"]))
+    if hasattr(info, "omega_max"):
+        hm = getattr(info, "h_max", None)
+        return float(info.omega_max), (None if hm is None else float(hm))
+    seq = list(info)
+    # (h_max, omega_max) or (omega_max, h_max): ω_max·h_max ≥ 2 for every Newmark scheme
+    a, b = float(seq[0]), float(seq[1])
+    return (b, a) if a < b or not math.isfinite(a) else (a, b)
+
+
+def cmd_reproduce(args) -> int:
+    from .reproduce import run
+
+    report = run(out=Path(args.out), quick=args.quick, quiet=args.quiet)
+    print(f"wrote {report.path}")
+    for line in report.table_lines():
+        print(line)
+    return EXIT_OK
+
+
+# -- parser ---------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    p = _Parser(prog="symgen", description="Symbolic constrained mechanisms → generated C → "
+                "stable null-space Newmark simulation (Fernández de Bustos et al., 2022).")
+    p.add_argument("--version", action="version", version=f"symgen {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    model_help = "a shipped example name (e.g. stiff_pendulum) or a .py file defining model()"
+    param_help = ("set a model parameter (repeatable), e.g. --param T0=9; a name that model() "
+                  "accepts as an option (e.g. N) rebuilds the model with it")
+
+    s = sub.add_parser("show", help="print derived terms")
+    s.add_argument("model", metavar="MODEL", help=model_help)
+    s.add_argument("--term", choices=_terms(), help="the term to print (default: a summary "
+                   "with M, f, q)")
+    s.add_argument("--latex", action="store_true", help="print LaTeX instead of Unicode")
+    s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
+    s.set_defaults(func=cmd_show)
+
+    s = sub.add_parser("generate", help="write the standalone C")
+    s.add_argument("model", metavar="MODEL", help=model_help)
+    s.add_argument("-o", "--output", metavar="DIR", help="output folder (default generated/<model>/)")
+    s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
+    s.set_defaults(func=cmd_generate)
+
+    s = sub.add_parser("simulate", help="simulate a model and print a summary")
+    s.add_argument("model", metavar="MODEL", help=model_help)
+    s.add_argument("--method", choices=METHODS, help="nullspace (the paper's method), index3 "
+                   "(classical), newmark or central-difference (unconstrained models); "
+                   "default: the model's recommendation")
+    s.add_argument("--scheme", metavar="SCHEME", help=SCHEME_HELP)
+    s.add_argument("--dt", type=float, metavar="H", help="step size [s]")
+    s.add_argument("--t-end", type=float, metavar="T", help="end time [s]")
+    s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
+    s.add_argument("--out", metavar="FILE", help="write the result (.npz or .csv)")
+    s.add_argument("--plot", metavar="FILE.png", help="plot the result to a PNG")
+    s.add_argument("--what", choices=_what(), default="coordinates",
+                   help="what --plot draws (default coordinates)")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.add_argument("--backend", choices=("c", "lambdify"), default="c",
+                   help="kernels: compiled C (default) or sympy.lambdify (slow, no compiler)")
+    s.set_defaults(func=cmd_simulate)
+
+    s = sub.add_parser("plot", help="plot a result file")
+    s.add_argument("result", metavar="RESULT", help="a .npz or .csv written by simulate --out")
+    s.add_argument("--what", choices=_what(), default="coordinates", help="what to plot")
+    s.add_argument("--select", nargs="+", metavar="NAME",
+                   help="only these coordinates or outputs")
+    s.add_argument("-o", "--output", required=True, metavar="FILE.png", help="the PNG to write")
+    s.set_defaults(func=cmd_plot)
+
+    s = sub.add_parser("stability", help="ω_max and the safe step at the initial state")
+    s.add_argument("model", metavar="MODEL", help=model_help)
+    s.add_argument("--scheme", metavar="SCHEME", help=SCHEME_HELP)
+    s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
+    s.add_argument("--backend", choices=("c", "lambdify"), default="c", help=argparse.SUPPRESS)
+    s.set_defaults(func=cmd_stability)
+
+    s = sub.add_parser("reproduce", help="rerun the paper's experiments and write a report")
+    s.add_argument("--out", default="reproduction", metavar="DIR",
+                   help="report folder (default reproduction/)")
+    s.add_argument("--quick", action="store_true", help="a reduced set, under a minute (CI)")
+    s.add_argument("--quiet", action="store_true", help="no progress messages")
+    s.set_defaults(func=cmd_reproduce)
+    return p
+
+
+def _terms():
+    from .derive import TERMS
+    return list(TERMS)
+
+
+def _what():
+    return ["coordinates", "outputs", "constraints", "stability", "energy", "reactions"]
+
+
+def _one_line(exc: BaseException, limit: int = 400) -> str:
+    """The message of ``exc`` on one line (a compiler log keeps its first lines only)."""
+    msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+    msg = " ".join(str(msg).split())
+    if len(msg) > limit:
+        msg = msg[:limit].rstrip() + " …"
+    return msg or type(exc).__name__
+
+
+def main(argv=None) -> int:
+    """Run the command line; returns the exit code (0 ok, 2 usage/model error, 3 failed run)."""
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return EXIT_USAGE
+        return args.func(args)
+    except UsageError as exc:
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # model errors, bad values and build failures: one line, no traceback
+        from .model import ModelError
+        build_error = ()
+        try:
+            from .build import BuildError
+            build_error = (BuildError,)
+        except ImportError:
+            pass
+        if os.environ.get("SYMGEN_DEBUG"):
+            raise
+        if isinstance(exc, (ModelError, ValueError, KeyError, FileNotFoundError) + build_error):
+            kind = "model error" if isinstance(exc, ModelError) else (
+                "build failed" if build_error and isinstance(exc, build_error) else "error")
+            print(f"{kind}: {_one_line(exc)}", file=sys.stderr)
+            return EXIT_USAGE
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())
