@@ -1,0 +1,20 @@
+"""Mechanism builders: describe bodies, joints and forces; get a :class:`symgen.Model`.
+
+- :class:`PlanarSystem` (``symgen.mechanics.planar``): planar rigid bodies in (x, y, θ).
+- :class:`SpatialSystem` (``symgen.mechanics.spatial``): spatial rigid bodies in natural
+  coordinates (points and unit vectors).
+"""
+from ._common import (DuplicateNameError, InconsistentInitialStateError,  # noqa: F401
+                      InitialStateProjectionWarning, MechanismError, SingularMassError,
+                      UnknownElementError)
+from .planar import GROUND, Body, PlanarSystem  # noqa: F401
+
+__all__ = ["PlanarSystem", "Body", "GROUND", "MechanismError", "UnknownElementError",
+           "DuplicateNameError", "SingularMassError", "InconsistentInitialStateError",
+           "InitialStateProjectionWarning"]
+
+try:  # the spatial builder is optional until it lands
+    from .spatial import SpatialSystem  # noqa: F401
+    __all__.append("SpatialSystem")
+except ImportError:  # pragma: no cover
+    pass

@@ -1,0 +1,225 @@
+"""Helpers shared by the planar and spatial builders: errors, parameters, the initial-state check.
+
+Every error is a :class:`symgen.ModelError` subclass and names the element at fault.
+"""
+from __future__ import annotations
+
+import logging
+import warnings
+from typing import Mapping, Sequence
+
+import numpy as np
+import sympy as sp
+
+from ..derive import jacobian
+from ..model import ModelError, t
+
+__all__ = [
+    "MechanismError", "UnknownElementError", "DuplicateNameError", "SingularMassError",
+    "InconsistentInitialStateError", "InitialStateProjectionWarning", "check_initial_state",
+    "check_reduced_mass", "Parameters",
+]
+
+log = logging.getLogger("symgen.mechanics")
+
+
+class MechanismError(ModelError):
+    """A mechanism description that cannot become a model; the message names the element."""
+
+
+class UnknownElementError(MechanismError, KeyError):
+    """A joint or force names a body or point that does not exist."""
+
+    def __str__(self):  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class DuplicateNameError(MechanismError):
+    """Two bodies, points, joints, forces, parameters or outputs share a name."""
+
+
+class SingularMassError(MechanismError):
+    """The reduced mass matrix N_Hᵀ M N_H is singular: some admissible motion has no inertia."""
+
+
+class InconsistentInitialStateError(MechanismError):
+    """The initial configuration violates the constraints by more than the allowed amount."""
+
+
+class InitialStateProjectionWarning(UserWarning):
+    """The initial state was moved onto the constraint manifold (the message says by how much)."""
+
+
+class Parameters:
+    """Named parameters (sympy Symbols) with numeric defaults, in declaration order."""
+
+    def __init__(self, owner: str):
+        self._owner = owner
+        self.symbols: dict[str, sp.Symbol] = {}
+        self.defaults: dict[str, float] = {}
+
+    def declare(self, name: str, default: float) -> sp.Symbol:
+        if name in self.symbols:
+            raise DuplicateNameError(f"{self._owner}: parameter {name!r} is declared twice")
+        try:
+            val = float(default)
+        except (TypeError, ValueError):
+            raise MechanismError(f"{self._owner}: parameter {name!r} needs a numeric default, "
+                                 f"got {default!r}") from None
+        sym = sp.Symbol(name)
+        self.symbols[name] = sym
+        self.defaults[name] = val
+        return sym
+
+    def values(self, overrides: Mapping | None = None) -> dict[sp.Symbol, float]:
+        """Symbol → value, defaults updated by ``overrides`` (by name or Symbol)."""
+        vals = {self.symbols[k]: v for k, v in self.defaults.items()}
+        for key, val in (overrides or {}).items():
+            name = key.name if isinstance(key, sp.Symbol) else str(key)
+            if name not in self.symbols:
+                raise UnknownElementError(
+                    f"{self._owner}: no parameter {name!r}; declared: {list(self.symbols)}")
+            vals[self.symbols[name]] = float(val)
+        return vals
+
+
+def numeric(expr, subs: Mapping, what: str) -> float:
+    """A number from an expression of parameters only (for initial values and default lengths)."""
+    e = sp.sympify(expr)
+    if subs:
+        e = e.xreplace(dict(subs))
+    if e.free_symbols:
+        raise MechanismError(f"{what} = {expr} depends on {sorted(map(str, e.free_symbols))}; "
+                             "initial values may depend on declared parameters only")
+    return float(e)
+
+
+def _null_space(H: np.ndarray, rank_tol: float) -> np.ndarray:
+    n = H.shape[1]
+    if H.shape[0] == 0:
+        return np.eye(n)
+    U, s, Vt = np.linalg.svd(H)
+    if s.size == 0 or s[0] == 0.0:
+        return np.eye(n)
+    r = int(np.sum(s > rank_tol * s[0]))
+    return Vt[r:].T
+
+
+def check_initial_state(
+    system: str,
+    coords: Sequence[sp.Symbol],
+    q: Sequence[sp.Expr],
+    row_labels: Sequence[str],
+    params: Mapping[sp.Symbol, float],
+    x0: np.ndarray,
+    xd0: np.ndarray,
+    *,
+    accept_tol: float = 1e-10,
+    max_violation: float = 1e-3,
+    rank_tol: float = 1e-10,
+):
+    """Check x0, ẋ0 against q(x, 0) = 0 and q̇ = 0; project small violations, refuse large ones.
+
+    Returns ``(x0, xd0, H0)`` (possibly projected) and the lambdified ``(q, H)`` evaluator.
+    A violation up to ``accept_tol`` is polished silently; up to ``max_violation`` it is projected
+    (minimum-norm Gauss-Newton) with an :class:`InitialStateProjectionWarning` naming the worst
+    constraint and the coordinate moved most; beyond it :class:`InconsistentInitialStateError`.
+    Velocities are projected onto the tangent space with the same tolerances (relative to the
+    largest velocity when that exceeds one).
+    """
+    x0 = np.array(x0, float)
+    xd0 = np.array(xd0, float)
+    n = len(coords)
+    if not q:
+        return x0, xd0, np.zeros((0, n))
+    qm = sp.Matrix(list(q)).xreplace(dict(params))
+    H = jacobian(qm, coords)
+    qt = sp.Matrix([sp.diff(e, t) for e in qm])
+    fq = sp.lambdify([t, list(coords)], [qm, H, qt], modules="numpy", cse=True)
+
+    def ev(x):
+        a, b, c = fq(0.0, list(x))
+        return (np.asarray(a, float).reshape(-1), np.asarray(b, float).reshape(len(q), n),
+                np.asarray(c, float).reshape(-1))
+
+    qv, Hv, qtv = ev(x0)
+    worst = int(np.argmax(np.abs(qv)))
+    viol = float(np.abs(qv[worst]))
+    if not np.isfinite(viol):
+        raise InconsistentInitialStateError(
+            f"{system}: constraint {row_labels[worst]} is not finite at the initial configuration")
+    if viol > max_violation:
+        raise InconsistentInitialStateError(
+            f"{system}: the initial configuration violates constraint {row_labels[worst]} by "
+            f"{viol:.3g} (more than max_violation = {max_violation:g}); fix the initial "
+            "positions or allow a larger projection")
+    if viol > 1e-15:
+        x = x0.copy()
+        for _ in range(50):
+            dx = np.linalg.lstsq(Hv, -qv, rcond=rank_tol)[0]
+            x += dx
+            qv, Hv, qtv = ev(x)
+            if np.max(np.abs(qv)) < 1e-14 and np.max(np.abs(dx)) < 1e-14 * (1 + np.max(np.abs(x))):
+                break
+        if np.max(np.abs(qv)) > 1e-12:
+            raise InconsistentInitialStateError(
+                f"{system}: could not project the initial configuration onto the constraints "
+                f"(worst residual {np.max(np.abs(qv)):.3g} in {row_labels[int(np.argmax(np.abs(qv)))]})")
+        moved = x - x0
+        j = int(np.argmax(np.abs(moved)))
+        if viol > accept_tol:
+            warnings.warn(
+                f"{system}: initial configuration violated constraint {row_labels[worst]} by "
+                f"{viol:.3g}; projected it onto the constraints (largest change {moved[j]:.3g} "
+                f"in {coords[j].name})", InitialStateProjectionWarning, stacklevel=3)
+        x0 = x
+    # velocities: q̇ = H ẋ + ∂q/∂t = 0
+    qd = Hv @ xd0 + qtv
+    worst = int(np.argmax(np.abs(qd)))
+    vviol = float(np.abs(qd[worst]))
+    scale = max(1.0, float(np.max(np.abs(xd0))) if xd0.size else 1.0)
+    if vviol > max_violation * scale:
+        raise InconsistentInitialStateError(
+            f"{system}: the initial velocities violate the velocity constraint of "
+            f"{row_labels[worst]} by {vviol:.3g} (more than max_violation = {max_violation:g})")
+    if vviol > 1e-15 * scale:
+        dv = np.linalg.lstsq(Hv, -qd, rcond=rank_tol)[0]
+        if vviol > accept_tol * scale:
+            j = int(np.argmax(np.abs(dv)))
+            warnings.warn(
+                f"{system}: initial velocities violated the velocity constraint of "
+                f"{row_labels[worst]} by {vviol:.3g}; projected them onto the tangent space "
+                f"(largest change {dv[j]:.3g} in {coords[j].name}_dot)",
+                InitialStateProjectionWarning, stacklevel=3)
+        xd0 = xd0 + dv
+    return x0, xd0, Hv
+
+
+def check_reduced_mass(system: str, coords, M_num: np.ndarray, H0: np.ndarray, owners: Sequence[str],
+                       rank_tol: float = 1e-10, mass_tol: float = 1e-12) -> None:
+    """Raise :class:`SingularMassError` when N_Hᵀ M N_H is singular at the initial configuration.
+
+    ``owners[i]`` names the element coordinate i belongs to (a body, a point, a vector).
+    """
+    N = _null_space(H0, rank_tol)
+    if N.shape[1] == 0:
+        return
+    MR = N.T @ M_num @ N
+    MR = 0.5 * (MR + MR.T)
+    w, V = np.linalg.eigh(MR)
+    scale = max(float(np.max(np.abs(np.diag(M_num)))) if M_num.size else 0.0, 1e-300)
+    if w[0] > mass_tol * scale:
+        return
+    mode = N @ V[:, 0]
+    order = np.argsort(-np.abs(mode))
+    big = [i for i in order if abs(mode[i]) > 0.1 * abs(mode[order[0]])]
+    names = [coords[i].name for i in big[:6]]
+    elems = []
+    for i in big:
+        if owners[i] not in elems:
+            elems.append(owners[i])
+    raise SingularMassError(
+        f"{system}: the reduced mass matrix N_Hᵀ M N_H is singular at the initial configuration "
+        f"(smallest eigenvalue {w[0]:.3g}): a motion of {', '.join(elems[:4])} along "
+        f"[{', '.join(names)}] is allowed by the joints but carries no mass or inertia. "
+        "Give those bodies mass/inertia or constrain that motion.")

@@ -1,0 +1,541 @@
+"""Planar mechanisms from bodies, joints and forces → :class:`symgen.Model`.
+
+Each body has the coordinates (x, y, θ) of its reference point (the origin of its body frame) and
+its orientation, named ``<body>.x``, ``<body>.y``, ``<body>.theta``.  Mass, inertia about the centre
+of mass, the centre of mass and named points are given in body coordinates.  With the reference
+point at the centre of mass (``com=(0, 0)``, the default) the mass matrix is constant,
+diag(m, m, I); otherwise it depends on θ and f carries the centripetal terms (derived below).
+
+Kinematics of a body point s (body coordinates), R = R(θ), perp(a) = (−a_y, a_x):
+
+    r = p + R s,      v = ṗ + θ̇ perp(R s),      ∂r/∂(x, y, θ) = [I₂ | perp(R s)]
+
+so a force F applied at s has the generalized force [F; perp(R s)·F] (virtual work).  For the
+centre of mass c:  m (p̈ + perp(R c) θ̈ − θ̇² R c) = F,  and the rotation row follows by virtual
+work, giving
+
+    M_body = [[m, 0, −m (Rc)_y], [0, m, m (Rc)_x], [·, ·, I + m c·c]],   f_body ∋ m θ̇² R c.
+
+The kinematics are a 2×2 rotation, so they are written out here rather than through
+``sympy.physics.vector`` frames (whose dynamicsymbols the Model does not accept and whose
+time derivatives would have to be substituted back); the expressions stay small and unsimplified,
+which matters for the 243-coordinate N four-bar.
+
+Joints become holonomic constraints q(x, t) = 0 (rows labelled by the joint's name); driven joints
+add a rheonomic row.  G = H holds because the forces are applied through virtual work in the
+same coordinates.  Gravity and springs contribute to the potential energy V; point forces, body
+torques and dampers are non-conservative.
+
+Example::
+
+    from symgen.mechanics import PlanarSystem
+    sys = PlanarSystem("pendulum")
+    m, L = sys.parameter("m", 1.0), sys.parameter("L", 1.0)
+    bob = sys.body("bob", mass=m, inertia=0, points={"pivot": (0, L)}, x0=(0, -L, 0))
+    sys.revolute("ground", (0, 0), bob, "pivot")
+    sys.gravity(9.8)
+    model = sys.model(settings=dict(method="nullspace", scheme="fox-goodwin", dt=0.1, t_end=10))
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+import sympy as sp
+
+from ..model import Model, coordinates, t
+from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownElementError,
+                      check_initial_state, check_reduced_mass, numeric)
+
+__all__ = ["PlanarSystem", "Body", "GROUND"]
+
+GROUND = "ground"
+
+
+def _vec2(value, what: str) -> sp.Matrix:
+    try:
+        items = list(value)
+    except TypeError:
+        raise MechanismError(f"{what} must be a pair (x, y), got {value!r}") from None
+    if len(items) != 2:
+        raise MechanismError(f"{what} must be a pair (x, y), got {value!r}")
+    return sp.Matrix([sp.sympify(items[0]), sp.sympify(items[1])])
+
+
+def _perp(a: sp.Matrix) -> sp.Matrix:
+    return sp.Matrix([-a[1], a[0]])
+
+
+def _rot(th) -> sp.Matrix:
+    c, s = sp.cos(th), sp.sin(th)
+    return sp.Matrix([[c, -s], [s, c]])
+
+
+@dataclass
+class Body:
+    """A planar rigid body; ``x``, ``y``, ``theta`` are its coordinate Symbols (ground: numbers)."""
+
+    name: str
+    mass: sp.Expr
+    inertia: sp.Expr
+    com: sp.Matrix
+    points: dict
+    x0: tuple
+    v0: tuple
+    x: sp.Expr = None
+    y: sp.Expr = None
+    theta: sp.Expr = None
+    x_dot: sp.Expr = None
+    y_dot: sp.Expr = None
+    theta_dot: sp.Expr = None
+    is_ground: bool = False
+
+    def __post_init__(self):
+        if self.is_ground:
+            self.x = self.y = self.theta = sp.S.Zero
+            self.x_dot = self.y_dot = self.theta_dot = sp.S.Zero
+        else:
+            (self.x, self.y, self.theta), (self.x_dot, self.y_dot, self.theta_dot) = coordinates(
+                [f"{self.name}.x", f"{self.name}.y", f"{self.name}.theta"])
+        self._R = _rot(self.theta) if not self.is_ground else sp.eye(2)
+
+    @property
+    def coords(self):
+        return (self.x, self.y, self.theta)
+
+    @property
+    def velocities(self):
+        return (self.x_dot, self.y_dot, self.theta_dot)
+
+    def add_point(self, name: str, local) -> None:
+        """Name a point given in body coordinates (ground: global coordinates)."""
+        if name in self.points:
+            raise DuplicateNameError(f"body {self.name!r} already has a point named {name!r}")
+        self.points[name] = _vec2(local, f"point {name!r} of body {self.name!r}")
+
+    def local(self, point) -> sp.Matrix:
+        """Body coordinates of a point given by name or as a pair."""
+        if isinstance(point, str):
+            if point == "com":
+                return self.com
+            if point not in self.points:
+                raise UnknownElementError(
+                    f"body {self.name!r} has no point {point!r}; its points are "
+                    f"{sorted(self.points) + ['com']}")
+            return self.points[point]
+        return _vec2(point, f"point of body {self.name!r}")
+
+    def arm(self, point) -> sp.Matrix:
+        """R s: the global vector from the reference point to the body point."""
+        return self._R * self.local(point)
+
+    def position(self, point=(0, 0)) -> sp.Matrix:
+        return sp.Matrix([self.x, self.y]) + self.arm(point)
+
+    def velocity(self, point=(0, 0)) -> sp.Matrix:
+        return sp.Matrix([self.x_dot, self.y_dot]) + self.theta_dot * _perp(self.arm(point))
+
+
+class PlanarSystem:
+    """A planar mechanism under construction; :meth:`model` turns it into a :class:`symgen.Model`.
+
+    Bodies and points are referred to by object or name; a point is a name (declared on the body,
+    or ``"com"``) or a pair of body coordinates.  For the ground (``"ground"``) a pair is a global
+    position; ground points can be named with ``system.ground.add_point``.  Every length, mass and
+    force may be a number, a parameter (:meth:`parameter`) or, for forces, any sympy expression of
+    t, coordinates (``body.x`` …), velocities (``body.x_dot`` …) and parameters.
+    """
+
+    def __init__(self, name: str):
+        self.name = name
+        self._params = Parameters(f"planar system {name!r}")
+        self.ground = Body(GROUND, sp.S.Zero, sp.S.Zero, sp.zeros(2, 1), {}, (0, 0, 0), (0, 0, 0),
+                           is_ground=True)
+        self.bodies: dict[str, Body] = {}
+        self._joints: list[tuple[str, list]] = []         # (name, [constraint exprs])
+        self._joint_init: list = []                       # deferred initial-value lengths/angles
+        self._point_forces: list[tuple[str, Body, object, sp.Matrix]] = []
+        self._torques: list[tuple[str, Body, sp.Expr]] = []
+        self._potentials: list[tuple[str, sp.Expr]] = []
+        self._gravity: sp.Matrix | None = None
+        self._outputs: dict[str, sp.Expr] = {}
+        self._names: set[str] = set()
+
+    # -- elements --------------------------------------------------------------------------------
+    def parameter(self, name: str, default: float) -> sp.Symbol:
+        """Declare a parameter with a numeric default; returns its Symbol."""
+        return self._params.declare(name, default)
+
+    @property
+    def parameters(self) -> dict[str, sp.Symbol]:
+        return dict(self._params.symbols)
+
+    def body(self, name: str, mass, inertia, com=(0, 0), points: Mapping | None = None,
+             x0=(0, 0, 0), v0=(0, 0, 0)) -> Body:
+        """Add a rigid body: mass, inertia about its centre of mass, com and points in body
+        coordinates, initial (x, y, θ) and (ẋ, ẏ, θ̇) of its reference point."""
+        if not isinstance(name, str) or not name or "." in name or name == GROUND:
+            raise MechanismError(f"body name {name!r} is not allowed (non-empty, no '.', not "
+                                 f"{GROUND!r})")
+        if name in self.bodies:
+            raise DuplicateNameError(f"{self.name}: a body named {name!r} already exists")
+        for what, v in (("x0", x0), ("v0", v0)):
+            if len(tuple(v)) != 3:
+                raise MechanismError(f"body {name!r}: {what} must be (x, y, theta), got {v!r}")
+        b = Body(name, sp.sympify(mass), sp.sympify(inertia), _vec2(com, f"com of body {name!r}"),
+                 {}, tuple(x0), tuple(v0))
+        for pname, local in (points or {}).items():
+            b.add_point(pname, local)
+        self.bodies[name] = b
+        return b
+
+    def _body(self, ref, role: str) -> Body:
+        if isinstance(ref, Body):
+            if ref.is_ground:
+                return self.ground
+            if self.bodies.get(ref.name) is not ref:
+                raise UnknownElementError(f"{role}: body {ref.name!r} is not part of {self.name!r}")
+            return ref
+        if ref == GROUND:
+            return self.ground
+        if ref not in self.bodies:
+            raise UnknownElementError(f"{role}: unknown body {ref!r}; bodies are "
+                                      f"{[GROUND] + list(self.bodies)}")
+        return self.bodies[ref]
+
+    def _name(self, name: str | None, default: str) -> str:
+        if name is None:
+            name, k = default, 2
+            while name in self._names:
+                name, k = f"{default}#{k}", k + 1
+        elif name in self._names:
+            raise DuplicateNameError(f"{self.name}: an element named {name!r} already exists")
+        self._names.add(name)
+        return name
+
+    def _point(self, body: Body, point, role: str) -> sp.Matrix:
+        try:
+            return body.local(point)
+        except UnknownElementError as exc:
+            raise UnknownElementError(f"{role}: {exc}") from None
+
+    # joints ---------------------------------------------------------------------------------
+    def revolute(self, body_a, point_a, body_b, point_b, *, drive=None, name: str | None = None):
+        """Pin point_a of body_a to point_b of body_b (2 rows).  ``drive``: θ_b − θ_a as a given
+        function of t (a driven joint, one more rheonomic row)."""
+        a, b = self._body(body_a, "revolute joint"), self._body(body_b, "revolute joint")
+        name = self._name(name, f"revolute({a.name},{b.name})")
+        sa, sb = self._point(a, point_a, name), self._point(b, point_b, name)
+        d = b.position(sb) - a.position(sa)
+        rows = [("x", d[0]), ("y", d[1])]
+        if drive is not None:
+            rows.append(("drive", b.theta - a.theta - sp.sympify(drive)))
+        self._joints.append((name, rows))
+        return name
+
+    def driven_revolute(self, body_a, point_a, body_b, point_b, angle, *, name=None):
+        """A revolute joint whose relative angle θ_b − θ_a = angle(t)."""
+        return self.revolute(body_a, point_a, body_b, point_b, drive=angle, name=name)
+
+    def prismatic(self, body_a, point_a, body_b, point_b, axis=(1, 0), *, angle=None, drive=None,
+                  name: str | None = None):
+        """Let point_b slide along the line through point_a with direction ``axis`` (body_a
+        coordinates); the relative angle θ_b − θ_a stays ``angle`` (default: its initial value).
+        ``drive``: the displacement along the axis as a given function of t."""
+        a, b = self._body(body_a, "prismatic joint"), self._body(body_b, "prismatic joint")
+        name = self._name(name, f"prismatic({a.name},{b.name})")
+        sa, sb = self._point(a, point_a, name), self._point(b, point_b, name)
+        ax = _vec2(axis, f"{name}: axis")
+        nrm = sp.sqrt(ax.dot(ax))
+        e = a._R * ax / nrm
+        d = b.position(sb) - a.position(sa)
+        rows = [("normal", _perp(e).dot(d))]
+        rows.append(("angle", self._rel_angle_row(a, b, angle, name)))
+        if drive is not None:
+            rows.append(("drive", e.dot(d) - sp.sympify(drive)))
+        self._joints.append((name, rows))
+        return name
+
+    def driven_prismatic(self, body_a, point_a, body_b, point_b, displacement, axis=(1, 0), *,
+                         angle=None, name=None):
+        """A prismatic joint whose displacement along the axis is a given function of t."""
+        return self.prismatic(body_a, point_a, body_b, point_b, axis, angle=angle,
+                              drive=displacement, name=name)
+
+    def weld(self, body_a, point_a, body_b, point_b, *, angle=None, name: str | None = None):
+        """Rigidly join two bodies at a point; relative angle ``angle`` (default: initial)."""
+        a, b = self._body(body_a, "weld joint"), self._body(body_b, "weld joint")
+        name = self._name(name, f"weld({a.name},{b.name})")
+        sa, sb = self._point(a, point_a, name), self._point(b, point_b, name)
+        d = b.position(sb) - a.position(sa)
+        rows = [("x", d[0]), ("y", d[1]), ("angle", self._rel_angle_row(a, b, angle, name))]
+        self._joints.append((name, rows))
+        return name
+
+    def distance(self, body_a, point_a, body_b, point_b, length=None, *, name: str | None = None):
+        """A rigid massless truss: |r_b − r_a| = length (default: the initial distance).
+        Written as (d·d − L²)/(2L) = 0, polynomial in the coordinates with unit-size gradient."""
+        a, b = self._body(body_a, "distance joint"), self._body(body_b, "distance joint")
+        name = self._name(name, f"distance({a.name},{b.name})")
+        sa, sb = self._point(a, point_a, name), self._point(b, point_b, name)
+        d = b.position(sb) - a.position(sa)
+        if length is None:
+            length = _Deferred(sp.sqrt(d.dot(d)), name, "initial length")
+        row = _DeferredRow(lambda L: (d.dot(d) - L ** 2) / (2 * L), length)
+        self._joints.append((name, [("length", row)]))
+        return name
+
+    def _rel_angle_row(self, a: Body, b: Body, angle, name):
+        rel = b.theta - a.theta
+        if angle is None:
+            return _DeferredRow(lambda phi: rel - phi, _Deferred(rel, name, "initial relative angle"))
+        return rel - sp.sympify(angle)
+
+    # forces ---------------------------------------------------------------------------------
+    def gravity(self, g=9.81, direction=(0, -1)) -> None:
+        """Uniform gravity of magnitude g (number or parameter) along ``direction``; adds m g·r_com
+        potential energy for every body."""
+        dvec = _vec2(direction, "gravity direction")
+        self._gravity = sp.sympify(g) * dvec / sp.sqrt(dvec.dot(dvec))
+
+    def force(self, body, point, F, *, local: bool = False, name: str | None = None):
+        """A force F = (Fx, Fy) (any expressions of t, x, ẋ, parameters) at a body point; global
+        components unless ``local`` (then it turns with the body)."""
+        b = self._body(body, "force")
+        name = self._name(name, f"force({b.name})")
+        s = self._point(b, point, name)
+        Fv = _vec2(F, f"{name}: F")
+        if local:
+            Fv = b._R * Fv
+        self._point_forces.append((name, b, s, Fv))
+        return name
+
+    def torque(self, body, T, *, reaction=None, name: str | None = None):
+        """A torque T on a body (counter-clockwise positive); ``reaction`` gets −T."""
+        b = self._body(body, "torque")
+        name = self._name(name, f"torque({b.name})")
+        self._torques.append((name, b, sp.sympify(T)))
+        if reaction is not None:
+            r = self._body(reaction, f"{name}: reaction")
+            self._torques.append((name, r, -sp.sympify(T)))
+        return name
+
+    def spring(self, body_a, point_a, body_b, point_b, k, c=0, length=0, *, name: str | None = None):
+        """A translational spring-damper between two points: tension k(ℓ − ℓ₀) + c ℓ̇.
+        With free length 0 it is the linear force −k d − c ḋ on point b (no square root)."""
+        a, b = self._body(body_a, "spring"), self._body(body_b, "spring")
+        name = self._name(name, f"spring({a.name},{b.name})")
+        sa, sb = self._point(a, point_a, name), self._point(b, point_b, name)
+        k, c, L0 = sp.sympify(k), sp.sympify(c), sp.sympify(length)
+        d = b.position(sb) - a.position(sa)
+        dd = b.velocity(sb) - a.velocity(sa)
+        if L0 == 0:
+            Fb = -k * d - c * dd
+            V = k * d.dot(d) / 2
+        else:
+            ell = sp.sqrt(d.dot(d))
+            ell_dot = d.dot(dd) / ell
+            tension = k * (ell - L0) + c * ell_dot
+            Fb = -tension * d / ell
+            V = k * (ell - L0) ** 2 / 2
+        self._point_forces.append((name, b, sb, Fb))
+        self._point_forces.append((name, a, sa, -Fb))
+        if k != 0:
+            self._potentials.append((name, V))
+        return name
+
+    def torsional_spring(self, body_a, body_b, k, c=0, angle=0, *, name: str | None = None):
+        """A torsional spring-damper on the relative angle φ = θ_b − θ_a (ground: θ = 0):
+        torque −k(φ − angle) − c φ̇ on body b and the opposite on body a."""
+        a, b = self._body(body_a, "torsional spring"), self._body(body_b, "torsional spring")
+        name = self._name(name, f"torsional_spring({a.name},{b.name})")
+        k, c, phi0 = sp.sympify(k), sp.sympify(c), sp.sympify(angle)
+        phi = b.theta - a.theta
+        T = -k * (phi - phi0) - c * (b.theta_dot - a.theta_dot)
+        self._torques.append((name, b, T))
+        self._torques.append((name, a, -T))
+        if k != 0:
+            self._potentials.append((name, k * (phi - phi0) ** 2 / 2))
+        return name
+
+    # outputs --------------------------------------------------------------------------------
+    def position(self, body, point=(0, 0)) -> sp.Matrix:
+        """Global position of a body point (a sympy 2-vector in the coordinates)."""
+        b = self._body(body, "position")
+        return b.position(self._point(b, point, "position"))
+
+    def velocity(self, body, point=(0, 0)) -> sp.Matrix:
+        b = self._body(body, "velocity")
+        return b.velocity(self._point(b, point, "velocity"))
+
+    def output(self, name: str, expr) -> None:
+        """Record a scalar expression of t, x, ẋ and parameters under ``name``."""
+        if name in self._outputs:
+            raise DuplicateNameError(f"{self.name}: output {name!r} is defined twice")
+        self._outputs[name] = sp.sympify(expr)
+
+    def output_point(self, body, point, *, name: str | None = None, velocity: bool = True) -> None:
+        """Outputs ``<name>.x``, ``.y`` (and ``.vx``, ``.vy``) of a body point; ``name`` defaults
+        to ``<body>.<point>``."""
+        for k, v in self._point_outputs(body, point, name, velocity).items():
+            self.output(k, v)
+
+    def _point_outputs(self, body, point, name, velocity) -> dict:
+        b = self._body(body, "output")
+        s = self._point(b, point, "output")
+        if name is None:
+            if not isinstance(point, str):
+                raise MechanismError(f"output of an unnamed point of body {b.name!r} needs a name")
+            name = f"{b.name}.{point}"
+        r = b.position(s)
+        outs = {f"{name}.x": r[0], f"{name}.y": r[1]}
+        if velocity:
+            v = b.velocity(s)
+            outs.update({f"{name}.vx": v[0], f"{name}.vy": v[1]})
+        return outs
+
+    # -- assembly --------------------------------------------------------------------------------
+    def model(self, params: Mapping | None = None, outputs=None, settings: Mapping | None = None,
+              *, x0: Sequence[float] | None = None, xd0: Sequence[float] | None = None,
+              name: str | None = None, description: str = "", check: bool = True,
+              max_violation: float = 1e-3) -> Model:
+        """The :class:`symgen.Model` of this mechanism.
+
+        params: overrides of parameter defaults.  outputs: further outputs, a mapping name → expr
+        or a list of ``"<body>.<point>"`` names (position and velocity).  x0/xd0: the whole initial
+        state (default: each body's x0/v0).  With ``check`` the initial state is checked against
+        the constraints (small violations projected with a warning, large ones refused) and the
+        reduced mass matrix at x0 must be non-singular.
+        """
+        if not self.bodies:
+            raise MechanismError(f"{self.name}: a mechanism needs at least one body")
+        pvals = self._params.values(params)
+        bodies = list(self.bodies.values())
+        coords = [c for b in bodies for c in b.coords]
+        vels = [v for b in bodies for v in b.velocities]
+        n = len(coords)
+        index = {c: i for i, c in enumerate(coords)}
+
+        # initial state (needed first: default lengths/angles of joints come from it)
+        if x0 is None:
+            x0 = [numeric(v, pvals, f"body {b.name!r}: x0[{i}]") for b in bodies
+                  for i, v in enumerate(b.x0)]
+        if xd0 is None:
+            xd0 = [numeric(v, pvals, f"body {b.name!r}: v0[{i}]") for b in bodies
+                   for i, v in enumerate(b.v0)]
+        x0, xd0 = np.array(x0, float), np.array(xd0, float)
+        if x0.shape != (n,) or xd0.shape != (n,):
+            raise MechanismError(f"{self.name}: x0 and xd0 need {n} entries ({n // 3} bodies)")
+        subs0 = dict(pvals)
+        subs0.update({c: float(v) for c, v in zip(coords, x0)})
+        subs0[t] = 0.0
+
+        # mass matrix and inertial forces ---------------------------------------------------
+        M = sp.zeros(n, n)
+        f = [sp.S.Zero] * n
+        for b in bodies:
+            i = index[b.x]
+            m, I, c = b.mass, b.inertia, b.com
+            Rc = b._R * c
+            M[i, i] = m
+            M[i + 1, i + 1] = m
+            M[i + 2, i + 2] = I + m * c.dot(c)
+            if c[0] != 0 or c[1] != 0:
+                M[i, i + 2] = M[i + 2, i] = -m * Rc[1]
+                M[i + 1, i + 2] = M[i + 2, i + 1] = m * Rc[0]
+                f[i] += m * b.theta_dot ** 2 * Rc[0]
+                f[i + 1] += m * b.theta_dot ** 2 * Rc[1]
+
+        # applied forces ----------------------------------------------------------------------
+        V = sp.S.Zero
+        has_V = False
+        forces = list(self._point_forces)
+        if self._gravity is not None:
+            for b in bodies:
+                if b.mass != 0:
+                    forces.append(("gravity", b, b.com, b.mass * self._gravity))
+                    V -= b.mass * self._gravity.dot(b.position(b.com))
+            has_V = True
+        for _, b, s, F in forces:
+            if b.is_ground:
+                continue
+            i = index[b.x]
+            arm = b._R * s
+            f[i] += F[0]
+            f[i + 1] += F[1]
+            f[i + 2] += _perp(arm).dot(F)
+        for _, b, T in self._torques:
+            if not b.is_ground:
+                f[index[b.theta]] += T
+        for _, pot in self._potentials:
+            V += pot
+            has_V = True
+
+        # constraints -------------------------------------------------------------------------
+        q, labels = [], []
+        for jname, rows in self._joints:
+            for tag, expr in rows:
+                if isinstance(expr, _DeferredRow):
+                    expr = expr.resolve(subs0)
+                if expr == 0:
+                    continue
+                free = expr.free_symbols - set(pvals) - {t}
+                if not free:
+                    raise MechanismError(
+                        f"{self.name}: joint {jname!r} ({tag}) constrains no coordinate "
+                        "(both sides on the ground?)")
+                q.append(expr)
+                labels.append(f"{jname!r} ({tag})")
+
+        # outputs -------------------------------------------------------------------------------
+        outs = dict(self._outputs)
+        if outputs is not None:
+            if isinstance(outputs, Mapping):
+                extra = {k: sp.sympify(v) for k, v in outputs.items()}
+            else:
+                extra = {}
+                for item in outputs:
+                    bname, _, pname = str(item).partition(".")
+                    extra.update(self._point_outputs(bname, pname, None, True))
+            for k, v in extra.items():
+                if k in outs:
+                    raise DuplicateNameError(f"{self.name}: output {k!r} is defined twice")
+                outs[k] = v
+
+        # checks ------------------------------------------------------------------------------
+        if check:
+            x0, xd0, H0 = check_initial_state(self.name, coords, q, labels, pvals, x0, xd0,
+                                              max_violation=max_violation)
+            Mnum = np.array(sp.Matrix(M).xreplace(pvals).xreplace(
+                {c: float(v) for c, v in zip(coords, x0)}), dtype=float)
+            owners = [f"body {b.name!r}" for b in bodies for _ in range(3)]
+            check_reduced_mass(self.name, coords, Mnum, H0, owners)
+
+        return Model(
+            name or self.name, coords, M, f, q=q, V=V if has_V else None,
+            params={s: v for s, v in pvals.items()}, outputs=outs, x0=x0, xd0=xd0,
+            settings=settings, velocities=vels, description=description,
+        )
+
+
+@dataclass
+class _Deferred:
+    """A length or angle taken from the initial configuration when the model is assembled."""
+
+    expr: sp.Expr
+    element: str
+    what: str
+
+    def value(self, subs) -> sp.Expr:
+        return sp.Float(numeric(self.expr, subs, f"{self.element}: {self.what}"), 17)
+
+
+@dataclass
+class _DeferredRow:
+    make: object
+    arg: object
+
+    def resolve(self, subs) -> sp.Expr:
+        a = self.arg.value(subs) if isinstance(self.arg, _Deferred) else sp.sympify(self.arg)
+        return self.make(a)
