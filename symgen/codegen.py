@@ -118,7 +118,17 @@ class GeneratedSource:
 
 
 class _Printer(C99CodePrinter):
-    """C99 printer; integer powers up to 3 as products (exact and faster than pow)."""
+    """C99 printer; integer powers up to 3 as products (exact and faster than pow); constants such
+    as π as 17-digit literals (M_PI is not standard C99)."""
+
+    def __init__(self):
+        super().__init__({"math_macros": {}})
+
+    def _print_NumberSymbol(self, expr):
+        return self._print(sp.Float(expr.evalf(20), 17))
+
+    _print_Pi = _print_Exp1 = _print_EulerGamma = _print_GoldenRatio = _print_Catalan = \
+        _print_NumberSymbol
 
     def _print_Pow(self, expr):
         if expr.exp.is_Integer and 2 <= int(expr.exp) <= 3:
