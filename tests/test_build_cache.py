@@ -1,0 +1,119 @@
+"""The build cache: reuse without compiler or cse, one compile under concurrency, corrupt entries
+rebuilt, compiler errors reported with the compiler's output."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import symgen
+from symgen.build import BuildError
+
+TESTS = Path(__file__).resolve().parent
+
+CHILD = r"""
+import json, sys
+sys.path.insert(0, {tests!r})
+import sympy
+import symgen
+b, d = sys.modules["symgen.build"], sys.modules["symgen.derive"]
+count = 0
+orig = b._compile
+def counting(*a, **k):
+    global count
+    count += 1
+    return orig(*a, **k)
+b._compile = counting
+if {forbid_sympy!r}:
+    def boom(*a, **k):
+        raise RuntimeError("sympy work was done on a cached build")
+    sympy.cse = boom
+    d.derive = boom
+    c = sys.modules["symgen.codegen"]
+    c.derive = boom
+import pipeline_models
+model = pipeline_models.pendulum().replace(name={name!r})
+k = symgen.build(model)
+M, f, K, C = k.dynamics(0.0, [0.1, -1.0, 0.1], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0])
+print(json.dumps({{"compiles": count, "f": f.tolist(), "path": str(k.path)}}))
+"""
+
+
+def _child(cache, name, forbid_sympy=False, extra_env=None):
+    env = dict(os.environ, SYMGEN_CACHE_DIR=str(cache), **(extra_env or {}))
+    script = CHILD.format(tests=str(TESTS), forbid_sympy=forbid_sympy, name=name)
+    return subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _result(proc):
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_second_build_in_fresh_process_runs_neither_compiler_nor_sympy(tmp_path):
+    first = _result(_child(tmp_path, "cache_reuse"))
+    assert first["compiles"] == 1
+    second = _result(_child(tmp_path, "cache_reuse", forbid_sympy=True,
+                            extra_env={"SYMGEN_NO_COMPILE": "1"}))
+    assert second["compiles"] == 0
+    assert second["f"] == first["f"]
+    assert second["path"] == first["path"]
+
+
+def test_concurrent_builds_compile_once(tmp_path):
+    procs = [_child(tmp_path, "cache_race") for _ in range(4)]
+    results = [_result(p) for p in procs]
+    assert sum(r["compiles"] for r in results) == 1
+    assert len({r["path"] for r in results}) == 1
+    assert all(r["f"] == results[0]["f"] for r in results)
+
+
+def test_truncated_module_is_detected_and_rebuilt(tmp_path):
+    first = _result(_child(tmp_path, "cache_corrupt"))
+    path = Path(first["path"])
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 3])            # a partial write
+    again = _result(_child(tmp_path, "cache_corrupt"))
+    assert again["compiles"] == 1
+    assert again["f"] == first["f"]
+    assert path.stat().st_size == len(data)
+
+
+def test_compiler_failure_carries_compiler_output(tmp_path, monkeypatch):
+    import sympy as sp
+
+    from pipeline_models import pendulum
+
+    monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path))
+    model = pendulum().replace(name="cache_badflags")
+    with pytest.raises(BuildError) as info:
+        symgen.build(model, cflags=("-O2", "-fthis-flag-does-not-exist"))
+    assert "fthis-flag-does-not-exist" in str(info.value)
+    assert "compiler output" in str(info.value)
+    # a failed build leaves nothing that a later build would load
+    k = symgen.build(model)
+    assert k.dynamics(0.0, [0, -1, 0], [0, 0, 0], [0, 0, 0], [0, 0])[1][1] == pytest.approx(-9.8)
+    del sp
+
+
+def test_cwd_and_sys_path_untouched(tmp_path, monkeypatch):
+    from pipeline_models import four_bar
+
+    monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path))
+    cwd, path = os.getcwd(), list(sys.path)
+    symgen.build(four_bar().replace(name="cache_cwd"))
+    assert os.getcwd() == cwd
+    assert sys.path == path
+
+
+def test_cache_dir_override(tmp_path, monkeypatch):
+    monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path / "here"))
+    assert symgen.build.__module__ == "symgen.build"
+    from symgen.build import cache_dir
+    assert cache_dir() == tmp_path / "here"
+    monkeypatch.delenv("SYMGEN_CACHE_DIR")
+    assert "symgen" in str(cache_dir())
