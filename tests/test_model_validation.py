@@ -1,0 +1,109 @@
+"""Each validation of Model names the problem."""
+import numpy as np
+import pytest
+import sympy as sp
+
+from symgen import Model, ModelError, coordinates, derive, t
+
+
+@pytest.fixture
+def syms():
+    (x, y), (xd, yd) = coordinates("body.x body.y")
+    m, g = sp.symbols("m g")
+    return x, y, xd, yd, m, g
+
+
+def make(syms, **kw):
+    x, y, xd, yd, m, g = syms
+    args = dict(name="ok", coords=[x, y], M=sp.diag(m, m), f=[0, -m * g], q=[x**2 + y**2 - 1],
+                params={m: 1.0, g: 9.81}, x0=[0, -1])
+    args.update(kw)
+    return Model(**args)
+
+
+def test_a_valid_model(syms):
+    mdl = make(syms)
+    assert (mdl.n, mdl.m) == (2, 1)
+    assert mdl.coord_names == ("body.x", "body.y")
+    assert mdl.param_names == ("m", "g")
+    assert len(mdl.hash) == 64 and mdl.hash == make(syms).hash
+    assert make(syms, params={syms[4]: 2.0, syms[5]: 9.81}).hash != mdl.hash
+
+
+def test_wrong_shapes(syms):
+    x, y, xd, yd, m, g = syms
+    with pytest.raises(ModelError, match=r"M has shape \(3, 3\); expected \(2, 2\)"):
+        make(syms, M=sp.eye(3))
+    with pytest.raises(ModelError, match="f has 3 entries; expected 2"):
+        make(syms, f=[0, 0, 0])
+    with pytest.raises(ModelError, match=r"x0 has shape \(3,\); expected \(2,\)"):
+        make(syms, x0=[0, 0, 0])
+    with pytest.raises(ModelError, match="q must be a column vector"):
+        make(syms, q=sp.Matrix([[x, y], [y, x]]))
+
+
+def test_non_symmetric_mass_matrix(syms):
+    x, y, *_ , m, g = syms
+    with pytest.raises(ModelError, match=r"M is not symmetric: M\[0,1\] = m .*M\[1,0\] = 0.*body.x, body.y"):
+        make(syms, M=sp.Matrix([[m, m], [0, m]]))
+    # symmetric up to a trigonometric identity is accepted
+    make(syms, M=sp.Matrix([[m, sp.sin(x)**2 + sp.cos(x)**2], [1, m]]))
+
+
+def test_unknown_free_symbols_are_listed(syms):
+    x, y, *_ , m, g = syms
+    k, c = sp.symbols("k c")
+    with pytest.raises(ModelError, match=r"f has free symbols \['c', 'k'\] that are not coordinates"):
+        make(syms, f=[-k * x, -c * y])
+    with pytest.raises(ModelError, match=r"q has free symbols \['body.x_dot'\].*velocities are not allowed in q"):
+        make(syms, q=[syms[2]])
+    with pytest.raises(ModelError, match=r"output 'speed' has free symbols \['k'\]"):
+        make(syms, outputs={"speed": k * syms[2]})
+
+
+def test_names_that_cannot_become_c_identifiers(syms):
+    x, y, *_ , m, g = syms
+    with pytest.raises(ModelError, match="model name 'my model' cannot become a C identifier"):
+        make(syms, name="my model")
+    with pytest.raises(ModelError, match="model name 'double' cannot become a C identifier"):
+        make(syms, name="double")
+    with pytest.raises(ModelError, match=r"parameter name 'g\.z' cannot become a C identifier"):
+        make(syms, params={m: 1.0, sp.Symbol("g.z"): 1.0}, f=[0, 0])
+    with pytest.raises(ModelError, match="coordinate name '2x' is not allowed"):
+        coordinates("2x")
+    with pytest.raises(ModelError, match=r"duplicated coordinate \(after '.' → '_'\) name\(s\): \['a_b'\]"):
+        Model("dup", ["a.b", "a_b"], sp.eye(2), [0, 0])
+
+
+def test_accelerations_are_rejected(syms):
+    x, y, xd, yd, m, g = syms
+    xdd = sp.Symbol("body.x_ddot")
+    with pytest.raises(ModelError, match=r"f depends on accelerations \['body.x_ddot'\]"):
+        make(syms, f=[-m * xdd, 0])
+    q = sp.Function("q")(t)
+    with pytest.raises(ModelError, match="f contains undefined functions or derivatives"):
+        make(syms, f=[q.diff(t, 2), 0])
+
+
+def test_parameter_defaults(syms):
+    x, y, *_ , m, g = syms
+    with pytest.raises(ModelError, match="parameter 'g' has a non-numeric default 'heavy'"):
+        make(syms, params={m: 1.0, g: "heavy"})
+    with pytest.raises(ModelError, match="parameter 'g' has a non-finite default nan"):
+        make(syms, params={m: 1.0, g: float("nan")})
+
+
+def test_unknown_settings(syms):
+    with pytest.raises(ModelError, match=r"unknown setting\(s\) \['step'\]"):
+        make(syms, settings={"step": 0.1})
+
+
+def test_derived_terms_print(syms):
+    d = derive(make(syms))
+    for term in ("M", "f", "q", "H", "H_dot", "H_ddot", "K", "C", "energy", "outputs"):
+        assert d.pretty(term)
+        assert d.latex(term)
+    assert "dot" in d.latex("H_dot") or "2" in d.latex("H_dot")
+    with pytest.raises(KeyError, match="unknown term 'Q'"):
+        d.term("Q")
+    np.testing.assert_array_equal(np.array(d.H.tolist(), dtype=object).shape, (1, 2))
