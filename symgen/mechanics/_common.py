@@ -87,7 +87,8 @@ def numeric(expr, subs: Mapping, what: str) -> float:
     """A number from an expression of parameters only (for initial values and default lengths)."""
     e = sp.sympify(expr)
     if subs:
-        e = e.xreplace(dict(subs))
+        e = sp.sympify(e.xreplace({k: sp.Float(v) if isinstance(v, (int, float)) else v
+                                   for k, v in subs.items()}))
     if e.free_symbols:
         raise MechanismError(f"{what} = {expr} depends on {sorted(map(str, e.free_symbols))}; "
                              "initial values may depend on declared parameters only")
@@ -132,15 +133,26 @@ def check_initial_state(
     n = len(coords)
     if not q:
         return x0, xd0, np.zeros((0, n))
-    qm = sp.Matrix(list(q)).xreplace(dict(params))
-    H = jacobian(qm, coords)
-    qt = sp.Matrix([sp.diff(e, t) for e in qm])
-    fq = sp.lambdify([t, list(coords)], [qm, H, qt], modules="numpy", cse=True)
+    # plain argument names (lambdify would otherwise re-substitute every dotted name) and only
+    # the structurally non-zero entries of H: this stays fast for hundreds of coordinates
+    plain = [sp.Symbol(f"_x{i}") for i in range(n)]
+    ren = dict(zip(coords, plain))
+    ren.update(params)
+    qm = sp.Matrix([sp.sympify(e).xreplace(ren) for e in q])
+    H = jacobian(qm, plain)
+    nz = [(i, j) for i in range(H.rows) for j in range(H.cols) if H[i, j] != 0]
+    qt = [sp.diff(e, t) for e in qm]
+    fq = sp.lambdify([t, plain], [list(qm), [H[i, j] for i, j in nz], qt], modules="numpy",
+                     cse=True)
+    rows = np.array([i for i, _ in nz], dtype=int)
+    cols = np.array([j for _, j in nz], dtype=int)
 
     def ev(x):
         a, b, c = fq(0.0, list(x))
-        return (np.asarray(a, float).reshape(-1), np.asarray(b, float).reshape(len(q), n),
-                np.asarray(c, float).reshape(-1))
+        Hn = np.zeros((len(q), n))
+        Hn[rows, cols] = np.asarray(b, float).reshape(-1)
+        qtn = np.asarray(c, float).reshape(-1) if len(c) else np.zeros(len(q))
+        return np.asarray(a, float).reshape(-1), Hn, np.broadcast_to(qtn, (len(q),)).copy()
 
     qv, Hv, qtv = ev(x0)
     worst = int(np.argmax(np.abs(qv)))
