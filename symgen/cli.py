@@ -269,8 +269,6 @@ def cmd_generate(args) -> int:
 
 
 def cmd_simulate(args) -> int:
-    from . import simulate
-
     params = parse_params(args.param)
     if args.out and Path(args.out).suffix.lower() not in (".npz", ".csv"):
         raise UsageError(f"--out {args.out}: the result file must end in .npz or .csv")
@@ -294,6 +292,8 @@ def cmd_simulate(args) -> int:
     if isinstance(scheme, str):
         _scheme(scheme)
     kernels = _kernels(mdl, args.backend, numeric)
+
+    from . import simulate
 
     interactive = sys.stdout.isatty() and sys.stderr.isatty() and not args.quiet
     progress = _Progress(interactive, mdl.name)
