@@ -155,6 +155,13 @@ def energy_drift(result):
     return float(np.max(np.abs(E - E[0]))), float(E[0])
 
 
+def _pad(label: str, width: int) -> str:
+    """Left-justify by displayed width (combining dots such as q̇ take no column)."""
+    import unicodedata
+    shown = sum(0 if unicodedata.combining(ch) else 1 for ch in label)
+    return label + " " * max(width - shown, 0)
+
+
 def summary_lines(result, name: str, wall: float, h: float | None = None) -> list[str]:
     """The one-screen summary ``symgen simulate`` prints."""
     meta = _meta(result)
@@ -180,7 +187,7 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
         lines.append(f"  Newton iters    {int(np.sum(it))} total, {np.mean(it):.2f} per step "
                      f"(max {int(np.max(it))})")
     for attr, label in (("pos_err", "max ‖q‖"), ("vel_err", "max ‖q̇‖"), ("acc_err", "max ‖q̈‖")):
-        lines.append(f"  {label:<15} {_fmt(_maxabs(getattr(result, attr, None)))}")
+        lines.append(f"  {_pad(label, 15)} {_fmt(_maxabs(getattr(result, attr, None)))}")
     drift, e0 = energy_drift(result)
     if drift is None:
         lines.append("  energy drift    n/a (the model has no energy)")
@@ -308,14 +315,15 @@ def cmd_simulate(args) -> int:
     written = []
     if args.out:
         result.save(args.out)
-        written.append(f"result  {args.out}")
+        written.append(f"result          {args.out}")
     if args.plot:
         from .plot import plot_result
         try:
-            plot_result(result, args.what, args.plot)
-            written.append(f"plot    {args.plot} ({args.what})")
+            what = args.what or ("outputs" if result.outputs.shape[1] else "coordinates")
+            plot_result(result, what, args.plot)
+            written.append(f"plot            {args.plot} ({what})")
         except ValueError as exc:
-            written.append(f"plot    not written: {exc}")
+            written.append(f"plot            not written: {exc}")
     for line in summary_lines(result, mdl.name, wall, h=float(dt)):
         print(line)
     for line in written:
@@ -438,8 +446,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
     s.add_argument("--out", metavar="FILE", help="write the result (.npz or .csv)")
     s.add_argument("--plot", metavar="FILE.png", help="plot the result to a PNG")
-    s.add_argument("--what", choices=_what(), default="coordinates",
-                   help="what --plot draws (default coordinates)")
+    s.add_argument("--what", choices=_what(), default=None,
+                   help="what --plot draws (default: the outputs, or the coordinates of a model "
+                   "without outputs)")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.add_argument("--backend", choices=("c", "lambdify"), default="c",
                    help="kernels: compiled C (default) or sympy.lambdify (slow, no compiler)")

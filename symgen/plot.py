@@ -65,7 +65,13 @@ def _title(result, what):
             meta = json.loads(meta)
         except ValueError:
             meta = {}
-    bits = [str(meta.get(k)) for k in ("model", "method", "scheme") if meta.get(k)]
+    bits = []
+    for key in ("model", "method", "scheme"):
+        val = meta.get(key)
+        if isinstance(val, dict):
+            val = val.get("name")
+        if val:
+            bits.append(str(val))
     h = meta.get("h", meta.get("dt"))
     if h is not None:
         bits.append(f"h = {h:g}" if isinstance(h, (int, float)) else f"h = {h}")
@@ -172,19 +178,19 @@ def figure(result, what: str = "coordinates", select: Sequence[str] | None = Non
 
     # energy
     e = _arr(result, "energy")
+    T = _arr(result, "energy_kinetic")
+    V = _arr(result, "energy_potential")
     if e is None or e.size == 0:
         raise ValueError("the result has no energy (the model defines no potential V)")
     fig, (ax1, ax2) = _new_figure(2, height=3.0)
+    if e.ndim == 2 and e.shape[1] >= 2:          # (T, V) columns
+        T, V, e = e[:, 0], e[:, 1], e[:, 0] + e[:, 1]
     k = min(len(t), e.shape[0])
-    if e.ndim == 2 and e.shape[1] >= 2:
-        T, V = e[:k, 0], e[:k, 1]
-        E = T + V
-        ax1.plot(t[:k], T, label="kinetic T")
-        ax1.plot(t[:k], V, label="potential V")
-        ax1.plot(t[:k], E, label="total E = T + V")
-    else:
-        E = e[:k].reshape(-1)
-        ax1.plot(t[:k], E, label="total E")
+    E = e[:k].reshape(-1)
+    if T is not None and V is not None and T.size >= k and V.size >= k:
+        ax1.plot(t[:k], T[:k], label="kinetic T")
+        ax1.plot(t[:k], V[:k], label="potential V")
+    ax1.plot(t[:k], E, label="total E = T + V")
     ax1.set_xlabel("t [s]")
     ax1.set_ylabel("energy [J]")
     ax1.set_title(_title(result, what))
