@@ -9,12 +9,9 @@ from ._common import (DuplicateNameError, InconsistentInitialStateError,  # noqa
                       UnknownElementError)
 from .planar import GROUND, Body, PlanarSystem  # noqa: F401
 
-__all__ = ["PlanarSystem", "Body", "GROUND", "MechanismError", "UnknownElementError",
-           "DuplicateNameError", "SingularMassError", "InconsistentInitialStateError",
-           "InitialStateProjectionWarning"]
+from .spatial import NeglectedInertiaWarning, SpatialBody, SpatialSystem  # noqa: F401
 
-try:  # the spatial builder is optional until it lands
-    from .spatial import SpatialSystem  # noqa: F401
-    __all__.append("SpatialSystem")
-except ImportError:  # pragma: no cover
-    pass
+__all__ = ["PlanarSystem", "Body", "GROUND", "SpatialSystem", "SpatialBody", "MechanismError",
+           "UnknownElementError", "DuplicateNameError", "SingularMassError",
+           "InconsistentInitialStateError", "InitialStateProjectionWarning",
+           "NeglectedInertiaWarning"]

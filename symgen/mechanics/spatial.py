@@ -1,0 +1,592 @@
+"""Spatial mechanisms in natural coordinates → :class:`symgen.Model`.
+
+Choice of coordinates
+---------------------
+Bodies are described by **natural coordinates** (García de Jalón): the global Cartesian
+components of *basic points* (``P.x``, ``P.y``, ``P.z``) and of *unit vectors* (``u.x``, …) fixed to
+the bodies.  Not a reference point with Euler parameters, because:
+
+- every body-fixed point is a *linear* function of the coordinates, so the mass matrix is
+  **constant** and f carries no velocity-quadratic terms (K and C stay small and cheap);
+- all constraints are **quadratic** (rigid-body dot products) or linear, so H, Ḣ, Ḧ are short
+  polynomials without trigonometric functions;
+- joints are shared coordinates: bodies that share a basic point are joined by a spherical joint,
+  bodies that share a point and a unit vector by a revolute joint.  The forces enter by virtual
+  work in the same coordinates, so G = H, which the null-space steppers assume;
+- no rotation parametrization, no singularity of Euler angles, no normalization of quaternions.
+
+A body lists its basic points P₀, P₁, … and unit vectors u₁, …  Its *directions* are P_k − P₀
+and the u_j.  The first three linearly independent directions (at the initial configuration)
+form its basis X = [d₁ d₂ d₃]; a body-fixed point is r = P₀ + X c with constant local coordinates
+c = X₀⁻¹ (r₀ − P₀₀).  Rigid-body constraints: d_a·d_b = const for the basis (6 rows, shared rows
+between bodies are kept once, rows between ground elements dropped); every further direction w is
+tied to the basis by w − X a = 0 (3 linear rows).  The mass matrix of the body is, in the
+generalized vector z = (P₀, d₁, d₂, d₃),
+
+    M_z = [[m, m c̄ᵀ], [m c̄, J]] ⊗ I₃,    c̄ = X₀⁻¹ (g₀ − P₀₀),   J = X₀⁻¹ S X₀⁻ᵀ,
+    S = ∫ (r − P₀)(r − P₀)ᵀ dm = S_g + m (g − P₀)(g − P₀)ᵀ,   S_g = ½ tr(I_g) 1 − I_g,
+
+with I_g the inertia tensor about the centre of mass in global axes at the initial configuration.
+A body with fewer than three independent directions (a slender rod: two points; a crank: two
+points and its axis) keeps the part of S in the span of its directions; a warning says when the
+neglected part (e.g. the inertia of a rod about its own axis) is not small.  One point alone is a
+particle.
+
+Constraint rows are scaled to unit-size gradients: (d·d − L²)/(2L), (d_a·d_b − c)/√(|d_a||d_b|).
+
+Example (a spherical pendulum)::
+
+    sys = SpatialSystem("sph")
+    sys.ground_point("O", (0, 0, 0))
+    sys.point("P", (1, 0, 0))
+    sys.body("bob", mass=1, inertia=0, com=(1, 0, 0), points=["O", "P"])
+    sys.gravity(9.81)
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+import sympy as sp
+
+from ..model import Model, coordinates, t
+from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownElementError,
+                      check_initial_state, check_reduced_mass, numeric)
+
+__all__ = ["SpatialSystem", "SpatialBody", "NeglectedInertiaWarning"]
+
+
+class NeglectedInertiaWarning(UserWarning):
+    """A body with fewer than three independent directions cannot carry all of its inertia."""
+
+
+def _vec3(value, what: str) -> sp.Matrix:
+    try:
+        items = list(value)
+    except TypeError:
+        raise MechanismError(f"{what} must be a triple (x, y, z), got {value!r}") from None
+    if len(items) != 3:
+        raise MechanismError(f"{what} must be a triple (x, y, z), got {value!r}")
+    return sp.Matrix([sp.sympify(v) for v in items])
+
+
+def _inertia3(value, what: str) -> sp.Matrix:
+    if isinstance(value, (int, float, sp.Expr)) and not isinstance(value, sp.MatrixBase):
+        return sp.eye(3) * sp.sympify(value)
+    try:
+        items = list(value)
+    except TypeError:
+        raise MechanismError(f"{what} must be a number, a diagonal triple or a 3×3 matrix") from None
+    if len(items) == 3 and all(not hasattr(i, "__len__") for i in items):
+        return sp.diag(*[sp.sympify(i) for i in items])
+    M = sp.Matrix(value)
+    if M.shape != (3, 3):
+        raise MechanismError(f"{what} must be 3×3, got shape {M.shape}")
+    return M
+
+
+@dataclass
+class _Element:
+    name: str
+    kind: str          # "point" | "vector"
+    value0: sp.Matrix  # initial position / direction (may contain parameters)
+    vel0: sp.Matrix
+    fixed: bool
+    syms: tuple = ()   # coordinate symbols (moving elements)
+    vsyms: tuple = ()
+
+    def expr(self) -> sp.Matrix:
+        return sp.Matrix(self.syms) if not self.fixed else self.value0
+
+    def vexpr(self) -> sp.Matrix:
+        return sp.Matrix(self.vsyms) if not self.fixed else sp.zeros(3, 1)
+
+
+@dataclass
+class SpatialBody:
+    """A rigid body in natural coordinates (see the module docstring)."""
+
+    name: str
+    mass: sp.Expr
+    inertia: sp.Matrix
+    com: sp.Matrix
+    points: list
+    vectors: list
+    markers: dict = field(default_factory=dict)
+    # filled at assembly
+    origin: sp.Matrix = None
+    basis: list = None            # direction expressions (3-vectors, linear in x)
+    pinv: np.ndarray = None       # X₀⁺ (k×3)
+    origin0: np.ndarray = None
+
+    def local(self, r0: np.ndarray) -> np.ndarray:
+        return self.pinv @ (r0 - self.origin0)
+
+    def position(self, c) -> sp.Matrix:
+        """r = P₀ + Σ c_k d_k for local coordinates c (numbers)."""
+        r = self.origin
+        for ck, d in zip(c, self.basis):
+            if abs(float(ck)) > 1e-15:
+                r = r + sp.Float(float(ck), 17) * d
+        return r
+
+
+class SpatialSystem:
+    """A spatial mechanism in natural coordinates; :meth:`model` gives the :class:`symgen.Model`.
+
+    Positions, directions, centres of mass, inertia tensors and markers are given in global
+    axes at the initial configuration.  A body is a list of basic point names and unit vector
+    names; sharing names between bodies makes joints (one point: spherical; a point and a vector:
+    revolute).  :meth:`spherical` and :meth:`revolute` join bodies whose own points/vectors
+    coincide at the initial configuration (they merge the names).
+    """
+
+    def __init__(self, name: str):
+        self.name = name
+        self._params = Parameters(f"spatial system {name!r}")
+        self._elements: dict[str, _Element] = {}
+        self._alias: dict[str, str] = {}
+        self.bodies: dict[str, SpatialBody] = {}
+        self._joints: list[tuple[str, list[str], list[str]]] = []
+        self._forces: list = []           # (name, body, marker/local r0, F 3-vector)
+        self._springs: list = []
+        self._gravity: sp.Matrix | None = None
+        self._outputs: dict[str, object] = {}
+        self._names: set[str] = set()
+
+    # -- parameters and elements -----------------------------------------------------------------
+    def parameter(self, name: str, default: float) -> sp.Symbol:
+        return self._params.declare(name, default)
+
+    def _new_element(self, name, kind, value, velocity, fixed):
+        if not isinstance(name, str) or not name or "." in name:
+            raise MechanismError(f"{kind} name {name!r} is not allowed (non-empty, no '.')")
+        if name in self._elements or name in self.bodies:
+            raise DuplicateNameError(f"{self.name}: the name {name!r} is already used")
+        el = _Element(name, kind, _vec3(value, f"{kind} {name!r}"),
+                      _vec3(velocity, f"{kind} {name!r} velocity"), fixed)
+        self._elements[name] = el
+        self._alias[name] = name
+        return name
+
+    def point(self, name: str, position, velocity=(0, 0, 0)) -> str:
+        """A moving basic point: coordinates ``<name>.x``, ``.y``, ``.z``."""
+        return self._new_element(name, "point", position, velocity, False)
+
+    def vector(self, name: str, direction, velocity=(0, 0, 0)) -> str:
+        """A moving unit vector (normalized here): coordinates ``<name>.x``, ``.y``, ``.z``."""
+        d = _vec3(direction, f"vector {name!r}")
+        nrm = sp.sqrt(d.dot(d))
+        return self._new_element(name, "vector", d / nrm, velocity, False)
+
+    def ground_point(self, name: str, position) -> str:
+        """A fixed point (no coordinates)."""
+        return self._new_element(name, "point", position, (0, 0, 0), True)
+
+    def ground_vector(self, name: str, direction) -> str:
+        """A fixed unit vector (no coordinates)."""
+        d = _vec3(direction, f"ground vector {name!r}")
+        return self._new_element(name, "vector", d / sp.sqrt(d.dot(d)), (0, 0, 0), True)
+
+    def _root(self, name: str) -> str:
+        while self._alias[name] != name:
+            name = self._alias[name]
+        return name
+
+    def _element(self, name: str, kind: str, role: str) -> _Element:
+        if name not in self._elements:
+            known = sorted(k for k, e in self._elements.items() if e.kind == kind)
+            raise UnknownElementError(f"{role}: unknown {kind} {name!r}; {kind}s are {known}")
+        el = self._elements[name]
+        if el.kind != kind:
+            raise MechanismError(f"{role}: {name!r} is a {el.kind}, not a {kind}")
+        return el
+
+    def body(self, name: str, mass, inertia, com, points: Sequence[str],
+             vectors: Sequence[str] = (), markers: Mapping | None = None) -> SpatialBody:
+        """A rigid body made of basic points and unit vectors (names), with mass, inertia tensor
+        about the centre of mass (number, diagonal triple or 3×3, global axes at the initial
+        configuration), centre of mass and named markers (global positions at the initial
+        configuration)."""
+        if not isinstance(name, str) or not name or "." in name:
+            raise MechanismError(f"body name {name!r} is not allowed (non-empty, no '.')")
+        if name in self.bodies or name in self._elements:
+            raise DuplicateNameError(f"{self.name}: the name {name!r} is already used")
+        points, vectors = list(points), list(vectors)
+        if not points:
+            raise MechanismError(f"body {name!r} needs at least one basic point")
+        for p in points:
+            self._element(p, "point", f"body {name!r}")
+        for v in vectors:
+            self._element(v, "vector", f"body {name!r}")
+        for what, lst in (("points", points), ("vectors", vectors)):
+            if len(set(lst)) != len(lst):
+                raise DuplicateNameError(f"body {name!r} lists a {what[:-1]} twice: {lst}")
+        b = SpatialBody(name, sp.sympify(mass), _inertia3(inertia, f"body {name!r}: inertia"),
+                        _vec3(com, f"body {name!r}: com"), points, vectors)
+        for mname, pos in (markers or {}).items():
+            if mname in b.markers:
+                raise DuplicateNameError(f"body {name!r} already has a marker {mname!r}")
+            b.markers[mname] = _vec3(pos, f"body {name!r}: marker {mname!r}")
+        self.bodies[name] = b
+        return b
+
+    def _body(self, ref, role) -> SpatialBody:
+        key = ref.name if isinstance(ref, SpatialBody) else ref
+        if key not in self.bodies:
+            raise UnknownElementError(f"{role}: unknown body {key!r}; bodies are {list(self.bodies)}")
+        return self.bodies[key]
+
+    def _name(self, name, default):
+        if name is None:
+            name, k = default, 2
+            while name in self._names:
+                name, k = f"{default}#{k}", k + 1
+        elif name in self._names:
+            raise DuplicateNameError(f"{self.name}: an element named {name!r} already exists")
+        self._names.add(name)
+        return name
+
+    # -- joints ------------------------------------------------------------------------------------
+    def _check_member(self, body: SpatialBody, elem: str, kind: str, role: str):
+        self._element(elem, kind, role)
+        if elem not in (body.points if kind == "point" else body.vectors):
+            raise UnknownElementError(f"{role}: body {body.name!r} has no {kind} {elem!r}; its "
+                                      f"{kind}s are {body.points if kind == 'point' else body.vectors}")
+
+    def spherical(self, body_a, point_a: str, body_b, point_b: str, *, name: str | None = None):
+        """Join two bodies at a point: point_b becomes point_a (they must coincide initially)."""
+        a, b = self._body(body_a, "spherical joint"), self._body(body_b, "spherical joint")
+        name = self._name(name, f"spherical({a.name},{b.name})")
+        self._check_member(a, point_a, "point", name)
+        self._check_member(b, point_b, "point", name)
+        self._joints.append((name, [point_a, point_b], []))
+        return name
+
+    def revolute(self, body_a, point_a: str, vector_a: str, body_b, point_b: str, vector_b: str,
+                 *, name: str | None = None):
+        """Join two bodies by a hinge: they share the point and the axis unit vector."""
+        a, b = self._body(body_a, "revolute joint"), self._body(body_b, "revolute joint")
+        name = self._name(name, f"revolute({a.name},{b.name})")
+        for body, p, v in ((a, point_a, vector_a), (b, point_b, vector_b)):
+            self._check_member(body, p, "point", name)
+            self._check_member(body, v, "vector", name)
+        self._joints.append((name, [point_a, point_b], [vector_a, vector_b]))
+        return name
+
+    # -- forces -----------------------------------------------------------------------------------
+    def gravity(self, g=9.81, direction=(0, -1, 0)) -> None:
+        d = _vec3(direction, "gravity direction")
+        self._gravity = sp.sympify(g) * d / sp.sqrt(d.dot(d))
+
+    def _marker(self, body: SpatialBody, marker, role):
+        if isinstance(marker, str):
+            if marker == "com":
+                return body.com
+            if marker in body.markers:
+                return body.markers[marker]
+            if marker in body.points:
+                return ("point", marker)
+            raise UnknownElementError(f"{role}: body {body.name!r} has no marker or point "
+                                      f"{marker!r}; markers {sorted(body.markers)}, points "
+                                      f"{body.points}")
+        return _vec3(marker, f"{role}: position")
+
+    def force(self, body, marker, F, *, name: str | None = None):
+        """A force F (3 expressions of t, x, ẋ, parameters; global axes) at a marker/point."""
+        b = self._body(body, "force")
+        name = self._name(name, f"force({b.name})")
+        self._forces.append((name, b, self._marker(b, marker, name), _vec3(F, f"{name}: F")))
+        return name
+
+    def spring(self, body_a, marker_a, body_b, marker_b, k, c=0, length=0, *, name=None):
+        """A translational spring-damper between two markers: tension k(ℓ − ℓ₀) + c ℓ̇."""
+        a, b = self._body(body_a, "spring"), self._body(body_b, "spring")
+        name = self._name(name, f"spring({a.name},{b.name})")
+        self._springs.append((name, a, self._marker(a, marker_a, name), b,
+                              self._marker(b, marker_b, name), sp.sympify(k), sp.sympify(c),
+                              sp.sympify(length)))
+        return name
+
+    def output(self, name: str, expr) -> None:
+        if name in self._outputs:
+            raise DuplicateNameError(f"{self.name}: output {name!r} is defined twice")
+        self._outputs[name] = sp.sympify(expr)
+
+    def output_point(self, body, marker, *, name: str | None = None, velocity: bool = True):
+        """Outputs ``<name>.x``, ``.y``, ``.z`` (and ``.vx``, ``.vy``, ``.vz``) of a body marker;
+        ``name`` defaults to ``<body>.<marker>``."""
+        b = self._body(body, "output")
+        where = self._marker(b, marker, "output")
+        if name is None:
+            name = f"{b.name}.{marker}"
+        for k in ("x", "y", "z") + (("vx", "vy", "vz") if velocity else ()):
+            if f"{name}.{k}" in self._outputs:
+                raise DuplicateNameError(f"{self.name}: output {name}.{k!r} is defined twice")
+        self._outputs[name] = ("point", b, where, velocity)
+
+    # -- assembly ---------------------------------------------------------------------------------
+    def _merge(self, pvals):
+        """Union the names joined by spherical/revolute joints; check they coincide."""
+        for jname, pts, vecs in self._joints:
+            for kind, pair in (("point", pts), ("vector", vecs)):
+                if not pair:
+                    continue
+                ra, rb = self._root(pair[0]), self._root(pair[1])
+                if ra == rb:
+                    continue
+                ea, eb = self._elements[ra], self._elements[rb]
+                va = np.array([numeric(v, pvals, f"{jname}: {ra}") for v in ea.value0])
+                vb = np.array([numeric(v, pvals, f"{jname}: {rb}") for v in eb.value0])
+                if np.linalg.norm(va - vb) > 1e-9 * (1 + np.linalg.norm(va)):
+                    raise MechanismError(
+                        f"joint {jname!r}: {kind}s {pair[0]!r} {tuple(va)} and {pair[1]!r} "
+                        f"{tuple(vb)} do not coincide in the initial configuration")
+                if ea.fixed and eb.fixed:
+                    raise MechanismError(f"joint {jname!r} joins two ground {kind}s")
+                if eb.fixed:
+                    ra, rb = rb, ra
+                self._alias[rb] = ra
+
+    def model(self, params: Mapping | None = None, outputs=None, settings: Mapping | None = None,
+              *, x0=None, xd0=None, name: str | None = None, description: str = "",
+              check: bool = True, max_violation: float = 1e-3) -> Model:
+        """The :class:`symgen.Model`; arguments as for :meth:`PlanarSystem.model`."""
+        if not self.bodies:
+            raise MechanismError(f"{self.name}: a mechanism needs at least one body")
+        pvals = self._params.values(params)
+        self._alias = {k: k for k in self._elements}
+        self._merge(pvals)
+
+        # coordinates: moving elements that some body uses, in declaration order
+        used = []
+        for b in self.bodies.values():
+            for e in b.points + b.vectors:
+                r = self._root(e)
+                if r not in used:
+                    used.append(r)
+        moving = [self._elements[e] for e in self._elements if e in used
+                  and not self._elements[e].fixed]
+        coords, vels, owners = [], [], []
+        for el in moving:
+            xs, vs = coordinates([f"{el.name}.x", f"{el.name}.y", f"{el.name}.z"])
+            el.syms, el.vsyms = xs, vs
+            coords += xs
+            vels += vs
+            owners += [f"{el.kind} {el.name!r}"] * 3
+        if not coords:
+            raise MechanismError(f"{self.name}: no body has a moving point or vector")
+        n = len(coords)
+        index = {c: i for i, c in enumerate(coords)}
+        num = lambda e, what: numeric(e, pvals, what)  # noqa: E731
+        if x0 is None:
+            x0 = [num(v, f"{el.kind} {el.name!r}") for el in moving for v in el.value0]
+        if xd0 is None:
+            xd0 = [num(v, f"{el.kind} {el.name!r} velocity") for el in moving for v in el.vel0]
+        x0, xd0 = np.array(x0, float), np.array(xd0, float)
+
+        M = sp.zeros(n, n)
+        f = [sp.S.Zero] * n
+        V = sp.S.Zero
+        has_V = False
+        q, labels, seen = [], [], set()
+
+        def val0(name):
+            el = self._elements[self._root(name)]
+            return np.array([num(v, f"{el.kind} {el.name!r}") for v in el.value0], float)
+
+        def add_force(vec_expr_pos: sp.Matrix, F: sp.Matrix):
+            # generalized force Jᵀ F with J = ∂r/∂x (r linear in x)
+            for comp in range(3):
+                for s in vec_expr_pos[comp].free_symbols:
+                    j = index.get(s)
+                    if j is not None:
+                        f[j] += sp.diff(vec_expr_pos[comp], s) * F[comp]
+
+        for b in self.bodies.values():
+            P = [self._root(p) for p in b.points]
+            U = [self._root(u) for u in b.vectors]
+            if len(set(P)) != len(P) or len(set(U)) != len(U):
+                raise MechanismError(f"body {b.name!r}: two of its points/vectors were joined "
+                                     "together")
+            origin = self._elements[P[0]]
+            b.origin = origin.expr()
+            b.origin0 = val0(P[0])
+            # directions: (key, expr, initial value)
+            dirs = [(("pp", P[0], p), self._elements[p].expr() - b.origin, val0(p) - b.origin0)
+                    for p in P[1:]]
+            dirs += [(("u", u), self._elements[u].expr(), val0(u)) for u in U]
+            basis, extra = [], []
+            for d in dirs:
+                trial = np.array([e[2] for e in basis] + [d[2]])
+                if np.linalg.matrix_rank(trial, tol=1e-9 * max(1.0, np.abs(trial).max())) \
+                        > len(basis) and len(basis) < 3:
+                    basis.append(d)
+                else:
+                    extra.append(d)
+            X0 = np.array([d[2] for d in basis]).T.reshape(3, len(basis))
+            pinv = np.linalg.pinv(X0) if basis else np.zeros((0, 3))
+            b.pinv, b.basis = pinv, [d[1] for d in basis]
+            proj = X0 @ pinv if basis else np.zeros((3, 3))
+
+            def local(r0, what, b=b, proj=proj, pinv=pinv):
+                r0 = np.asarray(r0, float)
+                off = r0 - b.origin0
+                if np.linalg.norm(off - proj @ off) > 1e-9 * (1 + np.linalg.norm(off)):
+                    raise MechanismError(
+                        f"body {b.name!r}: {what} {tuple(r0)} is off the span of its points and "
+                        "vectors; add a unit vector (or a point) to the body")
+                return pinv @ off
+
+            def body_pos(where, what, b=b, local=local):
+                if isinstance(where, tuple) and where[0] == "point":
+                    return self._elements[self._root(where[1])].expr()
+                r0 = np.array([num(v, what) for v in where], float)
+                return b.position(local(r0, what))
+
+            b._body_pos = body_pos
+            # mass matrix  M_z = [[m, m c̄ᵀ], [m c̄, J]] ⊗ I₃
+            m = b.mass
+            g0 = np.array([num(v, f"body {b.name!r}: com") for v in b.com], float)
+            cbar = local(g0, "centre of mass")
+            Ig = b.inertia
+            Sg = sp.eye(3) * Ig.trace() / 2 - Ig
+            dg = sp.Matrix(g0 - b.origin0)
+            S = Sg + m * dg * dg.T
+            Pm = sp.Matrix(pinv)
+            J = Pm * S * Pm.T
+            if len(basis) < 3:
+                # the part of S outside the span of the directions is lost
+                Sn = np.array(S.xreplace(pvals), dtype=float) if S.free_symbols else \
+                    np.array(S, dtype=float)
+                lost = np.trace(Sn) - np.trace(proj @ Sn @ proj.T)
+                if lost > 1e-9 * max(np.trace(Sn), 1e-300):
+                    warnings.warn(
+                        f"body {b.name!r} has {len(basis)} independent direction(s): the part "
+                        f"{lost:.3g} of its second moment of mass off their span (e.g. the inertia "
+                        "about a rod's own axis) is neglected; add a unit vector to keep it",
+                        NeglectedInertiaWarning, stacklevel=2)
+            z = [b.origin] + b.basis
+            Mz = sp.zeros(len(z), len(z))
+            Mz[0, 0] = m
+            for a_ in range(len(basis)):
+                Mz[0, a_ + 1] = Mz[a_ + 1, 0] = m * sp.Float(float(cbar[a_]), 17)
+                for b_ in range(len(basis)):
+                    Mz[a_ + 1, b_ + 1] = J[a_, b_]
+            # scatter: z_a = Σ_j ∂z_a/∂x_j x_j (+ const); M += Mz[a,b] ∂z_aᵀ ∂z_b
+            Jz = []
+            for za in z:
+                rows = {}
+                for comp in range(3):
+                    for s in za[comp].free_symbols:
+                        if s in index:
+                            rows[(comp, index[s])] = sp.diff(za[comp], s)
+                Jz.append(rows)
+            for a_ in range(len(z)):
+                for b_ in range(len(z)):
+                    w = Mz[a_, b_]
+                    if w == 0:
+                        continue
+                    for (ca, ja), va in Jz[a_].items():
+                        for (cb, jb), vb in Jz[b_].items():
+                            if ca == cb:
+                                M[ja, jb] += w * va * vb
+            # rigid-body constraints of the basis (shared rows kept once)
+            for i_, (ka, da, d0a) in enumerate(basis):
+                for kb, db, d0b in basis[i_:]:
+                    key = tuple(sorted([ka, kb]))
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    row = da.dot(db)
+                    if not (row.free_symbols & set(index)):
+                        continue
+                    c0 = float(np.dot(d0a, d0b))
+                    if ka == kb:
+                        L = np.sqrt(c0)
+                        expr = (row - sp.Float(c0, 17)) / sp.Float(2 * L, 17)
+                        what = "length" if ka[0] == "pp" else "unit length"
+                    else:
+                        sc = np.sqrt(np.linalg.norm(d0a) * np.linalg.norm(d0b))
+                        expr = row - sp.Float(c0, 17) if c0 != 0 else row
+                        if abs(sc - 1.0) > 1e-15:
+                            expr = expr / sp.Float(sc, 17)
+                        what = "angle"
+                    q.append(expr)
+                    labels.append(f"body {b.name!r} ({what} {_dname(ka)}·{_dname(kb)})")
+            for kw, dw, d0w in extra:
+                a = pinv @ d0w
+                res = dw - sum((sp.Float(float(a[k]), 17) * basis[k][1] for k in range(len(basis))),
+                               sp.zeros(3, 1))
+                for comp in range(3):
+                    if res[comp].free_symbols & set(index):
+                        q.append(res[comp])
+                        labels.append(f"body {b.name!r} (direction {_dname(kw)}, {'xyz'[comp]})")
+            # gravity
+            if self._gravity is not None and m != 0:
+                rg = b.position(cbar)
+                add_force(rg, m * self._gravity)
+                V -= m * self._gravity.dot(rg)
+                has_V = True
+
+        for fname, b, where, F in self._forces:
+            add_force(b._body_pos(where, fname), F)
+        for sname, a, wa, b, wb, k, c, L0 in self._springs:
+            ra, rb = a._body_pos(wa, sname), b._body_pos(wb, sname)
+            d = rb - ra
+            dd = sp.Matrix([sum(sp.diff(d[i], s) * vels[index[s]] for s in d[i].free_symbols
+                                if s in index) for i in range(3)])
+            if L0 == 0:
+                Fb = -k * d - c * dd
+                Vs = k * d.dot(d) / 2
+            else:
+                ell = sp.sqrt(d.dot(d))
+                tension = k * (ell - L0) + c * d.dot(dd) / ell
+                Fb = -tension * d / ell
+                Vs = k * (ell - L0) ** 2 / 2
+            add_force(rb, Fb)
+            add_force(ra, -Fb)
+            if k != 0:
+                V += Vs
+                has_V = True
+
+        # outputs
+        outs = {}
+        pending = dict(self._outputs)
+        if outputs is not None:
+            if isinstance(outputs, Mapping):
+                pending.update({k: sp.sympify(v) for k, v in outputs.items()})
+            else:
+                for item in outputs:
+                    bname, _, mname = str(item).partition(".")
+                    pending[str(item)] = ("point", self._body(bname, "output"),
+                                          self._marker(self._body(bname, "output"), mname,
+                                                       "output"), True)
+        for oname, spec in pending.items():
+            if isinstance(spec, tuple):
+                _, b, where, velocity = spec
+                r = b._body_pos(where, f"output {oname!r}")
+                for k, comp in zip("xyz", r):
+                    outs[f"{oname}.{k}"] = comp
+                if velocity:
+                    for k, comp in zip(("vx", "vy", "vz"), r):
+                        outs[f"{oname}.{k}"] = sum(
+                            (sp.diff(comp, s) * vels[index[s]] for s in comp.free_symbols
+                             if s in index), sp.S.Zero)
+            else:
+                outs[oname] = spec
+
+        if check:
+            x0, xd0, H0 = check_initial_state(self.name, coords, q, labels, pvals, x0, xd0,
+                                              max_violation=max_violation)
+            Mnum = np.array(M.xreplace(pvals), dtype=float)
+            check_reduced_mass(self.name, coords, Mnum, H0, owners)
+        return Model(name or self.name, coords, M, f, q=q, V=V if has_V else None,
+                     params=dict(pvals), outputs=outs, x0=x0, xd0=xd0, settings=settings,
+                     velocities=vels, description=description)
+
+
+def _dname(key) -> str:
+    return f"({key[2]}−{key[1]})" if key[0] == "pp" else key[1]
