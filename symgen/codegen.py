@@ -166,12 +166,10 @@ def _print_kernel(name: str, inputs: list, outputs: list, mapping: dict, printer
         mat = sp.ImmutableMatrix(mat)
         rows, cols = mat.shape
         nonzero = 0
-        for i in range(rows):
-            for j in range(cols):
-                e = mat[i, j]
-                if e != 0:
-                    entries.append((f"{oname}[{i * cols + j}]", e.xreplace(mapping)))
-                    nonzero += 1
+        for (i, j), e in sorted(mat.todok().items()):      # the non-zero entries, row-major
+            if e != 0:
+                entries.append((f"{oname}[{i * cols + j}]", e.xreplace(mapping)))
+                nonzero += 1
         out_info.append({
             "name": oname, "rows": rows, "cols": cols, "size": rows * cols,
             "zero_fill": nonzero < rows * cols, "doc": _OUTPUT_DOC.get(oname, ""),
