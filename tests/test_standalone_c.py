@@ -94,3 +94,19 @@ def test_every_generated_file_names_version_and_model_hash(tmp_path):
     for fname, text in src.files.items():
         assert symgen.__version__ in text, fname
         assert model.hash in text, fname
+
+
+@pytest.mark.parametrize("which", ["pendulum", "four_bar"])
+def test_readme_example_of_generated_c_compiles_and_runs(which, tmp_path):
+    model = MODELS[which]()
+    src = symgen.generate(model, tmp_path)
+    readme = src.files["README.md"]
+    code = readme.split("```c\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "main.c").write_text(code)
+    proc = subprocess.run([CC, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "main.c",
+                           f"{model.name}.c", "-lm", "-o", "main"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    out = subprocess.run([str(tmp_path / "main")], capture_output=True, text=True, check=True)
+    T, V = symgen.LambdifyKernels(model).energy(0.0, np.zeros(model.n), np.zeros(model.n))
+    assert out.stdout.strip() == f"T = {T:g}, V = {V:g}"
