@@ -498,6 +498,10 @@ def _one_line(exc: BaseException, limit: int = 400) -> str:
 
 def main(argv=None) -> int:
     """Run the command line; returns the exit code (0 ok, 2 usage/model error, 3 failed run)."""
+    import logging
+    if not logging.getLogger().handlers:
+        # the summary reports failures; keep the library's warnings out of the terminal
+        logging.basicConfig(level=logging.ERROR, format="symgen: %(message)s")
     try:
         parser = build_parser()
         args = parser.parse_args(argv)

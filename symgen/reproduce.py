@@ -29,6 +29,7 @@ import logging
 import math
 import platform
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -282,10 +283,13 @@ class _Context:
         from . import simulate
 
         k = self.kernels(key)
+        t_end = math.ceil(t_end / dt - 1e-9) * dt      # a whole number of steps of exactly dt
         t0 = time.perf_counter()
         try:
-            res = simulate(k, method=method, scheme=scheme, dt=dt, t_end=t_end,
-                           params=params or None)
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore", RuntimeWarning)
+                res = simulate(k, method=method, scheme=scheme, dt=dt, t_end=t_end,
+                               params=params or None)
         except Exception as exc:  # the run itself broke: keep going, report it
             if hasattr(exc, "result") and exc.result is not None:
                 res = exc.result

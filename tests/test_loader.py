@@ -1,0 +1,111 @@
+"""symgen.load_model: shipped example names, .py paths, and one-line errors for everything else."""
+import textwrap
+
+import pytest
+
+import symgen
+from symgen.loader import LoadError, examples_dir, known_examples, load_model
+
+GOOD = """
+import symgen
+
+def model(L=1.0):
+    (x,), (xd,) = symgen.coordinates("x")
+    return symgen.Model("spring", [x], M=[[1]], f=[-x * L], x0=[0.1],
+                        settings=dict(method="newmark", scheme="trapezoidal", dt=0.1, t_end=1))
+"""
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_shipped_example_by_name():
+    mdl = load_model("stiff_pendulum")
+    assert isinstance(mdl, symgen.Model)
+    assert mdl.name == "stiff_pendulum"
+    assert [c for c in mdl.coord_names if c.endswith(".theta")]
+    assert "T0" in mdl.param_names
+
+
+def test_public_alias_and_kwargs_reach_model():
+    mdl = symgen.load_model("stiff_pendulum", T0=9.0)
+    assert dict(zip(mdl.param_names, mdl.param_values))["T0"] == 9.0
+
+
+def test_known_examples_are_listed_from_the_examples_folder():
+    folder = examples_dir()
+    assert folder is not None and (folder / "stiff_pendulum.py").is_file()
+    names = known_examples()
+    assert "stiff_pendulum" in names
+    assert all(not n.startswith("_") for n in names)
+
+
+def test_unknown_name_lists_known_examples():
+    with pytest.raises(LoadError) as err:
+        load_model("no_such_mechanism")
+    msg = str(err.value)
+    assert "no_such_mechanism" in msg and "stiff_pendulum" in msg
+    assert "\n" not in msg
+    assert isinstance(err.value, symgen.ModelError)
+
+
+def test_path_to_a_file(tmp_path):
+    path = write(tmp_path, "spring.py", GOOD)
+    mdl = load_model(str(path))
+    assert mdl.name == "spring" and mdl.n == 1
+    mdl2 = load_model(path, L=3.0)          # a Path works too; options go to model()
+    assert mdl2.f[0].subs({mdl2.coords[0]: 1}) == -3.0
+
+
+def test_unknown_option_of_a_fixed_signature_model(tmp_path):
+    path = write(tmp_path, "spring.py", GOOD)
+    with pytest.raises(LoadError, match="no option"):
+        load_model(path, N=3)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(LoadError, match="not found"):
+        load_model(str(tmp_path / "nowhere.py"))
+
+
+def test_file_without_model(tmp_path):
+    path = write(tmp_path, "empty.py", "x = 1\n")
+    with pytest.raises(LoadError, match="model\\(\\)"):
+        load_model(path)
+
+
+def test_model_returning_something_else(tmp_path):
+    path = write(tmp_path, "bad.py", "def model():\n    return 42\n")
+    with pytest.raises(LoadError, match="not a symgen.Model"):
+        load_model(path)
+
+
+def test_file_raising_on_import(tmp_path):
+    path = write(tmp_path, "boom.py", "raise RuntimeError('kaboom')\n")
+    with pytest.raises(LoadError, match="RuntimeError: kaboom"):
+        load_model(path)
+
+
+def test_syntax_error_names_the_line(tmp_path):
+    path = write(tmp_path, "syn.py", "def model(:\n    pass\n")
+    with pytest.raises(LoadError, match="syn.py:1"):
+        load_model(path)
+
+
+def test_model_error_inside_model_is_a_load_error(tmp_path):
+    path = write(tmp_path, "bad_model.py", """
+        import symgen
+        def model():
+            return symgen.Model("bad", ["a"], M=[[1, 0], [0, 1]], f=[0])
+        """)
+    with pytest.raises(LoadError, match="M has shape"):
+        load_model(path)
+
+
+def test_non_python_file(tmp_path):
+    path = write(tmp_path, "model.txt", "def model(): pass\n")
+    with pytest.raises(LoadError, match="not a Python"):
+        load_model(path)
