@@ -235,6 +235,7 @@ class Kernels(KernelsBase):
         self._y_ptr = buf(self.y)
         self._p_ptr = buf(self.p)
         self._zeros_m = np.zeros(max(self.m, 1))
+        self._ptr_cache: dict = {}
 
     def _out_ptr(self, a: np.ndarray):
         # zero-size arrays still need a valid pointer; the C never touches them
@@ -243,13 +244,21 @@ class Kernels(KernelsBase):
         return self.ffi.from_buffer("double[]", a, require_writable=True)
 
     def _in(self, a, size: int, what: str):
+        # A stepper passes the same state buffers on every call: reuse their C pointers (the cache
+        # holds the array itself, so identity cannot be recycled), no allocation per call.
+        cached = self._ptr_cache.get(what)
+        if cached is not None and cached[0] is a:
+            return cached[1]
         if type(a) is not np.ndarray or a.dtype != np.float64 or not a.flags.c_contiguous:
-            a = np.ascontiguousarray(a, dtype=np.float64)
-        if a.size != size:
-            raise ValueError(f"{what} has {a.size} entries; model {self.name!r} expects {size}")
-        if size == 0:
-            return self.ffi.from_buffer("double[]", self._zeros_m)
-        return self.ffi.from_buffer("double[]", a)
+            a_c = np.ascontiguousarray(a, dtype=np.float64)
+        else:
+            a_c = a
+        if a_c.size != size:
+            raise ValueError(f"{what} has {a_c.size} entries; model {self.name!r} expects {size}")
+        ptr = self.ffi.from_buffer("double[]", a_c if size else self._zeros_m)
+        if a_c is a:
+            self._ptr_cache[what] = (a, ptr)
+        return ptr
 
     def set_params(self, values=None, **kw) -> None:
         super().set_params(values, **kw)          # writes into self.p in place: pointer stays valid
