@@ -174,7 +174,9 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
         lines.append(f"  reason          {reason}")
     scheme = meta.get("scheme", "")
     if isinstance(scheme, dict):
-        scheme = scheme.get("name") or f"({scheme.get('gamma')}, {scheme.get('beta')})"
+        name = str(scheme.get("name") or "")
+        gb = f"γ = {float(scheme.get('gamma', math.nan)):.8g}, β = {float(scheme.get('beta', math.nan)):.8g}"
+        scheme = f"{name} ({gb})" if name and not name.startswith("newmark(") else f"({gb})"
     t0 = float(t[0]) if len(t) else 0.0
     t1 = float(t[-1]) if len(t) else 0.0
     lines.append(f"  method          {meta.get('method', '?')}, scheme {scheme or '?'}, "

@@ -1,0 +1,239 @@
+"""The `symgen` command line, run as a subprocess: every command, exit codes, one-line errors."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from symgen.result import load_result
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def _entry_point():
+    """The installed console script next to this interpreter, else `python -m symgen.cli`."""
+    here = Path(sys.executable).parent / "symgen"
+    if here.is_file():
+        return [str(here)]
+    found = shutil.which("symgen")
+    if found:
+        return [found]
+    return [sys.executable, "-m", "symgen.cli"]
+
+
+SYMGEN = _entry_point()
+
+
+def run(*args, cwd=None, timeout=300):
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    return subprocess.run(SYMGEN + [str(a) for a in args], capture_output=True, text=True,
+                          cwd=cwd, timeout=timeout, env=env)
+
+
+def assert_one_line_error(proc, *fragments):
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    err = proc.stderr.strip()
+    assert "Traceback" not in proc.stderr
+    assert len(err.splitlines()) == 1, err
+    for frag in fragments:
+        assert frag in err, (frag, err)
+
+
+@pytest.fixture(scope="module")
+def short_run(tmp_path_factory):
+    """One short stiff-pendulum run with every output file, shared by several tests."""
+    d = tmp_path_factory.mktemp("cli")
+    proc = run("simulate", "stiff_pendulum", "--t-end", "3", "--param", "T0=2",
+               "--out", d / "r.npz", "--plot", d / "p.png", cwd=d)
+    return d, proc
+
+
+# -- simulate ---------------------------------------------------------------------------------------
+def test_simulate_summary_files_and_exit_code(short_run):
+    d, proc = short_run
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    for key in ("stiff_pendulum: completed", "steps           30", "Newton iters", "max ‖q‖",
+                "max ‖q̇‖", "max ‖q̈‖", "energy drift", "smallest h_max", "h used = 0.1 s",
+                "wall time"):
+        assert key in out, (key, out)
+    assert len(out.splitlines()) <= 24          # one screen
+    res = load_result(d / "r.npz")
+    assert res.status == "completed" and len(res.t) == 31
+    assert res.meta["parameters"]["T0"] == 2.0
+    assert res.meta["method"] == "nullspace"     # the model's recommended settings
+    assert (d / "p.png").read_bytes()[:8] == PNG
+    assert max(res.pos_err) < 1e-12
+
+
+def test_simulate_csv_and_explicit_scheme(tmp_path):
+    proc = run("simulate", "stiff_pendulum", "--method", "index3", "--scheme", "0.5001,0.2507",
+               "--dt", "0.05", "--t-end", "1", "--out", tmp_path / "r.csv", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert "index3" in proc.stdout and "0.5001" in proc.stdout
+    res = load_result(tmp_path / "r.csv")
+    assert res.meta["gamma"] == 0.5001 and len(res.t) == 21
+
+
+def test_failed_run_exits_3_and_still_writes_the_result(tmp_path):
+    # classical index-3 Fox–Goodwin fails on the stiff pendulum at any step (paper Fig. 7)
+    proc = run("simulate", "stiff_pendulum", "--method", "index3", "--scheme", "fox-goodwin",
+               "--dt", "0.1", "--t-end", "60", "--out", tmp_path / "r.npz")
+    assert proc.returncode == 3, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    first = proc.stdout.splitlines()[0]
+    assert first.startswith("stiff_pendulum: ") and first.split(": ")[1] in ("failed", "diverged")
+    assert "reason" in proc.stdout
+    res = load_result(tmp_path / "r.npz")
+    assert res.status in ("failed", "diverged") and res.reason
+    assert 1 < len(res.t) < 601
+
+
+def test_model_file_path_and_unconstrained_method(tmp_path):
+    (tmp_path / "osc.py").write_text(
+        "import symgen\n"
+        "def model():\n"
+        "    (x,), (xd,) = symgen.coordinates('x')\n"
+        "    k = symgen.Model.__init__  # noqa\n"
+        "    import sympy as sp\n"
+        "    kk = sp.Symbol('k')\n"
+        "    return symgen.Model('osc', [x], M=[[1]], f=[-kk * x], V=kk * x**2 / 2,\n"
+        "        params={kk: 4.0}, x0=[1.0], settings=dict(method='newmark',\n"
+        "        scheme='trapezoidal', dt=0.01, t_end=1.0))\n")
+    proc = run("simulate", tmp_path / "osc.py", "--param", "k=9", "--out", tmp_path / "o.npz")
+    assert proc.returncode == 0, proc.stderr
+    res = load_result(tmp_path / "o.npz")
+    # trapezoidal on x'' = -9x from x = 1: close to cos(3t)
+    assert abs(res.x[-1, 0] - np.cos(3.0)) < 1e-3
+    assert "energy drift" in proc.stdout
+
+
+# -- bad usage: exit 2, one line, no traceback -------------------------------------------------------
+def test_unknown_scheme():
+    assert_one_line_error(run("simulate", "stiff_pendulum", "--scheme", "bogus"), "bogus")
+
+
+def test_malformed_param():
+    assert_one_line_error(run("simulate", "stiff_pendulum", "--param", "T0"), "malformed", "T0")
+    assert_one_line_error(run("simulate", "stiff_pendulum", "--param", "T0=abc"), "not a number")
+
+
+def test_unknown_parameter_lists_known_ones():
+    assert_one_line_error(run("simulate", "stiff_pendulum", "--param", "Q=1"),
+                          "'Q'", "T0", "wbar")
+
+
+def test_missing_model_file(tmp_path):
+    assert_one_line_error(run("simulate", tmp_path / "nowhere.py"), "not found")
+
+
+def test_unknown_example_lists_known_ones():
+    assert_one_line_error(run("show", "no_such_example"), "no_such_example", "stiff_pendulum")
+
+
+def test_bad_method_and_output_suffix(tmp_path):
+    assert_one_line_error(run("simulate", "stiff_pendulum", "--method", "euler"), "euler")
+    assert_one_line_error(run("simulate", "stiff_pendulum", "--out", tmp_path / "r.txt"), ".npz")
+    assert_one_line_error(run("simulate", "stiff_pendulum", "--dt", "-1"), "--dt")
+
+
+def test_constrained_model_with_minimal_method():
+    assert_one_line_error(run("simulate", "stiff_pendulum", "--method", "newmark",
+                              "--t-end", "1"), "constraints")
+
+
+def test_model_error_in_a_file(tmp_path):
+    (tmp_path / "bad.py").write_text(
+        "import symgen\n"
+        "def model():\n"
+        "    return symgen.Model('bad', ['a'], M=[[1, 0], [0, 1]], f=[0])\n")
+    assert_one_line_error(run("show", tmp_path / "bad.py"), "M has shape")
+
+
+def test_no_command_and_unknown_command():
+    proc = run()
+    assert proc.returncode == 2 and "usage" in proc.stdout
+    assert_one_line_error(run("frobnicate"), "frobnicate")
+
+
+# -- show, generate, stability, plot ------------------------------------------------------------------
+def test_show_summary_and_terms():
+    proc = run("show", "stiff_pendulum")
+    assert proc.returncode == 0, proc.stderr
+    assert "pendulum.theta" in proc.stdout and "T0" in proc.stdout
+    proc = run("show", "stiff_pendulum", "--term", "H", "--latex")
+    assert proc.returncode == 0
+    assert "\\left[" in proc.stdout and "\\cos" in proc.stdout
+    proc = run("show", "stiff_pendulum", "--term", "K")
+    assert proc.returncode == 0 and "λ" in proc.stdout or "lambda" in proc.stdout
+    assert_one_line_error(run("show", "stiff_pendulum", "--term", "Z"), "Z")
+
+
+def test_generate_writes_the_c_sources(tmp_path):
+    proc = run("generate", "stiff_pendulum", "-o", tmp_path / "c")
+    assert proc.returncode == 0, proc.stderr
+    for name in ("stiff_pendulum.h", "stiff_pendulum.c", "README.md"):
+        assert (tmp_path / "c" / name).is_file()
+    assert "STIFF_PENDULUM_N 3" in (tmp_path / "c" / "stiff_pendulum.h").read_text()
+    # default folder generated/<model>/ relative to the working directory
+    proc = run("generate", "stiff_pendulum", cwd=tmp_path)
+    assert proc.returncode == 0
+    assert (tmp_path / "generated" / "stiff_pendulum" / "stiff_pendulum.c").is_file()
+
+
+def test_stability_at_the_initial_state():
+    proc = run("stability", "stiff_pendulum", "--scheme", "fox-goodwin")
+    assert proc.returncode == 0, proc.stderr
+    assert "3.130495168 rad/s" in proc.stdout
+    assert "h ≤ 0.782461 s" in proc.stdout
+    proc = run("stability", "stiff_pendulum", "--scheme", "trapezoidal")
+    assert proc.returncode == 0 and "unconditionally stable" in proc.stdout
+    proc = run("stability", "stiff_pendulum", "--scheme", "0.5,0", "--param", "g=39.2")
+    assert proc.returncode == 0 and "6.26099" in proc.stdout       # √(39.2/1)
+    assert_one_line_error(run("stability", "stiff_pendulum", "--scheme", "nope"), "nope")
+
+
+@pytest.mark.parametrize("what, n_lines", [("coordinates", 3), ("outputs", 1),
+                                           ("constraints", 3), ("stability", 3), ("energy", 4),
+                                           ("reactions", 2)])
+def test_plot_command(short_run, what, n_lines, tmp_path):
+    d, _ = short_run
+    png = tmp_path / f"{what}.png"
+    proc = run("plot", d / "r.npz", "--what", what, "-o", png)
+    assert proc.returncode == 0, proc.stderr
+    assert f"{n_lines} series" in proc.stdout
+    assert png.read_bytes()[:8] == PNG
+
+
+def test_plot_errors(short_run, tmp_path):
+    d, _ = short_run
+    assert_one_line_error(run("plot", tmp_path / "none.npz", "-o", tmp_path / "x.png"),
+                          "not found")
+    assert_one_line_error(run("plot", d / "r.npz", "--what", "bogus", "-o", tmp_path / "x.png"),
+                          "bogus")
+    assert_one_line_error(run("plot", d / "r.npz", "-o", tmp_path / "x.jpg"), ".png")
+
+
+def test_module_entry_point_and_version():
+    proc = subprocess.run([sys.executable, "-m", "symgen.cli", "--version"], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0 and proc.stdout.startswith("symgen ")
+
+
+def test_main_returns_exit_codes_in_process(capsys):
+    from symgen.cli import main
+    assert main(["simulate", "stiff_pendulum", "--param", "nope"]) == 2
+    assert "malformed" in capsys.readouterr().err
+    assert main(["stability", "stiff_pendulum"]) == 0
+    assert "ω_max" in capsys.readouterr().out
+
+
+def test_meta_is_json_with_versions(short_run):
+    d, _ = short_run
+    with np.load(d / "r.npz") as z:
+        meta = json.loads(str(z["meta"]))
+    assert meta["symgen"] and meta["model_hash"] and meta["h"] == 0.1
