@@ -1,0 +1,275 @@
+"""What a simulation produced: every recorded step, the run's status and its metadata.
+
+A :class:`Result` is plain data (NumPy arrays, one row per recorded step including the initial
+state) and is written by :meth:`Result.save` as ``.npz`` (arrays plus the metadata as a JSON string)
+or ``.csv`` (one row per step, named columns, metadata in ``#`` comment lines at the top);
+:func:`load_result` reads either back.
+
+Attributes
+----------
+t (N,), x, xd, xdd (N × n), lam (N × m):
+    time, coordinates, velocities, accelerations, Lagrange multipliers (M ẍ = f + Hᵀλ).
+coords:
+    coordinate names (tuple of str), the column order of x, xd, xdd.
+pos_err, vel_err, acc_err (N,):
+    ‖q‖₂, ‖q̇‖₂, ‖q̈‖₂ at each recorded state (zeros for unconstrained models).
+omega_max, h_max (N,):
+    the stability estimate (highest frequency of the reduced system, rad/s) and the Eq. 11 step
+    limit for the scheme in use (inf: unconditionally stable; nan: not estimated).
+newton_iters (N,):
+    Newton iterations (linear solves) of the step that produced the row (0 for the initial state).
+energy (N,) or None:
+    T + V per step when the model has a potential V, else None; ``energy_kinetic`` and
+    ``energy_potential`` hold T and V (always recorded; V = 0 without a potential).
+outputs (N × n_out), output_names:
+    the model's named outputs.
+status:
+    ``'completed'``, ``'diverged'`` (non-finite values or |x| past the divergence bound) or
+    ``'failed'`` (Newton did not converge, or a singular step matrix); all steps before the failure
+    are kept.
+reason:
+    empty when completed, otherwise a sentence naming time, step, iteration and residual norms.
+meta:
+    dict: versions (symgen, numpy, scipy, sympy, python), model name and hash, method, scheme
+    ({name, gamma, beta, hht_alpha}), h, t0, t_end, tolerances, parameters, wall time, …
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["Result", "load_result", "STATUSES"]
+
+STATUSES = ("completed", "diverged", "failed")
+
+_ARRAYS = ("t", "x", "xd", "xdd", "lam", "pos_err", "vel_err", "acc_err", "omega_max", "h_max",
+           "newton_iters", "outputs")
+_OPTIONAL = ("energy", "energy_kinetic", "energy_potential")
+
+
+class Result:
+    """Recorded trajectory, status and metadata of one simulation run (see the module docstring)."""
+
+    def __init__(self, *, t, x, xd, xdd, lam, coords, pos_err, vel_err, acc_err, omega_max, h_max,
+                 newton_iters, energy=None, energy_kinetic=None, energy_potential=None,
+                 outputs=None, output_names=(), status="completed", reason="", meta=None):
+        self.t = np.asarray(t, dtype=float)
+        N = self.t.shape[0]
+        self.x = np.asarray(x, dtype=float).reshape(N, -1)
+        self.xd = np.asarray(xd, dtype=float).reshape(N, -1)
+        self.xdd = np.asarray(xdd, dtype=float).reshape(N, -1)
+        self.lam = np.asarray(lam, dtype=float).reshape(N, -1)
+        self.coords = tuple(str(c) for c in coords)
+        self.pos_err = np.asarray(pos_err, dtype=float)
+        self.vel_err = np.asarray(vel_err, dtype=float)
+        self.acc_err = np.asarray(acc_err, dtype=float)
+        self.omega_max = np.asarray(omega_max, dtype=float)
+        self.h_max = np.asarray(h_max, dtype=float)
+        self.newton_iters = np.asarray(newton_iters, dtype=int)
+        self.energy = None if energy is None else np.asarray(energy, dtype=float)
+        self.energy_kinetic = None if energy_kinetic is None else np.asarray(energy_kinetic, float)
+        self.energy_potential = None if energy_potential is None else np.asarray(energy_potential, float)
+        self.output_names = tuple(str(s) for s in output_names)
+        self.outputs = (np.zeros((N, len(self.output_names))) if outputs is None
+                        else np.asarray(outputs, dtype=float).reshape(N, len(self.output_names)))
+        if status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, got {status!r}")
+        self.status = status
+        self.reason = str(reason)
+        self.meta = dict(meta or {})
+        if self.x.shape[1] != len(self.coords):
+            raise ValueError(f"x has {self.x.shape[1]} columns but {len(self.coords)} coordinate names")
+
+    # -- convenience ----------------------------------------------------------------------------
+    @property
+    def n_steps(self) -> int:
+        """Number of completed steps (rows − 1)."""
+        return max(self.t.shape[0] - 1, 0)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "completed"
+
+    def coord(self, name: str) -> np.ndarray:
+        """The column of x for coordinate ``name``."""
+        try:
+            return self.x[:, self.coords.index(name)]
+        except ValueError:
+            raise KeyError(f"no coordinate {name!r}; coordinates: {list(self.coords)}") from None
+
+    def output(self, name: str) -> np.ndarray:
+        """The column of ``outputs`` for output ``name``."""
+        try:
+            return self.outputs[:, self.output_names.index(name)]
+        except ValueError:
+            raise KeyError(f"no output {name!r}; outputs: {list(self.output_names)}") from None
+
+    def __repr__(self) -> str:
+        name = self.meta.get("model", "?")
+        t_last = float(self.t[-1]) if self.t.size else math.nan
+        s = (f"Result({name!r}, method={self.meta.get('method', '?')!r}, steps={self.n_steps}, "
+             f"t_end={t_last:.6g}, status={self.status!r}")
+        if self.reason:
+            s += f", reason={self.reason!r}"
+        return s + ")"
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Result):
+            return NotImplemented
+        if (self.coords, self.output_names, self.status, self.reason) != \
+                (other.coords, other.output_names, other.status, other.reason):
+            return False
+        for name in _ARRAYS + _OPTIONAL:
+            a, b = getattr(self, name), getattr(other, name)
+            if (a is None) != (b is None):
+                return False
+            if a is not None and not (a.shape == b.shape and np.array_equal(a, b, equal_nan=True)):
+                return False
+        return _json_roundtrip(self.meta) == _json_roundtrip(other.meta)
+
+    __hash__ = None
+
+    # -- saving -----------------------------------------------------------------------------------
+    def save(self, path) -> Path:
+        """Write ``.npz`` or ``.csv`` (chosen by the suffix); returns the path."""
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix == ".npz":
+            self._save_npz(path)
+        elif suffix == ".csv":
+            self._save_csv(path)
+        else:
+            raise ValueError(f"cannot save a Result as {path.name!r}: use a .npz or .csv file name")
+        return path
+
+    def _save_npz(self, path: Path) -> None:
+        data = {name: getattr(self, name) for name in _ARRAYS}
+        for name in _OPTIONAL:
+            if getattr(self, name) is not None:
+                data[name] = getattr(self, name)
+        data["coords"] = np.array(self.coords, dtype=str)
+        data["output_names"] = np.array(self.output_names, dtype=str)
+        data["status"] = np.array(self.status)
+        data["reason"] = np.array(self.reason)
+        data["meta"] = np.array(json.dumps(self.meta, default=_json_default))
+        with open(path, "wb") as fh:
+            np.savez_compressed(fh, **data)
+
+    def _columns(self):
+        cols, names = [self.t[:, None]], ["t"]
+        for key, arr in (("x", self.x), ("xd", self.xd), ("xdd", self.xdd)):
+            cols.append(arr)
+            names += [f"{key}:{c}" for c in self.coords]
+        cols.append(self.lam)
+        names += [f"lam:{i}" for i in range(self.lam.shape[1])]
+        for key in ("pos_err", "vel_err", "acc_err", "omega_max", "h_max", "newton_iters"):
+            cols.append(np.asarray(getattr(self, key), dtype=float)[:, None])
+            names.append(key)
+        for key in _OPTIONAL:
+            arr = getattr(self, key)
+            if arr is not None:
+                cols.append(arr[:, None])
+                names.append(key)
+        cols.append(self.outputs)
+        names += [f"out:{s}" for s in self.output_names]
+        return np.hstack(cols) if cols else np.zeros((0, 0)), names
+
+    def _save_csv(self, path: Path) -> None:
+        table, names = self._columns()
+        header = {
+            "format": "symgen-result-csv 1",
+            "coords": list(self.coords),
+            "output_names": list(self.output_names),
+            "n_lam": int(self.lam.shape[1]),
+            "status": self.status,
+            "reason": self.reason,
+        }
+        with open(path, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(f"# symgen result: {json.dumps(header)}\n")
+            fh.write(f"# meta: {json.dumps(self.meta, default=_json_default)}\n")
+            fh.write(",".join(names) + "\n")
+            for row in table:
+                fh.write(",".join(repr(float(v)) for v in row) + "\n")
+
+
+def _json_default(obj):
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, Path):
+        return str(obj)
+    return str(obj)
+
+
+def _json_roundtrip(meta: dict):
+    return json.loads(json.dumps(meta, default=_json_default))
+
+
+def load_result(path) -> Result:
+    """Read a Result written by :meth:`Result.save` (``.npz`` or ``.csv``)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".npz":
+        return _load_npz(path)
+    if suffix == ".csv":
+        return _load_csv(path)
+    raise ValueError(f"cannot load a Result from {path.name!r}: expected a .npz or .csv file")
+
+
+def _load_npz(path: Path) -> Result:
+    with np.load(path, allow_pickle=False) as z:
+        kw = {name: z[name] for name in _ARRAYS}
+        for name in _OPTIONAL:
+            kw[name] = z[name] if name in z.files else None
+        coords = tuple(str(s) for s in z["coords"].tolist())
+        output_names = tuple(str(s) for s in z["output_names"].tolist())
+        status, reason = str(z["status"]), str(z["reason"])
+        meta = json.loads(str(z["meta"]))
+    N = kw["t"].shape[0]
+    kw["lam"] = kw["lam"].reshape(N, -1)
+    return Result(coords=coords, output_names=output_names, status=status, reason=reason,
+                  meta=meta, **kw)
+
+
+def _load_csv(path: Path) -> Result:
+    header, meta, names = None, {}, None
+    rows = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            line = line.rstrip("\n")
+            if line.startswith("# symgen result:"):
+                header = json.loads(line.split(":", 1)[1])
+            elif line.startswith("# meta:"):
+                meta = json.loads(line.split(":", 1)[1])
+            elif line.startswith("#") or not line.strip():
+                continue
+            elif names is None:
+                names = line.split(",")
+            else:
+                rows.append([float(v) for v in line.split(",")])
+    if header is None or names is None:
+        raise ValueError(f"{path} is not a symgen result CSV (missing the '# symgen result:' header)")
+    table = np.array(rows, dtype=float).reshape(len(rows), len(names))
+    col = {name: i for i, name in enumerate(names)}
+    coords, outs, n_lam = header["coords"], header["output_names"], int(header["n_lam"])
+
+    def take(keys):
+        return table[:, [col[k] for k in keys]] if keys else np.zeros((table.shape[0], 0))
+
+    kw = dict(
+        t=table[:, col["t"]],
+        x=take([f"x:{c}" for c in coords]), xd=take([f"xd:{c}" for c in coords]),
+        xdd=take([f"xdd:{c}" for c in coords]), lam=take([f"lam:{i}" for i in range(n_lam)]),
+        outputs=take([f"out:{s}" for s in outs]),
+    )
+    for key in ("pos_err", "vel_err", "acc_err", "omega_max", "h_max"):
+        kw[key] = table[:, col[key]]
+    kw["newton_iters"] = table[:, col["newton_iters"]].astype(int)
+    for key in _OPTIONAL:
+        kw[key] = table[:, col[key]] if key in col else None
+    return Result(coords=coords, output_names=outs, status=header["status"],
+                  reason=header["reason"], meta=meta, **kw)

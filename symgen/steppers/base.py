@@ -1,0 +1,126 @@
+"""What every stepper shares: the interface the simulation loop drives, the predictor, the
+convergence test and the failure exception.
+
+A stepper advances one fixed step h from a state (x, ẋ, ẍ, λ) at t to (x, ẋ, ẍ, λ) at t + h:
+
+    stepper.step(t, x, xd, xdd, lam)  ->  number of Newton iterations (linear solves)
+
+The new state is left in ``stepper.x, .xd, .xdd, .lam`` (buffers owned by the stepper), with
+``stepper.res`` = (‖q‖₂, ‖q̇‖₂, ‖q̈‖₂) evaluated at the accepted state and ``stepper.omega_max``
+the per-step stability estimate.  Numerical trouble raises :class:`StepFailure` (caught by
+:func:`symgen.simulate`, which turns it into a Result with status ``failed``).
+
+Convergence (all steppers): with the scale s = max(‖x‖∞, h‖ẋ‖∞, h²‖ẍ‖∞, 1e-8),
+the last update of (x, hẋ, h²ẍ) is ≤ ``tol``·s in the max-norm and, for constrained models,
+max(‖q‖∞, h‖q̇‖∞, h²‖q̈‖∞) ≤ ``constraint_tol``·s at the accepted state (the constrained
+steppers evaluate the constraints at the accepted state, so the residuals they report are those
+of the state they return).  The index-3 stepper enforces q only, so only ‖q‖ enters its test.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .schemes import Scheme
+
+__all__ = ["StepFailure", "Stepper", "DEFAULT_TOL", "DEFAULT_CONSTRAINT_TOL", "DEFAULT_MAX_ITER"]
+
+DEFAULT_TOL = 1e-10
+DEFAULT_CONSTRAINT_TOL = 1e-8
+DEFAULT_MAX_ITER = 25
+_SCALE_FLOOR = 1e-8
+
+
+class StepFailure(RuntimeError):
+    """A step that could not be completed; the message names time, step, iteration and norms."""
+
+    def __init__(self, message: str, *, iteration: int = 0, nonfinite: bool = False):
+        super().__init__(message)
+        self.iteration = iteration
+        self.nonfinite = nonfinite
+
+
+class Stepper:
+    """Base class: buffers, predictor, convergence scale.  Subclasses implement :meth:`step`."""
+
+    method = "?"
+
+    def __init__(self, kernels, scheme: Scheme, h: float, *, tol: float = DEFAULT_TOL,
+                 constraint_tol: float = DEFAULT_CONSTRAINT_TOL, max_iter: int = DEFAULT_MAX_ITER,
+                 rank_tol: float | None = None, estimate: bool = True):
+        if not (h > 0.0 and math.isfinite(h)):
+            raise ValueError(f"step size must be positive and finite, got {h}")
+        if not (tol > 0.0):
+            raise ValueError(f"tol must be positive, got {tol}")
+        if not (constraint_tol > 0.0):
+            raise ValueError(f"constraint_tol must be positive, got {constraint_tol}")
+        if int(max_iter) < 1:
+            raise ValueError(f"max_iter must be at least 1, got {max_iter}")
+        self.kernels = kernels
+        self.scheme = scheme
+        self.h = float(h)
+        self.tol = float(tol)
+        self.constraint_tol = float(constraint_tol)
+        self.max_iter = int(max_iter)
+        self.estimate = bool(estimate)
+        n, m = kernels.n, kernels.m
+        self.n, self.m = n, m
+        # the iterate / accepted new state
+        self.x = np.zeros(n)
+        self.xd = np.zeros(n)
+        self.xdd = np.zeros(n)
+        self.lam = np.zeros(m)
+        # the previous iterate (for the update norm)
+        self._x_old = np.zeros(n)
+        self._xd_old = np.zeros(n)
+        self._xdd_old = np.zeros(n)
+        self._wn = np.zeros(n)
+        self.res = np.zeros(3)          # ‖q‖, ‖q̇‖, ‖q̈‖ at the accepted state
+        self.omega_max = math.nan
+        self.last_update = math.nan
+
+    def start(self, t: float, x, xd, xdd, lam) -> None:
+        """Called once with the (consistent) initial state before the first step."""
+
+    # -- helpers ----------------------------------------------------------------------------------
+    def _predict(self, x, xd, xdd, lam) -> None:
+        """Constant-acceleration predictor: ẍ⁰ = ẍ_n (it satisfies Newmark for any γ, β)."""
+        h = self.h
+        self.xdd[:] = xdd
+        np.multiply(xdd, h, out=self.xd)
+        self.xd += xd
+        np.multiply(xdd, 0.5 * h * h, out=self.x)
+        self.x += x
+        np.multiply(xd, h, out=self._wn)
+        self.x += self._wn
+        if self.m:
+            self.lam[:] = lam
+
+    def _scale(self) -> float:
+        h = self.h
+        return max(float(np.max(np.abs(self.x))), h * float(np.max(np.abs(self.xd))),
+                   h * h * float(np.max(np.abs(self.xdd))), _SCALE_FLOOR)
+
+    def _update_norm(self) -> float:
+        """max(‖Δx‖∞, h‖Δẋ‖∞, h²‖Δẍ‖∞) between the current and the previous iterate."""
+        h, w = self.h, self._wn
+        np.subtract(self.x, self._x_old, out=w)
+        a = float(np.max(np.abs(w)))
+        np.subtract(self.xd, self._xd_old, out=w)
+        b = h * float(np.max(np.abs(w)))
+        np.subtract(self.xdd, self._xdd_old, out=w)
+        c = h * h * float(np.max(np.abs(w)))
+        return max(a, b, c)
+
+    def _save_old(self) -> None:
+        self._x_old[:] = self.x
+        self._xd_old[:] = self.xd
+        self._xdd_old[:] = self.xdd
+
+    def _finite(self) -> bool:
+        return bool(np.isfinite(self.x).all() and np.isfinite(self.xd).all()
+                    and np.isfinite(self.xdd).all() and np.isfinite(self.lam).all())
+
+    def step(self, t: float, x, xd, xdd, lam) -> int:
+        raise NotImplementedError

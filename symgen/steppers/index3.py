@@ -1,0 +1,143 @@
+"""The classical approach (paper Sec. 2, Fig. 1; Eqs. 6, 7, 10, 28–29): Newmark on x with Lagrange
+multipliers and the position constraints, Newton on (x(t + h), λ); optional HHT-α
+(Negrut, Rampalli, Ottarsson, Sajdak 2007: HHT-I3).
+
+Unknowns ẍ(t+h) and λ(t+h), with x = x̂ + βh²ẍ, ẋ = ẋ̂ + γhẍ (x̂, ẋ̂ the Newmark predictors):
+
+    r₁ = M ẍ − (1 + α_H)(f + Hᵀλ) + α_H (f + Hᵀλ)(t)      (equilibrium, Eq. 3; α_H = 0: Newmark)
+    r₂ = q(x) / (βh²)                                       (position constraints, Eq. 2 / 10)
+
+    [ M + (1+α_H)(γh C + βh² K)   −(1+α_H) Hᵀ ] [Δẍ]     [r₁]
+    [ H                            0          ] [Δλ] = − [r₂]                     (Eq. 29)
+
+K = ∂(Mẍ − f − Hᵀλ)/∂x includes −∂(Hᵀλ)/∂x.  Only q = 0 is enforced; ‖q̇‖ and ‖q̈‖ are
+recorded as they come.  Redundant constraints make the bordered matrix singular; a least-squares
+solve is used then.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .base import Stepper, StepFailure
+from .linalg import DEFAULT_RANK_TOL, Linearization
+
+__all__ = ["Index3Stepper"]
+
+
+class Index3Stepper(Stepper):
+    """Classical index-3 Newmark / HHT-α stepper on (x, λ)."""
+
+    method = "index3"
+
+    def __init__(self, kernels, scheme, h, *, rank_tol: float | None = None, **kw):
+        super().__init__(kernels, scheme, h, **kw)
+        if scheme.beta == 0.0:
+            raise ValueError("the index-3 stepper needs beta > 0 (with beta = 0 the position "
+                             "constraints do not involve the new accelerations)")
+        n, m = self.n, self.m
+        self._A = np.zeros((n + m, n + m))
+        self._b = np.zeros(n + m)
+        self._g_n = np.zeros(n)            # (f + Hᵀλ)(t) for HHT
+        self._w = np.zeros(n)
+        # the per-step stability estimate uses the null-space reduction at the accepted state
+        self.lin = Linearization(n, m, DEFAULT_RANK_TOL if rank_tol is None else rank_tol)
+
+    def start(self, t, x, xd, xdd, lam):
+        if self.scheme.is_hht:
+            M, f, _, _ = self.kernels.dynamics(t, x, xd, xdd, lam)
+            _, H, *_ = self.kernels.constraints(t, x, xd, xdd)
+            self._g_n[:] = f
+            if self.m:
+                self._g_n += H.T @ lam
+
+    def step(self, t, x, xd, xdd, lam) -> int:
+        kern = self.kernels
+        h = self.h
+        gam, bet, alH = self.scheme.gamma, self.scheme.beta, self.scheme.alpha
+        t1 = t + h
+        n, m = self.n, self.m
+        A, b = self._A, self._b
+        self._predict(x, xd, xdd, lam)
+        upd = math.inf
+        for it in range(self.max_iter + 1):
+            q, H, q_dot, H_dot, q_ddot, H_ddot = kern.constraints(t1, self.x, self.xd, self.xdd)
+            scale = self._scale()
+            rq = float(np.max(np.abs(q))) if m else 0.0
+            if not (math.isfinite(rq) and math.isfinite(scale)):
+                raise StepFailure(
+                    f"non-finite state or constraint residual at t = {t1:.9g}, Newton iteration {it}",
+                    iteration=it, nonfinite=True)
+            if it > 0 and upd <= self.tol * scale and rq <= self.constraint_tol * scale:
+                if m:
+                    self.res[0] = float(np.linalg.norm(q))
+                    self.res[1] = float(np.linalg.norm(q_dot))
+                    self.res[2] = float(np.linalg.norm(q_ddot))
+                if alH:
+                    # (f + Hᵀλ)(t+h) from the equilibrium just solved:
+                    # M ẍ − (1+α_H) g₁ + α_H g₀ = 0
+                    self._g_n *= alH
+                    self._g_n += M @ self.xdd
+                    self._g_n /= 1.0 + alH
+                if self.estimate:
+                    self.omega_max = self._estimate(t1, q, q_dot, q_ddot, H, H_dot, H_ddot)
+                return it
+            if it == self.max_iter:
+                lam_max = float(np.max(np.abs(self.lam))) if m else 0.0
+                raise StepFailure(
+                    f"Newton did not converge at t = {t1:.9g} after {it} iterations: update of "
+                    f"(x, h·xd, h²·xdd) {upd:.3e} (tolerance {self.tol * scale:.3e}); |q| {rq:.3e} "
+                    f"(tolerance {self.constraint_tol * scale:.3e}); max|lambda| {lam_max:.3e}",
+                    iteration=it)
+            M, f, K, C = kern.dynamics(t1, self.x, self.xd, self.xdd, self.lam)
+            J = A[:n, :n]
+            np.multiply(C, gam * h, out=J)
+            J += (bet * h * h) * K
+            if alH:
+                J *= 1.0 + alH
+            J += M                                                   # M + γhC + βh²K  (Eq. 29)
+            r1 = b[:n]
+            np.matmul(M, self.xdd, out=r1)
+            if m:
+                A[:n, n:] = H.T
+                A[:n, n:] *= -(1.0 + alH)                            # −Gᵀ
+                A[n:, :n] = H                                        # H_L  (Eq. 10)
+                np.matmul(H.T, self.lam, out=self._w)
+                self._w += f
+            else:
+                self._w[:] = f
+            r1 -= (1.0 + alH) * self._w                              # M ẍ − (f + Gᵀλ)
+            if alH:
+                r1 += alH * self._g_n
+            if m:
+                np.multiply(q, 1.0 / (bet * h * h), out=b[n:])       # q / (βh²)
+            np.negative(b, out=b)
+            try:
+                d = np.linalg.solve(A, b)
+            except np.linalg.LinAlgError:
+                d = np.linalg.lstsq(A, b, rcond=None)[0]             # redundant constraints
+            self._save_old()
+            dxdd = d[:n]
+            self.xdd += dxdd
+            self.xd += (gam * h) * dxdd                              # Newmark velocity
+            self.x += (bet * h * h) * dxdd                           # Newmark position
+            if m:
+                self.lam += d[n:]
+            upd = self._update_norm()
+            if not (math.isfinite(upd) and np.isfinite(self.lam).all()):
+                raise StepFailure(f"non-finite Newton update at t = {t1:.9g}, iteration {it + 1}",
+                                  iteration=it + 1, nonfinite=True)
+        raise AssertionError("unreachable")
+
+    def _estimate(self, t1, q, q_dot, q_ddot, H, H_dot, H_ddot) -> float:
+        """ω_max of the reduced system (end of Sec. 5) at the accepted state, for comparison."""
+        lin = self.lin
+        try:
+            lin.factor(H)
+        except np.linalg.LinAlgError:
+            return math.nan
+        lin.particular(q, q_dot, q_ddot, H, H_dot, H_ddot, self.xd, self.xdd)
+        M, f, K, C = self.kernels.dynamics(t1, self.x, self.xd, self.xdd, self.lam)
+        lin.reduce(M, C, K)
+        return lin.omega_max()

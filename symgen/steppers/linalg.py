@@ -1,0 +1,202 @@
+"""The linear algebra of one linearization of the constraints (paper Sec. 5, Eqs. 32–52).
+
+One SVD of H per Newton iteration gives
+
+* the numerical rank r (singular values above ``rank_tol`` × the largest one; relative, default
+  1e-10: it must stay below the closest approach to a singular configuration that the steps make,
+  see ``shared/notes/method.md``),
+* an orthonormal null-space basis N_H (n × k, k = n − r), the last k right singular vectors,
+* the pseudo-inverse H⁺ = V_r S_r⁻¹ U_rᵀ (n × m), used for every minimum-norm (least-squares when
+  rank-deficient, i.e. for redundant constraints) particular solution.
+
+The position particular solution is written as a correction of the current estimate x₀ (the
+form settled in the method notes), so that α stays of the size of one step; the velocity and
+acceleration particular solutions are the minimum-norm solutions of Eqs. 39 and 46 as printed:
+
+    x_p  = x₀ − H⁺ q                                          (Eq. 33, corrected form)
+    ẋ_p  = H⁺(H ẋ₀ − q̇ − Ḣ (x_p − x₀))                        (Eq. 39, minimum norm)
+    Ẋ_p  = −H⁺ Ḣ N_H                                           (Eq. 40)
+    ẍ_p  = H⁺(H ẍ₀ − q̈ − Ḧ (x_p − x₀) − 2Ḣ (ẋ_p − ẋ₀))         (Eq. 46, minimum norm)
+    Ẍ_p1 = H⁺(−2Ḣ Ẋ_p − Ḧ N_H)                                 (Eq. 47)
+    X_p2 = 2 Ẋ_p                                               (Eqs. 48–49)
+
+Why not the corrected form ẋ_p = ẋ₀ + H⁺(…) for velocities too: a null-space component c of ẋ_p
+shifts α̇ at t and at t + h by the same constant −Nᵀc while α itself is unshifted (x_p does not move
+with time inside the step), and Newmark (α₁ = α₀ + hα̇₀ + …) is not invariant under that: the
+iteration then converges to x(t + h) ≈ x(t) for a moving mechanism.  A constant shift of α (the
+position correction) is harmless because Eq. 56 shifts α(t) by the same constant.  Checked
+numerically on the stiff pendulum (tests/test_steppers.py).
+
+Stored: dx_p = x_p − x₀ and the absolute ẋ_p, ẍ_p together with dxd_p = ẋ_p − ẋ₀ and
+dxdd_p = ẍ_p − ẍ₀ (the linearized equilibrium is written about the estimate).
+Plain array code on preallocated buffers (re-allocated only when the rank changes), so that it can
+be mirrored line by line in C.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["Linearization", "omega_from", "DEFAULT_RANK_TOL"]
+
+#: Relative rank tolerance: singular values ≤ rank_tol · s_max count as zero.
+DEFAULT_RANK_TOL = 1e-10
+
+
+class Linearization:
+    """Null-space basis, pseudo-inverse, particular solutions and reduced matrices of one iterate."""
+
+    def __init__(self, n: int, m: int, rank_tol: float = DEFAULT_RANK_TOL):
+        if not (0.0 <= rank_tol < 1.0):
+            raise ValueError(f"rank_tol must lie in [0, 1), got {rank_tol}")
+        self.n, self.m, self.rank_tol = n, m, float(rank_tol)
+        self.rank = 0
+        self.k = -1
+        self.s = np.zeros(min(n, m))            # singular values of H
+        self.Hpinv = np.zeros((n, m))           # H⁺
+        self.dx_p = np.zeros(n)                 # x_p − x₀
+        self.xd_p = np.zeros(n)                 # ẋ_p
+        self.xdd_p = np.zeros(n)                # ẍ_p
+        self.dxd_p = np.zeros(n)                # ẋ_p − ẋ₀
+        self.dxdd_p = np.zeros(n)               # ẍ_p − ẍ₀
+        self._wm = np.zeros(m)                  # work vectors (constraint space)
+        self._wm2 = np.zeros(m)
+        self._set_k(n - min(n, m) if m else n)
+
+    # -- buffers that depend on k = n − rank ---------------------------------------------------
+    def _set_k(self, k: int) -> None:
+        if k == self.k:
+            return
+        n, m = self.n, self.m
+        self.k = k
+        self.N = np.zeros((n, k))               # N_H
+        self.Xd_p = np.zeros((n, k))            # Ẋ_p
+        self.Xdd_p1 = np.zeros((n, k))          # Ẍ_p1
+        self.X_p2 = np.zeros((n, k))            # X_p2 = 2 Ẋ_p
+        self._Wmk = np.zeros((m, k))            # work: constraint rows × k
+        self._Wmk2 = np.zeros((m, k))
+        self.MN = np.zeros((n, k))
+        self.CN = np.zeros((n, k))
+        self.KN = np.zeros((n, k))
+        self.MXd = np.zeros((n, k))
+        self.CXd = np.zeros((n, k))
+        self.MXdd = np.zeros((n, k))
+        self.M_R = np.zeros((k, k))
+        self.C_R = np.zeros((k, k))
+        self.K_R = np.zeros((k, k))
+        self._Wkk = np.zeros((k, k))
+
+    # -- one rank-revealing factorization --------------------------------------------------------
+    def factor(self, H: np.ndarray) -> int:
+        """SVD of H: rank, N_H and H⁺.  Returns k = n − rank, the size of α."""
+        n, m = self.n, self.m
+        if m == 0:
+            self.rank = 0
+            self._set_k(n)
+            self.N[...] = np.eye(n)
+            return n
+        U, s, Vt = np.linalg.svd(H, full_matrices=True)
+        self.s[...] = s
+        smax = s[0] if s.size else 0.0
+        r = int(np.count_nonzero(s > self.rank_tol * smax)) if smax > 0.0 else 0
+        self.rank = r
+        self._set_k(n - r)
+        self.N[...] = Vt[r:].T                                                   # N_H
+        # H⁺ = V_r S_r⁻¹ U_rᵀ  (minimum-norm least squares for every solve below)
+        np.matmul(Vt[:r].T / s[:r], U[:, :r].T, out=self.Hpinv)
+        return self.k
+
+    # -- particular solutions ----------------------------------------------------------------
+    def particular(self, q, q_dot, q_ddot, H, H_dot, H_ddot, xd0, xdd0) -> None:
+        """Fill dx_p, ẋ_p, Ẋ_p, ẍ_p, Ẍ_p1, X_p2 (Eqs. 33, 39, 40, 46, 47, 48) and dxd_p, dxdd_p."""
+        Hp, wm, wm2 = self.Hpinv, self._wm, self._wm2
+        if self.m == 0:
+            self.dx_p[:] = 0.0
+            self.xd_p[:] = 0.0
+            self.xdd_p[:] = 0.0
+            np.negative(xd0, out=self.dxd_p)
+            np.negative(xdd0, out=self.dxdd_p)
+            self.Xd_p[...] = 0.0
+            self.Xdd_p1[...] = 0.0
+            self.X_p2[...] = 0.0
+            return
+        np.matmul(Hp, q, out=self.dx_p)
+        np.negative(self.dx_p, out=self.dx_p)                                  # Eq. 33: x_p − x₀ = −H⁺q
+        np.matmul(H_dot, self.dx_p, out=wm)
+        wm += q_dot
+        np.matmul(H, xd0, out=wm2)
+        wm2 -= wm
+        np.matmul(Hp, wm2, out=self.xd_p)                                      # Eq. 39
+        np.subtract(self.xd_p, xd0, out=self.dxd_p)
+        np.matmul(H_dot, self.N, out=self._Wmk)
+        np.matmul(Hp, self._Wmk, out=self.Xd_p)
+        np.negative(self.Xd_p, out=self.Xd_p)                                  # Eq. 40
+        np.matmul(H_ddot, self.dx_p, out=wm)
+        np.matmul(H_dot, self.dxd_p, out=wm2)
+        wm2 *= 2.0
+        wm += wm2
+        wm += q_ddot
+        np.matmul(H, xdd0, out=wm2)
+        wm2 -= wm
+        np.matmul(Hp, wm2, out=self.xdd_p)                                     # Eq. 46
+        np.subtract(self.xdd_p, xdd0, out=self.dxdd_p)
+        np.matmul(H_dot, self.Xd_p, out=self._Wmk)
+        self._Wmk *= 2.0
+        np.matmul(H_ddot, self.N, out=self._Wmk2)
+        self._Wmk += self._Wmk2
+        np.negative(self._Wmk, out=self._Wmk)
+        np.matmul(Hp, self._Wmk, out=self.Xdd_p1)                              # Eq. 47
+        np.multiply(self.Xd_p, 2.0, out=self.X_p2)                             # Eqs. 48–49
+
+    # -- reduced matrices of Eq. 52 (N_G = N_H) -----------------------------------------------
+    def reduce(self, M, C, K) -> None:
+        """M_R = NᵀMN, C_R = NᵀCN + 2NᵀMẊ_p, K_R = NᵀKN + NᵀCẊ_p + NᵀMẌ_p1 (Eq. 52)."""
+        N, NT, W = self.N, self.N.T, self._Wkk
+        np.matmul(M, N, out=self.MN)
+        np.matmul(C, N, out=self.CN)
+        np.matmul(K, N, out=self.KN)
+        np.matmul(M, self.Xd_p, out=self.MXd)
+        np.matmul(C, self.Xd_p, out=self.CXd)
+        np.matmul(M, self.Xdd_p1, out=self.MXdd)
+        np.matmul(NT, self.MN, out=self.M_R)                                   # Eq. 52: N_Gᵀ M_L N_H
+        np.matmul(NT, self.CN, out=self.C_R)
+        np.matmul(NT, self.MXd, out=W)
+        W *= 2.0
+        self.C_R += W                                                          # Eq. 52: + 2 N_Gᵀ M_L Ẋ_p
+        np.matmul(NT, self.KN, out=self.K_R)
+        np.matmul(NT, self.CXd, out=W)
+        self.K_R += W                                                          # Eq. 52: + N_Gᵀ C_L Ẋ_p
+        np.matmul(NT, self.MXdd, out=W)
+        self.K_R += W                                                          # Eq. 52: + N_Gᵀ M_L Ẍ_p1
+
+    def omega_max(self) -> float:
+        """Highest frequency of the reduced system (K_R, M_R) of the last :meth:`reduce`."""
+        return omega_from(self.M_R, self.K_R)
+
+
+def omega_from(M_R: np.ndarray, K_R: np.ndarray) -> float:
+    """√ of the largest real generalized eigenvalue of (K_R, M_R); negative (or complex with
+    negative real part) eigenvalues count as 0, an infinite one (massless mode) gives inf."""
+    k = M_R.shape[0]
+    if k == 0:
+        return 0.0
+    if k == 1:
+        mr, kr = float(M_R[0, 0]), float(K_R[0, 0])
+        if mr == 0.0:
+            return math.inf if kr != 0.0 else math.nan
+        w2 = kr / mr
+    else:
+        try:
+            ev = np.linalg.eigvals(np.linalg.solve(M_R, K_R))
+        except np.linalg.LinAlgError:
+            import scipy.linalg
+
+            ev = scipy.linalg.eigvals(K_R, M_R)
+            ev = ev[~np.isnan(ev)]
+            if ev.size == 0:
+                return math.nan
+        w2 = float(np.max(ev.real))
+    if math.isnan(w2):
+        return math.nan
+    return math.sqrt(w2) if w2 > 0.0 else 0.0

@@ -1,0 +1,94 @@
+"""Reference steppers for models without constraints (minimal coordinates, m = 0): Newmark with
+any scheme (optionally HHT-α) and central differences (Newmark γ = ½, β = 0; Eqs. 21–22 of the
+paper for constant M and f independent of ẋ).
+
+Newton on ẍ(t + h): with x = x̂ + βh²ẍ and ẋ = ẋ̂ + γhẍ (x̂, ẋ̂ the Newmark predictors),
+    r(ẍ) = M ẍ − (1 + α_H) f(t+h) + α_H f(t),    J = M + (1 + α_H)(γh C + βh² K)
+(K = ∂(Mẍ − f)/∂x, C = −∂f/∂ẋ; for α_H ≠ 0 the (1 + α_H) factor on ∂(Mẍ)/∂x is an
+approximation of the Jacobian only, the converged answer is exact).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .base import Stepper, StepFailure
+from .linalg import omega_from
+
+__all__ = ["NewmarkStepper"]
+
+
+class NewmarkStepper(Stepper):
+    """Newmark (or central differences, β = 0) on an unconstrained model."""
+
+    method = "newmark"
+
+    def __init__(self, kernels, scheme, h, *, rank_tol=None, **kw):
+        super().__init__(kernels, scheme, h, **kw)
+        if self.m:
+            raise ValueError(f"the minimal-coordinate steppers need a model without constraints; "
+                             f"{kernels.name!r} has m = {self.m} (use method='nullspace' or 'index3')")
+        n = self.n
+        self._r = np.zeros(n)
+        self._J = np.zeros((n, n))
+        self._d = np.zeros(n)
+        self._f_n = np.zeros(n)          # f(t_n) for HHT
+        self._lam0 = np.zeros(0)
+
+    def start(self, t, x, xd, xdd, lam):
+        if self.scheme.is_hht:
+            _, f, _, _ = self.kernels.dynamics(t, x, xd, xdd, self._lam0)
+            self._f_n[:] = f
+
+    def step(self, t, x, xd, xdd, lam) -> int:
+        kern = self.kernels
+        h = self.h
+        gam, bet, alH = self.scheme.gamma, self.scheme.beta, self.scheme.alpha
+        t1 = t + h
+        self._predict(x, xd, xdd, lam)
+        r, J, d = self._r, self._J, self._d
+        upd = math.inf
+        for it in range(1, self.max_iter + 1):
+            M, f, K, C = kern.dynamics(t1, self.x, self.xd, self.xdd, self._lam0)
+            np.matmul(M, self.xdd, out=r)
+            if alH:
+                r -= (1.0 + alH) * f
+                r += alH * self._f_n                         # HHT-α weighted equilibrium
+            else:
+                r -= f                                       # M ẍ − f
+            np.multiply(C, gam * h, out=J)
+            J += (bet * h * h) * K
+            if alH:
+                J *= 1.0 + alH
+            J += M                                           # M + γh C + βh² K
+            try:
+                d[:] = np.linalg.solve(J, r)
+            except np.linalg.LinAlgError:
+                raise StepFailure(f"singular Newmark matrix M + γhC + βh²K at t = {t1:.9g}, "
+                                  f"iteration {it}", iteration=it) from None
+            self._save_old()
+            self.xdd -= d
+            self.xd -= (gam * h) * d                         # Newmark velocity
+            self.x -= (bet * h * h) * d                      # Newmark position
+            upd = self._update_norm()
+            scale = self._scale()
+            if not (math.isfinite(upd) and math.isfinite(scale)):
+                raise StepFailure(f"non-finite Newton update at t = {t1:.9g}, iteration {it}",
+                                  iteration=it, nonfinite=True)
+            if upd <= self.tol * scale:
+                if alH:
+                    # f(t+h) at the accepted state from the equilibrium just solved:
+                    # M ẍ − (1 + α_H) f₁ + α_H f₀ = 0
+                    self._f_n *= alH
+                    np.matmul(M, self.xdd, out=r)
+                    self._f_n += r
+                    self._f_n /= 1.0 + alH
+                if self.estimate:
+                    self.omega_max = omega_from(M, K)
+                self.res[:] = 0.0
+                return it
+        raise StepFailure(
+            f"Newton did not converge at t = {t1:.9g} after {self.max_iter} iterations: update of "
+            f"(x, h·xd, h²·xdd) {upd:.3e} (tolerance {self.tol * self._scale():.3e})",
+            iteration=self.max_iter)

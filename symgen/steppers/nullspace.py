@@ -1,0 +1,194 @@
+"""The paper's method: Newmark on the null-space coordinates α of the constraint linearization at
+t + h (Fernández de Bustos et al., Meccanica 2022, Sec. 5, Eqs. 32–58; Fig. 11).
+
+One Newton iteration, at the current estimate (x₀, ẋ₀, ẍ₀, λ₀) of the state at t + h:
+
+1. q, H, q̇, Ḣ, q̈, Ḧ at the estimate; if the previous update and the residuals are small, the
+   estimate is accepted (so the reported residuals are those of the returned state).
+2. One SVD of H: rank, N_H, H⁺ (:class:`~symgen.steppers.linalg.Linearization`) and the particular
+   solutions (Eqs. 33, 39, 40, 46, 47, 48; x_p as a correction of the estimate, ẋ_p and ẍ_p
+   minimum-norm — see that module for why).
+3. M, f, K_L, C_L at the estimate; K_L = ∂(Mẍ − f − Gᵀλ₀)/∂x includes −∂(Gᵀλ)/∂x (method notes).
+   The linearized equilibrium, written about the estimate, is
+       M Δẍ + C_L Δẋ + K_L Δx = f − M ẍ₀ + Gᵀλ,      Δ· = (·) − (·)₀          (Eqs. 6, 50)
+4. Re-project the state at t onto this linearization (Eqs. 56–58, least squares = Nᵀ(·) since N_H
+   is orthonormal).
+5. Newmark in α and the reduced Eq. 52 (N_G = N_H, G = H) solved for α̈(t + h).
+6. x, ẋ, ẍ from Eqs. 34, 38, 45; λ from the unreduced Eq. 51 by least squares.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .base import Stepper, StepFailure
+from .linalg import DEFAULT_RANK_TOL, Linearization
+
+__all__ = ["NullspaceStepper"]
+
+
+class NullspaceStepper(Stepper):
+    """Null-space (tangent-space, α-coordinate) Newmark stepper."""
+
+    method = "nullspace"
+
+    def __init__(self, kernels, scheme, h, *, rank_tol: float | None = None, **kw):
+        super().__init__(kernels, scheme, h, **kw)
+        if scheme.is_hht:
+            raise ValueError("HHT-α is a variant of the classical index-3 stepper; the nullspace "
+                             "method takes a plain Newmark scheme (gamma, beta)")
+        self.lin = Linearization(self.n, self.m, DEFAULT_RANK_TOL if rank_tol is None else rank_tol)
+        n, m = self.n, self.m
+        self._x_p = np.zeros(n)
+        self._rhs = np.zeros(n)
+        self._w = np.zeros(n)
+        self._wm = np.zeros(m)
+        self._k_alloc = -1
+        self.min_rank = self.m      # smallest rank of H seen during the run (redundancy report)
+        self.max_rank = 0
+
+    def _alloc_k(self, k: int) -> None:
+        if k == self._k_alloc:
+            return
+        self._k_alloc = k
+        self.alpha_n = np.zeros(k)       # α(t), α̇(t), α̈(t) re-projected (Eqs. 56–58)
+        self.alphad_n = np.zeros(k)
+        self.alphadd_n = np.zeros(k)
+        self.alpha = np.zeros(k)         # α(t+h), α̇(t+h), α̈(t+h)
+        self.alphad = np.zeros(k)
+        self.alphadd = np.zeros(k)
+        self._rk = np.zeros(k)
+        self._rk2 = np.zeros(k)
+        self._S = np.zeros((k, k))
+
+    def step(self, t, x, xd, xdd, lam) -> int:
+        kern, lin = self.kernels, self.lin
+        h = self.h
+        gam, bet = self.scheme.gamma, self.scheme.beta
+        t1 = t + h
+        m = self.m
+        x0, xd0, xdd0, lam0 = self.x, self.xd, self.xdd, self.lam
+        self._predict(x, xd, xdd, lam)
+        upd = math.inf
+        for it in range(self.max_iter + 1):
+            # 1. constraints at the estimate ------------------------------------------------------
+            q, H, q_dot, H_dot, q_ddot, H_ddot = kern.constraints(t1, x0, xd0, xdd0)
+            scale = self._scale()
+            if m:
+                rq = float(np.max(np.abs(q)))
+                rqd = h * float(np.max(np.abs(q_dot)))
+                rqdd = h * h * float(np.max(np.abs(q_ddot)))
+                resid = max(rq, rqd, rqdd)
+            else:
+                resid = 0.0
+            if not (math.isfinite(resid) and math.isfinite(scale)):
+                raise StepFailure(
+                    f"non-finite state or constraint residual at t = {t1:.9g}, Newton iteration {it}",
+                    iteration=it, nonfinite=True)
+            if it > 0 and upd <= self.tol * scale and resid <= self.constraint_tol * scale:
+                if m:
+                    self.res[0] = float(np.linalg.norm(q))
+                    self.res[1] = float(np.linalg.norm(q_dot))
+                    self.res[2] = float(np.linalg.norm(q_ddot))
+                else:
+                    self.res[:] = 0.0
+                if self.estimate:
+                    self.omega_max = lin.omega_max()
+                return it
+            if it == self.max_iter:
+                raise StepFailure(
+                    f"Newton did not converge at t = {t1:.9g} after {it} iterations: update of "
+                    f"(x, h·xd, h²·xdd) {upd:.3e} (tolerance {self.tol * scale:.3e}); "
+                    f"max(|q|, h|q_dot|, h²|q_ddot|) {resid:.3e} "
+                    f"(tolerance {self.constraint_tol * scale:.3e})", iteration=it)
+
+            # 2. one SVD of H: N_H, H⁺, particular solutions ---------------------------------------
+            try:
+                k = lin.factor(H)
+            except np.linalg.LinAlgError as exc:
+                raise StepFailure(f"SVD of H failed at t = {t1:.9g}, iteration {it}: {exc}",
+                                  iteration=it) from None
+            self.min_rank = min(self.min_rank, lin.rank)
+            self.max_rank = max(self.max_rank, lin.rank)
+            self._alloc_k(k)
+            lin.particular(q, q_dot, q_ddot, H, H_dot, H_ddot, xd0, xdd0)   # Eqs. 33–48
+            N, NT = lin.N, lin.N.T
+            x_p, xd_p, xdd_p = self._x_p, lin.xd_p, lin.xdd_p
+            np.add(x0, lin.dx_p, out=x_p)                        # Eq. 33 (corrected form)
+
+            # 3. linearized equilibrium at the estimate --------------------------------------------
+            M, f, K, C = kern.dynamics(t1, x0, xd0, xdd0, lam0)
+            lin.reduce(M, C, K)                                  # M_R, C_R, K_R of Eq. 52
+            rhs, w = self._rhs, self._w
+            np.matmul(M, xdd0, out=rhs)
+            np.subtract(f, rhs, out=rhs)                         # f_L − M ẍ₀ (about the estimate)
+            np.matmul(K, lin.dx_p, out=w)
+            rhs -= w                                             # Eq. 51: − K_L x_p
+            np.matmul(C, lin.dxd_p, out=w)
+            rhs -= w                                             # Eq. 51: − C_L ẋ_p
+            np.matmul(M, lin.dxdd_p, out=w)
+            rhs -= w                                             # Eq. 51: − M_L ẍ_p
+            rk, rk2 = self._rk, self._rk2
+            np.matmul(NT, rhs, out=rk)                           # Eq. 52: N_Gᵀ(...), N_GᵀGᵀλ = 0
+
+            # 4. re-project the state at t onto this linearization ---------------------------------
+            a_n, ad_n, add_n = self.alpha_n, self.alphad_n, self.alphadd_n
+            np.subtract(x, x_p, out=w)
+            np.matmul(NT, w, out=a_n)                            # Eq. 56
+            np.subtract(xd, xd_p, out=w)
+            w -= lin.Xd_p @ a_n
+            np.matmul(NT, w, out=ad_n)                           # Eq. 57
+            np.subtract(xdd, xdd_p, out=w)
+            w -= lin.Xdd_p1 @ a_n
+            w -= lin.X_p2 @ ad_n
+            np.matmul(NT, w, out=add_n)                          # Eq. 58
+
+            # 5. Newmark in α, reduced Eq. 52 for α̈(t+h) -----------------------------------------
+            a, ad, add = self.alpha, self.alphad, self.alphadd
+            np.multiply(ad_n, h, out=a)
+            a += a_n
+            a += (h * h * (0.5 - bet)) * add_n                   # Newmark predictor part of α(t+h)
+            np.multiply(add_n, h * (1.0 - gam), out=ad)
+            ad += ad_n                                           # Newmark predictor part of α̇(t+h)
+            S = self._S
+            np.multiply(lin.C_R, gam * h, out=S)
+            S += lin.M_R
+            S += (bet * h * h) * lin.K_R                         # M_R + γh C_R + βh² K_R
+            rk -= lin.C_R @ ad
+            rk -= lin.K_R @ a
+            if k:
+                try:
+                    add[:] = np.linalg.solve(S, rk)              # Eq. 52 for α̈(t+h)
+                except np.linalg.LinAlgError:
+                    raise StepFailure(
+                        f"singular reduced step matrix M_R + γh C_R + βh² K_R at t = {t1:.9g}, "
+                        f"iteration {it} (k = {k})", iteration=it) from None
+            a += (bet * h * h) * add                             # Newmark: α(t+h)
+            ad += (gam * h) * add                                # Newmark: α̇(t+h)
+
+            # 6. recover x, ẋ, ẍ and λ --------------------------------------------------------------
+            self._save_old()
+            np.matmul(N, a, out=x0)
+            x0 += x_p                                            # Eq. 34
+            np.matmul(N, ad, out=xd0)
+            xd0 += xd_p
+            xd0 += lin.Xd_p @ a                                  # Eq. 38
+            np.matmul(N, add, out=xdd0)
+            xdd0 += xdd_p
+            xdd0 += lin.Xdd_p1 @ a
+            xdd0 += lin.X_p2 @ ad                                # Eq. 45
+            if m:
+                # Eq. 51: Gᵀλ = M ẍ + C_L(ẋ − ẋ₀) + K_L(x − x₀) − f (least squares, H⁺ᵀ)
+                np.matmul(M, xdd0, out=rhs)
+                rhs -= f
+                np.subtract(xd0, self._xd_old, out=w)
+                rhs += C @ w
+                np.subtract(x0, self._x_old, out=w)
+                rhs += K @ w
+                np.matmul(lin.Hpinv.T, rhs, out=lam0)            # Eq. 51
+            upd = self._update_norm()
+            if not math.isfinite(upd):
+                raise StepFailure(f"non-finite Newton update at t = {t1:.9g}, iteration {it + 1}",
+                                  iteration=it + 1, nonfinite=True)
+        raise AssertionError("unreachable")
