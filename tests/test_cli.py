@@ -34,6 +34,20 @@ def run(*args, cwd=None, timeout=300):
                           cwd=cwd, timeout=timeout, env=env)
 
 
+class _Proc:
+    def __init__(self, returncode, stdout, stderr):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+def call(capsys, *args):
+    """In-process `symgen ARGS` (cheap: no interpreter start); same exit codes and streams."""
+    from symgen.cli import main
+    capsys.readouterr()
+    rc = main([str(a) for a in args])
+    out = capsys.readouterr()
+    return _Proc(rc, out.out, out.err)
+
+
 def assert_one_line_error(proc, *fragments):
     assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
     err = proc.stderr.strip()
@@ -135,42 +149,46 @@ def test_unknown_example_lists_known_ones():
     assert_one_line_error(run("show", "no_such_example"), "no_such_example", "stiff_pendulum")
 
 
-def test_bad_method_and_output_suffix(tmp_path):
-    assert_one_line_error(run("simulate", "stiff_pendulum", "--method", "euler"), "euler")
-    assert_one_line_error(run("simulate", "stiff_pendulum", "--out", tmp_path / "r.txt"), ".npz")
-    assert_one_line_error(run("simulate", "stiff_pendulum", "--dt", "-1"), "--dt")
+def test_bad_method_and_output_suffix(tmp_path, capsys):
+    assert_one_line_error(call(capsys, "simulate", "stiff_pendulum", "--method", "euler"), "euler")
+    assert_one_line_error(call(capsys, "simulate", "stiff_pendulum", "--out", tmp_path / "r.txt"),
+                          ".npz")
+    assert_one_line_error(call(capsys, "simulate", "stiff_pendulum", "--dt", "-1"), "--dt")
+    assert_one_line_error(call(capsys, "simulate", "stiff_pendulum", "--plot", tmp_path / "p.pdf"),
+                          ".png")
 
 
-def test_constrained_model_with_minimal_method():
-    assert_one_line_error(run("simulate", "stiff_pendulum", "--method", "newmark",
-                              "--t-end", "1"), "constraints")
+def test_constrained_model_with_minimal_method(capsys):
+    assert_one_line_error(call(capsys, "simulate", "stiff_pendulum", "--method", "newmark",
+                               "--t-end", "1"), "constraints")
 
 
-def test_model_error_in_a_file(tmp_path):
+def test_model_error_in_a_file(tmp_path, capsys):
     (tmp_path / "bad.py").write_text(
         "import symgen\n"
         "def model():\n"
         "    return symgen.Model('bad', ['a'], M=[[1, 0], [0, 1]], f=[0])\n")
-    assert_one_line_error(run("show", tmp_path / "bad.py"), "M has shape")
+    assert_one_line_error(call(capsys, "show", tmp_path / "bad.py"), "M has shape")
 
 
-def test_no_command_and_unknown_command():
-    proc = run()
+def test_no_command_and_unknown_command(capsys):
+    proc = call(capsys)
     assert proc.returncode == 2 and "usage" in proc.stdout
-    assert_one_line_error(run("frobnicate"), "frobnicate")
+    assert_one_line_error(call(capsys, "frobnicate"), "frobnicate")
 
 
 # -- show, generate, stability, plot ------------------------------------------------------------------
-def test_show_summary_and_terms():
+def test_show_summary_and_terms(capsys):
     proc = run("show", "stiff_pendulum")
     assert proc.returncode == 0, proc.stderr
     assert "pendulum.theta" in proc.stdout and "T0" in proc.stdout
-    proc = run("show", "stiff_pendulum", "--term", "H", "--latex")
+    assert "⎡m  0  0⎤" in proc.stdout                      # M, pretty-printed
+    proc = call(capsys, "show", "stiff_pendulum", "--term", "H", "--latex")
     assert proc.returncode == 0
     assert "\\left[" in proc.stdout and "\\cos" in proc.stdout
-    proc = run("show", "stiff_pendulum", "--term", "K")
-    assert proc.returncode == 0 and "λ" in proc.stdout or "lambda" in proc.stdout
-    assert_one_line_error(run("show", "stiff_pendulum", "--term", "Z"), "Z")
+    proc = call(capsys, "show", "stiff_pendulum", "--term", "K")
+    assert proc.returncode == 0 and "λ" in proc.stdout
+    assert_one_line_error(call(capsys, "show", "stiff_pendulum", "--term", "Z"), "Z")
 
 
 def test_generate_writes_the_c_sources(tmp_path):
@@ -190,32 +208,37 @@ def test_stability_at_the_initial_state():
     assert proc.returncode == 0, proc.stderr
     assert "3.130495168 rad/s" in proc.stdout
     assert "h ≤ 0.782461 s" in proc.stdout
-    proc = run("stability", "stiff_pendulum", "--scheme", "trapezoidal")
+
+
+def test_stability_other_schemes_and_params(capsys):
+    proc = call(capsys, "stability", "stiff_pendulum", "--scheme", "trapezoidal")
     assert proc.returncode == 0 and "unconditionally stable" in proc.stdout
-    proc = run("stability", "stiff_pendulum", "--scheme", "0.5,0", "--param", "g=39.2")
+    proc = call(capsys, "stability", "stiff_pendulum", "--scheme", "0.5,0", "--param", "g=39.2")
     assert proc.returncode == 0 and "6.26099" in proc.stdout       # √(39.2/1)
-    assert_one_line_error(run("stability", "stiff_pendulum", "--scheme", "nope"), "nope")
+    assert_one_line_error(call(capsys, "stability", "stiff_pendulum", "--scheme", "nope"), "nope")
 
 
 @pytest.mark.parametrize("what, n_lines", [("coordinates", 3), ("outputs", 1),
                                            ("constraints", 3), ("stability", 3), ("energy", 4),
                                            ("reactions", 2)])
-def test_plot_command(short_run, what, n_lines, tmp_path):
+def test_plot_command(short_run, what, n_lines, tmp_path, capsys):
     d, _ = short_run
     png = tmp_path / f"{what}.png"
-    proc = run("plot", d / "r.npz", "--what", what, "-o", png)
+    # one view through the real entry point, the others in-process
+    proc = (run if what == "constraints" else lambda *a: call(capsys, *a))(
+        "plot", d / "r.npz", "--what", what, "-o", png)
     assert proc.returncode == 0, proc.stderr
     assert f"{n_lines} series" in proc.stdout
     assert png.read_bytes()[:8] == PNG
 
 
-def test_plot_errors(short_run, tmp_path):
+def test_plot_errors(short_run, tmp_path, capsys):
     d, _ = short_run
     assert_one_line_error(run("plot", tmp_path / "none.npz", "-o", tmp_path / "x.png"),
                           "not found")
-    assert_one_line_error(run("plot", d / "r.npz", "--what", "bogus", "-o", tmp_path / "x.png"),
-                          "bogus")
-    assert_one_line_error(run("plot", d / "r.npz", "-o", tmp_path / "x.jpg"), ".png")
+    assert_one_line_error(call(capsys, "plot", d / "r.npz", "--what", "bogus", "-o",
+                               tmp_path / "x.png"), "bogus")
+    assert_one_line_error(call(capsys, "plot", d / "r.npz", "-o", tmp_path / "x.jpg"), ".png")
 
 
 def test_module_entry_point_and_version():
@@ -224,12 +247,22 @@ def test_module_entry_point_and_version():
     assert proc.returncode == 0 and proc.stdout.startswith("symgen ")
 
 
-def test_main_returns_exit_codes_in_process(capsys):
-    from symgen.cli import main
-    assert main(["simulate", "stiff_pendulum", "--param", "nope"]) == 2
-    assert "malformed" in capsys.readouterr().err
-    assert main(["stability", "stiff_pendulum"]) == 0
-    assert "ω_max" in capsys.readouterr().out
+def test_simulate_in_process_with_model_option(tmp_path, capsys):
+    # a --param naming an option of model() (not a symbolic parameter) rebuilds the model
+    (tmp_path / "chain.py").write_text(
+        "import symgen\n"
+        "def model(n=1):\n"
+        "    xs, _ = symgen.coordinates([f'x{i}' for i in range(n)])\n"
+        "    import sympy as sp\n"
+        "    M = sp.eye(n)\n"
+        "    return symgen.Model('chain', xs, M=M, f=[-x for x in xs], x0=[1.0] * n,\n"
+        "        settings=dict(method='newmark', scheme='trapezoidal', dt=0.1, t_end=0.5))\n")
+    proc = call(capsys, "simulate", tmp_path / "chain.py", "--param", "n=3", "--out",
+                tmp_path / "c.npz", "--backend", "lambdify")
+    assert proc.returncode == 0, proc.stderr
+    assert load_result(tmp_path / "c.npz").x.shape == (6, 3)
+    assert_one_line_error(call(capsys, "simulate", tmp_path / "chain.py", "--param", "k=3"),
+                          "'k'", "model() options: n")
 
 
 def test_meta_is_json_with_versions(short_run):
