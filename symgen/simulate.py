@@ -302,9 +302,11 @@ def simulate(model_or_kernels, method: str | None = None, scheme=None, dt: float
             kernels.set_params(dict(params))
         stepper = make_stepper(method, kernels, sch, dt, tol=tol, constraint_tol=constraint_tol,
                                max_iter=max_iter, rank_tol=rank_tol, estimate=estimate)
-        return _run(kernels, stepper, model, method, sch, dt, t0, t_end, n_steps, x0, xd0, tol,
-                    constraint_tol, max_iter, rank_tol, progress, float(divergence_bound),
-                    consistent, estimate, t_wall)
+        # overflow/invalid values in a diverging run are reported as status, not as warnings
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return _run(kernels, stepper, model, method, sch, dt, t0, t_end, n_steps, x0, xd0, tol,
+                        constraint_tol, max_iter, rank_tol, progress, float(divergence_bound),
+                        consistent, estimate, t_wall)
     finally:
         kernels.p[:] = saved_p
 

@@ -1,0 +1,214 @@
+"""simulate(): defaults, bad inputs, parameters, progress, consistent initial state, step
+suggestion, and failure as data (Newton failure, divergence)."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import symgen
+import stepper_models as sm
+
+
+@pytest.fixture(scope="module")
+def pend():
+    return symgen.build(sm.stiff_pendulum())
+
+
+@pytest.fixture(scope="module")
+def minimal():
+    return symgen.build(sm.minimal_pendulum())
+
+
+def test_model_is_built_and_settings_are_defaults():
+    mdl = sm.stiff_pendulum().replace(settings={"method": "nullspace", "scheme": "fox-goodwin",
+                                                "dt": 0.2, "t_end": 2.0})
+    r = symgen.simulate(mdl)
+    assert r.status == "completed"
+    assert r.meta["method"] == "nullspace"
+    assert r.meta["scheme"] == {"name": "fox-goodwin", "gamma": 0.5, "beta": 1 / 12, "hht_alpha": 0.0}
+    assert (r.meta["gamma"], r.meta["beta"]) == (0.5, 1 / 12)
+    assert r.meta["h"] == 0.2 and r.meta["t_end"] == 2.0 and len(r.t) == 11
+    assert r.meta["kernels"] == "Kernels"                  # compiled through symgen.build
+    assert r.meta["model_hash"] == mdl.hash
+    for key in ("symgen", "numpy", "scipy", "sympy", "python", "tol", "max_iter", "rank_tol",
+                "parameters", "wall_time"):
+        assert key in r.meta
+    assert r.coords == ("x", "y", "theta")
+    assert r.output_names == ("theta",)
+    assert np.array_equal(r.output("theta"), r.coord("theta"))
+
+
+def test_lambdify_kernels_give_the_same_answer(pend):
+    mdl = sm.stiff_pendulum()
+    r1 = symgen.simulate(symgen.LambdifyKernels(mdl), dt=0.1, t_end=3.0)
+    r2 = symgen.simulate(pend, dt=0.1, t_end=3.0)
+    assert np.abs(r1.x - r2.x).max() < 1e-13
+    assert r1.meta["kernels"] == "LambdifyKernels"
+
+
+def test_bad_inputs(pend):
+    with pytest.raises(ValueError, match="unknown method.*nullspace"):
+        symgen.simulate(pend, method="rk4", dt=0.1, t_end=1)
+    with pytest.raises(ValueError, match="dt"):
+        symgen.simulate(pend, dt=0.0, t_end=1)
+    with pytest.raises(ValueError, match="dt"):
+        symgen.simulate(pend, dt=-0.1, t_end=1)
+    with pytest.raises(ValueError, match="t_end"):
+        symgen.simulate(pend, dt=0.1, t_end=-1)
+    with pytest.raises(ValueError, match=r"x0 has shape \(2,\)"):
+        symgen.simulate(pend, dt=0.1, t_end=1, x0=[0, -1])
+    with pytest.raises(ValueError, match="xd0"):
+        symgen.simulate(pend, dt=0.1, t_end=1, xd0=[0, 0, 0, 0])
+    with pytest.raises(KeyError, match="nope"):
+        symgen.simulate(pend, dt=0.1, t_end=1, params={"nope": 1.0})
+    with pytest.raises(ValueError, match="unknown Newmark scheme"):
+        symgen.simulate(pend, scheme="euler", dt=0.1, t_end=1)
+    with pytest.raises(ValueError, match="constraints"):
+        symgen.simulate(pend, method="newmark", dt=0.1, t_end=1)
+    with pytest.raises(ValueError, match="HHT"):
+        symgen.simulate(pend, method="nullspace", scheme="hht:-0.1", dt=0.1, t_end=1)
+    with pytest.raises(ValueError, match="beta > 0"):
+        symgen.simulate(pend, method="index3", scheme="central-difference", dt=0.1, t_end=1)
+    with pytest.raises(TypeError):
+        symgen.simulate("pendulum", dt=0.1, t_end=1)
+
+
+def test_params_apply_and_are_restored(pend):
+    before = pend.params()
+    r = symgen.simulate(pend, dt=0.1, t_end=5.0, params={"T0": 9.0})
+    assert r.meta["parameters"]["T0"] == 9.0
+    assert pend.params() == before
+    r0 = symgen.simulate(pend, dt=0.1, t_end=5.0)
+    assert np.abs(r.coord("theta")).max() > 50 * np.abs(r0.coord("theta")).max()
+
+
+def test_progress_callback(pend):
+    calls = []
+    symgen.simulate(pend, dt=0.1, t_end=1.0, progress=lambda i, n: calls.append((i, n)))
+    assert calls == [(i, 10) for i in range(1, 11)]
+
+
+def test_non_integer_span_warns(pend):
+    with pytest.warns(RuntimeWarning, match="not an integer"):
+        r = symgen.simulate(pend, dt=0.3, t_end=1.0)
+    assert len(r.t) == 5 and r.t[-1] == pytest.approx(1.2)
+
+
+def test_energy_recorded(pend, minimal):
+    r = symgen.simulate(pend, dt=0.05, t_end=2.0, params={"T0": 0.0}, x0=[np.sin(0.5), -np.cos(0.5), 0.5],
+                        scheme="trapezoidal")
+    assert r.energy is not None
+    assert np.allclose(r.energy, r.energy_kinetic + r.energy_potential)
+    assert r.energy[0] == pytest.approx(-9.8 * np.cos(0.5))
+    assert np.ptp(r.energy) < 1e-3 * abs(r.energy[0])
+    # a model without a potential: energy is None, T still recorded
+    import sympy as sp
+
+    (u,), (ud,) = symgen.coordinates("u")
+    free = symgen.Model("free", [u], [[2.0]], [0.0], xd0=[1.5])
+    rf = symgen.simulate(symgen.LambdifyKernels(free), method="newmark", dt=0.1, t_end=1.0)
+    assert rf.energy is None
+    assert np.allclose(rf.energy_kinetic, 0.5 * 2.0 * 1.5**2)
+    assert rf.x[-1, 0] == pytest.approx(1.5)
+
+
+# -- consistent initial state ----------------------------------------------------------------
+def test_consistent_state_projects_and_reports(pend):
+    cs = symgen.consistent_state(pend, 0.0, [0.05, -0.9, 0.1], [0.3, 0.2, 0.0])
+    q, H, qd, Hd, qdd, Hdd = pend.constraints(0.0, cs.x, cs.xd, cs.xdd)
+    assert np.abs(q).max() < 1e-13 and np.abs(qd).max() < 1e-13 and np.abs(qdd).max() < 1e-12
+    assert cs.dx > 0.05 and cs.dxd > 0.1
+    # index-1: M ẍ = f + Hᵀλ holds (M singular here: zero rotational inertia)
+    M, f, K, C = pend.dynamics(0.0, cs.x, cs.xd, cs.xdd, cs.lam)
+    assert np.abs(M @ cs.xdd - f - H.T @ cs.lam).max() < 1e-12
+    # minimal-norm: the position correction is orthogonal to the constraint manifold's tangent
+    at_rest = symgen.consistent_state(pend, 0.0, [0.0, -1.0, 0.0], [0.0, 0.0, 0.0])
+    assert at_rest.dx == 0.0 and at_rest.dxd == 0.0
+    assert np.allclose(at_rest.lam, [0.0, 9.8], atol=1e-14)            # tension = m g
+    assert np.allclose(at_rest.xdd, 0.0, atol=1e-14)
+
+
+def test_simulate_reports_projection(pend):
+    with pytest.warns(RuntimeWarning, match="projected"):
+        r = symgen.simulate(pend, dt=0.1, t_end=0.5, x0=[0.0, -1.1, 0.0])
+    assert r.meta["initial_projection"]["dx"] == pytest.approx(0.1, rel=1e-6)
+    assert r.pos_err.max() < 1e-14
+
+
+def test_consistent_state_fails_clearly():
+    import sympy as sp
+
+    (a, b), _ = symgen.coordinates("a b")
+    mdl = symgen.Model("impossible", [a, b], sp.eye(2), [0, 0], q=[a**2 + b**2 + 1])
+    with pytest.raises(ValueError, match="cannot project"):
+        symgen.consistent_state(symgen.LambdifyKernels(mdl), 0.0, [1.0, 1.0], [0.0, 0.0])
+
+
+# -- step suggestion ----------------------------------------------------------------------------
+def test_suggest_step(pend, minimal):
+    w, hmax = symgen.suggest_step(pend, "fox-goodwin")
+    assert abs(w - math.sqrt(9.8)) < 1e-8 and abs(hmax - 0.782461) < 1e-6
+    s = symgen.suggest_step(pend, "central-difference")
+    assert s.h_max == pytest.approx(2 / math.sqrt(9.8))
+    assert symgen.suggest_step(pend, "trapezoidal").h_max == math.inf
+    # away from rest: ω² = g cos θ / L (plus a small velocity term; zero velocity here)
+    th = 1.0
+    w1, _ = symgen.suggest_step(pend, "fox-goodwin", x=[np.sin(th), -np.cos(th), th], xd=[0, 0, 0])
+    assert w1 == pytest.approx(math.sqrt(9.8 * math.cos(th)), rel=1e-8)
+    # the minimal model agrees
+    wm, _ = symgen.suggest_step(minimal, "fox-goodwin", x=[th], xd=[0.0])
+    assert wm == pytest.approx(w1, rel=1e-10)
+    # parameters: ω = √(g/L) with L = 4
+    w4, _ = symgen.suggest_step(pend, "fox-goodwin", x=[0, -4, 0], params={"L": 4.0})
+    assert w4 == pytest.approx(math.sqrt(9.8 / 4), rel=1e-8)
+    assert pend.params()["L"] == 1.0
+
+
+# -- failure is data ----------------------------------------------------------------------------
+def test_newton_failure_keeps_partial_result(pend):
+    r = symgen.simulate(pend, method="nullspace", scheme="fox-goodwin", dt=0.79, t_end=0.79 * 100,
+                        max_iter=4)
+    assert r.status == "failed"
+    assert "Newton did not converge" in r.reason
+    for word in ("t = ", "step ", "iterations", "update", "q"):
+        assert word in r.reason
+    k = r.n_steps
+    assert 3 <= k < 100
+    assert len(r.t) == len(r.x) == len(r.lam) == len(r.newton_iters) == len(r.energy) == k + 1
+    assert r.t[-1] == pytest.approx(0.79 * k)
+    assert np.isfinite(r.x).all() and r.pos_err.max() < 1e-12
+    # the steps kept are exactly those of an unlimited run
+    full = symgen.simulate(pend, method="nullspace", scheme="fox-goodwin", dt=0.79, t_end=0.79 * k)
+    assert np.array_equal(full.x, r.x)
+
+
+def test_divergence_by_bound_keeps_partial_result(pend):
+    r = symgen.simulate(pend, method="index3", scheme="fox-goodwin", dt=0.1, t_end=100.0)
+    assert r.status == "diverged"
+    assert "divergence bound" in r.reason and "t = " in r.reason and "step " in r.reason
+    assert 10 < r.n_steps < 1000
+    assert np.abs(r.x[-1]).max() <= r.meta["divergence_bound"]
+
+
+def test_divergence_by_non_finite_values(pend):
+    r = symgen.simulate(pend, method="index3", scheme="fox-goodwin", dt=0.1, t_end=100.0,
+                        divergence_bound=np.inf)
+    assert r.status == "diverged"
+    assert "non-finite" in r.reason
+    assert np.isfinite(r.x).all() and r.n_steps > 10
+
+
+def test_numerical_trouble_never_raises(minimal):
+    """A model whose force becomes NaN past |θ| > 1 ends as data, not as an exception."""
+    import sympy as sp
+
+    (th,), _ = symgen.coordinates("theta")
+    mdl = symgen.Model("sqrt_spring", [th], [[1.0]], [sp.sqrt(1 - th**2) * 0 - 10 * th + 20],
+                       V=None)
+    k = symgen.LambdifyKernels(mdl.replace(f=[sp.sqrt(1 - th) + 5.0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = symgen.simulate(k, method="newmark", scheme="trapezoidal", dt=0.1, t_end=10.0)
+    assert r.status in ("diverged", "failed")
+    assert r.n_steps >= 1 and np.isfinite(r.x).all()
