@@ -10,9 +10,9 @@ The new state is left in ``stepper.x, .xd, .xdd, .lam`` (buffers owned by the st
 the per-step stability estimate.  Numerical trouble raises :class:`StepFailure` (caught by
 :func:`symgen.simulate`, which turns it into a Result with status ``failed``).
 
-Convergence (all steppers): with the scale s = max(‖x‖∞, h‖ẋ‖∞, h²‖ẍ‖∞, 1e-8),
-the last update of (x, hẋ, h²ẍ) is ≤ ``tol``·s in the max-norm and, for constrained models,
-max(‖q‖∞, h‖q̇‖∞, h²‖q̈‖∞) ≤ ``constraint_tol``·s at the accepted state (the constrained
+Convergence (all steppers): with the scale s = max(‖x‖, h‖ẋ‖, h²‖ẍ‖, 1e-8) (Euclidean norms),
+the last update max(‖Δx‖, h‖Δẋ‖, h²‖Δẍ‖) is ≤ ``tol``·s and, for constrained models,
+max(‖q‖, h‖q̇‖, h²‖q̈‖) ≤ ``constraint_tol``·s at the accepted state (the constrained
 steppers evaluate the constraints at the accepted state, so the residuals they report are those
 of the state they return).  The index-3 stepper enforces q only, so only ‖q‖ enters its test.
 """
@@ -24,12 +24,24 @@ import numpy as np
 
 from .schemes import Scheme
 
-__all__ = ["StepFailure", "Stepper", "DEFAULT_TOL", "DEFAULT_CONSTRAINT_TOL", "DEFAULT_MAX_ITER"]
+__all__ = ["norm2", "StepFailure", "Stepper", "DEFAULT_TOL", "DEFAULT_CONSTRAINT_TOL", "DEFAULT_MAX_ITER"]
 
 DEFAULT_TOL = 1e-10
 DEFAULT_CONSTRAINT_TOL = 1e-8
 DEFAULT_MAX_ITER = 25
 _SCALE_FLOOR = 1e-8
+
+
+def norm2(v) -> float:
+    """Euclidean norm of a vector: one dot product, rescaled only if the squares overflow."""
+    s = v.dot(v)
+    if s < math.inf:
+        return math.sqrt(s)
+    a = float(np.max(np.abs(v)))
+    if not math.isfinite(a):
+        return a
+    w = v / a
+    return a * math.sqrt(w.dot(w))
 
 
 class StepFailure(RuntimeError):
@@ -98,19 +110,19 @@ class Stepper:
             self.lam[:] = lam
 
     def _scale(self) -> float:
+        """max(‖x‖, h‖ẋ‖, h²‖ẍ‖, 1e-8) of the current iterate (Euclidean norms)."""
         h = self.h
-        return max(float(np.max(np.abs(self.x))), h * float(np.max(np.abs(self.xd))),
-                   h * h * float(np.max(np.abs(self.xdd))), _SCALE_FLOOR)
+        return max(norm2(self.x), h * norm2(self.xd), h * h * norm2(self.xdd), _SCALE_FLOOR)
 
     def _update_norm(self) -> float:
-        """max(‖Δx‖∞, h‖Δẋ‖∞, h²‖Δẍ‖∞) between the current and the previous iterate."""
+        """max(‖Δx‖, h‖Δẋ‖, h²‖Δẍ‖) between the current and the previous iterate."""
         h, w = self.h, self._wn
         np.subtract(self.x, self._x_old, out=w)
-        a = float(np.max(np.abs(w)))
+        a = norm2(w)
         np.subtract(self.xd, self._xd_old, out=w)
-        b = h * float(np.max(np.abs(w)))
+        b = h * norm2(w)
         np.subtract(self.xdd, self._xdd_old, out=w)
-        c = h * h * float(np.max(np.abs(w)))
+        c = h * h * norm2(w)
         return max(a, b, c)
 
     def _save_old(self) -> None:

@@ -20,8 +20,8 @@ import math
 
 import numpy as np
 
-from .base import Stepper, StepFailure
-from .linalg import DEFAULT_RANK_TOL, Linearization
+from .base import Stepper, StepFailure, norm2
+from .linalg import DEFAULT_RANK_TOL, Linearization, solve_small
 
 __all__ = ["Index3Stepper"]
 
@@ -39,6 +39,7 @@ class Index3Stepper(Stepper):
         n, m = self.n, self.m
         self._A = np.zeros((n + m, n + m))
         self._b = np.zeros(n + m)
+        self._d = np.zeros(n + m)
         self._g_n = np.zeros(n)            # (f + Hᵀλ)(t) for HHT
         self._w = np.zeros(n)
         # the per-step stability estimate uses the null-space reduction at the accepted state
@@ -64,7 +65,7 @@ class Index3Stepper(Stepper):
         for it in range(self.max_iter + 1):
             q, H, q_dot, H_dot, q_ddot, H_ddot = kern.constraints(t1, self.x, self.xd, self.xdd)
             scale = self._scale()
-            rq = float(np.max(np.abs(q))) if m else 0.0
+            rq = norm2(q) if m else 0.0
             if not (math.isfinite(rq) and math.isfinite(scale)):
                 raise StepFailure(
                     f"non-finite state or constraint residual at t = {t1:.9g}, Newton iteration {it}",
@@ -98,12 +99,12 @@ class Index3Stepper(Stepper):
                 J *= 1.0 + alH
             J += M                                                   # M + γhC + βh²K  (Eq. 29)
             r1 = b[:n]
-            np.matmul(M, self.xdd, out=r1)
+            np.dot(M, self.xdd, out=r1)
             if m:
                 A[:n, n:] = H.T
                 A[:n, n:] *= -(1.0 + alH)                            # −Gᵀ
                 A[n:, :n] = H                                        # H_L  (Eq. 10)
-                np.matmul(H.T, self.lam, out=self._w)
+                np.dot(H.T, self.lam, out=self._w)
                 self._w += f
             else:
                 self._w[:] = f
@@ -113,10 +114,11 @@ class Index3Stepper(Stepper):
             if m:
                 np.multiply(q, 1.0 / (bet * h * h), out=b[n:])       # q / (βh²)
             np.negative(b, out=b)
+            d = self._d
             try:
-                d = np.linalg.solve(A, b)
+                solve_small(A, b, d)                                 # Eq. 29 (bordered matrix)
             except np.linalg.LinAlgError:
-                d = np.linalg.lstsq(A, b, rcond=None)[0]             # redundant constraints
+                d[:] = np.linalg.lstsq(A, b, rcond=None)[0]          # redundant constraints
             self._save_old()
             dxdd = d[:n]
             self.xdd += dxdd

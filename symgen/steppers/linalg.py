@@ -37,8 +37,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.linalg.lapack import dgesv, dgesvd
 
-__all__ = ["Linearization", "omega_from", "DEFAULT_RANK_TOL"]
+__all__ = ["Linearization", "omega_from", "solve_small", "DEFAULT_RANK_TOL"]
 
 #: Relative rank tolerance: singular values ≤ rank_tol · s_max count as zero.
 DEFAULT_RANK_TOL = 1e-10
@@ -96,7 +97,9 @@ class Linearization:
             self._set_k(n)
             self.N[...] = np.eye(n)
             return n
-        U, s, Vt = np.linalg.svd(H, full_matrices=True)
+        U, s, Vt, info = dgesvd(H, compute_uv=1, full_matrices=1)              # H = U S Vᵀ
+        if info != 0:
+            raise np.linalg.LinAlgError(f"SVD of H did not converge (LAPACK dgesvd info = {info})")
         self.s[...] = s
         smax = s[0] if s.size else 0.0
         r = int(np.count_nonzero(s > self.rank_tol * smax)) if smax > 0.0 else 0
@@ -104,7 +107,7 @@ class Linearization:
         self._set_k(n - r)
         self.N[...] = Vt[r:].T                                                   # N_H
         # H⁺ = V_r S_r⁻¹ U_rᵀ  (minimum-norm least squares for every solve below)
-        np.matmul(Vt[:r].T / s[:r], U[:, :r].T, out=self.Hpinv)
+        np.dot(Vt[:r].T, (U[:, :r] / s[:r]).T, out=self.Hpinv)
         return self.k
 
     # -- particular solutions ----------------------------------------------------------------
@@ -121,58 +124,76 @@ class Linearization:
             self.Xdd_p1[...] = 0.0
             self.X_p2[...] = 0.0
             return
-        np.matmul(Hp, q, out=self.dx_p)
+        np.dot(Hp, q, out=self.dx_p)
         np.negative(self.dx_p, out=self.dx_p)                                  # Eq. 33: x_p − x₀ = −H⁺q
-        np.matmul(H_dot, self.dx_p, out=wm)
+        np.dot(H_dot, self.dx_p, out=wm)
         wm += q_dot
-        np.matmul(H, xd0, out=wm2)
+        np.dot(H, xd0, out=wm2)
         wm2 -= wm
-        np.matmul(Hp, wm2, out=self.xd_p)                                      # Eq. 39
+        np.dot(Hp, wm2, out=self.xd_p)                                      # Eq. 39
         np.subtract(self.xd_p, xd0, out=self.dxd_p)
-        np.matmul(H_dot, self.N, out=self._Wmk)
-        np.matmul(Hp, self._Wmk, out=self.Xd_p)
+        np.dot(H_dot, self.N, out=self._Wmk)
+        np.dot(Hp, self._Wmk, out=self.Xd_p)
         np.negative(self.Xd_p, out=self.Xd_p)                                  # Eq. 40
-        np.matmul(H_ddot, self.dx_p, out=wm)
-        np.matmul(H_dot, self.dxd_p, out=wm2)
+        np.dot(H_ddot, self.dx_p, out=wm)
+        np.dot(H_dot, self.dxd_p, out=wm2)
         wm2 *= 2.0
         wm += wm2
         wm += q_ddot
-        np.matmul(H, xdd0, out=wm2)
+        np.dot(H, xdd0, out=wm2)
         wm2 -= wm
-        np.matmul(Hp, wm2, out=self.xdd_p)                                     # Eq. 46
+        np.dot(Hp, wm2, out=self.xdd_p)                                     # Eq. 46
         np.subtract(self.xdd_p, xdd0, out=self.dxdd_p)
-        np.matmul(H_dot, self.Xd_p, out=self._Wmk)
+        np.dot(H_dot, self.Xd_p, out=self._Wmk)
         self._Wmk *= 2.0
-        np.matmul(H_ddot, self.N, out=self._Wmk2)
+        np.dot(H_ddot, self.N, out=self._Wmk2)
         self._Wmk += self._Wmk2
         np.negative(self._Wmk, out=self._Wmk)
-        np.matmul(Hp, self._Wmk, out=self.Xdd_p1)                              # Eq. 47
+        np.dot(Hp, self._Wmk, out=self.Xdd_p1)                              # Eq. 47
         np.multiply(self.Xd_p, 2.0, out=self.X_p2)                             # Eqs. 48–49
 
     # -- reduced matrices of Eq. 52 (N_G = N_H) -----------------------------------------------
     def reduce(self, M, C, K) -> None:
         """M_R = NᵀMN, C_R = NᵀCN + 2NᵀMẊ_p, K_R = NᵀKN + NᵀCẊ_p + NᵀMẌ_p1 (Eq. 52)."""
         N, NT, W = self.N, self.N.T, self._Wkk
-        np.matmul(M, N, out=self.MN)
-        np.matmul(C, N, out=self.CN)
-        np.matmul(K, N, out=self.KN)
-        np.matmul(M, self.Xd_p, out=self.MXd)
-        np.matmul(C, self.Xd_p, out=self.CXd)
-        np.matmul(M, self.Xdd_p1, out=self.MXdd)
-        np.matmul(NT, self.MN, out=self.M_R)                                   # Eq. 52: N_Gᵀ M_L N_H
-        np.matmul(NT, self.CN, out=self.C_R)
-        np.matmul(NT, self.MXd, out=W)
+        np.dot(M, N, out=self.MN)
+        np.dot(C, N, out=self.CN)
+        np.dot(K, N, out=self.KN)
+        np.dot(M, self.Xd_p, out=self.MXd)
+        np.dot(C, self.Xd_p, out=self.CXd)
+        np.dot(M, self.Xdd_p1, out=self.MXdd)
+        np.dot(NT, self.MN, out=self.M_R)                                   # Eq. 52: N_Gᵀ M_L N_H
+        np.dot(NT, self.CN, out=self.C_R)
+        np.dot(NT, self.MXd, out=W)
         W *= 2.0
         self.C_R += W                                                          # Eq. 52: + 2 N_Gᵀ M_L Ẋ_p
-        np.matmul(NT, self.KN, out=self.K_R)
-        np.matmul(NT, self.CXd, out=W)
+        np.dot(NT, self.KN, out=self.K_R)
+        np.dot(NT, self.CXd, out=W)
         self.K_R += W                                                          # Eq. 52: + N_Gᵀ C_L Ẋ_p
-        np.matmul(NT, self.MXdd, out=W)
+        np.dot(NT, self.MXdd, out=W)
         self.K_R += W                                                          # Eq. 52: + N_Gᵀ M_L Ẍ_p1
 
     def omega_max(self) -> float:
         """Highest frequency of the reduced system (K_R, M_R) of the last :meth:`reduce`."""
         return omega_from(self.M_R, self.K_R)
+
+
+def solve_small(S: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """out = S⁻¹ b for a small dense S (LU with partial pivoting, LAPACK dgesv; a scalar division
+    for k = 1).  Raises ``numpy.linalg.LinAlgError`` when S is singular."""
+    k = S.shape[0]
+    if k == 1:
+        d = S[0, 0]
+        if d == 0.0 or d != d:
+            raise np.linalg.LinAlgError("singular 1x1 matrix")
+        out[0] = b[0] / d
+        return
+    if k == 0:
+        return
+    _, _, x, info = dgesv(S, b)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"singular matrix (LAPACK dgesv info = {info})")
+    out[:] = x
 
 
 def omega_from(M_R: np.ndarray, K_R: np.ndarray) -> float:

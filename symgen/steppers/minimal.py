@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from .base import Stepper, StepFailure
-from .linalg import omega_from
+from .linalg import omega_from, solve_small
 
 __all__ = ["NewmarkStepper"]
 
@@ -51,7 +51,7 @@ class NewmarkStepper(Stepper):
         upd = math.inf
         for it in range(1, self.max_iter + 1):
             M, f, K, C = kern.dynamics(t1, self.x, self.xd, self.xdd, self._lam0)
-            np.matmul(M, self.xdd, out=r)
+            np.dot(M, self.xdd, out=r)
             if alH:
                 r -= (1.0 + alH) * f
                 r += alH * self._f_n                         # HHT-α weighted equilibrium
@@ -63,7 +63,7 @@ class NewmarkStepper(Stepper):
                 J *= 1.0 + alH
             J += M                                           # M + γh C + βh² K
             try:
-                d[:] = np.linalg.solve(J, r)
+                solve_small(J, r, d)
             except np.linalg.LinAlgError:
                 raise StepFailure(f"singular Newmark matrix M + γhC + βh²K at t = {t1:.9g}, "
                                   f"iteration {it}", iteration=it) from None
@@ -81,7 +81,7 @@ class NewmarkStepper(Stepper):
                     # f(t+h) at the accepted state from the equilibrium just solved:
                     # M ẍ − (1 + α_H) f₁ + α_H f₀ = 0
                     self._f_n *= alH
-                    np.matmul(M, self.xdd, out=r)
+                    np.dot(M, self.xdd, out=r)
                     self._f_n += r
                     self._f_n /= 1.0 + alH
                 if self.estimate:

@@ -22,8 +22,8 @@ import math
 
 import numpy as np
 
-from .base import Stepper, StepFailure
-from .linalg import DEFAULT_RANK_TOL, Linearization
+from .base import Stepper, StepFailure, norm2
+from .linalg import DEFAULT_RANK_TOL, Linearization, solve_small
 
 __all__ = ["NullspaceStepper"]
 
@@ -74,34 +74,27 @@ class NullspaceStepper(Stepper):
         for it in range(self.max_iter + 1):
             # 1. constraints at the estimate ------------------------------------------------------
             q, H, q_dot, H_dot, q_ddot, H_ddot = kern.constraints(t1, x0, xd0, xdd0)
-            scale = self._scale()
-            if m:
-                rq = float(np.max(np.abs(q)))
-                rqd = h * float(np.max(np.abs(q_dot)))
-                rqdd = h * h * float(np.max(np.abs(q_ddot)))
-                resid = max(rq, rqd, rqdd)
-            else:
-                resid = 0.0
-            if not (math.isfinite(resid) and math.isfinite(scale)):
-                raise StepFailure(
-                    f"non-finite state or constraint residual at t = {t1:.9g}, Newton iteration {it}",
-                    iteration=it, nonfinite=True)
-            if it > 0 and upd <= self.tol * scale and resid <= self.constraint_tol * scale:
-                if m:
-                    self.res[0] = float(np.linalg.norm(q))
-                    self.res[1] = float(np.linalg.norm(q_dot))
-                    self.res[2] = float(np.linalg.norm(q_ddot))
-                else:
-                    self.res[:] = 0.0
-                if self.estimate:
-                    self.omega_max = lin.omega_max()
-                return it
-            if it == self.max_iter:
-                raise StepFailure(
-                    f"Newton did not converge at t = {t1:.9g} after {it} iterations: update of "
-                    f"(x, h·xd, h²·xdd) {upd:.3e} (tolerance {self.tol * scale:.3e}); "
-                    f"max(|q|, h|q_dot|, h²|q_ddot|) {resid:.3e} "
-                    f"(tolerance {self.constraint_tol * scale:.3e})", iteration=it)
+            if it > 0:
+                scale = self._scale()
+                if not (math.isfinite(scale) and math.isfinite(upd)):
+                    raise StepFailure(f"non-finite Newton iterate at t = {t1:.9g}, iteration {it}",
+                                      iteration=it, nonfinite=True)
+                if upd <= self.tol * scale:
+                    rq, rqd, rqdd = norm2(q), norm2(q_dot), norm2(q_ddot)
+                    resid = max(rq, h * rqd, h * h * rqdd)
+                    if resid <= self.constraint_tol * scale:
+                        self.res[0], self.res[1], self.res[2] = rq, rqd, rqdd
+                        if self.estimate:
+                            self.omega_max = lin.omega_max()
+                        return it
+                if it == self.max_iter:
+                    rq, rqd, rqdd = norm2(q), norm2(q_dot), norm2(q_ddot)
+                    resid = max(rq, h * rqd, h * h * rqdd)
+                    raise StepFailure(
+                        f"Newton did not converge at t = {t1:.9g} after {it} iterations: update of "
+                        f"(x, h·xd, h²·xdd) {upd:.3e} (tolerance {self.tol * scale:.3e}); "
+                        f"max(|q|, h|q_dot|, h²|q_ddot|) {resid:.3e} "
+                        f"(tolerance {self.constraint_tol * scale:.3e})", iteration=it)
 
             # 2. one SVD of H: N_H, H⁺, particular solutions ---------------------------------------
             try:
@@ -121,28 +114,28 @@ class NullspaceStepper(Stepper):
             M, f, K, C = kern.dynamics(t1, x0, xd0, xdd0, lam0)
             lin.reduce(M, C, K)                                  # M_R, C_R, K_R of Eq. 52
             rhs, w = self._rhs, self._w
-            np.matmul(M, xdd0, out=rhs)
+            np.dot(M, xdd0, out=rhs)
             np.subtract(f, rhs, out=rhs)                         # f_L − M ẍ₀ (about the estimate)
-            np.matmul(K, lin.dx_p, out=w)
+            np.dot(K, lin.dx_p, out=w)
             rhs -= w                                             # Eq. 51: − K_L x_p
-            np.matmul(C, lin.dxd_p, out=w)
+            np.dot(C, lin.dxd_p, out=w)
             rhs -= w                                             # Eq. 51: − C_L ẋ_p
-            np.matmul(M, lin.dxdd_p, out=w)
+            np.dot(M, lin.dxdd_p, out=w)
             rhs -= w                                             # Eq. 51: − M_L ẍ_p
             rk, rk2 = self._rk, self._rk2
-            np.matmul(NT, rhs, out=rk)                           # Eq. 52: N_Gᵀ(...), N_GᵀGᵀλ = 0
+            np.dot(NT, rhs, out=rk)                           # Eq. 52: N_Gᵀ(...), N_GᵀGᵀλ = 0
 
             # 4. re-project the state at t onto this linearization ---------------------------------
             a_n, ad_n, add_n = self.alpha_n, self.alphad_n, self.alphadd_n
             np.subtract(x, x_p, out=w)
-            np.matmul(NT, w, out=a_n)                            # Eq. 56
+            np.dot(NT, w, out=a_n)                            # Eq. 56
             np.subtract(xd, xd_p, out=w)
             w -= lin.Xd_p @ a_n
-            np.matmul(NT, w, out=ad_n)                           # Eq. 57
+            np.dot(NT, w, out=ad_n)                           # Eq. 57
             np.subtract(xdd, xdd_p, out=w)
             w -= lin.Xdd_p1 @ a_n
             w -= lin.X_p2 @ ad_n
-            np.matmul(NT, w, out=add_n)                          # Eq. 58
+            np.dot(NT, w, out=add_n)                          # Eq. 58
 
             # 5. Newmark in α, reduced Eq. 52 for α̈(t+h) -----------------------------------------
             a, ad, add = self.alpha, self.alphad, self.alphadd
@@ -157,36 +150,35 @@ class NullspaceStepper(Stepper):
             S += (bet * h * h) * lin.K_R                         # M_R + γh C_R + βh² K_R
             rk -= lin.C_R @ ad
             rk -= lin.K_R @ a
-            if k:
-                try:
-                    add[:] = np.linalg.solve(S, rk)              # Eq. 52 for α̈(t+h)
-                except np.linalg.LinAlgError:
-                    raise StepFailure(
-                        f"singular reduced step matrix M_R + γh C_R + βh² K_R at t = {t1:.9g}, "
-                        f"iteration {it} (k = {k})", iteration=it) from None
+            try:
+                solve_small(S, rk, add)                          # Eq. 52 for α̈(t+h)
+            except np.linalg.LinAlgError:
+                raise StepFailure(
+                    f"singular reduced step matrix M_R + γh C_R + βh² K_R at t = {t1:.9g}, "
+                    f"iteration {it} (k = {k})", iteration=it) from None
             a += (bet * h * h) * add                             # Newmark: α(t+h)
             ad += (gam * h) * add                                # Newmark: α̇(t+h)
 
             # 6. recover x, ẋ, ẍ and λ --------------------------------------------------------------
             self._save_old()
-            np.matmul(N, a, out=x0)
+            np.dot(N, a, out=x0)
             x0 += x_p                                            # Eq. 34
-            np.matmul(N, ad, out=xd0)
+            np.dot(N, ad, out=xd0)
             xd0 += xd_p
             xd0 += lin.Xd_p @ a                                  # Eq. 38
-            np.matmul(N, add, out=xdd0)
+            np.dot(N, add, out=xdd0)
             xdd0 += xdd_p
             xdd0 += lin.Xdd_p1 @ a
             xdd0 += lin.X_p2 @ ad                                # Eq. 45
             if m:
                 # Eq. 51: Gᵀλ = M ẍ + C_L(ẋ − ẋ₀) + K_L(x − x₀) − f (least squares, H⁺ᵀ)
-                np.matmul(M, xdd0, out=rhs)
+                np.dot(M, xdd0, out=rhs)
                 rhs -= f
                 np.subtract(xd0, self._xd_old, out=w)
                 rhs += C @ w
                 np.subtract(x0, self._x_old, out=w)
                 rhs += K @ w
-                np.matmul(lin.Hpinv.T, rhs, out=lam0)            # Eq. 51
+                np.dot(lin.Hpinv.T, rhs, out=lam0)            # Eq. 51
             upd = self._update_norm()
             if not math.isfinite(upd):
                 raise StepFailure(f"non-finite Newton update at t = {t1:.9g}, iteration {it + 1}",
