@@ -22,6 +22,7 @@ import numpy as np
 from .result import Result
 from .steppers import (DEFAULT_CONSTRAINT_TOL, DEFAULT_MAX_ITER, DEFAULT_RANK_TOL, DEFAULT_TOL,
                        METHODS, Linearization, StepFailure, make_stepper, parse_scheme)
+from .steppers.base import norm2
 from .steppers.linalg import omega_from
 
 __all__ = ["simulate", "consistent_state", "suggest_step", "ConsistentState", "StepSuggestion",
@@ -249,7 +250,7 @@ def simulate(model_or_kernels, method: str | None = None, scheme=None, dt: float
     progress:
         called as ``progress(step_index, n_steps)`` after every step.
     divergence_bound:
-        the run stops with status ``diverged`` when max|x| exceeds it or a value is not finite.
+        the run stops with status ``diverged`` when ‖x‖₂ exceeds it or a value is not finite.
     estimate:
         record ω_max and h_max every step (index3 pays one extra SVD and kernel call for it).
     """
@@ -371,30 +372,35 @@ def _run(kernels, stepper, model, method, sch, dt, t0, t_end, n_steps, x0, xd0, 
                       f"{type(exc).__name__}: {exc}")
             log.warning("simulation of %s stopped: %s", kernels.name, reason)
             break
-        # divergence: non-finite values or |x| past the bound ---------------------------------
-        if not stepper._finite():
+        # divergence: non-finite values or ‖x‖ past the bound (a sum is NaN/inf if any entry is)
+        x1 = stepper.x
+        if not math.isfinite(x1.sum() + stepper.xd.sum() + stepper.xdd.sum() + stepper.lam.sum()):
             status = "diverged"
             reason = (f"step {i + 1} (t = {t1:.9g}): non-finite values in the state "
                       f"(Newton iterations {iters})")
             log.warning("simulation of %s stopped: %s", kernels.name, reason)
             break
-        xmax = float(np.max(np.abs(stepper.x)))
-        if xmax > bound:
+        xnorm = norm2(x1)
+        if xnorm > bound:
             status = "diverged"
-            reason = (f"step {i + 1} (t = {t1:.9g}): max|x| = {xmax:.3e} exceeds the divergence "
+            reason = (f"step {i + 1} (t = {t1:.9g}): |x| = {xnorm:.3e} exceeds the divergence "
                       f"bound {bound:.3e}")
             log.warning("simulation of %s stopped: %s", kernels.name, reason)
             break
         j = i + 1
         T[j] = t1
-        X[j], XD[j], XDD[j] = stepper.x, stepper.xd, stepper.xdd
+        X[j], XD[j], XDD[j] = x1, stepper.xd, stepper.xdd
         LAM[j] = stepper.lam
         PE[j], VE[j], AE[j] = stepper.res
         IT[j] = iters
         if estimate:
-            OM[j] = stepper.omega_max
-            HM[j] = sch.h_max(OM[j])
-        record(j, t1)
+            w = stepper.omega_max
+            OM[j] = w
+            HM[j] = sch.h_max(w)
+        if has_energy:
+            EK[j], EP[j] = kernels.energy(t1, x1, stepper.xd)
+        if has_outputs:
+            OUT[j] = kernels.outputs(t1, x1, stepper.xd)
         last = j
         if progress is not None:
             progress(j, n_steps)

@@ -113,15 +113,15 @@ class NullspaceStepper(Stepper):
             # 3. linearized equilibrium at the estimate --------------------------------------------
             M, f, K, C = kern.dynamics(t1, x0, xd0, xdd0, lam0)
             lin.reduce(M, C, K)                                  # M_R, C_R, K_R of Eq. 52
+            # right-hand side of Eq. 51 written about the estimate (Δ· = · − ·₀):
+            # f − M ẍ₀ − K_L Δx_p − C_L Δẋ_p − M Δẍ_p = f − M ẍ_p − K_L (x_p − x₀) − C_L (ẋ_p − ẋ₀)
             rhs, w = self._rhs, self._w
-            np.dot(M, xdd0, out=rhs)
-            np.subtract(f, rhs, out=rhs)                         # f_L − M ẍ₀ (about the estimate)
+            np.dot(M, xdd_p, out=rhs)
+            np.subtract(f, rhs, out=rhs)                         # Eq. 51: f_L − M_L ẍ_p
             np.dot(K, lin.dx_p, out=w)
             rhs -= w                                             # Eq. 51: − K_L x_p
             np.dot(C, lin.dxd_p, out=w)
             rhs -= w                                             # Eq. 51: − C_L ẋ_p
-            np.dot(M, lin.dxdd_p, out=w)
-            rhs -= w                                             # Eq. 51: − M_L ẍ_p
             rk, rk2 = self._rk, self._rk2
             np.dot(NT, rhs, out=rk)                           # Eq. 52: N_Gᵀ(...), N_GᵀGᵀλ = 0
 
