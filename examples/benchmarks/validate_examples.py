@@ -70,9 +70,9 @@ def andrews():
               f"‖q̇‖ {res.vel_err.max():.1e}; ω_max estimate max {np.nanmax(res.omega_max):.0f} rad/s")
 
 
-def four_bar(N=2, name="double_four_bar", hs=(1e-2, 1e-3), t_end=10.0, **kw):
+def four_bar(N=2, name="double_four_bar", hs=(1e-2, 1e-3), t_end=10.0, model_kw=None):
     print(f"== {name} (N = {N}), {t_end:g} s")
-    mdl = load(name, **kw)
+    mdl = load(name, **(model_kw or {}))
     k = symgen.build(mdl)
     E0 = oracles.four_bar_energy(N)
     for h in hs:
@@ -114,7 +114,7 @@ def n40(full=False):
     k = symgen.build(mdl)
     t2 = time.perf_counter()
     print(f"  model {t1 - t0:.1f} s, build (or cache load) {t2 - t1:.1f} s")
-    four_bar(40, "n_four_bar", hs=(1e-2,), t_end=t_end, N=40)
+    four_bar(40, "n_four_bar", hs=(1e-2,), t_end=t_end, model_kw={"N": 40})
     res = symgen.simulate(k, dt=1e-2, t_end=min(t_end, 1.0), estimate=False)
     print(f"  without the per-step stability estimate: {per_step(res) * 1e3:.1f} ms/step")
 
