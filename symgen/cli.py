@@ -257,8 +257,9 @@ def cmd_show(args) -> int:
         terms = ["M", "f", "q"] if mdl.m else ["M", "f"]
     else:
         terms = [args.term]
-    for name in terms:
-        print()
+    for i, name in enumerate(terms):
+        if args.term is None or i:
+            print()
         print(f"{name}  ({d.labels(name)})")
         print(d.latex(name) if args.latex else d.pretty(name))
     return EXIT_OK
