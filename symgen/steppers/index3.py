@@ -42,6 +42,7 @@ class Index3Stepper(Stepper):
         self._d = np.zeros(n + m)
         self._g_n = np.zeros(n)            # (f + Hᵀλ)(t) for HHT
         self._w = np.zeros(n)
+        self._Wnn = np.zeros((n, n))
         # the per-step stability estimate uses the null-space reduction at the accepted state
         self.lin = Linearization(n, m, DEFAULT_RANK_TOL if rank_tol is None else rank_tol)
 
@@ -94,23 +95,27 @@ class Index3Stepper(Stepper):
             M, f, K, C = kern.dynamics(t1, self.x, self.xd, self.xdd, self.lam)
             J = A[:n, :n]
             np.multiply(C, gam * h, out=J)
-            J += (bet * h * h) * K
+            np.multiply(K, bet * h * h, out=self._Wnn)
+            J += self._Wnn
             if alH:
                 J *= 1.0 + alH
             J += M                                                   # M + γhC + βh²K  (Eq. 29)
             r1 = b[:n]
             np.dot(M, self.xdd, out=r1)
             if m:
-                A[:n, n:] = H.T
-                A[:n, n:] *= -(1.0 + alH)                            # −Gᵀ
+                np.multiply(H.T, -(1.0 + alH), out=A[:n, n:])        # −Gᵀ
                 A[n:, :n] = H                                        # H_L  (Eq. 10)
                 np.dot(H.T, self.lam, out=self._w)
                 self._w += f
             else:
                 self._w[:] = f
-            r1 -= (1.0 + alH) * self._w                              # M ẍ − (f + Gᵀλ)
             if alH:
-                r1 += alH * self._g_n
+                self._w *= 1.0 + alH
+                r1 -= self._w                                        # M ẍ − (1+α)(f + Gᵀλ)
+                np.multiply(self._g_n, alH, out=self._w)
+                r1 += self._w                                        #   + α (f + Gᵀλ)(t)
+            else:
+                r1 -= self._w                                        # M ẍ − (f + Gᵀλ)
             if m:
                 np.multiply(q, 1.0 / (bet * h * h), out=b[n:])       # q / (βh²)
             np.negative(b, out=b)
@@ -122,12 +127,14 @@ class Index3Stepper(Stepper):
             self._save_old()
             dxdd = d[:n]
             self.xdd += dxdd
-            self.xd += (gam * h) * dxdd                              # Newmark velocity
-            self.x += (bet * h * h) * dxdd                           # Newmark position
+            np.multiply(dxdd, gam * h, out=self._w)
+            self.xd += self._w                                       # Newmark velocity
+            np.multiply(dxdd, bet * h * h, out=self._w)
+            self.x += self._w                                        # Newmark position
             if m:
                 self.lam += d[n:]
             upd = self._update_norm()
-            if not (math.isfinite(upd) and np.isfinite(self.lam).all()):
+            if not (math.isfinite(upd) and math.isfinite(self.lam.sum())):
                 raise StepFailure(f"non-finite Newton update at t = {t1:.9g}, iteration {it + 1}",
                                   iteration=it + 1, nonfinite=True)
         raise AssertionError("unreachable")

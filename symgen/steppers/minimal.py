@@ -33,6 +33,8 @@ class NewmarkStepper(Stepper):
         self._r = np.zeros(n)
         self._J = np.zeros((n, n))
         self._d = np.zeros(n)
+        self._w = np.zeros(n)
+        self._Wnn = np.zeros((n, n))
         self._f_n = np.zeros(n)          # f(t_n) for HHT
         self._lam0 = np.zeros(0)
 
@@ -53,12 +55,15 @@ class NewmarkStepper(Stepper):
             M, f, K, C = kern.dynamics(t1, self.x, self.xd, self.xdd, self._lam0)
             np.dot(M, self.xdd, out=r)
             if alH:
-                r -= (1.0 + alH) * f
-                r += alH * self._f_n                         # HHT-α weighted equilibrium
+                np.multiply(f, 1.0 + alH, out=self._w)
+                r -= self._w
+                np.multiply(self._f_n, alH, out=self._w)
+                r += self._w                                 # HHT-α weighted equilibrium
             else:
                 r -= f                                       # M ẍ − f
             np.multiply(C, gam * h, out=J)
-            J += (bet * h * h) * K
+            np.multiply(K, bet * h * h, out=self._Wnn)
+            J += self._Wnn
             if alH:
                 J *= 1.0 + alH
             J += M                                           # M + γh C + βh² K
@@ -69,8 +74,10 @@ class NewmarkStepper(Stepper):
                                   f"iteration {it}", iteration=it) from None
             self._save_old()
             self.xdd -= d
-            self.xd -= (gam * h) * d                         # Newmark velocity
-            self.x -= (bet * h * h) * d                      # Newmark position
+            np.multiply(d, gam * h, out=self._w)
+            self.xd -= self._w                               # Newmark velocity
+            np.multiply(d, bet * h * h, out=self._w)
+            self.x -= self._w                                # Newmark position
             upd = self._update_norm()
             scale = self._scale()
             if not (math.isfinite(upd) and math.isfinite(scale)):

@@ -43,6 +43,7 @@ class NullspaceStepper(Stepper):
         self._x_p = np.zeros(n)
         self._rhs = np.zeros(n)
         self._w = np.zeros(n)
+        self._w2 = np.zeros(n)
         self._wm = np.zeros(m)
         self._k_alloc = -1
         self.min_rank = self.m      # smallest rank of H seen during the run (redundancy report)
@@ -61,6 +62,7 @@ class NullspaceStepper(Stepper):
         self._rk = np.zeros(k)
         self._rk2 = np.zeros(k)
         self._S = np.zeros((k, k))
+        self._S2 = np.zeros((k, k))
 
     def step(self, t, x, xd, xdd, lam) -> int:
         kern, lin = self.kernels, self.lin
@@ -126,38 +128,47 @@ class NullspaceStepper(Stepper):
             np.dot(NT, rhs, out=rk)                           # Eq. 52: N_Gᵀ(...), N_GᵀGᵀλ = 0
 
             # 4. re-project the state at t onto this linearization ---------------------------------
-            a_n, ad_n, add_n = self.alpha_n, self.alphad_n, self.alphadd_n
+            a_n, ad_n, add_n, w2 = self.alpha_n, self.alphad_n, self.alphadd_n, self._w2
             np.subtract(x, x_p, out=w)
-            np.dot(NT, w, out=a_n)                            # Eq. 56
+            np.dot(NT, w, out=a_n)                               # Eq. 56
             np.subtract(xd, xd_p, out=w)
-            w -= lin.Xd_p @ a_n
-            np.dot(NT, w, out=ad_n)                           # Eq. 57
+            np.dot(lin.Xd_p, a_n, out=w2)
+            w -= w2
+            np.dot(NT, w, out=ad_n)                              # Eq. 57
             np.subtract(xdd, xdd_p, out=w)
-            w -= lin.Xdd_p1 @ a_n
-            w -= lin.X_p2 @ ad_n
-            np.dot(NT, w, out=add_n)                          # Eq. 58
+            np.dot(lin.Xdd_p1, a_n, out=w2)
+            w -= w2
+            np.dot(lin.X_p2, ad_n, out=w2)
+            w -= w2
+            np.dot(NT, w, out=add_n)                             # Eq. 58
 
             # 5. Newmark in α, reduced Eq. 52 for α̈(t+h) -----------------------------------------
-            a, ad, add = self.alpha, self.alphad, self.alphadd
-            np.multiply(ad_n, h, out=a)
+            a, ad, add, rk2 = self.alpha, self.alphad, self.alphadd, self._rk2
+            np.multiply(add_n, h * h * (0.5 - bet), out=a)
             a += a_n
-            a += (h * h * (0.5 - bet)) * add_n                   # Newmark predictor part of α(t+h)
+            np.multiply(ad_n, h, out=rk2)
+            a += rk2                                             # Newmark: α(t+h) = â + βh² α̈
             np.multiply(add_n, h * (1.0 - gam), out=ad)
-            ad += ad_n                                           # Newmark predictor part of α̇(t+h)
+            ad += ad_n                                           # Newmark: α̇(t+h) = â̇ + γh α̈
             S = self._S
             np.multiply(lin.C_R, gam * h, out=S)
             S += lin.M_R
-            S += (bet * h * h) * lin.K_R                         # M_R + γh C_R + βh² K_R
-            rk -= lin.C_R @ ad
-            rk -= lin.K_R @ a
+            np.multiply(lin.K_R, bet * h * h, out=self._S2)
+            S += self._S2                                        # M_R + γh C_R + βh² K_R
+            np.dot(lin.C_R, ad, out=rk2)
+            rk -= rk2
+            np.dot(lin.K_R, a, out=rk2)
+            rk -= rk2                                            # Eq. 52 with the predictors
             try:
                 solve_small(S, rk, add)                          # Eq. 52 for α̈(t+h)
             except np.linalg.LinAlgError:
                 raise StepFailure(
                     f"singular reduced step matrix M_R + γh C_R + βh² K_R at t = {t1:.9g}, "
                     f"iteration {it} (k = {k})", iteration=it) from None
-            a += (bet * h * h) * add                             # Newmark: α(t+h)
-            ad += (gam * h) * add                                # Newmark: α̇(t+h)
+            np.multiply(add, bet * h * h, out=rk2)
+            a += rk2                                             # Newmark: α(t+h)
+            np.multiply(add, gam * h, out=rk2)
+            ad += rk2                                            # Newmark: α̇(t+h)
 
             # 6. recover x, ẋ, ẍ and λ --------------------------------------------------------------
             self._save_old()
@@ -165,20 +176,25 @@ class NullspaceStepper(Stepper):
             x0 += x_p                                            # Eq. 34
             np.dot(N, ad, out=xd0)
             xd0 += xd_p
-            xd0 += lin.Xd_p @ a                                  # Eq. 38
+            np.dot(lin.Xd_p, a, out=w2)
+            xd0 += w2                                            # Eq. 38
             np.dot(N, add, out=xdd0)
             xdd0 += xdd_p
-            xdd0 += lin.Xdd_p1 @ a
-            xdd0 += lin.X_p2 @ ad                                # Eq. 45
+            np.dot(lin.Xdd_p1, a, out=w2)
+            xdd0 += w2
+            np.dot(lin.X_p2, ad, out=w2)
+            xdd0 += w2                                           # Eq. 45
             if m:
                 # Eq. 51: Gᵀλ = M ẍ + C_L(ẋ − ẋ₀) + K_L(x − x₀) − f (least squares, H⁺ᵀ)
                 np.dot(M, xdd0, out=rhs)
                 rhs -= f
                 np.subtract(xd0, self._xd_old, out=w)
-                rhs += C @ w
+                np.dot(C, w, out=w2)
+                rhs += w2
                 np.subtract(x0, self._x_old, out=w)
-                rhs += K @ w
-                np.dot(lin.Hpinv.T, rhs, out=lam0)            # Eq. 51
+                np.dot(K, w, out=w2)
+                rhs += w2
+                np.dot(lin.Hpinv.T, rhs, out=lam0)               # Eq. 51
             upd = self._update_norm()
             if not math.isfinite(upd):
                 raise StepFailure(f"non-finite Newton update at t = {t1:.9g}, iteration {it + 1}",
