@@ -23,11 +23,12 @@ def _symgen():
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
-    out = tmp_path_factory.mktemp("repro") / "reproduction"
-    proc = subprocess.run(_symgen() + ["reproduce", "--quick", "--quiet", "--out", str(out)],
-                          capture_output=True, text=True, timeout=600,
+    # exactly the README's command, run in a fresh folder
+    cwd = tmp_path_factory.mktemp("repro")
+    proc = subprocess.run(_symgen() + ["reproduce", "--quick", "--out", "reproduction"],
+                          capture_output=True, text=True, timeout=600, cwd=cwd,
                           env=dict(os.environ, PYTHONWARNINGS="ignore"))
-    return out, proc
+    return cwd / "reproduction", proc
 
 
 def table_rows(text):
