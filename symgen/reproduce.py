@@ -641,7 +641,7 @@ def _double_pendulum(ctx: _Context) -> None:
                     [Series(tt, om, "ω_max")]),
               Panel("h_max per step (Eq. 11)", "t [s]", "h [s]",
                     [Series(tt, hm, "h_max, Fox–Goodwin"),
-                     Series([tt[0], tt[-1]], [5e-4, 5e-4], "h used", "--")])]
+                     Series([tt[0], tt[-1]], [5e-4, 5e-4], "h used", "--")], logy=True)]
     f21 = ctx.figure(S, "double_pendulum_omega.png", panels_figure(panels),
                      "ω_max history of the double pendulum (Fig. 21)")
     c["D6"].set(f"max ω_max {_g(float(np.nanmax(om)) if np.isfinite(om).any() else math.nan, 5)}"
@@ -756,8 +756,9 @@ def _andrews(ctx: _Context) -> None:
     panels = [Panel(f"new method, FG, h = {fine_h:g} s", "t [s]", "ω_max [rad/s]",
                     [Series(tt, om, "ω_max")]),
               Panel("h_max per step (Eq. 11, Fox–Goodwin)", "t [s]", "h [s]",
-                    [Series(tt, hm, "h_max"), Series([0, ANDREWS_REF_T], [5e-4, 5e-4], "5e-4", "--"),
-                     Series([0, ANDREWS_REF_T], [6e-4, 6e-4], "6e-4", ":")])]
+                    [Series(tt, hm, "h_max (gaps: K_R ≤ 0, no limit)"),
+                     Series([0, ANDREWS_REF_T], [5e-4, 5e-4], "5e-4", "--"),
+                     Series([0, ANDREWS_REF_T], [6e-4, 6e-4], "6e-4", ":")], logy=True)]
     f25 = ctx.figure(S, "andrews_omega.png", panels_figure(panels),
                      "ω_max history of Andrews' squeezer (Fig. 25)")
     c["A4"].figure = c["A5"].figure = f25
