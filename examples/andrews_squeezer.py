@@ -16,7 +16,6 @@ Outputs: the Test Set's seven angles (β, Θ, γ, Φ, δ, Ω, ε, not reduced mo
 the geometry is fixed (the consistent initial angles depend on it).
 """
 import mpmath
-import sympy as sp
 
 import symgen
 from symgen.mechanics import PlanarSystem

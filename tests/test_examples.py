@@ -4,7 +4,6 @@ import importlib
 
 import numpy as np
 import pytest
-import sympy as sp
 
 import symgen
 

@@ -204,9 +204,9 @@ def test_planar_spring_damper_force_energy_and_dissipation():
         V = kern.energy(0.0, x, xd)[1]
 
         def pts(x):
-            ra = x[:2] + np.array([[np.cos(x[2]), -np.sin(x[2])], [np.sin(x[2]), np.cos(x[2])]]) @ [0.2, 0.1]
-            rb = x[3:5] + np.array([[np.cos(x[5]), -np.sin(x[5])], [np.sin(x[5]), np.cos(x[5])]]) @ [-0.1, 0.3]
-            return ra, rb
+            def rot(a):
+                return np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+            return x[:2] + rot(x[2]) @ [0.2, 0.1], x[3:5] + rot(x[5]) @ [-0.1, 0.3]
         ra, rb = pts(x)
         ell = np.linalg.norm(rb - ra)
         V_hand = 0.5 * 50 * (ell - 0.4) ** 2 + 0.5 * 7 * np.sum((x[:2] - 1) ** 2)

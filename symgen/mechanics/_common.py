@@ -4,7 +4,6 @@ Every error is a :class:`symgen.ModelError` subclass and names the element at fa
 """
 from __future__ import annotations
 
-import logging
 import warnings
 from typing import Mapping, Sequence
 
@@ -19,8 +18,6 @@ __all__ = [
     "InconsistentInitialStateError", "InitialStateProjectionWarning", "check_initial_state",
     "check_reduced_mass", "Parameters",
 ]
-
-log = logging.getLogger("symgen.mechanics")
 
 
 class MechanismError(ModelError):

@@ -51,7 +51,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from ..model import Model, coordinates, t
+from ..model import Model, coordinates
 from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownElementError,
                       check_initial_state, check_reduced_mass, numeric)
 
