@@ -137,3 +137,12 @@ def test_slider_crank_follows_its_drive(models):
     assert y["B.x"] == pytest.approx(xB, rel=1e-13)
     assert y["B.vx"] == pytest.approx(vB, rel=1e-12)
     assert y["phi"] == pytest.approx(phi, rel=1e-14)
+
+
+def test_andrews_oracle_reproduces_the_published_test_set_solution():
+    """The 7-angle oracle itself against the Test Set's published angles at t = 0.03 (RADAU5,
+    tight tolerances; the same numbers symgen.reproduce quotes)."""
+    from symgen.reproduce import ANDREWS_REF, ANDREWS_REF_T
+    q, _ = oracles.andrews_reference(np.array([0.0, ANDREWS_REF_T]))
+    np.testing.assert_allclose(q[:, -1], ANDREWS_REF, rtol=0, atol=5e-9)
+    assert np.max(np.abs(oracles.andrews_constraints(q[:, -1]))) < 1e-12
