@@ -217,6 +217,11 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
     return lines
 
 
+def progress_enabled(quiet: bool) -> bool:
+    """A progress bar only for a person watching: stdout and stderr are terminals, no --quiet."""
+    return not quiet and sys.stdout.isatty() and sys.stderr.isatty()
+
+
 class _Progress:
     """tqdm progress bar, shown only after ~1 s (tqdm's ``delay``) and only on a terminal."""
 
@@ -227,9 +232,14 @@ class _Progress:
         if not self.enabled:
             return
         if self.bar is None:
+            import shutil
+
             from tqdm import tqdm
+            # get_terminal_size falls back to 80×24 where a terminal reports 0×0 (tqdm then
+            # computes nrows = -1 and draws nothing)
+            size = shutil.get_terminal_size((80, 24))
             self.bar = tqdm(total=int(n_steps), desc=self.desc, unit="step", delay=1.0,
-                            file=sys.stderr, leave=False, dynamic_ncols=True)
+                            file=sys.stderr, leave=False, ncols=size.columns, nrows=size.lines)
         self.bar.update(int(step) - self.bar.n)
 
     def close(self):
@@ -305,8 +315,7 @@ def cmd_simulate(args) -> int:
 
     from . import simulate
 
-    interactive = sys.stdout.isatty() and sys.stderr.isatty() and not args.quiet
-    progress = _Progress(interactive, mdl.name)
+    progress = _Progress(progress_enabled(args.quiet), mdl.name)
     start = time.perf_counter()
     try:
         result = simulate(kernels, method=method, scheme=scheme, dt=float(dt), t_end=float(t_end),

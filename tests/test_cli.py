@@ -1,5 +1,6 @@
 """The `symgen` command line, run as a subprocess: every command, exit codes, one-line errors."""
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -270,3 +271,59 @@ def test_meta_is_json_with_versions(short_run):
     with np.load(d / "r.npz") as z:
         meta = json.loads(str(z["meta"]))
     assert meta["symgen"] and meta["model_hash"] and meta["h"] == 0.1
+
+
+# -- progress bar ---------------------------------------------------------------------------------
+def test_progress_bar_only_on_a_terminal(monkeypatch):
+    from symgen import cli
+
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: False, raising=False)
+    assert not cli.progress_enabled(quiet=False)          # piped output: no bar
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    assert cli.progress_enabled(quiet=False)
+    assert not cli.progress_enabled(quiet=True)           # --quiet: no bar
+
+
+def test_progress_bar_appears_after_a_second(capsys):
+    import time as _time
+
+    from symgen.cli import _Progress
+
+    p = _Progress(True, "demo")
+    p(1, 100)
+    assert "demo" not in capsys.readouterr().err          # short runs stay silent
+    _time.sleep(1.1)
+    p(50, 100)
+    p.close()
+    err = capsys.readouterr().err
+    assert "demo" in err and "50/100" in err
+    off = _Progress(False, "quiet")
+    off(1, 2)
+    assert off.bar is None
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_progress_bar_in_a_terminal_session():
+    """Through the real entry point on a pseudo-terminal: a ~2 s run shows the bar, --quiet not."""
+    import pty
+
+    def session(*extra):
+        chunks = []
+
+        def read(fd):
+            data = os.read(fd, 4096)
+            chunks.append(data)
+            return data
+
+        pid_status = pty.spawn(SYMGEN + ["simulate", "stiff_pendulum", "--t-end", "400",
+                                         *extra], read)
+        return os.waitstatus_to_exitcode(pid_status), b"".join(chunks).decode("utf-8", "replace")
+
+    code, out = session()
+    assert code == 0 and "stiff_pendulum: completed" in out
+    wall = float(re.search(r"wall time\s+([\d.]+) s", out).group(1))
+    if wall > 1.5:                      # fast machines finish before the bar's 1 s delay
+        assert "step/s" in out or "steps/s]" in out or "it/s" in out or "%|" in out, out
+    code, out = session("--quiet", "--t-end", "50")
+    assert code == 0 and "%|" not in out
