@@ -11,8 +11,9 @@ Unknowns ẍ(t+h) and λ(t+h), with x = x̂ + βh²ẍ, ẋ = ẋ̂ + γhẍ (x�
     [ H                            0          ] [Δλ] = − [r₂]                     (Eq. 29)
 
 K = ∂(Mẍ − f − Hᵀλ)/∂x includes −∂(Hᵀλ)/∂x.  Only q = 0 is enforced; ‖q̇‖ and ‖q̈‖ are
-recorded as they come.  Redundant constraints make the bordered matrix singular; a least-squares
-solve is used then.
+recorded as they come.  Redundant constraints (rank H < m at the initial state, same rank
+tolerance as the nullspace stepper) make the bordered matrix singular; every Newton step is then a
+minimum-norm least-squares solve (λ minimum norm).
 """
 from __future__ import annotations
 
@@ -45,8 +46,16 @@ class Index3Stepper(Stepper):
         self._Wnn = np.zeros((n, n))
         # the per-step stability estimate uses the null-space reduction at the accepted state
         self.lin = Linearization(n, m, DEFAULT_RANK_TOL if rank_tol is None else rank_tol)
+        self.redundant = False
 
     def start(self, t, x, xd, xdd, lam):
+        # redundant constraints (rank H < m at the start) make the bordered matrix singular:
+        # then every Newton step is a minimum-norm least-squares solve
+        self.redundant = False
+        if self.m:
+            _, H, *_ = self.kernels.constraints(t, x, xd, xdd)
+            self.lin.factor(H)
+            self.redundant = self.lin.rank < self.m
         if self.scheme.is_hht:
             M, f, _, _ = self.kernels.dynamics(t, x, xd, xdd, lam)
             _, H, *_ = self.kernels.constraints(t, x, xd, xdd)
@@ -120,10 +129,13 @@ class Index3Stepper(Stepper):
                 np.multiply(q, 1.0 / (bet * h * h), out=b[n:])       # q / (βh²)
             np.negative(b, out=b)
             d = self._d
-            try:
-                solve_small(A, b, d)                                 # Eq. 29 (bordered matrix)
-            except np.linalg.LinAlgError:
+            if self.redundant:
                 d[:] = np.linalg.lstsq(A, b, rcond=None)[0]          # redundant constraints
+            else:
+                try:
+                    solve_small(A, b, d)                             # Eq. 29 (bordered matrix)
+                except np.linalg.LinAlgError:
+                    d[:] = np.linalg.lstsq(A, b, rcond=None)[0]
             self._save_old()
             dxdd = d[:n]
             self.xdd += dxdd
