@@ -158,3 +158,25 @@ def test_trapezoidal_large_torque_nullspace_vs_index3(pend, minimal):
     assert s_null.max() < 0.01                                      # physical, bounded
     assert s_i3[: n // 10].max() < 0.01                             # index3 starts like nullspace
     assert s_i3[-n // 10:].max() > 1e3 * s_i3[: n // 10].max()       # ... and grows
+
+
+def test_unstable_growth_is_that_of_minimal_coordinates(pend, minimal):
+    """At h = 0.79 the spurious Fox–Goodwin mode grows step by step exactly as in minimal
+    coordinates (the constraints are not an additional source of instability)."""
+    kw = dict(scheme="fox-goodwin", dt=0.79, t_end=0.79 * 16)
+    r = _sim(pend, method="nullspace", **kw)
+    rm = _sim(minimal, method="newmark", **kw)
+    th, thm = r.coord("theta"), rm.x[:, 0]
+    assert np.abs(thm).max() > 0.02                       # grown to 2x the physical amplitude
+    assert np.abs(th - thm).max() < 1e-2 * np.abs(thm).max()      # 0.4 % measured
+
+
+@pytest.mark.parametrize("h, ok", [(0.6, True), (0.7, False)])
+def test_nullspace_central_differences_limit(pend, h, ok):
+    """β = 0 in α: the limit 2/ω_max = 0.639 s of minimal coordinates."""
+    r = _sim(pend, method="nullspace", scheme="central-difference", dt=h, t_end=60.0,
+             divergence_bound=10.0)
+    if ok:
+        assert r.status == "completed" and np.abs(r.coord("theta")).max() < 0.012
+    else:
+        assert r.status != "completed" or np.abs(r.coord("theta")).max() > 0.1
