@@ -102,12 +102,18 @@ class Linearization:
             raise np.linalg.LinAlgError(f"SVD of H did not converge (LAPACK dgesvd info = {info})")
         self.s[...] = s
         smax = s[0] if s.size else 0.0
-        r = int(np.count_nonzero(s > self.rank_tol * smax)) if smax > 0.0 else 0
+        if smax > 0.0 and s[-1] > self.rank_tol * smax:
+            r = s.size                                                           # full rank
+        else:
+            r = int(np.count_nonzero(s > self.rank_tol * smax)) if smax > 0.0 else 0
         self.rank = r
         self._set_k(n - r)
         self.N[...] = Vt[r:].T                                                   # N_H
         # H⁺ = V_r S_r⁻¹ U_rᵀ  (minimum-norm least squares for every solve below)
-        np.dot(Vt[:r].T, (U[:, :r] / s[:r]).T, out=self.Hpinv)
+        if r == m:
+            np.dot(Vt[:r].T, (U / s).T, out=self.Hpinv)
+        else:
+            np.dot(Vt[:r].T, (U[:, :r] / s[:r]).T, out=self.Hpinv)
         return self.k
 
     # -- particular solutions ----------------------------------------------------------------
