@@ -357,6 +357,10 @@ def test_spatial_joint_helpers_equal_shared_names():
     assert a.coord_names == b.coord_names
     assert a.M == b.M and a.f == b.f and a.V == b.V
     assert mat_equal(a.q, b.q)
+    # hand-derived rows: arm |A − O| = 1 and (A − O)·k = 0; link k·v = 0 and |v| = 1
+    Ax, Ay, Az, vx, vy, vz = a.coords
+    assert mat_equal(a.q, [(Ax ** 2 + Ay ** 2 + Az ** 2 - 1) / 2, Az, vz,
+                           (vx ** 2 + vy ** 2 + vz ** 2 - 1) / 2])
 
 
 def test_spatial_spring_energy_and_off_span_marker():
@@ -508,3 +512,19 @@ def test_spatial_four_bar_conserves_energy_on_its_constraints():
     res2 = symgen.simulate(mdl, method="nullspace", scheme="fox-goodwin", dt=5e-4, t_end=2.0)
     d1, d2 = np.abs(E - E[0]).max(), np.abs(res2.energy - res2.energy[0]).max()
     assert 2.5 < d1 / d2 < 6
+
+
+def test_spatial_spherical_joint_merges_points():
+    s = SpatialSystem("ball")
+    s.ground_point("O", (0, 0, 0))
+    s.point("A", (1, 0, 0))
+    s.point("B", (1, 0, 0))
+    s.body("r1", mass=1, inertia=0, com=(0.5, 0, 0), points=["O", "A"])   # a point mass at ½
+    s.body("r2", mass=2, inertia=0, com=(1, 0, 0), points=["B"])          # a particle at B
+    s.spherical("r1", "A", "r2", "B", name="ball")
+    mdl = s.model()
+    assert mdl.coord_names == ("A.x", "A.y", "A.z")
+    # T = ½ (1·¼ + 2) |Ȧ|²
+    assert mat_equal(mdl.M, sp.eye(3) * 2.25)
+    with pytest.raises(UnknownElementError, match="body 'r2' has no point 'A'"):
+        s.spherical("r1", "A", "r2", "A")
