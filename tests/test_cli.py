@@ -2,6 +2,7 @@
 import json
 import re
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -327,3 +328,12 @@ def test_progress_bar_in_a_terminal_session():
         assert "step/s" in out or "steps/s]" in out or "it/s" in out or "%|" in out, out
     code, out = session("--quiet", "--t-end", "50")
     assert code == 0 and "%|" not in out
+
+
+def test_output_into_a_closed_pipe_is_not_an_error(tmp_path):
+    cmd = " ".join(shlex.quote(a) for a in SYMGEN + ["show", "stiff_pendulum", "--term", "K"])
+    proc = subprocess.run(f"{cmd} 2>err.txt | head -c 10 >/dev/null; echo ${{PIPESTATUS[0]}}",
+                          shell=True, executable="/bin/bash", cwd=tmp_path, capture_output=True,
+                          text=True)
+    assert proc.stdout.strip() == "0"
+    assert "Traceback" not in (tmp_path / "err.txt").read_text()
