@@ -529,8 +529,11 @@ def main(argv=None) -> int:
         return 130
     except BrokenPipeError:
         # the reader went away (`symgen show ... | head`): silence the final flush
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
         return EXIT_OK
     except Exception as exc:  # model errors, bad values and build failures: one line, no traceback
         from .model import ModelError

@@ -330,10 +330,20 @@ def test_progress_bar_in_a_terminal_session():
     assert code == 0 and "%|" not in out
 
 
-def test_output_into_a_closed_pipe_is_not_an_error(tmp_path):
-    cmd = " ".join(shlex.quote(a) for a in SYMGEN + ["show", "stiff_pendulum", "--term", "K"])
-    proc = subprocess.run(f"{cmd} 2>err.txt | head -c 10 >/dev/null; echo ${{PIPESTATUS[0]}}",
-                          shell=True, executable="/bin/bash", cwd=tmp_path, capture_output=True,
-                          text=True)
-    assert proc.stdout.strip() == "0"
-    assert "Traceback" not in (tmp_path / "err.txt").read_text()
+def test_output_into_a_closed_pipe_is_not_an_error(monkeypatch, capsys):
+    """`symgen show ... | head`: the reader goes away; no traceback, exit code 0."""
+    from symgen.cli import main
+
+    class ClosedPipe:
+        def write(self, text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def flush(self):
+            pass
+
+        def isatty(self):
+            return False
+
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    assert main(["show", "stiff_pendulum", "--term", "M"]) == 0
+    assert "Traceback" not in capsys.readouterr().err
