@@ -92,6 +92,14 @@ def _load(spec: str, params: dict):
     return mdl, numeric
 
 
+def _with_defaults(model, numeric: dict):
+    """The model with new parameter defaults (what `show` lists and `generate` bakes into the C)."""
+    if not numeric:
+        return model
+    return model.replace(params={sym: float(numeric.get(sym.name, val))
+                                 for sym, val in model.params.items()})
+
+
 def _kernels(model, backend: str, params: dict):
     if backend == "lambdify":
         from .kernels import LambdifyKernels
@@ -251,7 +259,8 @@ class _Progress:
 def cmd_show(args) -> int:
     from .derive import TERMS, derive
 
-    mdl, _ = _load(args.model, parse_params(args.param))
+    mdl, numeric = _load(args.model, parse_params(args.param))
+    mdl = _with_defaults(mdl, numeric)
     d = derive(mdl)
     if args.term is None:
         print(f"model {mdl.name}: n = {mdl.n} coordinates, m = {mdl.m} constraints")
@@ -278,7 +287,8 @@ def cmd_show(args) -> int:
 def cmd_generate(args) -> int:
     from . import generate
 
-    mdl, _ = _load(args.model, parse_params(args.param))
+    mdl, numeric = _load(args.model, parse_params(args.param))
+    mdl = _with_defaults(mdl, numeric)
     outdir = Path(args.output) if args.output else Path("generated") / mdl.name
     src = generate(mdl)
     src.write(outdir)
@@ -430,8 +440,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"symgen {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     model_help = "a shipped example name (e.g. stiff_pendulum) or a .py file defining model()"
-    param_help = ("set a model parameter (repeatable), e.g. --param T0=9; a name that model() "
-                  "accepts as an option (e.g. N) rebuilds the model with it")
+    param_help = ("set a model parameter (repeatable), e.g. --param T0=9 (show and generate "
+                  "take it as the new default); a name that model() accepts as an option "
+                  "(e.g. N) rebuilds the model with it")
 
     s = sub.add_parser("show", help="print derived terms")
     s.add_argument("model", metavar="MODEL", help=model_help)

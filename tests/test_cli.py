@@ -2,7 +2,6 @@
 import json
 import re
 import os
-import shlex
 import shutil
 import subprocess
 import sys
@@ -199,6 +198,10 @@ def test_generate_writes_the_c_sources(tmp_path):
     for name in ("stiff_pendulum.h", "stiff_pendulum.c", "README.md"):
         assert (tmp_path / "c" / name).is_file()
     assert "STIFF_PENDULUM_N 3" in (tmp_path / "c" / "stiff_pendulum.h").read_text()
+    # --param sets the default baked into the C
+    proc = run("generate", "stiff_pendulum", "--param", "T0=9", "-o", tmp_path / "c9")
+    assert proc.returncode == 0
+    assert "9.0,  /* T0 */" in (tmp_path / "c9" / "stiff_pendulum.c").read_text()
     # default folder generated/<model>/ relative to the working directory
     proc = run("generate", "stiff_pendulum", cwd=tmp_path)
     assert proc.returncode == 0
