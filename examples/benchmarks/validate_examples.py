@@ -139,7 +139,12 @@ def pendulums():
               f"{max(np.diff(res.energy).max(), 0):.1e} J")
 
 
-SECTIONS = {"andrews": andrews, "dfb": four_bar, "bricard": bricard, "n40": n40,
+def double_four_bar():
+    four_bar(2, "double_four_bar", hs=(1e-2, 1e-3), t_end=10.0)
+    four_bar(2, "double_four_bar", hs=(1e-2, 1e-3), t_end=20.0)
+
+
+SECTIONS = {"andrews": andrews, "dfb": double_four_bar, "bricard": bricard, "n40": n40,
             "pendulums": pendulums}
 
 
