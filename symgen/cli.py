@@ -428,7 +428,10 @@ def cmd_reproduce(args) -> int:
     print(f"wrote {report.path}")
     for line in report.table_lines():
         print(line)
-    return EXIT_OK
+    for name, err in report.errors.items():
+        print(f"experiment {name!r} stopped with an error: {err}", file=sys.stderr)
+    # disagreements with the paper are findings (exit 0); a broken experiment is not
+    return EXIT_FAILED if report.errors else EXIT_OK
 
 
 # -- parser ---------------------------------------------------------------------------------------
@@ -492,7 +495,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--backend", choices=("c", "lambdify"), default="c", help=argparse.SUPPRESS)
     s.set_defaults(func=cmd_stability)
 
-    s = sub.add_parser("reproduce", help="rerun the paper's experiments and write a report")
+    s = sub.add_parser("reproduce", help="rerun the paper's experiments and write a report "
+                       "(exit 3 if an experiment broke)")
     s.add_argument("--out", default="reproduction", metavar="DIR",
                    help="report folder (default reproduction/)")
     s.add_argument("--quick", action="store_true", help="a reduced set, under a minute (CI)")

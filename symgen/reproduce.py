@@ -242,6 +242,7 @@ class Report:
     quick: bool
     wall: float
     runs: list[dict] = field(default_factory=list)
+    errors: dict = field(default_factory=dict)      # experiment → the exception that stopped it
 
     def table_lines(self) -> list[str]:
         lines = ["| claim | paper's value | ours | agree? |", "|---|---|---|---|"]
@@ -851,7 +852,7 @@ def run(out="reproduction", quick: bool = False, quiet: bool = True,
         say(f"  {name} done in {time.perf_counter() - t0:.1f} s")
     wall = time.perf_counter() - start
     claims = list(ctx.claims.values())
-    report = Report(out / "report.md", claims, quick, wall, ctx.runs)
+    report = Report(out / "report.md", claims, quick, wall, ctx.runs, errors)
     _write(report, ctx, errors)
     return report
 

@@ -109,3 +109,21 @@ def test_minimal_reference_models_match_the_examples():
     np.testing.assert_allclose([a_ex[i1], a_ex[i2]], a_md, rtol=1e-10)
     # and the same energy
     assert np.isclose(sum(k_ex.energy(0, ex.x0, ex.xd0)), sum(k_md.energy(0, md.x0, md.xd0)))
+
+
+def test_a_broken_experiment_is_reported_and_exits_3(tmp_path, monkeypatch, capsys):
+    """An experiment that raises marks its claims as errors; the others still run."""
+    from symgen.cli import main
+
+    def boom(ctx):
+        raise RuntimeError("simulated breakage")
+
+    monkeypatch.setattr(reproduce, "EXPERIMENTS", (("stiff pendulum", boom, ("P",)),))
+    rep = reproduce.run(out=tmp_path / "a", quick=True)
+    assert rep.errors == {"stiff pendulum": "RuntimeError: simulated breakage"}
+    pend = [c for c in rep.claims if c.id.startswith("P")]
+    assert pend and all(c.agree == "error" for c in pend)
+    assert "simulated breakage" in (tmp_path / "a" / "report.md").read_text()
+    code = main(["reproduce", "--quick", "--quiet", "--out", str(tmp_path / "b")])
+    assert code == 3
+    assert "simulated breakage" in capsys.readouterr().err
