@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.linalg.lapack import dgesv, dgesvd
+from scipy.linalg.lapack import dgesdd, dgesv, dgesvd
 
 __all__ = ["Linearization", "omega_from", "solve_small", "DEFAULT_RANK_TOL"]
 
@@ -97,9 +97,13 @@ class Linearization:
             self._set_k(n)
             self.N[...] = np.eye(n)
             return n
-        U, s, Vt, info = dgesvd(H, compute_uv=1, full_matrices=1)              # H = U S Vᵀ
+        # H = U S Vᵀ by divide and conquer (LAPACK dgesdd: as fast as dgesvd for small H, many
+        # times faster for large H since it needs the full V); dgesvd if it does not converge
+        U, s, Vt, info = dgesdd(H, compute_uv=1, full_matrices=1)
         if info != 0:
-            raise np.linalg.LinAlgError(f"SVD of H did not converge (LAPACK dgesvd info = {info})")
+            U, s, Vt, info = dgesvd(H, compute_uv=1, full_matrices=1)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"SVD of H did not converge (LAPACK info = {info})")
         self.s[...] = s
         smax = s[0] if s.size else 0.0
         if smax > 0.0 and s[-1] > self.rank_tol * smax:
