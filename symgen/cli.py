@@ -424,7 +424,8 @@ def _omega_h(info):
 def cmd_reproduce(args) -> int:
     from .reproduce import run
 
-    report = run(out=Path(args.out), quick=args.quick, quiet=args.quiet)
+    say = None if args.quiet else (lambda msg: print(msg, flush=True))
+    report = run(out=Path(args.out), quick=args.quick, progress=say)
     print(f"wrote {report.path}")
     for line in report.table_lines():
         print(line)

@@ -818,16 +818,20 @@ EXPERIMENTS = (("stiff pendulum", _pendulum, ("P",)),
 
 
 # -- driver ---------------------------------------------------------------------------------------
-def run(out="reproduction", quick: bool = False, quiet: bool = True,
-        experiments=None) -> Report:
-    """Run the experiments (all, or those named in ``experiments``) and write ``out/report.md``."""
+def run(out="reproduction", quick: bool = False, experiments=None,
+        progress: Callable[[str], None] | None = None) -> Report:
+    """Run the experiments (all, or those named in ``experiments``) and write ``out/report.md``.
+
+    Progress messages go to the ``symgen.reproduce`` logger and, when given, to ``progress``
+    (the command line passes ``print``).
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
 
     def say(msg):
         log.info(msg)
-        if not quiet:
-            print(msg, flush=True)
+        if progress is not None:
+            progress(msg)
 
     ctx = _Context(out, quick, say)
     start = time.perf_counter()
