@@ -13,11 +13,7 @@ from .kernels import LambdifyKernels  # noqa: F401
 from .build import BuildError, Kernels, build  # noqa: F401,E402
 from .codegen import GeneratedSource, generate  # noqa: F401,E402
 
-try:
-    from .simulate import consistent_state, simulate, suggest_step  # noqa: F401
-except ImportError as _exc:  # pragma: no cover - only while the steppers are being written
-    if "symgen.simulate" not in str(_exc):
-        raise
+from .simulate import consistent_state, simulate, suggest_step  # noqa: F401,E402
 
 # Later stages are imported lazily: `import symgen` stays cheap and needs no compiler.
 _LAZY = {

@@ -212,3 +212,20 @@ def test_numerical_trouble_never_raises(minimal):
         r = symgen.simulate(k, method="newmark", scheme="trapezoidal", dt=0.1, t_end=10.0)
     assert r.status in ("diverged", "failed")
     assert r.n_steps >= 1 and np.isfinite(r.x).all()
+
+
+def test_blas_threads_limited_during_the_run_and_restored(pend):
+    from threadpoolctl import threadpool_info
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    before = blas_threads()
+    seen = []
+    symgen.simulate(pend, dt=0.1, t_end=0.3, progress=lambda i, n: seen.append(blas_threads()))
+    assert seen and all(all(nt == 1 for nt in s) for s in seen)
+    assert blas_threads() == before
+    seen.clear()
+    symgen.simulate(pend, dt=0.1, t_end=0.3, blas_threads=None,
+                    progress=lambda i, n: seen.append(blas_threads()))
+    assert all(s == before for s in seen)
