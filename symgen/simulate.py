@@ -224,7 +224,7 @@ def simulate(model_or_kernels, method: str | None = None, scheme=None, dt: float
              divergence_bound: float = DEFAULT_DIVERGENCE_BOUND, *,
              constraint_tol: float = DEFAULT_CONSTRAINT_TOL, t0: float = 0.0,
              estimate: bool = True, consistent: bool = True,
-             blas_threads: int | None = 1) -> Result:
+             blas_threads: int | None = 1, factorization: str = "auto") -> Result:
     """Integrate a model from t0 to t_end with fixed steps dt; returns a :class:`~symgen.Result`.
 
     Parameters
@@ -249,6 +249,9 @@ def simulate(model_or_kernels, method: str | None = None, scheme=None, dt: float
     tol, constraint_tol, max_iter, rank_tol:
         Newton tolerances (relative update of (x, hẋ, h²ẍ); constraint residuals in the same
         units), iteration limit, relative SVD rank tolerance (see ``symgen.steppers``).
+    factorization:
+        how H is factored each iteration: ``"svd"``, ``"qr"`` (pivoted QR of Hᵀ, several times
+        faster for large models) or ``"auto"`` (SVD below 20 coordinates, QR from there on).
     progress:
         called as ``progress(step_index, n_steps)`` after every step.
     divergence_bound:
@@ -308,7 +311,8 @@ def simulate(model_or_kernels, method: str | None = None, scheme=None, dt: float
         if params:
             kernels.set_params(dict(params))
         stepper = make_stepper(method, kernels, sch, dt, tol=tol, constraint_tol=constraint_tol,
-                               max_iter=max_iter, rank_tol=rank_tol, estimate=estimate)
+                               max_iter=max_iter, rank_tol=rank_tol, estimate=estimate,
+                               factorization=factorization)
         # overflow/invalid values in a diverging run are reported as status, not as warnings
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"), \
                 _blas_limit(blas_threads):
@@ -440,6 +444,7 @@ def _run(kernels, stepper, model, method, sch, dt, t0, t_end, n_steps, x0, xd0, 
         "constraint_tol": constraint_tol,
         "max_iter": max_iter,
         "rank_tol": rank_tol,
+        "factorization": getattr(getattr(stepper, "lin", None), "factorization", None),
         "divergence_bound": bound,
         "parameters": kernels.params() if hasattr(kernels, "params") else {},
         "initial_projection": cs.as_dict(),

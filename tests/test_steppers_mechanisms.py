@@ -167,3 +167,19 @@ def test_linearization_particular_solutions_satisfy_linearized_constraints(four_
     assert np.abs(P @ (qdd + Hdd @ (x - x0) + 2 * Hd @ (xd - xd0) + H @ (xdd - xdd0))).max() < 1e-10
     # ẋ_p and ẍ_p are minimum norm: orthogonal to the null space
     assert np.abs(lin.N.T @ lin.xd_p).max() < 1e-12 and np.abs(lin.N.T @ lin.xdd_p).max() < 1e-12
+
+
+@pytest.mark.parametrize("example, t_end, dt", [("bricard", 0.5, 1e-2),
+                                                 ("double_four_bar", 1.0, 1e-2)])
+def test_qr_and_svd_factorizations_give_the_same_motion(example, t_end, dt):
+    """Pivoted QR of Hᵀ and the SVD of H give the same N_H-projector and H⁺, so the same discrete
+    solution: Bricard (redundant: rank 23 of 24 rows), double four-bar (passes rank-2 drops)."""
+    k = symgen.build(symgen.load_model(example))
+    runs = {f: symgen.simulate(k, dt=dt, t_end=t_end, factorization=f) for f in ("svd", "qr")}
+    for f, r in runs.items():
+        assert r.status == "completed", (f, r.reason)
+        assert r.meta["factorization"] == f
+        assert max(r.pos_err.max(), r.vel_err.max()) < 1e-12
+    np.testing.assert_allclose(runs["qr"].x, runs["svd"].x, atol=1e-9)
+    np.testing.assert_allclose(runs["qr"].xd, runs["svd"].xd, atol=1e-8)
+    assert runs["qr"].meta["rank_H"] == runs["svd"].meta["rank_H"]

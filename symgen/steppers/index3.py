@@ -32,7 +32,8 @@ class Index3Stepper(Stepper):
 
     method = "index3"
 
-    def __init__(self, kernels, scheme, h, *, rank_tol: float | None = None, **kw):
+    def __init__(self, kernels, scheme, h, *, rank_tol: float | None = None,
+                 factorization: str = "auto", **kw):
         super().__init__(kernels, scheme, h, **kw)
         if scheme.beta == 0.0:
             raise ValueError("the index-3 stepper needs beta > 0 (with beta = 0 the position "
@@ -45,7 +46,8 @@ class Index3Stepper(Stepper):
         self._w = np.zeros(n)
         self._Wnn = np.zeros((n, n))
         # the per-step stability estimate uses the null-space reduction at the accepted state
-        self.lin = Linearization(n, m, DEFAULT_RANK_TOL if rank_tol is None else rank_tol)
+        self.lin = Linearization(n, m, DEFAULT_RANK_TOL if rank_tol is None else rank_tol,
+                                 factorization)
         self.redundant = False
 
     def start(self, t, x, xd, xdd, lam):

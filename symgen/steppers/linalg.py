@@ -37,21 +37,32 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.linalg.lapack import dgesdd, dgesv, dgesvd
+from scipy.linalg.lapack import dgeqp3, dgesdd, dgesv, dgesvd, dorgqr, dtrtrs
 
 __all__ = ["Linearization", "omega_from", "solve_small", "DEFAULT_RANK_TOL"]
 
 #: Relative rank tolerance: singular values ≤ rank_tol · s_max count as zero.
 DEFAULT_RANK_TOL = 1e-10
 
+#: "auto" factors H by SVD below this many coordinates and by pivoted QR from it on (measured with
+#: one BLAS thread: SVD 14 µs vs QR 44 µs at n = 3, 91 vs 64 µs at n = 21, 14.2 vs 3.9 ms at 243).
+QR_FROM_N = 20
+FACTORIZATIONS = ("auto", "svd", "qr")
+
 
 class Linearization:
     """Null-space basis, pseudo-inverse, particular solutions and reduced matrices of one iterate."""
 
-    def __init__(self, n: int, m: int, rank_tol: float = DEFAULT_RANK_TOL):
+    def __init__(self, n: int, m: int, rank_tol: float = DEFAULT_RANK_TOL,
+                 factorization: str = "auto"):
         if not (0.0 <= rank_tol < 1.0):
             raise ValueError(f"rank_tol must lie in [0, 1), got {rank_tol}")
+        if factorization not in FACTORIZATIONS:
+            raise ValueError(f"unknown factorization {factorization!r}; known: {FACTORIZATIONS}")
         self.n, self.m, self.rank_tol = n, m, float(rank_tol)
+        if factorization == "auto":
+            factorization = "qr" if n >= QR_FROM_N else "svd"
+        self.factorization = factorization
         self.rank = 0
         self.k = -1
         self.s = np.zeros(min(n, m))            # singular values of H
@@ -90,13 +101,15 @@ class Linearization:
 
     # -- one rank-revealing factorization --------------------------------------------------------
     def factor(self, H: np.ndarray) -> int:
-        """SVD of H: rank, N_H and H⁺.  Returns k = n − rank, the size of α."""
+        """SVD (or pivoted QR) of H: rank, N_H and H⁺.  Returns k = n − rank, the size of α."""
         n, m = self.n, self.m
         if m == 0:
             self.rank = 0
             self._set_k(n)
             self.N[...] = np.eye(n)
             return n
+        if self.factorization == "qr":
+            return self._factor_qr(H)
         # H = U S Vᵀ by divide and conquer (LAPACK dgesdd: as fast as dgesvd for small H, many
         # times faster for large H since it needs the full V); dgesvd if it does not converge
         U, s, Vt, info = dgesdd(H, compute_uv=1, full_matrices=1)
@@ -118,6 +131,42 @@ class Linearization:
             np.dot(Vt[:r].T, (U / s).T, out=self.Hpinv)
         else:
             np.dot(Vt[:r].T, (U[:, :r] / s[:r]).T, out=self.Hpinv)
+        return self.k
+
+    def _factor_qr(self, H: np.ndarray) -> int:
+        """Rank-revealing QR of Hᵀ (LAPACK dgeqp3): Hᵀ Π = Q R, |R_ii| decreasing.
+
+        With r the numerical rank (|R_ii| > rank_tol·|R_00|), Q = [Q₁ Q₂] and R₁ = R[:r, :]:
+        H = Πᵀ R₁ᵀ Q₁ᵀ, so N_H = Q₂ (orthonormal) and H⁺ = Q₁ (R₁ᵀ)⁺ Πᵀ, the same minimum-norm
+        (least-squares for redundant rows) pseudo-inverse as the SVD's.  |R_ii| stand in for the
+        singular values in ``s``.
+        """
+        n, m = self.n, self.m
+        kmin = min(n, m)
+        qr, jpvt, tau, _, info = dgeqp3(H.T)                  # Hᵀ[:, piv] = Q R
+        if info != 0:
+            raise np.linalg.LinAlgError(f"QR of Hᵀ failed (LAPACK info = {info})")
+        d = np.abs(np.diagonal(qr)[:kmin])
+        self.s[...] = d
+        dmax = d[0] if kmin else 0.0
+        r = int(np.count_nonzero(d > self.rank_tol * dmax)) if dmax > 0.0 else 0
+        self.rank = r
+        self._set_k(n - r)
+        Qf = np.zeros((n, n), order="F")
+        Qf[:, :kmin] = qr[:, :kmin]
+        Q, _, info = dorgqr(Qf, tau[:kmin], overwrite_a=1)    # the full n × n Q
+        if info != 0:
+            raise np.linalg.LinAlgError(f"forming Q failed (LAPACK info = {info})")
+        self.N[...] = Q[:, r:]                                                   # N_H = Q₂
+        R1 = np.triu(qr[:r, :])                                                  # r × m
+        if r == m:
+            Y, info = dtrtrs(R1, np.eye(m), trans=1)          # R₁ᵀ Y = I: Y = R₁⁻ᵀ
+            if info != 0:
+                raise np.linalg.LinAlgError(f"singular R in the QR of Hᵀ (LAPACK info = {info})")
+        else:
+            Y = np.linalg.pinv(R1.T)                          # (R₁ᵀ)⁺, r × m, redundant rows
+        piv = jpvt - 1
+        self.Hpinv[:, piv] = Q[:, :r] @ Y                      # H⁺ = Q₁ (R₁ᵀ)⁺ Πᵀ
         return self.k
 
     # -- particular solutions ----------------------------------------------------------------

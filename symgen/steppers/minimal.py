@@ -24,7 +24,7 @@ class NewmarkStepper(Stepper):
 
     method = "newmark"
 
-    def __init__(self, kernels, scheme, h, *, rank_tol=None, **kw):
+    def __init__(self, kernels, scheme, h, *, rank_tol=None, factorization=None, **kw):
         super().__init__(kernels, scheme, h, **kw)
         if self.m:
             raise ValueError(f"the minimal-coordinate steppers need a model without constraints; "

@@ -33,12 +33,14 @@ class NullspaceStepper(Stepper):
 
     method = "nullspace"
 
-    def __init__(self, kernels, scheme, h, *, rank_tol: float | None = None, **kw):
+    def __init__(self, kernels, scheme, h, *, rank_tol: float | None = None,
+                 factorization: str = "auto", **kw):
         super().__init__(kernels, scheme, h, **kw)
         if scheme.is_hht:
             raise ValueError("HHT-α is a variant of the classical index-3 stepper; the nullspace "
                              "method takes a plain Newmark scheme (gamma, beta)")
-        self.lin = Linearization(self.n, self.m, DEFAULT_RANK_TOL if rank_tol is None else rank_tol)
+        self.lin = Linearization(self.n, self.m, DEFAULT_RANK_TOL if rank_tol is None else rank_tol,
+                                 factorization)
         n, m = self.n, self.m
         self._x_p = np.zeros(n)
         self._rhs = np.zeros(n)
