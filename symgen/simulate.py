@@ -393,10 +393,11 @@ def _run(kernels, stepper, model, method, sch, dt, t0, t_end, n_steps, x0, xd0, 
             break
         # divergence: non-finite values or ‖x‖ past the bound (a sum is NaN/inf if any entry is)
         x1 = stepper.x
-        if not math.isfinite(x1.sum() + stepper.xd.sum() + stepper.xdd.sum() + stepper.lam.sum()):
+        if not math.isfinite(x1.sum() + stepper.xd.sum() + stepper.xdd.sum() + stepper.lam.sum()
+                             + stepper.res.sum()):
             status = "diverged"
-            reason = (f"step {i + 1} (t = {t1:.9g}): non-finite values in the state "
-                      f"(Newton iterations {iters})")
+            reason = (f"step {i + 1} (t = {t1:.9g}): non-finite values in the state or its "
+                      f"constraint residuals (Newton iterations {iters})")
             log.warning("simulation of %s stopped: %s", kernels.name, reason)
             break
         xnorm = norm2(x1)

@@ -184,7 +184,8 @@ def test_newton_failure_keeps_partial_result(pend):
 
 
 def test_divergence_by_bound_keeps_partial_result(pend):
-    r = symgen.simulate(pend, method="index3", scheme="fox-goodwin", dt=0.1, t_end=100.0)
+    r = symgen.simulate(pend, method="index3", scheme="fox-goodwin", dt=0.1, t_end=100.0,
+                        divergence_bound=1e3)
     assert r.status == "diverged"
     assert "divergence bound" in r.reason and "t = " in r.reason and "step " in r.reason
     assert 10 < r.n_steps < 1000
@@ -229,3 +230,12 @@ def test_blas_threads_limited_during_the_run_and_restored(pend):
     symgen.simulate(pend, dt=0.1, t_end=0.3, blas_threads=None,
                     progress=lambda i, n: seen.append(blas_threads()))
     assert all(s == before for s in seen)
+
+
+def test_recorded_steps_of_a_diverging_run_are_finite(pend):
+    """The last recorded step of a run that blows up still has finite residual norms: the step
+    whose ‖q̇‖ overflows ends the run instead of being recorded."""
+    r = symgen.simulate(pend, method="index3", scheme="fox-goodwin", dt=0.1, t_end=300.0)
+    assert r.status == "diverged"
+    for arr in (r.x, r.xd, r.xdd, r.lam, r.pos_err, r.vel_err, r.acc_err):
+        assert np.all(np.isfinite(arr))
