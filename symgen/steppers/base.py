@@ -10,11 +10,14 @@ The new state is left in ``stepper.x, .xd, .xdd, .lam`` (buffers owned by the st
 the per-step stability estimate.  Numerical trouble raises :class:`StepFailure` (caught by
 :func:`symgen.simulate`, which turns it into a Result with status ``failed``).
 
-Convergence (all steppers): with the scale s = max(‖x‖, h‖ẋ‖, h²‖ẍ‖, 1e-8) (Euclidean norms),
-the last update max(‖Δx‖, h‖Δẋ‖, h²‖Δẍ‖) is ≤ ``tol``·s and, for constrained models,
-max(‖q‖, h‖q̇‖, h²‖q̈‖) ≤ ``constraint_tol``·s at the accepted state (the constrained
-steppers evaluate the constraints at the accepted state, so the residuals they report are those
-of the state they return).  The index-3 stepper enforces q only, so only ‖q‖ enters its test.
+Convergence (all steppers), component by component as in ODE codes: with the weights
+w_i = tol·(1 + |x_i(t)|) fixed at the start of the step (from the accepted state at t, so an
+iterate that runs away cannot loosen them, and a coordinate far from the origin does not loosen the
+others), the last Newton update satisfies |Δx_i|, h|Δẋ_i|, h²|Δẍ_i| ≤ w_i, and, for constrained
+models, ‖q‖, h‖q̇‖, h²‖q̈‖ ≤ ``constraint_tol`` (absolute, in the units of q) at the accepted
+state (the constrained steppers evaluate the constraints at the accepted state, so the residuals
+they report are those of the state they return).  The index-3 stepper enforces q only, so only
+‖q‖ enters its test.
 """
 from __future__ import annotations
 
@@ -29,7 +32,6 @@ __all__ = ["norm2", "StepFailure", "Stepper", "DEFAULT_TOL", "DEFAULT_CONSTRAINT
 DEFAULT_TOL = 1e-10
 DEFAULT_CONSTRAINT_TOL = 1e-8
 DEFAULT_MAX_ITER = 25
-_SCALE_FLOOR = 1e-8
 
 
 def norm2(v) -> float:
@@ -88,6 +90,7 @@ class Stepper:
         self._xd_old = np.zeros(n)
         self._xdd_old = np.zeros(n)
         self._wn = np.zeros(n)
+        self._wt = np.zeros(n)          # convergence weights tol·(1 + |x_i(t)|) of this step
         self.res = np.zeros(3)          # ‖q‖, ‖q̇‖, ‖q̈‖ at the accepted state
         self.omega_max = math.nan
         self.last_update = math.nan
@@ -97,8 +100,12 @@ class Stepper:
 
     # -- helpers ----------------------------------------------------------------------------------
     def _predict(self, x, xd, xdd, lam) -> None:
-        """Constant-acceleration predictor: ẍ⁰ = ẍ_n (it satisfies Newmark for any γ, β)."""
+        """Constant-acceleration predictor: ẍ⁰ = ẍ_n (it satisfies Newmark for any γ, β); also
+        fixes this step's convergence weights from the state at t."""
         h = self.h
+        np.abs(x, out=self._wt)
+        self._wt += 1.0
+        self._wt *= self.tol
         self.xdd[:] = xdd
         np.multiply(xdd, h, out=self.xd)
         self.xd += xd
@@ -109,21 +116,29 @@ class Stepper:
         if self.m:
             self.lam[:] = lam
 
-    def _scale(self) -> float:
-        """max(‖x‖, h‖ẋ‖, h²‖ẍ‖, 1e-8) of the current iterate (Euclidean norms)."""
-        h = self.h
-        return max(norm2(self.x), h * norm2(self.xd), h * h * norm2(self.xdd), _SCALE_FLOOR)
-
     def _update_norm(self) -> float:
-        """max(‖Δx‖, h‖Δẋ‖, h²‖Δẍ‖) between the current and the previous iterate."""
+        """max_i of |Δx_i|, h|Δẋ_i|, h²|Δẍ_i| over w_i (≤ 1: converged) for the last update."""
         h, w = self.h, self._wn
         np.subtract(self.x, self._x_old, out=w)
-        a = norm2(w)
+        np.abs(w, out=w)
+        w /= self._wt
+        a = float(w.max(initial=0.0))
         np.subtract(self.xd, self._xd_old, out=w)
-        b = h * norm2(w)
+        np.abs(w, out=w)
+        w /= self._wt
+        b = h * float(w.max(initial=0.0))
         np.subtract(self.xdd, self._xdd_old, out=w)
-        c = h * h * norm2(w)
+        np.abs(w, out=w)
+        w /= self._wt
+        c = h * h * float(w.max(initial=0.0))
         return max(a, b, c)
+
+    def _not_converged(self, t1: float, it: int, upd: float, extra: str = "") -> "StepFailure":
+        """The StepFailure for a Newton iteration that ran out of iterations."""
+        return StepFailure(
+            f"Newton did not converge at t = {t1:.9g} after {it} iterations: update of "
+            f"(x, h·xd, h²·xdd) {upd:.3e} × tol·(1 + |x|) (converged at ≤ 1, tol = {self.tol:.1e})"
+            + extra, iteration=it)
 
     def _save_old(self) -> None:
         self._x_old[:] = self.x

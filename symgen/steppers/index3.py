@@ -76,13 +76,12 @@ class Index3Stepper(Stepper):
         upd = math.inf
         for it in range(self.max_iter + 1):
             q, H, q_dot, H_dot, q_ddot, H_ddot = kern.constraints(t1, self.x, self.xd, self.xdd)
-            scale = self._scale()
             rq = norm2(q) if m else 0.0
-            if not (math.isfinite(rq) and math.isfinite(scale)):
+            if not (math.isfinite(rq) and math.isfinite(upd if it else 0.0)):
                 raise StepFailure(
                     f"non-finite state or constraint residual at t = {t1:.9g}, Newton iteration {it}",
                     iteration=it, nonfinite=True)
-            if it > 0 and upd <= self.tol * scale and rq <= self.constraint_tol * scale:
+            if it > 0 and upd <= 1.0 and rq <= self.constraint_tol:
                 if m:
                     self.res[0] = float(np.linalg.norm(q))
                     self.res[1] = float(np.linalg.norm(q_dot))
@@ -98,11 +97,9 @@ class Index3Stepper(Stepper):
                 return it
             if it == self.max_iter:
                 lam_max = float(np.max(np.abs(self.lam))) if m else 0.0
-                raise StepFailure(
-                    f"Newton did not converge at t = {t1:.9g} after {it} iterations: update of "
-                    f"(x, h·xd, h²·xdd) {upd:.3e} (tolerance {self.tol * scale:.3e}); |q| {rq:.3e} "
-                    f"(tolerance {self.constraint_tol * scale:.3e}); max|lambda| {lam_max:.3e}",
-                    iteration=it)
+                raise self._not_converged(
+                    t1, it, upd, f"; |q| {rq:.3e} (tolerance {self.constraint_tol:.1e}); "
+                    f"max|lambda| {lam_max:.3e}")
             M, f, K, C = kern.dynamics(t1, self.x, self.xd, self.xdd, self.lam)
             J = A[:n, :n]
             np.multiply(C, gam * h, out=J)

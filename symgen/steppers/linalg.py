@@ -108,6 +108,8 @@ class Linearization:
             self._set_k(n)
             self.N[...] = np.eye(n)
             return n
+        if not np.isfinite(H).all():
+            raise np.linalg.LinAlgError("H has non-finite entries")
         if self.factorization == "qr":
             return self._factor_qr(H)
         # H = U S Vᵀ by divide and conquer (LAPACK dgesdd: as fast as dgesvd for small H, many
@@ -256,16 +258,22 @@ def solve_small(S: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
 
 
 def omega_from(M_R: np.ndarray, K_R: np.ndarray) -> float:
-    """√ of the largest real generalized eigenvalue of (K_R, M_R); negative (or complex with
-    negative real part) eigenvalues count as 0, an infinite one (massless mode) gives inf."""
+    """ω_max = √ of the largest modulus of the generalized eigenvalues of (K_R, M_R).
+
+    Negative or complex eigenvalues (an unstable or gyroscopic linearization: K_R need not be
+    symmetric) count by their modulus, so the Eq. 11 limit drawn from ω_max stays conservative
+    instead of claiming unconditional stability; a massless mode gives inf, non-finite input NaN.
+    """
     k = M_R.shape[0]
     if k == 0:
         return 0.0
+    if not (np.isfinite(M_R).all() and np.isfinite(K_R).all()):
+        return math.nan
     if k == 1:
         mr, kr = float(M_R[0, 0]), float(K_R[0, 0])
         if mr == 0.0:
             return math.inf if kr != 0.0 else math.nan
-        w2 = kr / mr
+        w2 = abs(kr / mr)
     else:
         try:
             ev = np.linalg.eigvals(np.linalg.solve(M_R, K_R))
@@ -276,7 +284,7 @@ def omega_from(M_R: np.ndarray, K_R: np.ndarray) -> float:
             ev = ev[~np.isnan(ev)]
             if ev.size == 0:
                 return math.nan
-        w2 = float(np.max(ev.real))
+        w2 = float(np.max(np.abs(ev)))
     if math.isnan(w2):
         return math.nan
-    return math.sqrt(w2) if w2 > 0.0 else 0.0
+    return math.sqrt(w2)

@@ -79,32 +79,26 @@ class NullspaceStepper(Stepper):
             # 1. constraints at the estimate ------------------------------------------------------
             q, H, q_dot, H_dot, q_ddot, H_ddot = kern.constraints(t1, x0, xd0, xdd0)
             if it > 0:
-                scale = self._scale()
-                if not (math.isfinite(scale) and math.isfinite(upd)):
+                if not math.isfinite(upd):
                     raise StepFailure(f"non-finite Newton iterate at t = {t1:.9g}, iteration {it}",
                                       iteration=it, nonfinite=True)
-                if upd <= self.tol * scale:
-                    rq, rqd, rqdd = norm2(q), norm2(q_dot), norm2(q_ddot)
-                    resid = max(rq, h * rqd, h * h * rqdd)
-                    if resid <= self.constraint_tol * scale:
-                        self.res[0], self.res[1], self.res[2] = rq, rqd, rqdd
-                        if self.estimate:
-                            self.omega_max = lin.omega_max()
-                        return it
+                rq, rqd, rqdd = norm2(q), norm2(q_dot), norm2(q_ddot)
+                resid = max(rq, h * rqd, h * h * rqdd)
+                if upd <= 1.0 and resid <= self.constraint_tol:
+                    self.res[0], self.res[1], self.res[2] = rq, rqd, rqdd
+                    if self.estimate:
+                        self.omega_max = lin.omega_max()
+                    return it
                 if it == self.max_iter:
-                    rq, rqd, rqdd = norm2(q), norm2(q_dot), norm2(q_ddot)
-                    resid = max(rq, h * rqd, h * h * rqdd)
-                    raise StepFailure(
-                        f"Newton did not converge at t = {t1:.9g} after {it} iterations: update of "
-                        f"(x, h·xd, h²·xdd) {upd:.3e} (tolerance {self.tol * scale:.3e}); "
-                        f"max(|q|, h|q_dot|, h²|q_ddot|) {resid:.3e} "
-                        f"(tolerance {self.constraint_tol * scale:.3e})", iteration=it)
+                    raise self._not_converged(
+                        t1, it, upd, f"; max(|q|, h|q_dot|, h²|q_ddot|) {resid:.3e} (tolerance "
+                        f"{self.constraint_tol:.1e})")
 
             # 2. one SVD of H: N_H, H⁺, particular solutions ---------------------------------------
             try:
                 k = lin.factor(H)
             except np.linalg.LinAlgError as exc:
-                raise StepFailure(f"SVD of H failed at t = {t1:.9g}, iteration {it}: {exc}",
+                raise StepFailure(f"factorization of H failed at t = {t1:.9g}, iteration {it}: {exc}",
                                   iteration=it) from None
             self.min_rank = min(self.min_rank, lin.rank)
             self.max_rank = max(self.max_rank, lin.rank)
