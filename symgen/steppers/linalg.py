@@ -25,7 +25,8 @@ shifts α̇ at t and at t + h by the same constant −Nᵀc while α itself is u
 with time inside the step), and Newmark (α₁ = α₀ + hα̇₀ + …) is not invariant under that: the
 iteration then converges to x(t + h) ≈ x(t) for a moving mechanism.  A constant shift of α (the
 position correction) is harmless because Eq. 56 shifts α(t) by the same constant.  Checked
-numerically on the stiff pendulum (tests/test_steppers.py).
+numerically on the stiff pendulum while this was written (the rejected variant is not kept, so no
+test exercises it; ``shared/notes/method.md`` still recommends it and should be corrected).
 
 Stored: dx_p = x_p − x₀ and the absolute ẋ_p, ẍ_p together with dxd_p = ẋ_p − ẋ₀ and
 dxdd_p = ẍ_p − ẍ₀ (the linearized equilibrium is written about the estimate).
