@@ -458,6 +458,7 @@ def _run(kernels, stepper, model, method, sch, dt, t0, t_end, n_steps, x0, xd0, 
         "m": m,
         "wall_time": time.perf_counter() - t_wall,
     })
+    meta["stalled_steps"] = int(getattr(stepper, "stalled_steps", 0))
     if hasattr(stepper, "min_rank") and m:
         meta["rank_H"] = [int(stepper.min_rank), int(stepper.max_rank)]
     return Result(

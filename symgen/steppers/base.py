@@ -13,7 +13,8 @@ the per-step stability estimate.  Numerical trouble raises :class:`StepFailure` 
 Convergence (all steppers), component by component as in ODE codes: with the weights
 w_i = tol·(1 + |x_i(t)|) fixed at the start of the step (from the accepted state at t, so an
 iterate that runs away cannot loosen them, and a coordinate far from the origin does not loosen the
-others), the last Newton update satisfies |Δx_i|, h|Δẋ_i|, h²|Δẍ_i| ≤ w_i, and, for constrained
+others), the last Newton update satisfies |Δx_i|, h|Δẋ_i|, h²|Δẍ_i| ≤ w_i (or, once Newton has
+stalled at its round-off floor, ≤ ``STALL_FACTOR``·w_i; counted in ``stalled_steps``), and, for constrained
 models, ‖q‖, h‖q̇‖, h²‖q̈‖ ≤ ``constraint_tol`` (absolute, in the units of q) at the accepted
 state (the constrained steppers evaluate the constraints at the accepted state, so the residuals
 they report are those of the state they return).  The index-3 stepper enforces q only, so only
@@ -32,6 +33,8 @@ __all__ = ["norm2", "StepFailure", "Stepper", "DEFAULT_TOL", "DEFAULT_CONSTRAINT
 DEFAULT_TOL = 1e-10
 DEFAULT_CONSTRAINT_TOL = 1e-8
 DEFAULT_MAX_ITER = 25
+#: An update within this factor of the tolerance that no longer shrinks is accepted (round-off).
+STALL_FACTOR = 1e3
 
 
 def norm2(v) -> float:
@@ -91,6 +94,9 @@ class Stepper:
         self._xdd_old = np.zeros(n)
         self._wn = np.zeros(n)
         self._wt = np.zeros(n)          # convergence weights tol·(1 + |x_i(t)|) of this step
+        self._upd_last = math.inf       # the last two weighted updates (stagnation test)
+        self._upd_prev = math.inf
+        self.stalled_steps = 0          # steps accepted at Newton's round-off floor
         self.res = np.zeros(3)          # ‖q‖, ‖q̇‖, ‖q̈‖ at the accepted state
         self.omega_max = math.nan
         self.last_update = math.nan
@@ -106,6 +112,7 @@ class Stepper:
         np.abs(x, out=self._wt)
         self._wt += 1.0
         self._wt *= self.tol
+        self._upd_last = self._upd_prev = math.inf
         self.xdd[:] = xdd
         np.multiply(xdd, h, out=self.xd)
         self.xd += xd
@@ -131,7 +138,20 @@ class Stepper:
         np.abs(w, out=w)
         w /= self._wt
         c = h * h * float(w.max(initial=0.0))
-        return max(a, b, c)
+        self._upd_prev, self._upd_last = self._upd_last, max(a, b, c)
+        return self._upd_last
+
+    def _converged(self, upd: float) -> bool:
+        """upd ≤ 1, or Newton stalled at its round-off floor: within STALL_FACTOR of the
+        tolerance and no longer shrinking (quadratic convergence would shrink it by orders).
+        The floor is ε·κ(H)·‖x‖: near singular configurations (κ ~ 1e4) and on large models it
+        exceeds tol·(1 + |x_i|) for the small coordinates."""
+        if upd <= 1.0:
+            return True
+        if upd <= STALL_FACTOR and upd >= 0.5 * self._upd_prev:
+            self.stalled_steps += 1
+            return True
+        return False
 
     def _not_converged(self, t1: float, it: int, upd: float, extra: str = "") -> "StepFailure":
         """The StepFailure for a Newton iteration that ran out of iterations."""

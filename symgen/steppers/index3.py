@@ -81,7 +81,7 @@ class Index3Stepper(Stepper):
                 raise StepFailure(
                     f"non-finite state or constraint residual at t = {t1:.9g}, Newton iteration {it}",
                     iteration=it, nonfinite=True)
-            if it > 0 and upd <= 1.0 and rq <= self.constraint_tol:
+            if it > 0 and rq <= self.constraint_tol and self._converged(upd):
                 if m:
                     self.res[0] = float(np.linalg.norm(q))
                     self.res[1] = float(np.linalg.norm(q_dot))

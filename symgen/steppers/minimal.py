@@ -82,7 +82,7 @@ class NewmarkStepper(Stepper):
             if not math.isfinite(upd):
                 raise StepFailure(f"non-finite Newton update at t = {t1:.9g}, iteration {it}",
                                   iteration=it, nonfinite=True)
-            if upd <= 1.0:
+            if self._converged(upd):
                 if alH:
                     # f(t+h) at the accepted state from the equilibrium just solved:
                     # M ẍ − (1 + α_H) f₁ + α_H f₀ = 0

@@ -84,7 +84,7 @@ class NullspaceStepper(Stepper):
                                       iteration=it, nonfinite=True)
                 rq, rqd, rqdd = norm2(q), norm2(q_dot), norm2(q_ddot)
                 resid = max(rq, h * rqd, h * h * rqdd)
-                if upd <= 1.0 and resid <= self.constraint_tol:
+                if resid <= self.constraint_tol and self._converged(upd):
                     self.res[0], self.res[1], self.res[2] = rq, rqd, rqdd
                     if self.estimate:
                         self.omega_max = lin.omega_max()
