@@ -19,7 +19,7 @@ from sympy.printing.c import C99CodePrinter
 
 from . import __version__
 from .derive import Derived, derive, kernel_terms
-from .model import Model, c_name, t
+from .model import Model, ModelError, c_name, t
 
 __all__ = ["generate", "GeneratedSource", "template_dir", "generator_fingerprint"]
 
@@ -124,6 +124,12 @@ class _Printer(C99CodePrinter):
     def __init__(self):
         super().__init__({"math_macros": {}})
 
+    def _print_Integer(self, expr):
+        # beyond 32 bits an integer constant may not fit C's int: print it as a double
+        if abs(int(expr)) > 2**31 - 1:
+            return repr(float(expr))
+        return super()._print_Integer(expr)
+
     def _print_NumberSymbol(self, expr):
         return self._print(sp.Float(expr.evalf(20), 17))
 
@@ -178,8 +184,14 @@ def _print_kernel(name: str, inputs: list, outputs: list, mapping: dict, printer
     if entries:
         reps, reduced = sp.cse([e for _, e in entries], symbols=sp.numbered_symbols("w"),
                                order="none")
-        temporaries = [(str(s), printer.doprint(v)) for s, v in reps]
-        assignments = [(target, printer.doprint(v)) for (target, _), v in zip(entries, reduced)]
+        try:
+            temporaries = [(str(s), printer.doprint(v)) for s, v in reps]
+            assignments = [(target, printer.doprint(v)) for (target, _), v in zip(entries, reduced)]
+        except NotImplementedError as exc:      # sympy's PrintMethodNotImplementedError
+            what = str(exc).splitlines()[0].rsplit(":", 1)[-1].strip()
+            raise ModelError(f"the {name} kernel uses {what}, which has no C99 translation; "
+                             "rewrite it with functions of <math.h> (sin, exp, sqrt, fabs, "
+                             "floor, Piecewise, …)") from None
     signature = ", ".join([_INPUT_DECL[a] for a in inputs] + [f"double *{o['name']}" for o in out_info])
     return {"name": name, "inputs": inputs, "outputs": out_info, "signature": signature,
             "doc": _KERNEL_DOC[name], "temporaries": temporaries, "assignments": assignments}

@@ -131,18 +131,41 @@ class Derived:
         return sp.latex(self.term(name))
 
 
+def _real_versions(symbols) -> dict:
+    """Real-valued stand-ins for the symbols not already known to be real, so that derivatives of
+    |x|, sign(x), … come out as sign(x), 0 … rather than through re(x) and im(x)."""
+    return {s: sp.Symbol(s.name, real=True) for s in symbols if s.is_real is not True}
+
+
+def _no_delta(expr):
+    """Derivatives of sign/Heaviside are taken as 0 away from the switch (DiracDelta → 0)."""
+    return expr.replace(sp.DiracDelta, lambda *args: sp.S.Zero) if expr.has(sp.DiracDelta) else expr
+
+
 def derive(model: Model) -> Derived:
-    """Every derived term of ``model`` (see the module docstring for the definitions)."""
-    xs, vs = model.coords, model.velocities
-    xdd = model.accelerations
-    lam = tuple(sp.Symbol(f"lambda_{i}") for i in range(model.m))
-    M, f, q = model.M, model.f, model.q
+    """Every derived term of ``model`` (see the module docstring for the definitions).
+
+    All symbols stand for real numbers: the differentiation runs on real-valued stand-ins, and the
+    results are written back in the model's own symbols.
+    """
+    lam0 = tuple(sp.Symbol(f"lambda_{i}") for i in range(model.m))
+    real = _real_versions((*model.coords, *model.velocities, *model.accelerations, *lam0,
+                           *model.params, t))
+    back = {v: k for k, v in real.items()}
+    R = lambda e: e.xreplace(real) if real else e  # noqa: E731
+    B = lambda e: _no_delta(e.xreplace(back)) if back else _no_delta(e)  # noqa: E731
+    tr = real.get(t, t)
+    xs = tuple(real.get(s, s) for s in model.coords)
+    vs = tuple(real.get(s, s) for s in model.velocities)
+    xdd = tuple(real.get(s, s) for s in model.accelerations)
+    lam = tuple(real.get(s, s) for s in lam0)
+    M, f, q = R(model.M), R(model.f), R(model.q)
 
     H = jacobian(q, xs)                                                  # Eq. 27
-    q_t = sp.ImmutableMatrix([sp.diff(e, t) for e in q]) if model.m else q
+    q_t = sp.ImmutableMatrix([sp.diff(e, tr) for e in q]) if model.m else q
     q_dot = _matvec(H, vs) + q_t if model.m else q
     H_dot = jacobian(q_dot, xs)                                          # ∂q̇/∂x
-    q_dot_t = sp.ImmutableMatrix([sp.diff(e, t) for e in q_dot]) if model.m else q
+    q_dot_t = sp.ImmutableMatrix([sp.diff(e, tr) for e in q_dot]) if model.m else q
     q_ddot = (_matvec(H_dot, vs) + _matvec(H, xdd) + q_dot_t) if model.m else q
     H_ddot = jacobian(q_ddot, xs)                                        # ∂q̈/∂x at fixed ẋ, ẍ
 
@@ -155,8 +178,9 @@ def derive(model: Model) -> Derived:
     T = sp.Rational(1, 2) * sum((vs[i] * e for i, e in enumerate(_matvec(M, vs))), sp.S.Zero)
     V = model.V if model.V is not None else sp.S.Zero
     outputs = sp.ImmutableMatrix(len(model.outputs), 1, list(model.outputs.values()))
-    return Derived(model=model, xdd=xdd, lam=lam, M=M, f=f, q=q, H=H, q_dot=q_dot, H_dot=H_dot,
-                   q_ddot=q_ddot, H_ddot=H_ddot, K=K, C=C, T=T, V=V, outputs=outputs)
+    return Derived(model=model, xdd=model.accelerations, lam=lam0, M=model.M, f=model.f,
+                   q=model.q, H=B(H), q_dot=B(q_dot), H_dot=B(H_dot), q_ddot=B(q_ddot),
+                   H_ddot=B(H_ddot), K=B(K), C=B(C), T=B(T), V=V, outputs=outputs)
 
 
 def kernel_terms(d: Derived) -> Mapping[str, list]:

@@ -51,6 +51,16 @@ def c_name(name: str) -> str:
     return name.replace(".", "_")
 
 
+_RESERVED = re.compile(r"^(t|lambda_\d+)$")
+
+
+def _check_not_reserved(name: str, what: str) -> None:
+    """``t`` is time and ``lambda_<i>`` the multipliers of the derived terms."""
+    if _RESERVED.match(name) or name.endswith(ACCELERATION_SUFFIX):
+        raise ModelError(f"{what} name {name!r} is reserved (t is time, lambda_<i> the Lagrange "
+                         f"multipliers, '<coordinate>{ACCELERATION_SUFFIX}' the accelerations)")
+
+
 def _check_c_identifier(name: str, what: str) -> None:
     if not isinstance(name, str) or not _C_IDENT.match(name) or name in _C_KEYWORDS:
         raise ModelError(
@@ -204,6 +214,8 @@ class Model:
         self.accelerations: tuple[sp.Symbol, ...] = tuple(
             sp.Symbol(c.name + ACCELERATION_SUFFIX) for c in xs)
         names = [c.name for c in xs]
+        for c in names:
+            _check_not_reserved(c, "coordinate")
         self._check_unique(names + [v.name for v in vs], "coordinate/velocity")
         self._check_unique([c_name(s) for s in names], "coordinate (after '.' → '_')")
 
@@ -214,6 +226,7 @@ class Model:
             if not isinstance(sym, sp.Symbol):
                 raise ModelError(f"parameter {key!r} is not a Symbol or a name")
             _check_c_identifier(sym.name, "parameter")
+            _check_not_reserved(sym.name, "parameter")
             try:
                 val = float(value)
             except (TypeError, ValueError):
@@ -395,6 +408,11 @@ class Model:
                     f"{what} contains undefined functions or derivatives {bad}; write coordinates as "
                     "Symbols (symgen.coordinates) and velocities as their '_dot' Symbols"
                 )
+            bad = sorted({str(a) for a in expr.atoms()
+                          if a in (sp.I, sp.oo, -sp.oo, sp.zoo, sp.nan)})
+            if bad:
+                raise ModelError(f"{what} contains {bad}: imaginary, infinite or undefined constants "
+                                 "cannot be simulated (check divisions by zero)")
             free = _free(expr)
             acc = sorted(s.name for s in free if s.name in accel_names)
             if acc:

@@ -120,3 +120,32 @@ def test_reused_input_buffers_are_read_afresh(pair):
         _close(a, b)
     for a, b in zip(ck.dynamics(t, x.copy(), list(xd), xdd[:], lam), lk.dynamics(t, x, xd, xdd, lam)):
         _close(a, b)
+
+
+def test_nonsmooth_forces_compile_and_differentiate_as_real_functions():
+    """|x|, sign(ẋ), Heaviside: the symbols are real, so the derivatives are sign(x) and 0 (no
+    re/im), and the C agrees with lambdify and with finite differences away from the switches."""
+    import sympy as sp
+
+    (x, y), (xd, yd) = symgen.coordinates("x y")
+    k, c = sp.symbols("k c")
+    model = symgen.Model(
+        "nonsmooth", [x, y], sp.eye(2),
+        [-k * sp.Abs(x) * x - c * sp.sign(xd), -k * y + sp.Heaviside(y) - c * sp.Abs(yd)],
+        q=[x**2 + y**2 - 1], params={k: 2.0, c: 0.3})
+    d = symgen.derive(model)
+    assert not d.K.has(sp.re, sp.im, sp.Derivative, sp.DiracDelta)
+    ck, lk = symgen.build(model), symgen.LambdifyKernels(model)
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        t, x0, xd0, xdd0, lam = _random_state(rng, ck)
+        for a, b in zip(ck.dynamics(t, x0, xd0, xdd0, lam), lk.dynamics(t, x0, xd0, xdd0, lam)):
+            _close(a, b)
+        K, C = [a.copy() for a in ck.dynamics(t, x0, xd0, xdd0, lam)[2:]]
+
+        def residual(xx):
+            M, f, _, _ = ck.dynamics(t, xx, xd0, xdd0, lam)
+            return M @ xdd0 - f - ck.constraints(t, xx, xd0, xdd0)[1].T @ lam
+        np.testing.assert_allclose(K, _fd(residual, x0, h=1e-9), rtol=1e-6, atol=1e-2)
+        np.testing.assert_allclose(C, -_fd(lambda v: ck.dynamics(t, x0, v, xdd0, lam)[1].copy(), xd0),
+                                   atol=1e-6)

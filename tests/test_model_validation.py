@@ -107,3 +107,26 @@ def test_derived_terms_print(syms):
     with pytest.raises(KeyError, match="unknown term 'Q'"):
         d.term("Q")
     np.testing.assert_array_equal(np.array(d.H.tolist(), dtype=object).shape, (1, 2))
+
+
+def test_reserved_names(syms):
+    x, y, *_ , m, g = syms
+    for name in ("t", "lambda_0", "body.x_ddot"):
+        with pytest.raises(ModelError, match=f"coordinate name '{name}' is reserved"):
+            Model("r", [name, "other"], sp.eye(2), [0, 0])
+    with pytest.raises(ModelError, match="parameter name 'lambda_0' is reserved"):
+        make(syms, params={m: 1.0, g: 9.81, sp.Symbol("lambda_0"): 1.0})
+
+
+def test_imaginary_or_infinite_constants(syms):
+    x, y, *_ , m, g = syms
+    for bad, shown in ((sp.I * x, "I"), (sp.oo * x, "oo"), (1 / (x - x), "zoo")):
+        with pytest.raises(ModelError, match=rf"f contains \['{shown}'\]"):
+            make(syms, f=[bad, 0])
+
+
+def test_unsupported_function_names_the_kernel_and_function(syms):
+    from symgen import generate
+    x, y, *_ , m, g = syms
+    with pytest.raises(ModelError, match="the dynamics kernel uses besselj"):
+        generate(make(syms, f=[sp.besselj(0, x), -m * g]))

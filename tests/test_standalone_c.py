@@ -110,3 +110,15 @@ def test_readme_example_of_generated_c_compiles_and_runs(which, tmp_path):
     out = subprocess.run([str(tmp_path / "main")], capture_output=True, text=True, check=True)
     T, V = symgen.LambdifyKernels(model).energy(0.0, np.zeros(model.n), np.zeros(model.n))
     assert out.stdout.strip() == f"T = {T:g}, V = {V:g}"
+
+
+def test_integer_constants_beyond_32_bits_compile_strictly(tmp_path):
+    (x,), _ = symgen.coordinates("x")
+    model = symgen.Model("bigint", [x], [[1]], [-(10**20) * x - 3 * x])
+    src = symgen.generate(model, tmp_path)
+    assert "1e+20" in src.source
+    proc = subprocess.run([CC, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-c",
+                           "bigint.c"], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    k = symgen.build(model)
+    assert k.dynamics(0.0, [2.0], [0.0], [0.0], [])[1][0] == pytest.approx(-2e20 - 6.0, rel=1e-15)
