@@ -73,6 +73,19 @@ def _compiler_identity() -> str:
     return f"{cc} | {version}"
 
 
+#: Environment variables the compiler driver reads (distutils/setuptools pass them to gcc).
+_ENV_FLAGS = ("CC", "CFLAGS", "CPPFLAGS", "LDFLAGS", "LDSHARED", "ARCHFLAGS")
+#: Limits of one build: the compiler run, and waiting for another process's build of the same key.
+COMPILE_TIMEOUT = 1800.0
+LOCK_TIMEOUT = 3600.0
+
+
+def _flags_identity() -> str:
+    env = [f"{k}={os.environ.get(k, '')}" for k in _ENV_FLAGS]
+    cfg = [f"{k}={sysconfig.get_config_var(k) or ''}" for k in ("CFLAGS", "LDSHARED", "CCSHARED")]
+    return "|".join(env + cfg)
+
+
 def _abi_identity() -> str:
     import cffi
 
@@ -136,8 +149,12 @@ def _compile(src, module: str, cflags: tuple, workdir: Path) -> Path:
         (workdir / fname).write_text(text)
     spec = {"cdef": src.cdef, "module": module, "source": src.source, "cflags": list(cflags)}
     (workdir / "spec.json").write_text(json.dumps(spec))
-    proc = subprocess.run([sys.executable, "-c", _BUILD_SCRIPT, "spec.json"], cwd=workdir,
-                          capture_output=True, text=True)
+    try:
+        proc = subprocess.run([sys.executable, "-c", _BUILD_SCRIPT, "spec.json"], cwd=workdir,
+                              capture_output=True, text=True, timeout=COMPILE_TIMEOUT)
+    except subprocess.TimeoutExpired as exc:
+        raise BuildError(f"compiling the generated C of model {src.name!r} did not finish within "
+                         f"{COMPILE_TIMEOUT:.0f} s (work folder {workdir})") from exc
     if proc.returncode != 0:
         raise BuildError(
             f"compiling the generated C of model {src.name!r} failed (exit {proc.returncode}).\n"
@@ -173,7 +190,7 @@ def _valid(final: Path, manifest: Path) -> bool:
 
 def build(model: Model, *, cflags=DEFAULT_CFLAGS, cache: str | os.PathLike | None = None) -> "Kernels":
     """Compile (or load from the cache) the kernels of ``model``."""
-    from filelock import FileLock
+    from filelock import FileLock, Timeout
 
     if not isinstance(model, Model):
         raise TypeError(f"build() takes a symgen.Model, got {type(model).__name__}")
@@ -181,7 +198,7 @@ def build(model: Model, *, cflags=DEFAULT_CFLAGS, cache: str | os.PathLike | Non
     src = generated_source(model, root)
     cflags = tuple(cflags)
     key_material = "\n".join([src.cdef, src.source, " ".join(cflags), _compiler_identity(),
-                              _abi_identity(), __version__])
+                              _flags_identity(), _abi_identity(), __version__])
     key = hashlib.sha256(key_material.encode()).hexdigest()
     module = f"_symgen_{model.name}_{key[:16]}"
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
@@ -191,7 +208,14 @@ def build(model: Model, *, cflags=DEFAULT_CFLAGS, cache: str | os.PathLike | Non
 
     if str(final) not in _loaded and not _valid(final, manifest):
         libdir.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(libdir) + ".lock"):
+        lock = FileLock(str(libdir) + ".lock", timeout=LOCK_TIMEOUT)
+        try:
+            held = lock.acquire()                 # released when the `with` below ends
+        except Timeout:
+            raise BuildError(f"waited {LOCK_TIMEOUT:.0f} s for another process building model "
+                             f"{model.name!r} (lock {libdir}.lock); remove the lock if no build "
+                             "is running") from None
+        with held:
             if not _valid(final, manifest):               # another process may have built it
                 if libdir.exists():
                     log.warning("rebuilding corrupt or partial cache entry %s", libdir)

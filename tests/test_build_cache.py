@@ -33,17 +33,21 @@ if {forbid_sympy!r}:
     d.derive = boom
     c = sys.modules["symgen.codegen"]
     c.derive = boom
-import pipeline_models
+import os, time, pipeline_models
 model = pipeline_models.pendulum().replace(name={name!r})
+model.hash
+go = {go!r}
+while go and not os.path.exists(go):          # start together (barrier)
+    time.sleep(0.005)
 k = symgen.build(model)
 M, f, K, C = k.dynamics(0.0, [0.1, -1.0, 0.1], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0])
 print(json.dumps({{"compiles": count, "f": f.tolist(), "path": str(k.path)}}))
 """
 
 
-def _child(cache, name, forbid_sympy=False, extra_env=None):
+def _child(cache, name, forbid_sympy=False, extra_env=None, go=""):
     env = dict(os.environ, SYMGEN_CACHE_DIR=str(cache), **(extra_env or {}))
-    script = CHILD.format(tests=str(TESTS), forbid_sympy=forbid_sympy, name=name)
+    script = CHILD.format(tests=str(TESTS), forbid_sympy=forbid_sympy, name=name, go=str(go))
     return subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
@@ -65,7 +69,11 @@ def test_second_build_in_fresh_process_runs_neither_compiler_nor_sympy(tmp_path)
 
 
 def test_concurrent_builds_compile_once(tmp_path):
-    procs = [_child(tmp_path, "cache_race") for _ in range(4)]
+    go = tmp_path / "go"
+    procs = [_child(tmp_path, "cache_race", go=go) for _ in range(4)]
+    import time
+    time.sleep(2.0)                                 # let all four import symgen and wait
+    go.write_text("go")
     results = [_result(p) for p in procs]
     assert sum(r["compiles"] for r in results) == 1
     assert len({r["path"] for r in results}) == 1
@@ -92,8 +100,10 @@ def test_compiler_failure_carries_compiler_output(tmp_path, monkeypatch):
     model = pendulum().replace(name="cache_badflags")
     with pytest.raises(BuildError) as info:
         symgen.build(model, cflags=("-O2", "-fthis-flag-does-not-exist"))
-    assert "fthis-flag-does-not-exist" in str(info.value)
-    assert "compiler output" in str(info.value)
+    msg = str(info.value)
+    assert "compiler output" in msg
+    # the compiler's own diagnostic, not just the echoed command line
+    assert "unrecognized command-line option" in msg or "unknown argument" in msg, msg[-2000:]
     # a failed build leaves nothing that a later build would load
     k = symgen.build(model)
     assert k.dynamics(0.0, [0, -1, 0], [0, 0, 0], [0, 0, 0], [0, 0])[1][1] == pytest.approx(-9.8)
@@ -117,3 +127,33 @@ def test_cache_dir_override(tmp_path, monkeypatch):
     assert cache_dir() == tmp_path / "here"
     monkeypatch.delenv("SYMGEN_CACHE_DIR")
     assert "symgen" in str(cache_dir())
+
+
+def test_compiler_environment_flags_are_part_of_the_key(tmp_path, monkeypatch):
+    """CFLAGS and friends reach the compiler, so a module built without them is not reused."""
+    from pipeline_models import pendulum
+    from symgen.build import _flags_identity
+
+    monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("CFLAGS", raising=False)
+    model = pendulum().replace(name="cache_envflags")
+    first = symgen.build(model)
+    plain = _flags_identity()
+    monkeypatch.setenv("CFLAGS", "-fno-such-flag-xyz")
+    assert _flags_identity() != plain
+    with pytest.raises(BuildError, match="fno-such-flag-xyz"):
+        symgen.build(model)                         # not the cached module: a new compile
+    monkeypatch.delenv("CFLAGS")
+    assert symgen.build(model).path == first.path
+
+
+def test_lock_is_released_after_a_build(tmp_path, monkeypatch):
+    from filelock import FileLock
+
+    from pipeline_models import pendulum
+
+    monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path))
+    k = symgen.build(pendulum().replace(name="cache_lock"))
+    lock = FileLock(str(k.path.parent) + ".lock", timeout=0)
+    lock.acquire()                                  # would raise Timeout if still held
+    lock.release()
