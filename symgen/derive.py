@@ -116,19 +116,41 @@ class Derived:
             return f"rows and columns: {coords}"
         if name == "f":
             return f"rows: {coords}"
+        rows = f"constraints 0..{mdl.m - 1}" if mdl.m else "none (the model has no constraints)"
         if name in ("q", "q_dot", "q_ddot"):
-            return f"rows: constraints 0..{mdl.m - 1}"
+            return f"rows: {rows}"
         if name in ("H", "H_dot", "H_ddot"):
-            return f"rows: constraints 0..{mdl.m - 1}; columns: {coords}"
+            return f"rows: {rows}; columns: {coords}"
         if name == "energy":
             return "rows: kinetic T, potential V"
         return "rows: " + ", ".join(mdl.output_names)
 
+    def _display(self) -> tuple[dict, dict]:
+        """Display symbols for ``pretty`` and LaTeX names for ``latex``: ``body.theta`` shows as
+        θ with the body as a superscript, its velocity and acceleration with dots, λ_i as λ_i."""
+        mdl = self.model
+        pretty_map, latex_names = {}, {}
+        for x, v, a in zip(mdl.coords, mdl.velocities, self.xdd):
+            body, _, base = x.name.rpartition(".")
+            sup = f"^{{(\\mathrm{{{body}}})}}" if body else ""
+            base_tex = sp.latex(sp.Symbol(base))
+            for sym, mod, tex in ((x, "", base_tex), (v, "dot", f"\\dot{{{base_tex}}}"),
+                                  (a, "ddot", f"\\ddot{{{base_tex}}}")):
+                shown = f"{base}{mod}" + (f"_{body}" if body else "")
+                pretty_map[sym] = sp.Symbol(shown)
+                latex_names[sym] = (f"{{{tex}}}" + sup) if body else tex
+        for i, lam in enumerate(self.lam):
+            pretty_map[lam] = sp.Symbol(f"lambda_{i}")
+            latex_names[lam] = f"\\lambda_{{{i}}}"
+        return pretty_map, latex_names
+
     def pretty(self, name: str) -> str:
-        return sp.pretty(self.term(name), use_unicode=True, wrap_line=False)
+        pretty_map, _ = self._display()
+        return sp.pretty(self.term(name).xreplace(pretty_map), use_unicode=True, wrap_line=False)
 
     def latex(self, name: str) -> str:
-        return sp.latex(self.term(name))
+        _, latex_names = self._display()
+        return sp.latex(self.term(name), symbol_names=latex_names)
 
 
 def _real_versions(symbols) -> dict:

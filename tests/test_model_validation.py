@@ -130,3 +130,21 @@ def test_unsupported_function_names_the_kernel_and_function(syms):
     x, y, *_ , m, g = syms
     with pytest.raises(ModelError, match="the dynamics kernel uses besselj"):
         generate(make(syms, f=[sp.besselj(0, x), -m * g]))
+
+
+def test_derived_terms_display_names():
+    """Dotted coordinate names show as the coordinate with its body; velocities and
+    accelerations with dots (pretty and LaTeX), multipliers as λ_i."""
+    (th,), (thd,) = coordinates("pend.theta")
+    L = sp.Symbol("L")
+    mdl = Model("disp", [th], [[1]], [0], q=[L * sp.sin(th) - sp.Rational(1, 2)],
+                params={L: 1.0})
+    d = derive(mdl)
+    tex = d.latex("H_ddot")
+    assert r"{\ddot{\theta}}^{(\mathrm{pend})}" in tex and r"{\dot{\theta}}^{(\mathrm{pend})}" in tex
+    assert "_ddot" not in tex and "{dot}" not in tex
+    assert r"\lambda_{0}" in d.latex("K")
+    pretty = d.pretty("H_ddot")
+    assert "θ̈_pend" in pretty and "θ̇_pend" in pretty
+    unconstrained = derive(Model("free", [th], [[1]], [0]))
+    assert unconstrained.labels("q") == "rows: none (the model has no constraints)"
