@@ -1,5 +1,6 @@
 """The wheel carries the templates (and the examples), and an installed symgen finds them."""
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -13,10 +14,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):
+    # build from a copy: setuptools leaves build/ behind, which must not land in the checkout
+    src = tmp_path_factory.mktemp("src") / "symgen"
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(
+        ".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", "generated"))
     out = tmp_path_factory.mktemp("wheel")
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(out),
-         str(ROOT)], capture_output=True, text=True)
+         str(src)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (whl,) = out.glob("symgen-*.whl")
     return whl
