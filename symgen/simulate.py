@@ -24,7 +24,6 @@ from .result import Result
 from .steppers import (DEFAULT_CONSTRAINT_TOL, DEFAULT_MAX_ITER, DEFAULT_RANK_TOL, DEFAULT_TOL,
                        METHODS, Linearization, StepFailure, make_stepper, parse_scheme)
 from .steppers.base import norm2
-from .steppers.linalg import omega_from
 
 __all__ = ["simulate", "consistent_state", "suggest_step", "ConsistentState", "StepSuggestion",
            "as_kernels"]
@@ -173,12 +172,7 @@ class StepSuggestion(NamedTuple):
 
 def _estimate_at(kernels, lin: Linearization, t, x, xd, xdd, lam) -> float:
     """ω_max from M_R, K_R (end of Sec. 5) linearized at a state (for m = 0: eig(K, M))."""
-    q, H, q_dot, H_dot, q_ddot, H_ddot = kernels.constraints(t, x, xd, xdd)
-    lin.factor(H if kernels.m else np.zeros((0, kernels.n)))
-    lin.particular(q, q_dot, q_ddot, H, H_dot, H_ddot, xd, xdd)
-    M, f, K, C = kernels.dynamics(t, x, xd, xdd, lam)
-    lin.reduce(M, C, K)
-    return omega_from(lin.M_R, lin.K_R)
+    return lin.omega_at(kernels, t, x, xd, xdd, lam)
 
 
 def suggest_step(model_or_kernels, scheme=None, t: float = 0.0, x=None, xd=None, *,
@@ -292,7 +286,7 @@ def simulate(model_or_kernels, method: str | None = None, scheme=None, dt: float
     rank_tol = float(rank_tol if rank_tol is not None else settings.get("rank_tol", DEFAULT_RANK_TOL))
     if not (divergence_bound > 0):
         raise ValueError(f"divergence_bound must be positive, got {divergence_bound}")
-    n, m, n_out = kernels.n, kernels.m, kernels.n_out
+    n = kernels.n
     coord_names = tuple(kernels.coord_names)
     if x0 is None:
         x0 = model.x0 if model is not None else np.zeros(n)

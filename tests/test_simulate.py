@@ -103,8 +103,6 @@ def test_energy_recorded(pend, minimal):
     assert r.energy[0] == pytest.approx(-9.8 * np.cos(0.5))
     assert np.ptp(r.energy) < 1e-3 * abs(r.energy[0])
     # a model without a potential: energy is None, T still recorded
-    import sympy as sp
-
     (u,), (ud,) = symgen.coordinates("u")
     free = symgen.Model("free", [u], [[2.0]], [0.0], xd0=[1.5])
     rf = symgen.simulate(symgen.LambdifyKernels(free), method="newmark", dt=0.1, t_end=1.0)

@@ -99,7 +99,6 @@ class Stepper:
         self.stalled_steps = 0          # steps accepted at Newton's round-off floor
         self.res = np.zeros(3)          # ‖q‖, ‖q̇‖, ‖q̈‖ at the accepted state
         self.omega_max = math.nan
-        self.last_update = math.nan
 
     def start(self, t: float, x, xd, xdd, lam) -> None:
         """Called once with the (consistent) initial state before the first step."""
@@ -164,10 +163,6 @@ class Stepper:
         self._x_old[:] = self.x
         self._xd_old[:] = self.xd
         self._xdd_old[:] = self.xdd
-
-    def _finite(self) -> bool:
-        return bool(np.isfinite(self.x).all() and np.isfinite(self.xd).all()
-                    and np.isfinite(self.xdd).all() and np.isfinite(self.lam).all())
 
     def step(self, t: float, x, xd, xdd, lam) -> int:
         raise NotImplementedError

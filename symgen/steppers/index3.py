@@ -152,12 +152,8 @@ class Index3Stepper(Stepper):
 
     def _estimate(self, t1, q, q_dot, q_ddot, H, H_dot, H_ddot) -> float:
         """ω_max of the reduced system (end of Sec. 5) at the accepted state, for comparison."""
-        lin = self.lin
         try:
-            lin.factor(H)
+            return self.lin.omega_at(self.kernels, t1, self.x, self.xd, self.xdd, self.lam,
+                                     (q, H, q_dot, H_dot, q_ddot, H_ddot))
         except np.linalg.LinAlgError:
             return math.nan
-        lin.particular(q, q_dot, q_ddot, H, H_dot, H_ddot, self.xd, self.xdd)
-        M, f, K, C = self.kernels.dynamics(t1, self.x, self.xd, self.xdd, self.lam)
-        lin.reduce(M, C, K)
-        return lin.omega_max()

@@ -235,6 +235,18 @@ class Linearization:
         np.dot(NT, self.MXdd, out=W)
         self.K_R += W                                                          # Eq. 52: + N_Gᵀ M_L Ẍ_p1
 
+    def omega_at(self, kernels, t, x, xd, xdd, lam, constraints=None) -> float:
+        """ω_max of the reduced system linearized at a state (end of Sec. 5): factor H, the
+        particular solutions, M_R and K_R.  ``constraints`` = the kernels' constraint outputs at
+        that state when the caller has them already."""
+        q, H, q_dot, H_dot, q_ddot, H_ddot = (constraints if constraints is not None
+                                               else kernels.constraints(t, x, xd, xdd))
+        self.factor(H)
+        self.particular(q, q_dot, q_ddot, H, H_dot, H_ddot, xd, xdd)
+        M, _, K, C = kernels.dynamics(t, x, xd, xdd, lam)
+        self.reduce(M, C, K)
+        return self.omega_max()
+
     def omega_max(self) -> float:
         """Highest frequency of the reduced system (K_R, M_R) of the last :meth:`reduce`."""
         return omega_from(self.M_R, self.K_R)

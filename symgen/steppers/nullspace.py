@@ -41,12 +41,11 @@ class NullspaceStepper(Stepper):
                              "method takes a plain Newmark scheme (gamma, beta)")
         self.lin = Linearization(self.n, self.m, DEFAULT_RANK_TOL if rank_tol is None else rank_tol,
                                  factorization)
-        n, m = self.n, self.m
+        n = self.n
         self._x_p = np.zeros(n)
         self._rhs = np.zeros(n)
         self._w = np.zeros(n)
         self._w2 = np.zeros(n)
-        self._wm = np.zeros(m)
         self._k_alloc = -1
         self.min_rank = self.m      # smallest rank of H seen during the run (redundancy report)
         self.max_rank = 0

@@ -63,11 +63,6 @@ class Scheme:
     def is_hht(self) -> bool:
         return self.alpha != 0.0
 
-    @property
-    def explicit(self) -> bool:
-        """True when β = 0 (central differences): no stiffness term in the step matrix."""
-        return self.beta == 0.0
-
     def h_max(self, omega_max: float) -> float:
         """Largest stable step for a highest frequency ``omega_max`` (Eq. 11).
 
