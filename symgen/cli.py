@@ -9,25 +9,31 @@
     symgen reproduce [--out DIR] [--quick]
 
 MODEL is the name of a shipped example (``stiff_pendulum``) or a path to a Python file that
-defines ``model()``.  Exit codes: 0 success; 2 bad usage or a model error (one line on stderr, no
-traceback); 3 a simulation that diverged or failed (its result file is still written).
-Set ``SYMGEN_DEBUG=1`` to get the traceback of a model or value error instead.
+defines ``model()``.  Exit codes: 0 success; 2 bad usage, a model error, a file that cannot be
+read or written, or a compiler failure (one line on stderr, no traceback); 3 a simulation that
+diverged or failed (its result file is still written); 1 an internal error (one line).
+Set ``SYMGEN_DEBUG=1`` to get the traceback instead of the one-line message.
 """
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
 import math
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 __all__ = ["main", "UsageError", "parse_params", "summary_lines"]
 
-EXIT_OK, EXIT_USAGE, EXIT_FAILED = 0, 2, 3
+EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
+#: The most steps `symgen simulate` agrees to take (the result alone holds several arrays of
+#: this length: 1e8 steps of a 3-coordinate model are already ~10 GB).
+MAX_STEPS = 10 ** 8
+MATPLOTLIB_HINT = "plotting needs matplotlib: pip install 'symgen[plot]'"
 SCHEME_HELP = "trapezoidal, fox-goodwin, linear-acceleration, or GAMMA,BETA (e.g. 0.5001,0.2507)"
 METHODS = ("nullspace", "index3", "newmark", "central-difference")
 
@@ -138,14 +144,82 @@ def _maxabs(a):
     return float(np.max(np.abs(finite)))
 
 
-def _meta(result) -> dict:
-    meta = getattr(result, "meta", None) or {}
-    if isinstance(meta, str):
-        try:
-            meta = json.loads(meta)
-        except ValueError:
-            meta = {}
-    return dict(meta)
+def _check_output_file(path, flag: str) -> None:
+    """Before any work: ``path`` can be written as a file (its folder exists, it is not a folder,
+    and both are writable).  Raises UsageError."""
+    p = Path(path)
+    if p.is_dir():
+        raise UsageError(f"{flag} {p}: is a folder; give a file name")
+    parent = p.parent
+    if not parent.exists():
+        raise UsageError(f"{flag} {p}: the folder {parent} does not exist")
+    if not parent.is_dir():
+        raise UsageError(f"{flag} {p}: {parent} is not a folder")
+    if p.exists() and not os.access(p, os.W_OK):
+        raise UsageError(f"{flag} {p}: the file is not writable")
+    if not p.exists() and not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {p}: the folder {parent} is not writable")
+
+
+def _check_output_dir(path, flag: str) -> None:
+    """Before any work: ``path`` is a folder or can be created as one.  Raises UsageError."""
+    p = Path(path)
+    if p.exists():
+        if not p.is_dir():
+            raise UsageError(f"{flag} {p}: exists and is not a folder")
+        if not os.access(p, os.W_OK | os.X_OK):
+            raise UsageError(f"{flag} {p}: the folder is not writable")
+        return
+    anc = p.parent
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
+    if anc.exists() and not anc.is_dir():
+        raise UsageError(f"{flag} {p}: cannot create the folder, {anc} is not a folder")
+    if anc.exists() and not os.access(anc, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {p}: cannot create the folder, {anc} is not writable")
+
+
+def _need_matplotlib() -> None:
+    """UsageError (before any work) when matplotlib is not installed."""
+    import importlib.util
+    try:
+        found = importlib.util.find_spec("matplotlib") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise UsageError(MATPLOTLIB_HINT)
+
+
+@contextlib.contextmanager
+def _warnings_as_notes():
+    """Warnings raised inside become one ``note: ...`` line each on stderr when the block ends
+    (dropped when it raises: the error's one line is what matters then)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RuntimeWarning)
+        yield caught
+    _print_notes(caught)
+
+
+def _print_notes(caught) -> None:
+    seen = set()
+    for w in caught:
+        text = " ".join(str(w.message).split())
+        if text and text not in seen:
+            seen.add(text)
+            print(f"note: {text}", file=sys.stderr)
+    caught.clear()
+
+
+def _stability_words(omega, h_max, gamma, beta) -> str:
+    """What an infinite or missing h_max means, in words."""
+    if h_max is not None and math.isfinite(h_max):
+        return ""
+    if h_max is None or math.isnan(h_max) or omega is None or math.isnan(omega):
+        return "not estimated (ω_max unknown)"
+    if beta >= 0.5 * gamma:
+        return "unbounded: β ≥ γ/2, unconditionally stable (Eq. 11)"
+    return ("ω_max = 0 here (no positive stiffness or no degrees of freedom): "
+            "Eq. 11 gives no bound")
 
 
 def energy_drift(result):
@@ -172,7 +246,7 @@ def _pad(label: str, width: int) -> str:
 
 def summary_lines(result, name: str, wall: float, h: float | None = None) -> list[str]:
     """The one-screen summary ``symgen simulate`` prints."""
-    meta = _meta(result)
+    meta = dict(getattr(result, "meta", None) or {})
     t = np.asarray(result.t, dtype=float)
     steps = max(len(t) - 1, 0)
     h = h if h is not None else meta.get("h", meta.get("dt"))
@@ -200,7 +274,7 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
         lines.append(f"  {_pad(label, 15)} {_fmt(_maxabs(getattr(result, attr, None)))}")
     drift, e0 = energy_drift(result)
     if drift is None:
-        lines.append("  energy drift    n/a (the model has no energy)")
+        lines.append("  energy drift    n/a (no potential V)")
     else:
         lines.append(f"  energy drift    max |E − E(0)| = {drift:.3g} J (E(0) = {e0:.6g} J)")
     hmax = getattr(result, "h_max", None)
@@ -208,8 +282,20 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
         hm = np.asarray(hmax, dtype=float)
         finite = hm[np.isfinite(hm)]
         if finite.size == 0:
-            lines.append(f"  stability       h_max unbounded (unconditionally stable scheme); "
-                         f"h used {_fmt(h, ' s')}")
+            sch = meta.get("scheme") if isinstance(meta.get("scheme"), dict) else {}
+            gamma = float(meta.get("gamma", sch.get("gamma", math.nan)))
+            beta = float(meta.get("beta", sch.get("beta", math.nan)))
+            om = np.asarray(getattr(result, "omega_max", np.full(hm.shape, np.nan)), dtype=float)
+            if np.isnan(hm).all():
+                words = "h_max not estimated"
+            elif beta >= 0.5 * gamma:
+                words = "h_max unbounded (unconditionally stable scheme)"
+            elif np.all(om[np.isfinite(om)] <= 0) and np.isfinite(om).any():
+                words = ("ω_max = 0 here (no positive stiffness or no degrees of freedom): "
+                         "Eq. 11 gives no bound")
+            else:
+                words = "h_max unbounded (Eq. 11 gives no bound)"
+            lines.append(f"  stability       {words}; h used {_fmt(h, ' s')}")
         else:
             i = int(np.nanargmin(np.where(np.isfinite(hm), hm, np.inf)))
             when = f" at t = {t[i]:.4g} s" if i < len(t) else ""
@@ -256,13 +342,51 @@ class _Progress:
 
 
 # -- commands -------------------------------------------------------------------------------------
+#: A matrix wider than this, or with more entries, is listed entry by entry (2-D pretty printing
+#: of a 243 × 243 matrix takes minutes); the summary of `show` prints only matrices within
+#: SUMMARY_ROWS × MAX_COLS and gives the size and non-zero count of the others.
+MAX_COLS, MAX_ENTRIES, SUMMARY_ROWS = 12, 300, 20
+
+
+def _nonzeros(A):
+    return [(i, j, A[i, j]) for i in range(A.rows) for j in range(A.cols) if A[i, j] != 0]
+
+
+def _size_line(name, A, model_spec) -> str:
+    nnz = len(_nonzeros(A))
+    return (f"{name}  {A.rows}×{A.cols}, {nnz} non-zero entr{'y' if nnz == 1 else 'ies'}  "
+            f"(symgen show {model_spec} --term {name})")
+
+
+def _print_term(name, A, latex: bool) -> None:
+    """A small matrix in 2-D; a large one as ``name[i, j] = expr``, one non-zero entry a line."""
+    import sympy as sp
+
+    if A.cols <= MAX_COLS and A.rows * A.cols <= MAX_ENTRIES:
+        print(sp.latex(A) if latex else sp.pretty(A, use_unicode=True, wrap_line=False))
+        return
+    entries = _nonzeros(A)
+    print(f"{A.rows}×{A.cols}, {len(entries)} non-zero entries (the others are 0):")
+    for i, j, e in entries:
+        if latex:
+            print(f"{name}[{i}, {j}] = {sp.latex(e)}")
+            continue
+        text = sp.pretty(e, use_unicode=True, wrap_line=False)
+        if "\n" in text:
+            print(f"{name}[{i}, {j}] =")
+            print("\n".join("    " + ln for ln in text.splitlines()))
+        else:
+            print(f"{name}[{i}, {j}] = {text}")
+
+
 def cmd_show(args) -> int:
-    from .derive import TERMS, derive
+    from .derive import TERMS
 
     mdl, numeric = _load(args.model, parse_params(args.param))
     mdl = _with_defaults(mdl, numeric)
-    d = derive(mdl)
     if args.term is None:
+        import sympy as sp
+
         print(f"model {mdl.name}: n = {mdl.n} coordinates, m = {mdl.m} constraints")
         if mdl.description:
             print("  " + mdl.description.strip().splitlines()[0])
@@ -273,23 +397,42 @@ def cmd_show(args) -> int:
         print("  settings:    " + (", ".join(f"{k} = {v}" for k, v in mdl.settings.items())
                                    or "none"))
         print(f"  terms:       {', '.join(TERMS)}  (symgen show MODEL --term NAME)")
-        terms = ["M", "f", "q"] if mdl.m else ["M", "f"]
-    else:
-        terms = [args.term]
-    for i, name in enumerate(terms):
-        if args.term is None or i:
+        # M, f, q are the model's own (no derivation needed); large ones by size only
+        for name in (["M", "f", "q"] if mdl.m else ["M", "f"]):
+            A = sp.ImmutableMatrix(getattr(mdl, name))
             print()
-        print(f"{name}  ({d.labels(name)})")
-        print(d.latex(name) if args.latex else d.pretty(name))
+            if A.rows > SUMMARY_ROWS or A.cols > MAX_COLS:
+                print(_size_line(name, A, args.model))
+                continue
+            print(f"{name}  ({_labels(mdl, name)})")
+            print(sp.latex(A) if args.latex else sp.pretty(A, use_unicode=True, wrap_line=False))
+        return EXIT_OK
+    from .derive import derive
+
+    d = derive(mdl)
+    name = args.term
+    print(f"{name}  ({d.labels(name)})")
+    _print_term(name, d.term(name), args.latex)
     return EXIT_OK
+
+
+def _labels(mdl, name) -> str:
+    coords = ", ".join(mdl.coord_names)
+    return {"M": f"rows and columns: {coords}", "f": f"rows: {coords}"}.get(
+        name, f"rows: constraints 0..{mdl.m - 1}")
 
 
 def cmd_generate(args) -> int:
     from . import generate
 
+    outdir = Path(args.output) if args.output else None
+    if outdir is not None:
+        _check_output_dir(outdir, "-o")
     mdl, numeric = _load(args.model, parse_params(args.param))
     mdl = _with_defaults(mdl, numeric)
-    outdir = Path(args.output) if args.output else Path("generated") / mdl.name
+    if outdir is None:
+        outdir = Path("generated") / mdl.name
+        _check_output_dir(outdir, "the output folder")
     src = generate(mdl)
     src.write(outdir)
     print(f"wrote {len(src.files)} files for model {mdl.name} to {outdir}/:")
@@ -298,12 +441,26 @@ def cmd_generate(args) -> int:
     return EXIT_OK
 
 
+def _check_steps(dt: float, t_end: float, n: int) -> None:
+    steps = round(t_end / dt)
+    if steps > MAX_STEPS:
+        gb = steps * (4 * n + 16) * 8 / 1e9
+        raise UsageError(f"--dt {dt:g} with --t-end {t_end:g} is {steps:.3g} steps (the result "
+                         f"alone would need about {gb:.3g} GB); symgen takes at most 1e8 steps: "
+                         "use a larger --dt or a smaller --t-end")
+
+
 def cmd_simulate(args) -> int:
     params = parse_params(args.param)
     if args.out and Path(args.out).suffix.lower() not in (".npz", ".csv"):
         raise UsageError(f"--out {args.out}: the result file must end in .npz or .csv")
     if args.plot and Path(args.plot).suffix.lower() != ".png":
         raise UsageError(f"--plot {args.plot}: the plot file must end in .png")
+    if args.out:
+        _check_output_file(args.out, "--out")
+    if args.plot:
+        _check_output_file(args.plot, "--plot")
+        _need_matplotlib()
     if args.dt is not None and not (args.dt > 0 and math.isfinite(args.dt)):
         raise UsageError(f"--dt must be a positive number, got {args.dt}")
     if args.t_end is not None and not (args.t_end > 0 and math.isfinite(args.t_end)):
@@ -319,6 +476,7 @@ def cmd_simulate(args) -> int:
         missing = "--dt" if dt is None else "--t-end"
         raise UsageError(f"model {mdl.name!r} recommends no {missing.lstrip('-').replace('-', '_')}; "
                          f"give {missing}")
+    _check_steps(float(dt), float(t_end), mdl.n)
     if isinstance(scheme, str):
         _scheme(scheme)
     kernels = _kernels(mdl, args.backend, numeric)
@@ -328,40 +486,52 @@ def cmd_simulate(args) -> int:
     progress = _Progress(progress_enabled(args.quiet), mdl.name)
     start = time.perf_counter()
     try:
-        result = simulate(kernels, method=method, scheme=scheme, dt=float(dt), t_end=float(t_end),
-                          params=numeric or None, progress=progress)
+        with _warnings_as_notes():
+            result = simulate(kernels, method=method, scheme=scheme, dt=float(dt),
+                              t_end=float(t_end), params=numeric or None, progress=progress)
     finally:
         progress.close()
     wall = time.perf_counter() - start
 
-    written = []
+    written, plot_error = [], None
     if args.out:
         result.save(args.out)
         written.append(f"result          {args.out}")
     if args.plot:
         from .plot import plot_result
+        what = args.what or ("outputs" if result.outputs.shape[1] else "coordinates")
         try:
-            what = args.what or ("outputs" if result.outputs.shape[1] else "coordinates")
             plot_result(result, what, args.plot)
             written.append(f"plot            {args.plot} ({what})")
-        except ValueError as exc:
-            written.append(f"plot            not written: {exc}")
+        except (ValueError, OSError) as exc:
+            plot_error = f"--plot {args.plot} not written: {_one_line(exc)}"
+            written.append(f"plot            not written: {_one_line(exc)}")
     for line in summary_lines(result, mdl.name, wall, h=float(dt)):
         print(line)
     for line in written:
         print(f"  {line}")
-    return EXIT_OK if result.status == "completed" else EXIT_FAILED
+    if result.status != "completed":
+        return EXIT_FAILED
+    if plot_error:
+        print(f"error: {plot_error}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK
 
 
 def cmd_plot(args) -> int:
-    from .plot import plot_result
     from .result import load_result
 
     path = Path(args.result)
-    if not path.is_file():
+    if not path.exists():
         raise UsageError(f"result file not found: {path}")
+    if not path.is_file():
+        raise UsageError(f"{path} is not a file; give a .npz or .csv written by simulate --out")
     if Path(args.output).suffix.lower() != ".png":
         raise UsageError(f"-o {args.output}: the plot file must end in .png")
+    _check_output_file(args.output, "-o")
+    _need_matplotlib()
+    from .plot import plot_result
+
     result = load_result(path)
     fig = plot_result(result, args.what, args.output, select=args.select)
     nlines = sum(len(ax.get_lines()) for ax in fig.axes)
@@ -377,51 +547,30 @@ def cmd_stability(args) -> int:
     _scheme(args.scheme)
     mdl, numeric = _load(args.model, params)
     scheme = args.scheme or mdl.settings.get("scheme", "trapezoidal")
-    gamma, beta = _gamma_beta(parse_scheme(scheme))
+    sch = parse_scheme(scheme)
     kernels = _kernels(mdl, args.backend, numeric)
-    info = suggest_step(kernels, scheme)
-    omega, h_max = _omega_h(info)
+    omega, h_max = suggest_step(kernels, sch)
+    omega, h_max = float(omega), float(h_max)
     print(f"{mdl.name}: stability at the initial state (t = 0)")
-    print(f"  scheme          {scheme} (γ = {gamma:g}, β = {beta:g})")
+    print(f"  scheme          {scheme} (γ = {sch.gamma:g}, β = {sch.beta:g})")
     print(f"  ω_max           {omega:.10g} rad/s")
-    if h_max is None or not math.isfinite(h_max):
-        print("  safe step       unbounded: β ≥ γ/2, unconditionally stable (Eq. 11)")
-    else:
+    if math.isfinite(h_max):
         print(f"  safe step       h ≤ {h_max:.6g} s (Eq. 11: h ≤ (1/ω_max)·√(1/(γ/2 − β)))")
+    else:
+        print(f"  safe step       {_stability_words(omega, h_max, sch.gamma, sch.beta)}")
     h = mdl.settings.get("dt")
     if isinstance(h, (int, float)):
-        ok = h_max is None or not math.isfinite(h_max) or h <= h_max
-        print(f"  recommended h   {h:g} s ({'within' if ok else 'ABOVE'} the limit)")
+        if math.isnan(h_max):
+            verdict = "not checked"
+        else:
+            verdict = f"{'within' if h <= h_max else 'ABOVE'} the limit"
+        print(f"  recommended h   {h:g} s ({verdict})")
     return EXIT_OK
 
 
-def _gamma_beta(parsed):
-    """(γ, β) from whatever parse_scheme returns (an object with gamma/beta, or a tuple)."""
-    if hasattr(parsed, "gamma"):
-        return float(parsed.gamma), float(parsed.beta)
-    if isinstance(parsed, dict):
-        return float(parsed["gamma"]), float(parsed["beta"])
-    seq = list(parsed)
-    if len(seq) >= 3 and isinstance(seq[0], str):
-        seq = seq[1:]
-    return float(seq[0]), float(seq[1])
-
-
-def _omega_h(info):
-    """(ω_max, h_max) from suggest_step's answer."""
-    if isinstance(info, dict):
-        return float(info["omega_max"]), (None if info.get("h_max") is None
-                                          else float(info["h_max"]))
-    if hasattr(info, "omega_max"):
-        hm = getattr(info, "h_max", None)
-        return float(info.omega_max), (None if hm is None else float(hm))
-    seq = list(info)
-    # (h_max, omega_max) or (omega_max, h_max): ω_max·h_max ≥ 2 for every Newmark scheme
-    a, b = float(seq[0]), float(seq[1])
-    return (b, a) if a < b or not math.isfinite(a) else (a, b)
-
-
 def cmd_reproduce(args) -> int:
+    _check_output_dir(args.out, "--out")
+    _need_matplotlib()
     from .reproduce import run
 
     say = None if args.quiet else (lambda msg: print(msg, flush=True))
@@ -516,7 +665,7 @@ def _what():
 
 
 def _one_line(exc: BaseException, limit: int = 400) -> str:
-    """The message of ``exc`` on one line (a compiler log keeps its first lines only)."""
+    """The message of ``exc`` on one line, cut at ``limit`` characters."""
     msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
     msg = " ".join(str(msg).split())
     if len(msg) > limit:
@@ -524,8 +673,76 @@ def _one_line(exc: BaseException, limit: int = 400) -> str:
     return msg or type(exc).__name__
 
 
+def _build_failure(exc: BaseException, max_lines: int = 3, limit: int = 600) -> str:
+    """One line for a BuildError: its first line, then the compiler's diagnostics (the lines
+    naming an error, else the last lines of its output) rather than the echoed command lines,
+    and where the full log is."""
+    text = str(exc)
+    head, _, rest = text.partition("\n")
+    lines = [ln.strip() for ln in rest.splitlines()
+             if ln.strip() and not ln.startswith("--- compiler output")]
+    import re
+    errors = [ln for ln in lines if re.search(r"\berror\b", ln, re.I) and len(ln) < 1000]
+    picked = errors[:max_lines] if errors else lines[-max_lines:]
+    diag = " | ".join(" ".join(ln.split()) for ln in picked)
+    if len(diag) > limit:
+        diag = diag[:limit].rstrip() + " …"
+    log = getattr(exc, "log_path", None) or getattr(exc, "log", None)
+    if not (isinstance(log, (str, Path)) and Path(log).is_file()) and rest.strip():
+        log = _save_log(text)
+    msg = " ".join(head.split())
+    if diag:
+        msg += f" {diag}"
+    if log:
+        msg += f" (full log: {log})"
+    return msg
+
+
+def _save_log(text: str):
+    """Write a compiler log to a temporary file; its path, or None if that failed."""
+    import tempfile
+    try:
+        fd, name = tempfile.mkstemp(prefix="symgen-build-", suffix=".log")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return name
+    except OSError:
+        return None
+
+
+def _report(exc: BaseException) -> int:
+    """Print ``exc`` as one line on stderr; returns the exit code (2 for bad input, model, build
+    and file errors; 1 for anything else, an internal error)."""
+    from .model import ModelError
+    try:
+        from .build import BuildError
+    except ImportError:  # pragma: no cover - build needs cffi
+        BuildError = ()  # noqa: N806
+    if isinstance(exc, ModelError):
+        print(f"model error: {_one_line(exc)}", file=sys.stderr)
+    elif BuildError and isinstance(exc, BuildError):
+        print(f"build failed: {_build_failure(exc)}", file=sys.stderr)
+    elif isinstance(exc, ImportError) and "matplotlib" in str(exc):
+        print(f"error: {MATPLOTLIB_HINT}", file=sys.stderr)
+    elif isinstance(exc, OSError):
+        where = exc.filename if exc.filename is not None else None
+        why = exc.strerror or _one_line(exc)
+        if where is not None:
+            print(f"error: cannot read/write {where}: {why}", file=sys.stderr)
+        else:
+            print(f"error: {type(exc).__name__}: {_one_line(exc)}", file=sys.stderr)
+    elif isinstance(exc, (ValueError, KeyError)):
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
+    else:
+        print(f"internal error: {type(exc).__name__}: {_one_line(exc)} "
+              "(set SYMGEN_DEBUG=1 for the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL
+    return EXIT_USAGE
+
+
 def main(argv=None) -> int:
-    """Run the command line; returns the exit code (0 ok, 2 usage/model error, 3 failed run)."""
+    """Run the command line; returns the exit code (0 ok, 2 usage/model/file error, 3 failed run,
+    1 internal error)."""
     import logging
     if not logging.getLogger().handlers:
         # the summary reports failures; keep the library's warnings out of the terminal
@@ -536,7 +753,8 @@ def main(argv=None) -> int:
         if args.command is None:
             parser.print_help()
             return EXIT_USAGE
-        return args.func(args)
+        with _warnings_as_notes():
+            return args.func(args)
     except UsageError as exc:
         print(f"error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
@@ -551,22 +769,10 @@ def main(argv=None) -> int:
         except (OSError, ValueError, AttributeError):
             pass
         return EXIT_OK
-    except Exception as exc:  # model errors, bad values and build failures: one line, no traceback
-        from .model import ModelError
-        build_error = ()
-        try:
-            from .build import BuildError
-            build_error = (BuildError,)
-        except ImportError:
-            pass
+    except Exception as exc:  # one line, no traceback (SYMGEN_DEBUG=1 shows it)
         if os.environ.get("SYMGEN_DEBUG"):
             raise
-        if isinstance(exc, (ModelError, ValueError, KeyError, FileNotFoundError) + build_error):
-            kind = "model error" if isinstance(exc, ModelError) else (
-                "build failed" if build_error and isinstance(exc, build_error) else "error")
-            print(f"{kind}: {_one_line(exc)}", file=sys.stderr)
-            return EXIT_USAGE
-        raise
+        return _report(exc)
 
 
 if __name__ == "__main__":

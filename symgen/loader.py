@@ -99,10 +99,23 @@ def _resolve(spec) -> tuple[Path, str]:
 
 
 def load_module(spec) -> ModuleType:
-    """Import the example or file named by ``spec`` and return the module (not yet calling model)."""
+    """Import the example or file named by ``spec`` and return the module (not yet calling model).
+
+    The module is reused while the file's content is unchanged and imported again when it has
+    changed (an edit made in the same session takes effect).  The source is compiled from the
+    file every time it changes, never from a cached ``.pyc`` (whose check, by modification time in
+    whole seconds and size, misses an edit of the same length within the same second).
+    """
     path, modname = _resolve(spec)
+    try:
+        source = path.read_bytes()
+    except OSError as exc:
+        raise LoadError(f"cannot read model file {path}: {exc.strerror or exc}") from exc
+    digest = hashlib.sha256(source).hexdigest()
     existing = sys.modules.get(modname)
-    if existing is not None and Path(getattr(existing, "__file__", "") or "").resolve() == path:
+    if (existing is not None
+            and Path(getattr(existing, "__file__", "") or "").resolve() == path
+            and getattr(existing, "__symgen_source_digest__", None) == digest):
         module = existing
     else:
         if modname.startswith("symgen.examples."):
@@ -115,9 +128,11 @@ def load_module(spec) -> ModuleType:
         if ispec is None or ispec.loader is None:
             raise LoadError(f"cannot import {path} as a Python module")
         module = importlib.util.module_from_spec(ispec)
+        module.__symgen_source_digest__ = digest
         sys.modules[modname] = module
         try:
-            ispec.loader.exec_module(module)
+            code = compile(source, str(path), "exec", dont_inherit=True)
+            exec(code, module.__dict__)  # noqa: S102 - importing the user's model file
         except ModelError as exc:
             sys.modules.pop(modname, None)
             raise LoadError(f"{path.name}: {exc}") from exc

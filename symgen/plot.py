@@ -31,7 +31,7 @@ def _mpl():
     try:
         import matplotlib
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("plotting needs matplotlib: pip install \"symgen[plot]\"") from exc
+        raise ImportError("plotting needs matplotlib: pip install 'symgen[plot]'") from exc
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     return matplotlib, Figure, FigureCanvasAgg
@@ -59,12 +59,6 @@ def _names(values, n, prefix):
 
 def _title(result, what):
     meta = getattr(result, "meta", None) or {}
-    if isinstance(meta, str):
-        import json
-        try:
-            meta = json.loads(meta)
-        except ValueError:
-            meta = {}
     bits = []
     for key in ("model", "method", "scheme"):
         val = meta.get(key)
@@ -206,12 +200,6 @@ def figure(result, what: str = "coordinates", select: Sequence[str] | None = Non
 
 def _step_used(result):
     meta = getattr(result, "meta", None) or {}
-    if isinstance(meta, str):
-        import json
-        try:
-            meta = json.loads(meta)
-        except ValueError:
-            meta = {}
     for key in ("h", "dt"):
         val = meta.get(key)
         if isinstance(val, (int, float)):

@@ -210,14 +210,43 @@ def _json_roundtrip(meta: dict):
 
 
 def load_result(path) -> Result:
-    """Read a Result written by :meth:`Result.save` (``.npz`` or ``.csv``)."""
+    """Read a Result written by :meth:`Result.save` (``.npz`` or ``.csv``).
+
+    A file that cannot be opened raises the OSError (FileNotFoundError, PermissionError, …); a
+    file that is not a complete symgen result (truncated, another format, missing keys) raises
+    ValueError naming the file.
+    """
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".npz":
-        return _load_npz(path)
-    if suffix == ".csv":
-        return _load_csv(path)
-    raise ValueError(f"cannot load a Result from {path.name!r}: expected a .npz or .csv file")
+        reader, kind = _load_npz, "a symgen result .npz"
+    elif suffix == ".csv":
+        reader, kind = _load_csv, "a symgen result CSV"
+    else:
+        raise ValueError(f"cannot load a Result from {path.name!r}: expected a .npz or .csv file")
+    try:
+        if suffix == ".npz" and path.is_file():
+            import zipfile
+            if not zipfile.is_zipfile(path):   # np.load would guess a pickle and say so
+                raise ValueError(f"{path} is not {kind}: not a zip archive (truncated, or "
+                                 "another format)")
+        return reader(path)
+    except ValueError as exc:
+        if str(exc).startswith(str(path)):
+            raise
+        raise _not_a_result(path, kind, exc) from exc
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+        raise
+    except Exception as exc:  # zipfile.BadZipFile, zlib.error, EOFError, KeyError, …
+        raise _not_a_result(path, kind, exc) from exc
+
+
+def _not_a_result(path: Path, kind: str, exc: BaseException) -> ValueError:
+    why = " ".join(str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc).split())
+    if len(why) > 200:
+        why = why[:200] + " …"
+    return ValueError(f"{path} is not {kind} (truncated or another format?): "
+                      f"{type(exc).__name__}: {why}")
 
 
 def _load_npz(path: Path) -> Result:
