@@ -682,9 +682,11 @@ def _build_failure(exc: BaseException, max_lines: int = 3, limit: int = 600) -> 
     lines = [ln.strip() for ln in rest.splitlines()
              if ln.strip() and not ln.startswith("--- compiler output")]
     import re
-    errors = [ln for ln in lines if re.search(r"\berror\b", ln, re.I) and len(ln) < 1000]
-    picked = errors[:max_lines] if errors else lines[-max_lines:]
-    diag = " | ".join(" ".join(ln.split()) for ln in picked)
+    # the diagnostics, not the echoed command lines (long, and no help)
+    short = [ln for ln in lines if len(ln) <= 300] or lines
+    errors = [ln for ln in short if re.search(r"\berror\b", ln, re.I)]
+    picked = errors[:max_lines] if errors else short[-max_lines:]
+    diag = " | ".join(_cut(" ".join(ln.split()), 200) for ln in picked)
     if len(diag) > limit:
         diag = diag[:limit].rstrip() + " …"
     log = getattr(exc, "log_path", None) or getattr(exc, "log", None)
@@ -696,6 +698,10 @@ def _build_failure(exc: BaseException, max_lines: int = 3, limit: int = 600) -> 
     if log:
         msg += f" (full log: {log})"
     return msg
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit].rstrip() + " …"
 
 
 def _save_log(text: str):

@@ -29,8 +29,8 @@ def _entry_point():
 SYMGEN = _entry_point()
 
 
-def run(*args, cwd=None, timeout=300):
-    env = dict(os.environ, PYTHONWARNINGS="ignore")
+def run(*args, cwd=None, timeout=300, env=None):
+    env = dict(os.environ, **(env or {}))
     return subprocess.run(SYMGEN + [str(a) for a in args], capture_output=True, text=True,
                           cwd=cwd, timeout=timeout, env=env)
 
@@ -113,7 +113,6 @@ def test_model_file_path_and_unconstrained_method(tmp_path):
         "import symgen\n"
         "def model():\n"
         "    (x,), (xd,) = symgen.coordinates('x')\n"
-        "    k = symgen.Model.__init__  # noqa\n"
         "    import sympy as sp\n"
         "    kk = sp.Symbol('k')\n"
         "    return symgen.Model('osc', [x], M=[[1]], f=[-kk * x], V=kk * x**2 / 2,\n"
@@ -350,3 +349,247 @@ def test_output_into_a_closed_pipe_is_not_an_error(monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdout", ClosedPipe())
     assert main(["show", "stiff_pendulum", "--term", "M"]) == 0
     assert "Traceback" not in capsys.readouterr().err
+
+
+# -- ordinary mistakes: exit 2 with one line, never a traceback ---------------------------------------
+NO_V_MODEL = (
+    "import symgen, sympy as sp\n"
+    "def model():\n"
+    "    (x,), _ = symgen.coordinates('x')\n"
+    "    k = sp.Symbol('k')\n"
+    "    return symgen.Model('spring', [x], M=[[1]], f=[-k * x], params={k: 4.0}, x0=[1.0],\n"
+    "        settings=dict(method='newmark', scheme='fox-goodwin', dt=0.1, t_end=1.0))\n")
+
+FIXED_POINT_MODEL = (   # n = m = 2: no degree of freedom, so ω_max = 0
+    "import symgen\n"
+    "def model():\n"
+    "    (x, y), _ = symgen.coordinates('x y')\n"
+    "    return symgen.Model('pinned', [x, y], M=[[1, 0], [0, 1]], f=[0, -9.81],\n"
+    "        q=[x - 1, y], x0=[1.0, 0.0], V=9.81 * y,\n"
+    "        settings=dict(method='nullspace', scheme='fox-goodwin', dt=0.1, t_end=0.5))\n")
+
+
+def test_output_paths_are_checked_before_running(tmp_path, capsys):
+    (tmp_path / "afile").write_text("not a folder")
+    (tmp_path / "d.npz").mkdir()
+    (tmp_path / "d.png").mkdir()
+    # generate -o and reproduce --out naming an existing file (was FileExistsError)
+    assert_one_line_error(run("generate", "stiff_pendulum", "-o", "afile", cwd=tmp_path),
+                          "afile", "not a folder")
+    assert_one_line_error(run("reproduce", "--out", "afile", cwd=tmp_path), "afile", "not a folder")
+    # --out / --plot naming a folder (was IsADirectoryError after the run): refused at once, even
+    # for a run of 10⁶ steps
+    assert_one_line_error(run("simulate", "stiff_pendulum", "--t-end", "1e5", "--out", "d.npz",
+                              cwd=tmp_path, timeout=60), "d.npz", "folder")
+    assert_one_line_error(call(capsys, "simulate", "stiff_pendulum", "--t-end", "1e5", "--plot",
+                               tmp_path / "d.png"), "d.png", "folder")
+    assert_one_line_error(call(capsys, "simulate", "stiff_pendulum", "--out",
+                               tmp_path / "nowhere" / "r.npz"), "does not exist")
+    assert_one_line_error(call(capsys, "generate", "stiff_pendulum", "-o", tmp_path / "afile" / "c"),
+                          "not a folder")
+
+
+def test_unreadable_result_file_is_one_line(short_run, tmp_path):
+    d, _ = short_run
+    good = (d / "r.npz").read_bytes()
+    (tmp_path / "trunc.npz").write_bytes(good[: len(good) // 2])
+    (tmp_path / "garbage.npz").write_bytes(b"\x80\x04garbage" * 20)
+    (tmp_path / "bad.csv").write_text("t,x\n1,2\n")
+    proc = run("plot", tmp_path / "trunc.npz", "-o", tmp_path / "x.png")
+    assert_one_line_error(proc, "trunc.npz", "not a symgen result")
+    proc = run("plot", tmp_path / "garbage.npz", "-o", tmp_path / "x.png")
+    assert_one_line_error(proc, "garbage.npz", "not a symgen result")
+    assert "pickle" not in proc.stderr
+    assert_one_line_error(run("plot", tmp_path / "bad.csv", "-o", tmp_path / "x.png"), "bad.csv")
+    assert not (tmp_path / "x.png").exists()
+    # the library says the same (a ValueError naming the file)
+    with pytest.raises(ValueError, match="trunc.npz"):
+        load_result(tmp_path / "trunc.npz")
+
+
+def test_plotting_without_matplotlib(short_run, tmp_path):
+    d, _ = short_run
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class _NoMatplotlib:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] == 'matplotlib':\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, _NoMatplotlib())\n")
+    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH")) if p)
+    env = {"PYTHONPATH": path}
+    hint = "plotting needs matplotlib: pip install 'symgen[plot]'"
+    assert_one_line_error(run("plot", d / "r.npz", "-o", tmp_path / "x.png", env=env), hint)
+    # simulate --plot says so before running
+    assert_one_line_error(run("simulate", "stiff_pendulum", "--plot", tmp_path / "y.png", "--out",
+                              tmp_path / "y.npz", env=env), hint)
+    assert not (tmp_path / "y.npz").exists()
+
+
+def test_too_many_steps_are_refused():
+    proc = run("simulate", "stiff_pendulum", "--dt", "1e-12", "--t-end", "1e3", timeout=60)
+    assert_one_line_error(proc, "1e+15 steps", "at most 1e8")
+
+
+def test_os_error_and_internal_error_are_one_line(monkeypatch, capsys, tmp_path):
+    import errno
+
+    from symgen import cli
+    from symgen.result import Result
+
+    def no_space(self, path):
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(Result, "save", no_space)
+    proc = call(capsys, "simulate", "stiff_pendulum", "--t-end", "0.5", "--out", tmp_path / "r.npz")
+    assert_one_line_error(proc, f"cannot read/write {tmp_path / 'r.npz'}: No space left on device")
+
+    def broken(args):
+        raise RuntimeError("something unexpected")
+
+    monkeypatch.setattr(cli, "cmd_stability", broken)
+    proc = call(capsys, "stability", "stiff_pendulum")
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == ("internal error: RuntimeError: something unexpected "
+                                   "(set SYMGEN_DEBUG=1 for the traceback)")
+    monkeypatch.setenv("SYMGEN_DEBUG", "1")
+    with pytest.raises(RuntimeError, match="something unexpected"):
+        cli.main(["stability", "stiff_pendulum"])
+
+
+def test_internal_error_through_the_entry_point(tmp_path):
+    # a model file that breaks symgen itself: not the user's mistake, exit 1, one line
+    (tmp_path / "sabotage.py").write_text(
+        NO_V_MODEL + "import symgen\n"
+        "def _boom(*a, **k):\n"
+        "    raise ZeroDivisionError('deep inside')\n"
+        "symgen.simulate = _boom\n")
+    proc = run("simulate", tmp_path / "sabotage.py", "--backend", "lambdify")
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == ("internal error: ZeroDivisionError: deep inside "
+                                   "(set SYMGEN_DEBUG=1 for the traceback)")
+    proc = run("simulate", tmp_path / "sabotage.py", "--backend", "lambdify",
+               env={"SYMGEN_DEBUG": "1"})
+    assert proc.returncode == 1 and "Traceback" in proc.stderr
+
+
+FAKE_CC = """#!/bin/sh
+if [ "$1" = "--version" ]; then echo "fakecc 1.0"; exit 0; fi
+echo "{pad}" >&2
+echo "model.c:12:5: error: 'foo' undeclared (first use in this function)" >&2
+echo "model.c:13:1: error: expected ';' before '}}' token" >&2
+exit 1
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a shell script as the compiler")
+def test_build_failure_shows_the_compiler_errors(tmp_path):
+    cc = tmp_path / "fakecc"
+    cc.write_text(FAKE_CC.format(pad="cc1: note: " + "-I/some/include/dir " * 40))
+    cc.chmod(0o755)
+    env = {"CC": str(cc), "SYMGEN_CACHE_DIR": str(tmp_path / "cache"), "TMPDIR": str(tmp_path)}
+    proc = run("simulate", "stiff_pendulum", "--t-end", "1", env=env)
+    assert_one_line_error(proc, "build failed", "model.c:12:5: error: 'foo' undeclared",
+                          "model.c:13:1: error: expected ';'", "full log: ")
+    assert "-I/some/include/dir" not in proc.stderr
+    log = Path(proc.stderr.split("full log: ")[1].rstrip().rstrip(")"))
+    assert log.is_file() and "-I/some/include/dir" in log.read_text()
+
+
+def test_build_failure_message_without_error_lines(monkeypatch, tmp_path):
+    import tempfile
+
+    from symgen.build import BuildError
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    from symgen.cli import _build_failure
+
+    exc = BuildError("compiling the generated C of model 'x' failed (exit 1).\n"
+                     "--- compiler output ---\n" + "gcc -c x.c " * 100 + "\nld: cannot link\n")
+    msg = _build_failure(exc)
+    assert "\n" not in msg and msg.startswith("compiling the generated C of model 'x' failed")
+    assert "ld: cannot link" in msg and "gcc -c" not in msg
+    assert f"full log: {tmp_path}" in msg
+
+
+# -- stability wording ----------------------------------------------------------------------------------
+def test_zero_omega_is_not_called_unconditionally_stable(tmp_path):
+    (tmp_path / "pinned.py").write_text(FIXED_POINT_MODEL)
+    proc = run("stability", tmp_path / "pinned.py", "--backend", "lambdify")
+    assert proc.returncode == 0, proc.stderr
+    assert "ω_max = 0 here" in proc.stdout and "Eq. 11 gives no bound" in proc.stdout
+    assert "unconditionally" not in proc.stdout             # Fox–Goodwin: β = 1/12 < γ/2
+    proc = run("stability", tmp_path / "pinned.py", "--backend", "lambdify", "--scheme",
+               "trapezoidal")
+    assert "unconditionally stable" in proc.stdout
+    proc = run("simulate", tmp_path / "pinned.py", "--backend", "lambdify")
+    assert proc.returncode == 0, proc.stderr
+    line = next(ln for ln in proc.stdout.splitlines() if ln.strip().startswith("stability"))
+    assert "ω_max = 0 here" in line and "unconditionally" not in line
+
+
+def test_summary_stability_line_by_scheme():
+    from symgen.cli import summary_lines
+    from symgen.result import Result
+
+    def result(gamma, beta, omega):
+        N = 3
+        z = np.zeros(N)
+        return Result(t=[0, 0.1, 0.2], x=np.zeros((N, 1)), xd=np.zeros((N, 1)),
+                      xdd=np.zeros((N, 1)), lam=np.zeros((N, 0)), coords=["x"], pos_err=z,
+                      vel_err=z, acc_err=z, omega_max=np.full(N, omega),
+                      h_max=np.full(N, np.inf), newton_iters=np.zeros(N, int),
+                      meta={"gamma": gamma, "beta": beta, "scheme": {"name": "s"}, "h": 0.1})
+
+    def line(res):
+        return next(s for s in summary_lines(res, "m", 0.1) if "stability" in s)
+
+    assert "unconditionally stable" in line(result(0.5, 0.25, 3.0))
+    assert "ω_max = 0 here" in line(result(0.5, 1 / 12, 0.0))
+    assert "unconditionally" not in line(result(0.5, 1 / 12, 0.0))
+    energy = next(s for s in summary_lines(result(0.5, 0.25, 0.0), "m", 0.1) if "energy" in s)
+    assert energy.endswith("n/a (no potential V)")
+
+
+# -- show: large matrices -------------------------------------------------------------------------------
+def test_show_large_matrices_entry_by_entry(tmp_path, capsys):
+    (tmp_path / "chain13.py").write_text(
+        "import symgen, sympy as sp\n"
+        "def model():\n"
+        "    xs, _ = symgen.coordinates([f'x{i}' for i in range(13)])\n"
+        "    m = sp.Symbol('m')\n"
+        "    return symgen.Model('chain13', xs, M=m * sp.eye(13), f=[-x for x in xs],\n"
+        "        params={m: 2.0})\n")
+    proc = call(capsys, "show", tmp_path / "chain13.py", "--term", "M")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "13×13, 13 non-zero entries" in out
+    assert "M[0, 0] = m" in out and "M[12, 12] = m" in out and "M[0, 1]" not in out
+    assert "⎡" not in out                                    # no 2-D layout
+    proc = call(capsys, "show", tmp_path / "chain13.py", "--term", "M", "--latex")
+    assert "M[12, 12] = m" in proc.stdout
+    proc = call(capsys, "show", tmp_path / "chain13.py")     # the summary: sizes only
+    assert proc.returncode == 0
+    assert "M  13×13, 13 non-zero entries  (symgen show " in proc.stdout
+    assert "f  (rows: x0, " in proc.stdout and "⎡-x₀ ⎤" in proc.stdout   # 13 × 1: shown
+
+
+# -- warnings, failed plots ------------------------------------------------------------------------------
+def test_warning_becomes_a_one_line_note():
+    proc = run("simulate", "stiff_pendulum", "--t-end", "0.25", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "note: (t_end − t0)/dt = 2.5 is not an integer; taking 3 steps (ending at t = 0.3)"]
+    assert "steps           3" in proc.stdout
+
+
+def test_failed_plot_exits_2_and_keeps_the_result(tmp_path):
+    (tmp_path / "spring.py").write_text(NO_V_MODEL)
+    proc = run("simulate", tmp_path / "spring.py", "--backend", "lambdify", "--out",
+               tmp_path / "r.npz", "--plot", tmp_path / "e.png", "--what", "energy")
+    assert_one_line_error(proc, "e.png", "not written", "no energy")
+    assert load_result(tmp_path / "r.npz").status == "completed"
+    assert not (tmp_path / "e.png").exists()
+    assert "energy drift    n/a (no potential V)" in proc.stdout

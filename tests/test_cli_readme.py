@@ -110,8 +110,7 @@ def test_every_readme_command_runs_as_documented(tmp_path, bindir):
     text = README.read_text()
     for name, body in files_of(text).items():
         (tmp_path / name).write_text(body)
-    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
-               PYTHONWARNINGS="ignore")
+    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
     have_cc = shutil.which("cc") is not None
     ran = 0
     for cmd, code, expected in commands_of(text):

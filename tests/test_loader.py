@@ -109,3 +109,17 @@ def test_non_python_file(tmp_path):
     path = write(tmp_path, "model.txt", "def model(): pass\n")
     with pytest.raises(LoadError, match="not a Python"):
         load_model(path)
+
+
+def test_an_edited_file_is_imported_again(tmp_path):
+    """An edit in the same session takes effect, even one of the same length within the same
+    second (which a .pyc check by mtime and size would miss); an unchanged file is reused."""
+    path = write(tmp_path, "edit.py", GOOD.replace('"spring"', '"aaaaaa"'))
+    assert load_model(path).name == "aaaaaa"
+    from symgen.loader import load_module
+    assert load_module(path) is load_module(path)
+    path.write_text(textwrap.dedent(GOOD.replace('"spring"', '"bbbbbb"')))
+    assert load_model(path).name == "bbbbbb"
+    path.write_text("def model(:\n")
+    with pytest.raises(LoadError, match="syntax error"):
+        load_model(path)

@@ -26,8 +26,7 @@ def quick(tmp_path_factory):
     # exactly the README's command, run in a fresh folder
     cwd = tmp_path_factory.mktemp("repro")
     proc = subprocess.run(_symgen() + ["reproduce", "--quick", "--out", "reproduction"],
-                          capture_output=True, text=True, timeout=600, cwd=cwd,
-                          env=dict(os.environ, PYTHONWARNINGS="ignore"))
+                          capture_output=True, text=True, timeout=600, cwd=cwd)
     return cwd / "reproduction", proc
 
 
@@ -127,3 +126,68 @@ def test_a_broken_experiment_is_reported_and_exits_3(tmp_path, monkeypatch, caps
     code = main(["reproduce", "--quick", "--quiet", "--out", str(tmp_path / "b")])
     assert code == 3
     assert "simulated breakage" in capsys.readouterr().err
+
+
+def test_sim_records_bad_starts_and_lets_crashes_through(tmp_path, monkeypatch):
+    """simulate's documented ValueError/KeyError become a failed run; any other exception is a bug
+    and reaches the experiment (which is then reported broken, exit 3), not a 'failure' that
+    would agree with claims such as "classical fails"."""
+    import symgen
+
+    ctx = reproduce._Context(tmp_path, True, lambda msg: None)
+    ctx._kernels["toy"] = object()
+
+    def bad_start(*a, **k):
+        raise ValueError("cannot project x0 onto the constraints")
+
+    monkeypatch.setattr(symgen, "simulate", bad_start)
+    res = ctx.sim("toy", "index3", "trapezoidal", 0.1, 1.0)
+    assert res.status == "failed" and "cannot project" in res.reason
+
+    def crash(*a, **k):
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(symgen, "simulate", crash)
+    with pytest.raises(ZeroDivisionError):
+        ctx.sim("toy", "index3", "trapezoidal", 0.1, 1.0)
+
+
+def test_period_2_growth_rule():
+    """D1/D2 agree only when the classical λ's period-2 amplitude grows, not on any failure."""
+    class R:
+        def __init__(self, lam):
+            self.lam = np.asarray(lam, float)[:, None]
+
+    n = 200
+    saw = (-1.0) ** np.arange(n)
+    _, _, grow = reproduce._p2_growth(R(saw * np.exp(np.arange(n) / 20)))
+    assert grow >= reproduce.GROWTH
+    _, _, grow = reproduce._p2_growth(R(saw))                # steady sawtooth: no growth
+    assert grow < reproduce.GROWTH
+    assert reproduce._p2_growth(reproduce._Failed("crash"))[2] == 0.0   # nothing recorded
+
+
+def test_a_failure_without_growth_does_not_agree_with_d1_d2(tmp_path, monkeypatch):
+    """A classical run that stops at once (no λ history) is no evidence for D1/D2."""
+    real = reproduce._Context.sim
+
+    def sim(self, key, method, scheme, dt, t_end, **params):
+        if method == "index3":
+            return reproduce._Failed("stopped at once")
+        return real(self, key, method, scheme, dt, t_end, **params)
+
+    monkeypatch.setattr(reproduce._Context, "sim", sim)
+    rep = reproduce.run(out=tmp_path, quick=True, experiments=("double pendulum",))
+    claims = {c.id: c for c in rep.claims}
+    assert not rep.errors
+    assert claims["D1"].agree == "no" and claims["D2"].agree == "no", claims["D1"].ours
+
+
+def test_reproduce_does_not_depend_on_the_cli():
+    import inspect
+
+    from symgen import cli
+
+    assert ".cli" not in inspect.getsource(reproduce)
+    assert not hasattr(cli, "_omega_h") and not hasattr(cli, "_gamma_beta")
+    assert "if True" not in inspect.getsource(reproduce)
