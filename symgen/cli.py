@@ -10,8 +10,9 @@
 
 MODEL is the name of a shipped example (``stiff_pendulum``) or a path to a Python file that
 defines ``model()``.  Exit codes: 0 success; 2 bad usage, a model error, a file that cannot be
-read or written, or a compiler failure (one line on stderr, no traceback); 3 a simulation that
-diverged or failed (its result file is still written); 1 an internal error (one line).
+read or written, a compiler failure, or a ``--plot`` that could not be drawn (one line on stderr,
+no traceback); 3 a simulation that diverged or failed (its result file is still written); 1 an
+internal error (one line).
 Set ``SYMGEN_DEBUG=1`` to get the traceback instead of the one-line message.
 """
 from __future__ import annotations
@@ -195,7 +196,7 @@ def _warnings_as_notes():
     """Warnings raised inside become one ``note: ...`` line each on stderr when the block ends
     (dropped when it raises: the error's one line is what matters then)."""
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", RuntimeWarning)
+        warnings.simplefilter("default", RuntimeWarning)   # each distinct warning once
         yield caught
     _print_notes(caught)
 
