@@ -156,10 +156,20 @@ def _check_output_file(path, flag: str) -> None:
         raise UsageError(f"{flag} {p}: the folder {parent} does not exist")
     if not parent.is_dir():
         raise UsageError(f"{flag} {p}: {parent} is not a folder")
-    if p.exists() and not os.access(p, os.W_OK):
-        raise UsageError(f"{flag} {p}: the file is not writable")
-    if not p.exists() and not os.access(parent, os.W_OK | os.X_OK):
+    if p.exists():
+        if not os.access(p, os.W_OK):
+            raise UsageError(f"{flag} {p}: the file is not writable")
+        return
+    if not os.access(parent, os.W_OK | os.X_OK):
         raise UsageError(f"{flag} {p}: the folder {parent} is not writable")
+    try:  # os.access cannot tell for every file system (and says yes to root): try it
+        with open(p, "xb"):
+            pass
+        p.unlink()
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise UsageError(f"{flag} {p}: cannot write there: {exc.strerror or exc}") from None
 
 
 def _check_output_dir(path, flag: str) -> None:

@@ -387,6 +387,10 @@ def test_output_paths_are_checked_before_running(tmp_path, capsys):
                                tmp_path / "nowhere" / "r.npz"), "does not exist")
     assert_one_line_error(call(capsys, "generate", "stiff_pendulum", "-o", tmp_path / "afile" / "c"),
                           "not a folder")
+    if sys.platform.startswith("linux") and Path("/proc/self").is_dir():
+        # a folder that says it is writable (to root) but takes no new files: tried, not guessed
+        assert_one_line_error(call(capsys, "simulate", "stiff_pendulum", "--t-end", "1e5", "--out",
+                                   "/proc/r.npz"), "/proc/r.npz", "cannot write there")
 
 
 def test_unreadable_result_file_is_one_line(short_run, tmp_path):
