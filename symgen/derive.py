@@ -41,30 +41,17 @@ def jacobian(exprs: sp.MatrixBase, xs) -> sp.ImmutableMatrix:
     return sp.ImmutableMatrix(len(rows), len(xs), [v for r in rows for v in r])
 
 
-def _matvec(A: sp.MatrixBase, v) -> sp.ImmutableMatrix:
-    """A v, skipping structural zeros."""
-    out = []
-    for i in range(A.rows):
-        acc = sp.S.Zero
-        for j in range(A.cols):
-            a = A[i, j]
-            if a != 0:
-                acc += a * v[j]
-        out.append(acc)
-    return sp.ImmutableMatrix(A.rows, 1, out)
-
-
-def _tmatvec(A: sp.MatrixBase, v) -> sp.ImmutableMatrix:
-    """Aᵀ v, skipping structural zeros."""
-    out = []
-    for j in range(A.cols):
-        acc = sp.S.Zero
-        for i in range(A.rows):
-            a = A[i, j]
-            if a != 0:
-                acc += a * v[i]
-        out.append(acc)
-    return sp.ImmutableMatrix(A.cols, 1, out)
+def _matvec(A: sp.MatrixBase, v, transpose: bool = False) -> sp.ImmutableMatrix:
+    """A v (or Aᵀ v), skipping structural zeros."""
+    rows = A.cols if transpose else A.rows
+    out = [sp.S.Zero] * rows
+    for (i, j), a in A.todok().items():
+        if a != 0:
+            if transpose:
+                out[j] += a * v[i]
+            else:
+                out[i] += a * v[j]
+    return sp.ImmutableMatrix(rows, 1, out)
 
 
 @dataclass(frozen=True)
@@ -193,7 +180,7 @@ def derive(model: Model) -> Derived:
 
     residual = _matvec(M, xdd) - f                                       # M ẍ − f − Hᵀλ
     if model.m:
-        residual = residual - _tmatvec(H, lam)
+        residual = residual - _matvec(H, lam, transpose=True)
     K = jacobian(residual, xs)
     C = -jacobian(f, vs)
 

@@ -80,6 +80,19 @@ class Parameters:
         return vals
 
 
+def claim_name(names: set, system: str, name: str | None, default: str) -> str:
+    """Register an element name in ``names``: the given one (a duplicate is an error) or, when
+    None, ``default`` made unique with ``#2``, ``#3`` …"""
+    if name is None:
+        name, k = default, 2
+        while name in names:
+            name, k = f"{default}#{k}", k + 1
+    elif name in names:
+        raise DuplicateNameError(f"{system}: an element named {name!r} already exists")
+    names.add(name)
+    return name
+
+
 def numeric(expr, subs: Mapping, what: str) -> float:
     """A number from an expression of parameters only (for initial values and default lengths)."""
     e = sp.sympify(expr)

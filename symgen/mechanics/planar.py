@@ -46,7 +46,7 @@ import sympy as sp
 
 from ..model import Model, coordinates, t
 from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownElementError,
-                      check_initial_state, check_reduced_mass, numeric)
+                      check_initial_state, check_reduced_mass, claim_name, numeric)
 
 __all__ = ["PlanarSystem", "Body", "GROUND"]
 
@@ -204,15 +204,8 @@ class PlanarSystem:
                                       f"{[GROUND] + list(self.bodies)}")
         return self.bodies[ref]
 
-    def _name(self, name: str | None, default: str) -> str:
-        if name is None:
-            name, k = default, 2
-            while name in self._names:
-                name, k = f"{default}#{k}", k + 1
-        elif name in self._names:
-            raise DuplicateNameError(f"{self.name}: an element named {name!r} already exists")
-        self._names.add(name)
-        return name
+    def _name(self, name, default):
+        return claim_name(self._names, self.name, name, default)
 
     def _point(self, body: Body, point, role: str) -> sp.Matrix:
         try:

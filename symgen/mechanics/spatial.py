@@ -53,7 +53,7 @@ import sympy as sp
 
 from ..model import Model, coordinates
 from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownElementError,
-                      check_initial_state, check_reduced_mass, numeric)
+                      check_initial_state, check_reduced_mass, claim_name, numeric)
 
 __all__ = ["SpatialSystem", "SpatialBody", "NeglectedInertiaWarning"]
 
@@ -240,14 +240,7 @@ class SpatialSystem:
         return self.bodies[key]
 
     def _name(self, name, default):
-        if name is None:
-            name, k = default, 2
-            while name in self._names:
-                name, k = f"{default}#{k}", k + 1
-        elif name in self._names:
-            raise DuplicateNameError(f"{self.name}: an element named {name!r} already exists")
-        self._names.add(name)
-        return name
+        return claim_name(self._names, self.name, name, default)
 
     # -- joints ------------------------------------------------------------------------------------
     def _check_member(self, body: SpatialBody, elem: str, kind: str, role: str):
