@@ -1,6 +1,5 @@
 """The N four-bar at N = 40 (243 coordinates): it builds, compiles and runs (issue 4 §5)."""
 import importlib
-import time
 
 import numpy as np
 
@@ -13,7 +12,6 @@ def test_n_four_bar_40_runs_and_follows_the_parallelogram_ode():
     mdl = importlib.import_module("symgen.examples.n_four_bar").model(N=40)
     assert (mdl.n, mdl.m) == (243, 242)
     kern = symgen.build(mdl)
-    t0 = time.perf_counter()
     # 4 s take the bars through several horizontal (rank −2) configurations (the first at
     # t ≈ 0.73 s), factored by the pivoted QR ("auto" at n = 243), whose rank decision must keep
     # 1 dof, and past t = 3.21 s, where Newton once stalled at its round-off floor
@@ -28,4 +26,3 @@ def test_n_four_bar_40_runs_and_follows_the_parallelogram_ode():
     assert np.abs(B[:2] - B_ref[:2]).max() < 2e-2          # positions, second-order error
     assert np.abs(B[2:] - B_ref[2:]).max() < 1e-1          # velocities (phase error grows)
     assert np.abs(res.energy - oracles.four_bar_energy(40)).max() < 2.0   # of ≈ 593 J
-    assert time.perf_counter() - t0 < 60
