@@ -241,6 +241,9 @@ class PlanarSystem:
         sa, sb = self._point(a, point_a, name), self._point(b, point_b, name)
         ax = _vec2(axis, f"{name}: axis")
         nrm = sp.sqrt(ax.dot(ax))
+        if nrm.is_zero:
+            raise MechanismError(f"{self.name}: joint {name!r}: the axis {tuple(axis)!r} has zero "
+                                 "length (a prismatic joint needs a direction)")
         e = a._R * ax / nrm
         d = b.position(sb) - a.position(sa)
         rows = [("normal", _perp(e).dot(d))]
