@@ -4,7 +4,8 @@ Result (any status) or a named ModelError/ValueError, never another exception (i
 Hypothesis draws chains of 1–4 bodies hanging from the ground, each joined to the previous
 body's tip by a revolute or a prismatic joint, with random lengths and masses (zero inertia,
 zero mass and zero length included), an axis that may be degenerate, optional gravity, random
-initial angles (optionally off the constraints) and a few short random steps.  The kernels are
+initial angles (optionally off the constraints) and angular velocities, and a few random
+steps (up to 1 s each, so that some runs fail or diverge).  The kernels are
 LambdifyKernels (no compile per example); a run that stops keeps finite data."""
 import math
 import warnings
@@ -22,8 +23,8 @@ STATUSES = {"completed", "failed", "diverged", "interrupted"}
 
 
 def _sometimes(edge, usual):
-    """The edge case in about one draw of five, else the usual values."""
-    return st.one_of(edge, usual, usual, usual, usual)
+    """The edge case in about one draw of six, else the usual values."""
+    return st.one_of(edge, *[usual] * 5)
 
 
 lengths = _sometimes(st.just(0.0), st.floats(0.05, 2.0))
@@ -34,6 +35,7 @@ links = st.fixed_dictionaries({
     "joint": st.sampled_from(["revolute", "prismatic"]),
     "L": lengths, "mass": masses, "inertia": inertias, "axis": axes,
     "theta": st.floats(-math.pi, math.pi), "slide": st.floats(-1.0, 1.0),
+    "omega": st.floats(-20.0, 20.0),          # θ̇0 of a revolute joint's body
 })
 chains = st.fixed_dictionaries({
     "links": st.lists(links, min_size=1, max_size=4),
@@ -41,7 +43,7 @@ chains = st.fixed_dictionaries({
     "violation": _sometimes(st.floats(1e-6, 0.5), st.just(0.0)),   # x0 off the constraints
     "method": st.sampled_from(["nullspace", "index3"]),
     "scheme": st.sampled_from(["fox-goodwin", "trapezoidal"]),
-    "dt": st.floats(1e-4, 0.05),
+    "dt": st.floats(1e-4, 1.0),
     "steps": st.integers(1, 15),
 })
 
@@ -49,34 +51,43 @@ chains = st.fixed_dictionaries({
 # one body sliding on the ground along a zero axis: before the fix the model silently had no
 # sliding-line row (the body flew free); now the builder names the zero axis
 ZERO_AXIS = {"links": [{"joint": "prismatic", "L": 1.0, "mass": 1.0, "inertia": 0.1,
-                        "axis": (0, 0), "theta": 0.3, "slide": 0.5}],
+                        "axis": (0, 0), "theta": 0.3, "slide": 0.5, "omega": 0.0}],
              "gravity": 9.81, "violation": 0.0, "method": "nullspace", "scheme": "fox-goodwin",
              "dt": 0.01, "steps": 3}
 
 
+def _perp(v):
+    return np.array([-v[1], v[0]])
+
+
 def chain_model(spec) -> symgen.Model:
-    """The chain of ``spec``: body i's reference point is its base, its tip is (L_i, 0)."""
+    """The chain of ``spec``: body i's reference point is its base, its tip is (L_i, 0); the
+    initial velocities satisfy the velocity constraints (a prismatic joint does not slide at t0
+    and turns its body with the previous one)."""
     mech = PlanarSystem("chain")
-    prev, prev_tip, prev_theta = "ground", np.zeros(2), 0.0
+    prev, tip, tip_v, prev_theta, prev_omega = "ground", np.zeros(2), np.zeros(2), 0.0, 0.0
     for i, ln in enumerate(spec["links"]):
-        th = ln["theta"]
-        base = prev_tip.copy()
+        th, base, base_v, omega = ln["theta"], tip.copy(), tip_v.copy(), ln["omega"]
         if ln["joint"] == "prismatic":
+            omega = prev_omega
             ax = np.array(ln["axis"], float)
             nrm = np.hypot(*ax)
             if nrm > 0:               # slide along the axis, rotated with the previous body
                 c, s = math.cos(prev_theta), math.sin(prev_theta)
                 base += ln["slide"] * np.array([c * ax[0] - s * ax[1], s * ax[0] + c * ax[1]]) / nrm
+                base_v += prev_omega * _perp(base - tip)
         body = mech.body(f"b{i}", mass=ln["mass"], inertia=ln["inertia"], com=(ln["L"] / 2, 0),
                          points={"tip": (ln["L"], 0)},
-                         x0=(base[0] + spec["violation"], base[1], th))
+                         x0=(base[0] + spec["violation"], base[1], th),
+                         v0=(base_v[0], base_v[1], omega))
         prev_point = "tip" if prev != "ground" else (0, 0)
         if ln["joint"] == "revolute":
             mech.revolute(prev, prev_point, body, (0, 0))
         else:
             mech.prismatic(prev, prev_point, body, (0, 0), axis=ln["axis"])
-        prev, prev_theta = body, th
-        prev_tip = base + ln["L"] * np.array([math.cos(th), math.sin(th)])
+        prev, prev_theta, prev_omega = body, th, omega
+        arm = ln["L"] * np.array([math.cos(th), math.sin(th)])
+        tip, tip_v = base + arm, base_v + omega * _perp(arm)
     if spec["gravity"] is not None:
         mech.gravity(spec["gravity"])
     return mech.model()
@@ -95,7 +106,8 @@ def run(spec):
             return None, exc
 
 
-@settings(max_examples=20, deadline=None, derandomize=True,
+# derandomized: the same examples on every machine and run (explore more with max_examples=500)
+@settings(max_examples=20, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(chains)
 @example(ZERO_AXIS)                     # was: the joint silently lost its sliding-line row
