@@ -597,3 +597,18 @@ def test_failed_plot_exits_2_and_keeps_the_result(tmp_path):
     assert load_result(tmp_path / "r.npz").status == "completed"
     assert not (tmp_path / "e.png").exists()
     assert "energy drift    n/a (no potential V)" in proc.stdout
+
+
+def test_a_model_file_that_calls_sys_exit_is_an_error(tmp_path, capsys):
+    """sys.exit(0) in a model file used to end symgen with exit 0 and no output."""
+    (tmp_path / "quits.py").write_text("import sys\nsys.exit(0)\n")
+    assert_one_line_error(call(capsys, "show", tmp_path / "quits.py"),
+                          "quits.py called sys.exit(0) while loading")
+
+
+def test_a_non_integer_model_option_is_an_error(capsys):
+    """--param N=1.5 reaches model() as 1.5 (not 1) and is refused, naming the option."""
+    assert_one_line_error(call(capsys, "show", "n_four_bar", "--param", "N=1.5"),
+                          "option N must be an integer, got 1.5")
+    proc = call(capsys, "show", "n_four_bar", "--param", "N=2.0")
+    assert proc.returncode == 0 and "n = 15 coordinates" in proc.stdout
