@@ -612,3 +612,14 @@ def test_a_non_integer_model_option_is_an_error(capsys):
                           "option N must be an integer, got 1.5")
     proc = call(capsys, "show", "n_four_bar", "--param", "N=2.0")
     assert proc.returncode == 0 and "n = 15 coordinates" in proc.stdout
+
+
+def test_no_compiler_points_to_the_lambdify_backend(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    proc = call(capsys, "simulate", "stiff_pendulum", "--t-end", "0.5")
+    assert_one_line_error(proc, "build failed: no C compiler found", "no-such-cc",
+                          "--backend lambdify")
+    proc = call(capsys, "simulate", "stiff_pendulum", "--t-end", "0.5", "--backend", "lambdify")
+    assert proc.returncode == 0, proc.stderr
+    assert "completed" in proc.stdout
