@@ -88,7 +88,7 @@ def _check_compiler(name: str) -> None:
     if not shutil.which(exe):
         origin = "$CC" if os.environ.get("CC") else "Python's build configuration"
         raise BuildError(f"no C compiler found to build model {name!r}: {exe!r} (from {origin}) "
-                         f"is not an executable on PATH; {NO_COMPILER_HINT}")
+                         f"is not an executable file or a command on PATH; {NO_COMPILER_HINT}")
 
 
 @lru_cache(maxsize=None)
