@@ -193,7 +193,7 @@ def test_reproduce_does_not_depend_on_the_cli():
     assert "if True" not in inspect.getsource(reproduce)
 
 
-# -- the claim rules, fed fake runs (no simulation, no compiler) ------------------------------------
+# -- the claim rules, fed fake runs (no simulation, no compiler) -----------------------------------
 class _FakeRun:
     """A Result-like run of ``steps`` steps of ``dt`` ending ``status``; θ ≡ 0 (so "stable" when
     completed), λ ≡ 0 (no period-2 growth), constraint residuals ``residual``."""
