@@ -15,6 +15,7 @@ keeps one degree of freedom through them.  3(2N + 1) coordinates, 6N + 2 constra
 import sympy as sp
 
 import symgen
+from symgen.loader import integer_option
 from symgen.mechanics import PlanarSystem
 
 SETTINGS = dict(method="nullspace", scheme="fox-goodwin", dt=1e-2, t_end=20.0, rank_tol=1e-10)
@@ -22,9 +23,7 @@ SETTINGS = dict(method="nullspace", scheme="fox-goodwin", dt=1e-2, t_end=20.0, r
 
 def build(N: int, name: str, v0: float = 1.0, L: float = 1.0) -> PlanarSystem:
     """The PlanarSystem of the N four-bar (shared with ``double_four_bar``)."""
-    N = int(N)
-    if N < 1:
-        raise ValueError(f"N four-bar needs N >= 1, got {N}")
+    N = integer_option("N", N, minimum=1)     # N = 1.5 is an error, not silently 1
     sys = PlanarSystem(name)
     m = sys.parameter("m", 1.0)
     g = sys.parameter("g", 9.81)
@@ -46,6 +45,7 @@ def build(N: int, name: str, v0: float = 1.0, L: float = 1.0) -> PlanarSystem:
 
 def model(N: int = 40, v0: float = 1.0, **params) -> symgen.Model:
     """The N four-bar; keyword arguments override parameters (``m``, ``g``)."""
+    N = integer_option("N", N, minimum=1)
     sys = build(N, "n_four_bar", v0=v0)
     return sys.model(params=params, settings=SETTINGS,
-                     description=f"N four-bar mechanism, N = {int(N)} (A Coruña A02)")
+                     description=f"N four-bar mechanism, N = {N} (A Coruña A02)")

@@ -22,6 +22,7 @@ import importlib.util
 import json
 import logging
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -62,9 +63,37 @@ def cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("symgen"))
 
 
+def _compiler_command() -> str:
+    """The C compiler command setuptools runs for cffi: ``$CC``, else Python's build-time CC."""
+    return os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
+
+
+#: How to go on without a C compiler (in the BuildError of a build that needs one).
+NO_COMPILER_HINT = ("install a C compiler (e.g. `apt install gcc`, `dnf install gcc` or "
+                    "`xcode-select --install`) or point CC at one; or run without compiling "
+                    "(much slower): kernels = symgen.LambdifyKernels(model) in Python, "
+                    "`symgen simulate MODEL --backend lambdify` on the command line")
+
+
+def _check_compiler(name: str) -> None:
+    """A BuildError saying how to proceed when the compiler command is not there (rather than
+    the compiler driver's 'command ... failed: No such file or directory' deep in cffi's output)."""
+    if sys.platform == "win32":       # MSVC is found by setuptools, not by a command name
+        return
+    cc = _compiler_command()
+    try:
+        exe = shlex.split(cc)[0]
+    except (ValueError, IndexError):
+        exe = cc
+    if not shutil.which(exe):
+        origin = "$CC" if os.environ.get("CC") else "Python's build configuration"
+        raise BuildError(f"no C compiler found to build model {name!r}: {exe!r} (from {origin}) "
+                         f"is not an executable file or a command on PATH; {NO_COMPILER_HINT}")
+
+
 @lru_cache(maxsize=None)
 def _compiler_identity() -> str:
-    cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
+    cc = _compiler_command()
     try:
         out = subprocess.run(cc.split() + ["--version"], capture_output=True, text=True, timeout=30)
         version = out.stdout.splitlines()[0] if out.stdout else out.stderr.strip()
@@ -145,6 +174,7 @@ def _compile(src, module: str, cflags: tuple, workdir: Path) -> Path:
     """Compile ``src`` into ``workdir`` in a child process; returns the module's path."""
     if os.environ.get(_ENV_NO_COMPILE):
         raise BuildError(f"compiling {module} is needed but {_ENV_NO_COMPILE} is set")
+    _check_compiler(src.name)
     for fname, text in src.files.items():
         (workdir / fname).write_text(text)
     spec = {"cdef": src.cdef, "module": module, "source": src.source, "cflags": list(cflags)}

@@ -9,13 +9,16 @@
 
 Every failure raises :class:`LoadError` (a :class:`symgen.ModelError`) whose message says what
 went wrong in one line: an unknown name (listing the known examples), a missing file, a file
-without ``model()``, an exception inside the file, or ``model()`` not returning a Model.
+without ``model()``, an exception inside the file, a call of ``sys.exit()`` while importing it
+or inside ``model()`` (which would otherwise end symgen silently), or ``model()`` not returning a
+Model.  Ctrl-C (KeyboardInterrupt) is not caught.
 """
 from __future__ import annotations
 
 import hashlib
 import importlib.util
 import inspect
+import numbers
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -23,7 +26,7 @@ from types import ModuleType
 from .model import Model, ModelError
 
 __all__ = ["load_model", "load_module", "known_examples", "examples_dir", "model_options",
-           "LoadError"]
+           "integer_option", "LoadError"]
 
 
 class LoadError(ModelError):
@@ -142,9 +145,51 @@ def load_module(spec) -> ModuleType:
         except Exception as exc:  # the user's file failed while importing
             sys.modules.pop(modname, None)
             raise LoadError(f"importing {path} failed: {type(exc).__name__}: {exc}") from exc
+        except SystemExit as exc:  # sys.exit() would end symgen silently with the file's code
+            sys.modules.pop(modname, None)
+            raise LoadError(_exit_message(path, exc, "while loading")) from exc
     if not callable(getattr(module, "model", None)):
         raise LoadError(f"{path} does not define a function model() returning a symgen.Model")
     return module
+
+
+def _exit_message(where, exc: SystemExit, when: str) -> str:
+    """The one line for a model file that called ``sys.exit``/``exit()`` (Ctrl-C is let through)."""
+    code = exc.code if exc.code is not None else 0
+    return (f"model file {where} called sys.exit({code!r}) {when}; a model file must define "
+            "model() and return a symgen.Model, not exit")
+
+
+def integer_option(name: str, value, minimum: int | None = None) -> int:
+    """``value`` as the int an integer option ``name`` of a ``model()`` needs (``N`` of n_four_bar).
+
+    An int, or a float with an integral value (the command line reads ``N=3.0`` as a float), is
+    accepted; anything else (``N=1.5``, which ``int()`` would silently make 1), a bool, or a value
+    below ``minimum`` is a ValueError naming the option and the value.
+    """
+    at_least = f" ≥ {minimum}" if minimum is not None else ""
+    bad = ValueError(f"option {name} must be an integer{at_least}, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise bad
+    if isinstance(value, numbers.Integral):
+        n = int(value)
+    else:
+        f = float(value)
+        if not f.is_integer():
+            raise bad
+        n = int(f)
+    if minimum is not None and n < minimum:
+        raise bad
+    return n
+
+
+def _integer_options(func) -> set[str]:
+    """The options of ``func`` annotated ``int`` (also as the string of postponed annotations)."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return set()
+    return {p.name for p in params if p.annotation is int or p.annotation == "int"}
 
 
 def model_options(module: ModuleType) -> list[str]:
@@ -177,12 +222,20 @@ def load_model(spec, **kwargs) -> Model:
         if unknown and not sig_has_var_kw:
             raise LoadError(f"model() in {where} has no option(s) {unknown}; "
                             f"it accepts {opts if opts else 'no options'}")
+        kwargs = dict(kwargs)
+        for name in _integer_options(module.model) & kwargs.keys():
+            try:
+                kwargs[name] = integer_option(name, kwargs[name])
+            except ValueError as exc:
+                raise LoadError(f"model() in {Path(where).name}: {exc}") from None
     try:
         mdl = module.model(**kwargs)
     except ModelError as exc:
         raise LoadError(f"{Path(where).name}: {exc}") from exc
     except Exception as exc:
         raise LoadError(f"model() in {where} failed: {type(exc).__name__}: {exc}") from exc
+    except SystemExit as exc:
+        raise LoadError(_exit_message(where, exc, "in model()")) from exc
     if not isinstance(mdl, Model):
         raise LoadError(f"model() in {where} returned {type(mdl).__name__}, not a symgen.Model")
     return mdl

@@ -37,20 +37,15 @@ DEFAULT_DIVERGENCE_BOUND = 1e8
 
 # --------------------------------------------------------------------------------------------
 def as_kernels(model_or_kernels):
-    """Kernels for a Model (``symgen.build``, cached) or the Kernels object itself."""
+    """Kernels for a Model (``symgen.build``, cached) or the Kernels object itself.
+
+    A Model is always compiled: without a C compiler ``build`` raises a BuildError saying how to
+    go on (pass ``symgen.LambdifyKernels(model)`` instead of the model).
+    """
+    from .build import build
     from .model import Model
 
     if isinstance(model_or_kernels, Model):
-        try:
-            from .build import build
-        except ModuleNotFoundError as exc:          # the compiled pipeline is not installed yet
-            if exc.name not in ("symgen.build", "symgen.codegen", "cffi"):
-                raise
-            from .kernels import LambdifyKernels
-
-            warnings.warn(f"symgen.build is unavailable ({exc}); using the (slow) LambdifyKernels",
-                          RuntimeWarning, stacklevel=3)
-            return LambdifyKernels(model_or_kernels)
         return build(model_or_kernels)
     needed = ("dynamics", "constraints", "n", "m")
     if all(hasattr(model_or_kernels, a) for a in needed):

@@ -157,3 +157,48 @@ def test_lock_is_released_after_a_build(tmp_path, monkeypatch):
     lock = FileLock(str(k.path.parent) + ".lock", timeout=0)
     lock.acquire()                                  # would raise Timeout if still held
     lock.release()
+
+
+def _no_compiler_message(exc_info, exe):
+    msg = str(exc_info.value)
+    assert "no C compiler found" in msg and repr(exe) in msg, msg
+    # how to go on: a compiler, or the kernels that need none
+    assert "LambdifyKernels(model)" in msg and "--backend lambdify" in msg, msg
+    assert "\n" not in msg
+
+
+def test_no_compiler_says_how_to_go_on(tmp_path, monkeypatch):
+    """CC naming no program: build() and simulate(model) raise a BuildError that names the
+    missing compiler and the way on without one (the LambdifyKernels fallback that simulate used
+    to have could never trigger); the kernels it points to work without a compiler."""
+    from pipeline_models import pendulum
+
+    monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CC", "/nonexistent/cc -pthread")
+    model = pendulum().replace(name="cache_nocc")
+    with pytest.raises(BuildError) as info:
+        symgen.build(model)
+    _no_compiler_message(info, "/nonexistent/cc")
+    with pytest.raises(BuildError) as info:
+        symgen.simulate(model, method="nullspace", dt=0.01, t_end=0.05)
+    _no_compiler_message(info, "/nonexistent/cc")
+    res = symgen.simulate(symgen.LambdifyKernels(model), method="nullspace", dt=0.01, t_end=0.05)
+    assert res.ok and len(res.t) == 6
+
+
+def test_no_compiler_on_path(tmp_path, monkeypatch):
+    """CC unset and Python's configured compiler not on PATH: the same message."""
+    import shlex
+    import sysconfig
+
+    from pipeline_models import pendulum
+
+    exe = shlex.split(sysconfig.get_config_var("CC") or "cc")[0]
+    if os.path.isabs(exe):
+        pytest.skip(f"Python's configured compiler is an absolute path ({exe})")
+    monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("CC", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(BuildError) as info:
+        symgen.build(pendulum().replace(name="cache_nopath"))
+    _no_compiler_message(info, exe)

@@ -597,3 +597,29 @@ def test_failed_plot_exits_2_and_keeps_the_result(tmp_path):
     assert load_result(tmp_path / "r.npz").status == "completed"
     assert not (tmp_path / "e.png").exists()
     assert "energy drift    n/a (no potential V)" in proc.stdout
+
+
+def test_a_model_file_that_calls_sys_exit_is_an_error(tmp_path, capsys):
+    """sys.exit(0) in a model file used to end symgen with exit 0 and no output."""
+    (tmp_path / "quits.py").write_text("import sys\nsys.exit(0)\n")
+    assert_one_line_error(call(capsys, "show", tmp_path / "quits.py"),
+                          "quits.py called sys.exit(0) while loading")
+
+
+def test_a_non_integer_model_option_is_an_error(capsys):
+    """--param N=1.5 reaches model() as 1.5 (not 1) and is refused, naming the option."""
+    assert_one_line_error(call(capsys, "show", "n_four_bar", "--param", "N=1.5"),
+                          "option N must be an integer, got 1.5")
+    proc = call(capsys, "show", "n_four_bar", "--param", "N=2.0")
+    assert proc.returncode == 0 and "n = 15 coordinates" in proc.stdout
+
+
+def test_no_compiler_points_to_the_lambdify_backend(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    proc = call(capsys, "simulate", "stiff_pendulum", "--t-end", "0.5")
+    assert_one_line_error(proc, "build failed: no C compiler found", "no-such-cc",
+                          "--backend lambdify")
+    proc = call(capsys, "simulate", "stiff_pendulum", "--t-end", "0.5", "--backend", "lambdify")
+    assert proc.returncode == 0, proc.stderr
+    assert "completed" in proc.stdout

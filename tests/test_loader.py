@@ -123,3 +123,57 @@ def test_an_edited_file_is_imported_again(tmp_path):
     path.write_text("def model(:\n")
     with pytest.raises(LoadError, match="syntax error"):
         load_model(path)
+
+
+@pytest.mark.parametrize("where, text, said", [
+    ("import", "import sys\nsys.exit(0)\n", "sys.exit(0) while loading"),
+    ("model()", "import sys\ndef model():\n    sys.exit(3)\n", "sys.exit(3) in model()"),
+    ("exit()", "def model():\n    raise SystemExit\n", "sys.exit(0) in model()"),
+])
+def test_a_model_file_calling_sys_exit_is_a_load_error(tmp_path, where, text, said):
+    """sys.exit() in a model file would end symgen silently with the file's exit code (0: as if
+    all went well); it is a LoadError naming the file."""
+    path = write(tmp_path, "quits.py", text)
+    with pytest.raises(LoadError) as err:
+        load_model(path)
+    assert said in str(err.value) and "quits.py" in str(err.value)
+
+
+def test_ctrl_c_while_loading_is_not_caught(tmp_path):
+    path = write(tmp_path, "ctrl_c.py", "raise KeyboardInterrupt\n")
+    with pytest.raises(KeyboardInterrupt):
+        load_model(path)
+
+
+def test_integer_options_are_not_truncated(tmp_path):
+    """An option annotated int (N of n_four_bar) given 1.5 is an error naming it, not N = 1; an
+    integral float (the command line reads N=2.0 as a float) is that integer."""
+    with pytest.raises(LoadError, match=r"option N must be an integer, got 1\.5"):
+        load_model("n_four_bar", N=1.5)
+    assert load_model("n_four_bar", N=2.0).n == 3 * (2 * 2 + 1)
+    path = write(tmp_path, "chain.py", """
+        from __future__ import annotations       # the annotation is then the string "int"
+        import symgen
+
+        def model(k: int = 1, scale=1.0):
+            assert isinstance(k, int)
+            (x,), _ = symgen.coordinates("x")
+            return symgen.Model(f"chain{k}", [x], M=[[1]], f=[-k * scale * x], x0=[0.1])
+        """)
+    with pytest.raises(LoadError, match=r"chain\.py: option k must be an integer, got 2\.5"):
+        load_model(path, k=2.5)
+    with pytest.raises(LoadError, match="option k must be an integer, got True"):
+        load_model(path, k=True)
+    assert load_model(path, k=3.0).name == "chain3"
+    assert load_model(path, scale=1.5).f[0] == -1.5 * load_model(path).coords[0]  # not an int
+
+
+def test_n_four_bar_checks_n_itself():
+    """Called directly (not through load_model), the example rejects N = 1.5 and N = 0."""
+    from symgen.loader import integer_option, load_module
+
+    mod = load_module("n_four_bar")
+    for bad in (1.5, 0, "3"):
+        with pytest.raises(ValueError, match=f"option N must be an integer ≥ 1, got {bad!r}"):
+            mod.model(N=bad)
+    assert integer_option("N", 4.0) == 4 and type(integer_option("N", 4.0)) is int

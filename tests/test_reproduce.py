@@ -191,3 +191,109 @@ def test_reproduce_does_not_depend_on_the_cli():
     assert ".cli" not in inspect.getsource(reproduce)
     assert not hasattr(cli, "_omega_h") and not hasattr(cli, "_gamma_beta")
     assert "if True" not in inspect.getsource(reproduce)
+
+
+# -- the claim rules, fed fake runs (no simulation, no compiler) -----------------------------------
+class _FakeRun:
+    """A Result-like run of ``steps`` steps of ``dt`` ending ``status``; θ ≡ 0 (so "stable" when
+    completed), λ ≡ 0 (no period-2 growth), constraint residuals ``residual``."""
+
+    def __init__(self, model, status, steps, dt, residual=0.0):
+        n = steps + 1
+        self.status, self.reason = status, "" if status == "completed" else "fake"
+        self.t = np.arange(n) * dt
+        self.coords = tuple(model.coord_names)
+        self.output_names = tuple(model.output_names)
+        self.x = self.xd = self.xdd = np.zeros((n, len(self.coords)))
+        self.outputs = np.zeros((n, len(self.output_names)))
+        self.lam = np.zeros((n, max(model.m, 1)))
+        self.pos_err = self.vel_err = self.acc_err = np.full(n, residual)
+        self.omega_max = self.h_max = np.full(n, np.nan)
+
+
+def _fake_runs(monkeypatch, outcome):
+    """Every run of the experiments is ``outcome(method, scheme, dt, params)`` → (status, steps,
+    residual) on a _FakeRun; kernels are LambdifyKernels (ω_max for P1–P3 needs no compiler);
+    figures are not drawn."""
+    import symgen
+
+    def kernels(self, key):
+        if key not in self._kernels:
+            self._kernels[key] = symgen.LambdifyKernels(self.model(key))
+        return self._kernels[key]
+
+    def sim(self, key, method, scheme, dt, t_end, **params):
+        status, steps, residual = outcome(method, scheme, dt, params)
+        if status == "completed":
+            steps = max(int(round(t_end / dt)), 1)
+        return _FakeRun(self.model(key), status, steps, dt, residual)
+
+    monkeypatch.setattr(reproduce._Context, "kernels", kernels)
+    monkeypatch.setattr(reproduce._Context, "sim", sim)
+    # the figures are not what these tests check (the --quick run above draws them)
+    monkeypatch.setattr(reproduce._Context, "figure", lambda self, section, name, fig, cap: name)
+
+
+def _pendulum_outcome(took_steps, residual):
+    """The classical Fox–Goodwin runs, the classical T0 = 9 run and the h = 0.79 Fox–Goodwin runs
+    stop: after 5 steps (``took_steps``) or before the first; all else completes."""
+    def outcome(method, scheme, dt, params):
+        stops = ((method == "index3" and scheme == "fox-goodwin")
+                 or (method == "index3" and params.get("T0") == 9.0)
+                 or (scheme == "fox-goodwin" and dt == 0.79))
+        if stops:
+            return "diverged", (5 if took_steps else 0), 0.0
+        return "completed", 0, (residual if method == "nullspace" else 0.0)
+    return outcome
+
+
+def test_pendulum_failure_claims_need_a_run_that_took_steps(tmp_path, monkeypatch):
+    """P8, P9 ("fails") and the "unstable at 0.79 s" of P5, P12 count only a run that took steps
+    and then failed; one that never took a step is no evidence.  P14 is a round-off claim: a
+    constraint residual of 1e-12 disagrees (the old rule, ≤ 1e-10, let it agree)."""
+    ids = ("P5", "P8", "P9", "P12", "P14")
+    _fake_runs(monkeypatch, _pendulum_outcome(took_steps=False, residual=1e-12))
+    rep = reproduce.run(out=tmp_path / "a", quick=True, experiments=("stiff pendulum",))
+    claims = {c.id: c for c in rep.claims}
+    assert not rep.errors
+    assert {i: claims[i].agree for i in ids} == dict.fromkeys(ids, "no")
+    assert "no step taken" in claims["P5"].ours
+    # the same runs having taken steps (and residuals at round-off) do agree: the rules can pass
+    _fake_runs(monkeypatch, _pendulum_outcome(took_steps=True, residual=2e-16))
+    rep = reproduce.run(out=tmp_path / "b", quick=True, experiments=("stiff pendulum",))
+    claims = {c.id: c for c in rep.claims}
+    assert {i: claims[i].agree for i in ids} == dict.fromkeys(ids, "yes")
+
+
+def test_andrews_a1_needs_a_classical_run_that_took_steps(tmp_path, monkeypatch):
+    def outcome(steps):
+        def f(method, scheme, dt, params):
+            if method == "index3" and scheme == "trapezoidal":
+                return "failed", steps, 0.0
+            return "completed", 0, 0.0
+        return f
+
+    for steps, agree in ((0, "no"), (7, "yes")):
+        _fake_runs(monkeypatch, outcome(steps))
+        rep = reproduce.run(out=tmp_path / str(steps), quick=False,
+                            experiments=("Andrews' squeezer",))
+        a1 = next(c for c in rep.claims if c.id == "A1")
+        assert not rep.errors and a1.agree == agree, (steps, a1.ours)
+
+
+def test_p2_p3_are_marked_derived_and_not_counted(tmp_path, monkeypatch):
+    """P2 and P3 are arithmetic on P1's ω_max: shown as derived, not counted in the totals."""
+    _fake_runs(monkeypatch, _pendulum_outcome(took_steps=True, residual=0.0))
+    rep = reproduce.run(out=tmp_path, quick=True, experiments=("stiff pendulum",))
+    claims = {c.id: c for c in rep.claims}
+    assert claims["P2"].derived_from == claims["P3"].derived_from == "P1"
+    assert all(claims[i].agree == "yes" for i in ("P1", "P2", "P3"))
+    independent = [c for c in rep.claims if c.id not in ("P2", "P3")]
+    agree = sum(c.agree == "yes" for c in independent)
+    checked = sum(c.agree in ("yes", "no") for c in independent)
+    assert rep.tally()[:2] == (agree, checked)
+    text = (tmp_path / "report.md").read_text()
+    assert f"**{agree} of {checked} independent claims checked agree**" in text
+    assert "| P2: central-difference stability limit 2/ω_max (Eq. 18) (derived from P1) |" in text
+    saved = {c["id"]: c for c in json.loads((tmp_path / "claims.json").read_text())}
+    assert saved["P3"]["derived_from"] == "P1" and saved["P1"]["derived_from"] == ""
