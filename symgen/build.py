@@ -167,10 +167,12 @@ def _trusted_root(root: Path) -> Path:
             # the configured root may be a link its owner made: what it points to must be private
             problem = _private_dir(root, follow=True)
             where = root
-            for sub in ("src", "lib"):
-                if problem is None:
-                    where = root / sub
-                    problem = _private_dir(where)
+            subs = [root / "src", root / "lib"]
+            # the existing sub-folders first: nothing is created in a cache that is refused
+            for where in sorted(subs, key=lambda p: not os.path.lexists(p)):
+                if problem is not None:
+                    break
+                problem = _private_dir(where)
         except OSError as exc:
             where, problem = root, f"cannot be used ({exc.strerror or exc})"
         if problem is None:
@@ -309,21 +311,30 @@ def _compile(src, module: str, cflags: tuple, workdir: Path) -> Path:
         (workdir / fname).write_text(text)
     spec = {"cdef": src.cdef, "module": module, "source": src.source, "cflags": list(cflags)}
     (workdir / "spec.json").write_text(json.dumps(spec))
+    # its own process group: an interrupted build stops the compiler too (not only its driver),
+    # so nothing writes into the work folder after it is removed
+    proc = subprocess.Popen([sys.executable, "-c", _BUILD_SCRIPT, "spec.json"], cwd=workdir,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
     try:
-        proc = subprocess.run([sys.executable, "-c", _BUILD_SCRIPT, "spec.json"], cwd=workdir,
-                              capture_output=True, text=True, timeout=COMPILE_TIMEOUT)
-    except subprocess.TimeoutExpired as exc:
-        raise BuildError(f"compiling the generated C of model {src.name!r} did not finish within "
-                         f"{COMPILE_TIMEOUT:.0f} s") from exc
+        stdout, stderr = proc.communicate(timeout=COMPILE_TIMEOUT)
+    except BaseException as exc:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        if isinstance(exc, subprocess.TimeoutExpired):
+            raise BuildError(f"compiling the generated C of model {src.name!r} did not finish "
+                             f"within {COMPILE_TIMEOUT:.0f} s") from exc
+        raise
     if proc.returncode != 0:
         raise BuildError(
             f"compiling the generated C of model {src.name!r} failed (exit {proc.returncode}).\n"
-            f"--- compiler output ---\n{proc.stdout[-20000:]}\n{proc.stderr[-20000:]}"
+            f"--- compiler output ---\n{stdout[-20000:]}\n{stderr[-20000:]}"
         )
     built = [p for p in workdir.iterdir() if p.name.startswith(module) and p.suffix in (".so", ".pyd")]
     if not built:
         raise BuildError(f"the compiler reported success but produced no module for {src.name!r}:\n"
-                         f"{proc.stdout[-5000:]}\n{proc.stderr[-5000:]}")
+                         f"{stdout[-5000:]}\n{stderr[-5000:]}")
     return built[0]
 
 
@@ -387,6 +398,16 @@ def _sigterm_raises():
         signal.signal(signal.SIGTERM, previous)
 
 
+def _remove_work(work: Path) -> None:
+    """Remove a work folder (again, briefly, if a killed compiler was still finishing a file)."""
+    for _ in range(50):
+        shutil.rmtree(work, ignore_errors=True)
+        if not os.path.lexists(work):
+            return
+        time.sleep(0.02)
+    log.warning("could not remove the build folder %s; the next build removes it", work)
+
+
 def _sweep_stale(libs: Path, key: str) -> None:
     """Remove work folders left by killed builds: this key's (its lock is held: none is running)
     and any older than the compile time limit."""
@@ -448,7 +469,7 @@ def _build_entry(model: Model, src, module: str, cflags: tuple, key: str, libs: 
                 _remove(libdir)
                 os.rename(out, libdir)                # publish the whole entry at once
             finally:
-                shutil.rmtree(work, ignore_errors=True)
+                _remove_work(work)
 
 
 def build(model: Model, *, cflags=DEFAULT_CFLAGS, cache: str | os.PathLike | None = None) -> "Kernels":
