@@ -150,7 +150,11 @@ def _private_dir(path: Path, follow: bool = False) -> str | None:
     """Create ``path`` mode 0700 when absent; why it cannot be trusted, or None."""
     try:
         os.mkdir(path, _DIR_MODE)
-        os.chmod(path, _DIR_MODE, follow_symlinks=False)   # mkdir's mode is masked by the umask
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            os.fchmod(fd, _DIR_MODE)                # mkdir's mode is masked by the umask
+        finally:
+            os.close(fd)
     except FileExistsError:
         pass
     return _untrusted(os.stat(path) if follow else os.lstat(path), want_dir=True)

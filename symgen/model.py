@@ -457,7 +457,9 @@ class Model:
                     except (OverflowError, TypeError, ValueError):
                         val = math.inf
                     if not math.isfinite(val) or (val == 0.0 and part != 0):
-                        text = str(a) if len(str(a)) <= 40 else f"{str(a)[:20]}…({len(str(a))} digits)"
+                        text = str(a)
+                        if len(text) > 40:
+                            text = f"{text[:20]}…({len(text)} characters)"
                         raise ModelError(f"{what} contains the constant {text}, which is not a "
                                          "finite non-zero double (C would compute with inf or 0)")
 

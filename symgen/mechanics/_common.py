@@ -110,15 +110,15 @@ def numeric(expr, subs: Mapping, what: str) -> float:
 def check_mass_properties(system: str, body: str, mass, inertia, subs: Mapping) -> None:
     """Refuse a negative mass or an inertia (scalar, or 3×3 tensor: its eigenvalues) that is not
     positive semi-definite, evaluated with the parameter values ``subs``."""
-    def value(e, what):
+    def value(e):
         e = sp.sympify(e).xreplace({k: sp.Float(v) for k, v in subs.items()})
         return None if e.free_symbols else float(e)     # x-dependent: Model checks it at x0
 
-    m = value(mass, "mass")
+    m = value(mass)
     if m is not None and not m >= 0:
         raise MechanismError(f"{system}: body {body!r} has mass {mass} = {m:g}; a mass must be ≥ 0")
     if isinstance(inertia, sp.MatrixBase):
-        vals = [value(e, "inertia") for e in inertia]
+        vals = [value(e) for e in inertia]
         if None in vals:
             return
         tensor = np.array(vals, dtype=float).reshape(inertia.shape)
@@ -128,7 +128,7 @@ def check_mass_properties(system: str, body: str, mass, inertia, subs: Mapping) 
             raise MechanismError(f"{system}: body {body!r} has an inertia tensor with eigenvalue "
                                  f"{w[0]:.6g}; an inertia tensor must be positive semi-definite")
     else:
-        inertia_value = value(inertia, "inertia")
+        inertia_value = value(inertia)
         if inertia_value is not None and not inertia_value >= 0:
             raise MechanismError(f"{system}: body {body!r} has inertia {inertia} = "
                                  f"{inertia_value:g}; an inertia must be ≥ 0")
