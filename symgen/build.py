@@ -189,7 +189,8 @@ def _trusted_root(root: Path) -> Path:
     warnings.warn(
         f"symgen's cache {where} {problem}; it is not used (someone else could plant code that "
         f"symgen would load). This process builds in the private folder {private}. Make the cache "
-        f"yours and private (chmod 700) or set {_ENV_CACHE}.", UntrustedCacheWarning, stacklevel=3)
+        f"yours and private ({root}, {root}/src and {root}/lib owned by you, mode 700) or set "
+        f"{_ENV_CACHE}.", UntrustedCacheWarning, stacklevel=3)
     return private
 
 
