@@ -465,7 +465,8 @@ class Model:
 
     def _check_mass_diagonal(self) -> None:
         """M is positive (semi-)definite, so every diagonal entry is ≥ 0: check them with the
-        parameter defaults at x0, t = 0 (a negative mass or inertia is a modelling error)."""
+        parameter defaults at x0, t = 0 (a negative mass or inertia is a modelling error; an entry
+        that is not a finite number there is left to the run, which may start elsewhere)."""
         subs = {s: sp.Float(v) for s, v in self.params.items()}
         subs.update({c: sp.Float(float(v)) for c, v in zip(self.coords, self.x0)})
         subs[t] = sp.Float(0)
@@ -475,14 +476,14 @@ class Model:
             try:
                 diag.append(float(e.xreplace(subs).evalf()) if e.free_symbols else float(e))
             except (TypeError, ValueError):
-                diag.append(math.nan)
+                diag.append(math.nan)         # not a number at x0 (x0 may be a placeholder)
         scale = max([abs(v) for v in diag if math.isfinite(v)] + [1.0])
         for i, v in enumerate(diag):
-            if not math.isfinite(v) or v < -1e-12 * scale:
+            if math.isfinite(v) and v < -1e-12 * scale:
                 raise ModelError(
                     f"M[{i},{i}] = {self.M[i, i]} (coordinate {self.coords[i].name}) is {v:.6g} "
-                    "with the parameter defaults at x0: a mass matrix has no negative or "
-                    "non-finite diagonal entry (negative mass or inertia?)")
+                    "with the parameter defaults at x0: a mass matrix has no negative diagonal "
+                    "entry (negative mass or inertia?)")
 
     def _validate_symbols(self) -> None:
         xs, vs = set(self.coords), set(self.velocities)
