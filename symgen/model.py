@@ -456,7 +456,8 @@ class Model:
                         val = float(part)
                     except (OverflowError, TypeError, ValueError):
                         val = math.inf
-                    if not math.isfinite(val) or (val == 0.0 and part != 0):
+                    nonzero = part.is_zero is False if isinstance(part, sp.Basic) else part != 0
+                    if not math.isfinite(val) or (val == 0.0 and nonzero):
                         text = str(a)
                         if len(text) > 40:
                             text = f"{text[:20]}…({len(text)} characters)"

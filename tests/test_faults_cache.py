@@ -454,3 +454,8 @@ def test_negative_body_mass_or_inertia_names_the_body():
            vectors=["u", "w"])
     with pytest.raises(ModelError, match="body 'rod' has an inertia tensor with eigenvalue -0.1"):
         s.model(check=False)
+
+
+def test_zero_constants_are_kept():
+    (x,), _ = coordinates("x")
+    Model("zeros_ok", [x], [[1]], [sp.Float(0.0) * x + sp.Float(-0.0) + sp.Float(1e-300) * x])
