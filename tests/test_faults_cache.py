@@ -459,3 +459,24 @@ def test_negative_body_mass_or_inertia_names_the_body():
 def test_zero_constants_are_kept():
     (x,), _ = coordinates("x")
     Model("zeros_ok", [x], [[1]], [sp.Float(0.0) * x + sp.Float(-0.0) + sp.Float(1e-300) * x])
+
+
+def test_source_entry_symlink_is_not_followed(tmp_path, monkeypatch, caplog):
+    """The source entry replaced by a link to a file elsewhere holding other physics (with a
+    consistent SHA-256): symgen must not read through the link."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SYMGEN_CACHE_DIR", str(cache))
+    model = _osc(name="osc_srclink")
+    B.generated_source(model, cache)
+    (entry,) = (cache / "src").glob("*.json")
+    data = json.loads(entry.read_text().replace("f[0] = -p[0]*x[0];", "f[0] = -4*p[0]*x[0];"))
+    if "sha256" in data:
+        data["sha256"] = B._source_digest(data["key"], data["source"])
+    planted = tmp_path / "planted.json"
+    planted.write_text(json.dumps(data))
+    entry.unlink()
+    entry.symlink_to(planted)
+    with caplog.at_level("WARNING", logger="symgen.build"):
+        k = symgen.build(model)
+    np.testing.assert_allclose(_kernel_f(k, 1.0), _osc_f(model, 1.0))
+    assert not entry.is_symlink() and "-4*p[0]" in planted.read_text()
