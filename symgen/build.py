@@ -2,33 +2,50 @@
 
 Cache layout (root: ``$SYMGEN_CACHE_DIR`` or the per-user cache directory)::
 
-    src/<model hash>-<generator fingerprint>.json   generated text, keyed by symbolic content
+    src/<model hash>-<generator fingerprint>.json   generated text with its key and a SHA-256
     lib/<binary key>/<module><EXT_SUFFIX>           the compiled module
-    lib/<binary key>/manifest.json                  written last: size and SHA-256 of the module
+    lib/<binary key>/manifest.json                  size and SHA-256 of the module, its key
     lib/<binary key>.lock                           cross-process lock while building
+    lib/.build-<binary key>-*/                      work folder of a running build
 
 A second build of an unchanged model reads the source entry (no sympy derive or cse) and loads the
 module whose manifest matches (no compiler).  The binary key hashes the C text, the flags, the
 compiler's identity, Python's ABI tag and cffi's version.  Modules are compiled in a temporary
 folder by a child process (cffi changes directory while compiling; the calling process never
-does), published with ``os.replace`` and loaded by exact path.  A module that fails its manifest
-check or fails to load is rebuilt, never used.
+does); the finished entry folder is published with one ``rename`` and the module loaded by exact
+path.  A module that fails its manifest check or fails to load is rebuilt, never used.
+
+Trust: the cache holds code that symgen loads, so only a cache nobody else can write is used.
+Folders are created 0700 and files 0600/0700 whatever the umask; a root, ``src/`` or ``lib/`` that
+is not owned by the current user or is writable by group or others disables the cache for this
+process (one :class:`UntrustedCacheWarning`; builds go to a private temporary folder, as pip does
+for its cache).  Entries are opened with ``O_NOFOLLOW`` and must be regular files (folders) owned
+by the user; a symbolic link or a foreign entry is removed and rebuilt.  Every path is derived from
+symgen's own keys: a file name read from a cache entry is checked against a strict pattern, never
+joined unchecked.  A source entry whose SHA-256 or key does not match is regenerated (a warning).
 """
 from __future__ import annotations
 
+import atexit
+import contextlib
 import hashlib
 import importlib.machinery
 import importlib.util
 import json
 import logging
 import os
+import re
 import shlex
 import shutil
+import signal
+import stat
 import subprocess
 import sys
 import sysconfig
 import tempfile
 import threading
+import time
+import warnings
 from functools import lru_cache
 from pathlib import Path
 
@@ -38,7 +55,8 @@ from . import __version__
 from .kernels import KernelsBase
 from .model import Model
 
-__all__ = ["build", "Kernels", "BuildError", "cache_dir", "DEFAULT_CFLAGS"]
+__all__ = ["build", "Kernels", "BuildError", "UntrustedCacheWarning", "cache_dir",
+           "DEFAULT_CFLAGS"]
 
 log = logging.getLogger(__name__)
 
@@ -47,10 +65,29 @@ _ENV_CACHE = "SYMGEN_CACHE_DIR"
 _ENV_NO_COMPILE = "SYMGEN_NO_COMPILE"
 _loaded: dict[str, object] = {}
 _loaded_lock = threading.Lock()
+#: Folder and file modes of the cache, independent of the umask.
+_DIR_MODE, _FILE_MODE, _MODULE_MODE = 0o700, 0o600, 0o700
+#: A generated file name from a cache entry: one plain component, no separators, no "..".
+_FILE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.(c|h|md)")
+_BUILD_PREFIX = ".build-"
+_fallback_roots: dict[str, Path] = {}
+_fallback_lock = threading.Lock()
 
 
 class BuildError(RuntimeError):
     """Compiling the generated C failed; the message carries the compiler's output."""
+
+
+class UntrustedCacheWarning(UserWarning):
+    """The cache folder can be written by someone else; it is not used by this process."""
+
+
+class _CacheEntryError(Exception):
+    """A cache entry that must not be used (the message says why); it is rebuilt."""
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived during a build (raised so that the work folder is removed)."""
 
 
 def cache_dir() -> Path:
@@ -122,42 +159,171 @@ def _abi_identity() -> str:
                      sys.platform, f"cffi {cffi.__version__}"])
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+# -- a private cache: ownership, permissions, no symbolic links ---------------------------------
+def _untrusted(st: os.stat_result, want_dir: bool) -> str | None:
+    """Why a (l)stat result is not a private entry of the current user, or None."""
+    if stat.S_ISLNK(st.st_mode):
+        return "is a symbolic link"
+    if want_dir and not stat.S_ISDIR(st.st_mode):
+        return "is not a folder"
+    if not want_dir and not stat.S_ISREG(st.st_mode):
+        return "is not a regular file"
+    if st.st_uid != os.geteuid():
+        return f"is owned by uid {st.st_uid}, not by the current user (uid {os.geteuid()})"
+    if st.st_mode & 0o022:
+        return f"is writable by group or others (mode {stat.S_IMODE(st.st_mode):04o})"
+    return None
+
+
+def _private_dir(path: Path, follow: bool = False) -> str | None:
+    """Create ``path`` mode 0700 when absent; why it cannot be trusted, or None."""
+    try:
+        os.mkdir(path, _DIR_MODE)
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            os.fchmod(fd, _DIR_MODE)                # mkdir's mode is masked by the umask
+        finally:
+            os.close(fd)
+    except FileExistsError:
+        pass
+    return _untrusted(os.stat(path) if follow else os.lstat(path), want_dir=True)
+
+
+def _trusted_root(root: Path) -> Path:
+    """``root`` when it and its ``src/`` and ``lib/`` are private to the current user; otherwise a
+    private temporary folder for the rest of this process (with one warning per root)."""
+    with _fallback_lock:
+        if str(root) in _fallback_roots:
+            return _fallback_roots[str(root)]
+        try:
+            root.parent.mkdir(parents=True, exist_ok=True)
+            # the configured root may be a link its owner made: what it points to must be private
+            problem = _private_dir(root, follow=True)
+            where = root
+            subs = [root / "src", root / "lib"]
+            # the existing sub-folders first: nothing is created in a cache that is refused
+            for where in sorted(subs, key=lambda p: not os.path.lexists(p)):
+                if problem is not None:
+                    break
+                problem = _private_dir(where)
+        except OSError as exc:
+            where, problem = root, f"cannot be used ({exc.strerror or exc})"
+        if problem is None:
+            return root
+        private = Path(tempfile.mkdtemp(prefix="symgen-cache-"))
+        for sub in ("src", "lib"):
+            _private_dir(private / sub)
+        atexit.register(shutil.rmtree, private, ignore_errors=True)
+        _fallback_roots[str(root)] = private
+    warnings.warn(
+        f"symgen's cache {where} {problem}; it is not used (someone else could plant code that "
+        f"symgen would load). This process builds in the private folder {private}. Make the cache "
+        f"yours and private ({root}, {root}/src and {root}/lib owned by you, mode 700) or set "
+        f"{_ENV_CACHE}.", UntrustedCacheWarning, stacklevel=3)
+    return private
+
+
+def _remove(path: Path) -> None:
+    """Remove a cache entry without following links (a link itself is unlinked)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        shutil.rmtree(path)
+    else:
+        os.unlink(path)
+
+
+def _read_private(path: Path) -> bytes:
+    """The bytes of a regular file of ours, opened without following a link."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as fh:
+        problem = _untrusted(os.fstat(fd), want_dir=False)
+        if problem:
+            raise _CacheEntryError(f"{path} {problem}")
+        return fh.read()
+
+
+def _atomic_write(path: Path, data: str | bytes, mode: int = _FILE_MODE) -> None:
+    """Write ``path`` whole or not at all (a link already at ``path`` is replaced, not followed)."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), mode)
+            fh.write(data.encode() if isinstance(data, str) else data)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _check_file_names(files) -> None:
+    for fname in files:
+        if not isinstance(fname, str) or not _FILE_NAME.fullmatch(fname):
+            raise _CacheEntryError(f"file name {fname!r} is not a plain generated file name")
+
+
+# -- generated source -----------------------------------------------------------------------------
+def _source_digest(key: dict, source: dict) -> str:
+    return _sha256(json.dumps([key, source], sort_keys=True).encode())
+
+
+def _read_source_entry(entry: Path, key: dict):
+    """The cached :class:`GeneratedSource` for ``key``; raises _CacheEntryError when it must not be
+    used, FileNotFoundError when there is none."""
+    from .codegen import GeneratedSource
+
+    try:
+        raw = _read_private(entry)
+    except OSError as exc:
+        if isinstance(exc, FileNotFoundError):
+            raise
+        raise _CacheEntryError(f"{entry} cannot be opened safely ({exc.strerror or exc})") from None
+    try:
+        data = json.loads(raw)
+        source = data["source"]
+        if data["key"] != key:
+            raise _CacheEntryError(f"{entry} belongs to another model or generator")
+        if data["sha256"] != _source_digest(data["key"], source):
+            raise _CacheEntryError(f"{entry} was changed after it was written (SHA-256 mismatch)")
+        src = GeneratedSource.from_dict(source)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise _CacheEntryError(f"{entry} is unreadable") from None
+    _check_file_names(src.files)
+    if (src.name, src.model_hash) != (key["model"], key["model_hash"]) \
+            or f"{src.name}.c" not in src.files or f"{src.name}.h" not in src.files:
+        raise _CacheEntryError(f"{entry} does not hold the source of model {key['model']!r}")
+    return src
 
 
 def generated_source(model: Model, root: Path | None = None):
     """The model's :class:`~symgen.codegen.GeneratedSource`, from the cache when it is there."""
-    from .codegen import GeneratedSource, generate, generator_fingerprint
+    from .codegen import generate, generator_fingerprint
 
-    root = cache_dir() if root is None else root
-    entry = root / "src" / f"{model.hash}-{generator_fingerprint()[:16]}.json"
-    if entry.is_file():
-        try:
-            return GeneratedSource.from_dict(json.loads(entry.read_text()))
-        except (ValueError, KeyError, TypeError):
-            log.warning("discarding unreadable generated-source cache entry %s", entry)
+    root = _trusted_root(cache_dir() if root is None else Path(root))
+    fingerprint = generator_fingerprint()
+    key = {"model": model.name, "model_hash": model.hash, "generator": fingerprint}
+    entry = root / "src" / f"{model.hash}-{fingerprint[:16]}.json"
+    try:
+        return _read_source_entry(entry, key)
+    except FileNotFoundError:
+        pass
+    except _CacheEntryError as exc:
+        log.warning("discarding generated-source cache entry: %s; regenerating it", exc)
     src = generate(model)
-    _atomic_write(entry, json.dumps(src.to_dict()))
+    _check_file_names(src.files)
+    body = src.to_dict()
+    _atomic_write(entry, json.dumps({"key": key, "source": body,
+                                     "sha256": _source_digest(key, body)}))
     return src
 
 
+# -- compiled module ------------------------------------------------------------------------------
 _BUILD_SCRIPT = r"""
 import json, sys
 import cffi
@@ -175,25 +341,35 @@ def _compile(src, module: str, cflags: tuple, workdir: Path) -> Path:
     if os.environ.get(_ENV_NO_COMPILE):
         raise BuildError(f"compiling {module} is needed but {_ENV_NO_COMPILE} is set")
     _check_compiler(src.name)
+    _check_file_names(src.files)
     for fname, text in src.files.items():
         (workdir / fname).write_text(text)
     spec = {"cdef": src.cdef, "module": module, "source": src.source, "cflags": list(cflags)}
     (workdir / "spec.json").write_text(json.dumps(spec))
+    # its own process group: an interrupted build stops the compiler too (not only its driver),
+    # so nothing writes into the work folder after it is removed
+    proc = subprocess.Popen([sys.executable, "-c", _BUILD_SCRIPT, "spec.json"], cwd=workdir,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
     try:
-        proc = subprocess.run([sys.executable, "-c", _BUILD_SCRIPT, "spec.json"], cwd=workdir,
-                              capture_output=True, text=True, timeout=COMPILE_TIMEOUT)
-    except subprocess.TimeoutExpired as exc:
-        raise BuildError(f"compiling the generated C of model {src.name!r} did not finish within "
-                         f"{COMPILE_TIMEOUT:.0f} s (work folder {workdir})") from exc
+        stdout, stderr = proc.communicate(timeout=COMPILE_TIMEOUT)
+    except BaseException as exc:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        if isinstance(exc, subprocess.TimeoutExpired):
+            raise BuildError(f"compiling the generated C of model {src.name!r} did not finish "
+                             f"within {COMPILE_TIMEOUT:.0f} s") from exc
+        raise
     if proc.returncode != 0:
         raise BuildError(
             f"compiling the generated C of model {src.name!r} failed (exit {proc.returncode}).\n"
-            f"--- compiler output ---\n{proc.stdout[-20000:]}\n{proc.stderr[-20000:]}"
+            f"--- compiler output ---\n{stdout[-20000:]}\n{stderr[-20000:]}"
         )
     built = [p for p in workdir.iterdir() if p.name.startswith(module) and p.suffix in (".so", ".pyd")]
     if not built:
         raise BuildError(f"the compiler reported success but produced no module for {src.name!r}:\n"
-                         f"{proc.stdout[-5000:]}\n{proc.stderr[-5000:]}")
+                         f"{stdout[-5000:]}\n{stderr[-5000:]}")
     return built[0]
 
 
@@ -210,63 +386,161 @@ def _load(module: str, path: Path):
         return mod
 
 
-def _valid(final: Path, manifest: Path) -> bool:
+def _check_entry(libdir: Path, final: Path, key: str) -> str:
+    """The SHA-256 of a complete, private entry's module; raises _CacheEntryError (or OSError when
+    absent) otherwise."""
+    problem = _untrusted(os.lstat(libdir), want_dir=True)
+    if problem:
+        raise _CacheEntryError(f"{libdir} {problem}")
     try:
-        info = json.loads(manifest.read_text())
-        return final.stat().st_size == info["size"] and _sha256(final) == info["sha256"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
+        info = json.loads(_read_private(libdir / "manifest.json"))
+        data = _read_private(final)
+        ok = info["key"] == key and len(data) == info["size"] and _sha256(data) == info["sha256"]
+    except FileNotFoundError:
+        raise _CacheEntryError(f"{libdir} is incomplete") from None
+    except OSError as exc:
+        raise _CacheEntryError(f"{libdir} cannot be read safely ({exc.strerror or exc})") from None
+    except (ValueError, KeyError, TypeError):
+        raise _CacheEntryError(f"{libdir}/manifest.json is unreadable") from None
+    if not ok:
+        raise _CacheEntryError(f"{final} does not match its manifest")
+    return info["sha256"]
+
+
+@contextlib.contextmanager
+def _sigterm_raises():
+    """In the main thread, turn SIGTERM into an exception while building, so that the work folder
+    is removed; then the signal is delivered again to whatever handled it before."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous in (signal.SIG_IGN, None):
+        yield
+        return
+
+    def handler(signum, frame):
+        raise _Terminated(signum)
+
+    signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    except _Terminated:
+        signal.signal(signal.SIGTERM, previous)
+        signal.raise_signal(signal.SIGTERM)      # default: terminate; a handler: it runs now
+        raise BuildError("the build was interrupted by SIGTERM") from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _remove_work(work: Path) -> None:
+    """Remove a work folder (again, briefly, if a killed compiler was still finishing a file)."""
+    for _ in range(50):
+        shutil.rmtree(work, ignore_errors=True)
+        if not os.path.lexists(work):
+            return
+        time.sleep(0.02)
+    log.warning("could not remove the build folder %s; the next build removes it", work)
+
+
+def _sweep_stale(libs: Path, key: str) -> None:
+    """Remove work folders left by killed builds: this key's (its lock is held: none is running)
+    and any older than the compile time limit."""
+    now = time.time()
+    with os.scandir(libs) as it:
+        for e in it:
+            if not e.name.startswith(_BUILD_PREFIX) or not e.is_dir(follow_symlinks=False):
+                continue
+            if e.name.startswith(f"{_BUILD_PREFIX}{key[:16]}-") or \
+                    now - e.stat(follow_symlinks=False).st_mtime > 2 * COMPILE_TIMEOUT:
+                shutil.rmtree(e.path, ignore_errors=True)
+
+
+def _build_entry(model: Model, src, module: str, cflags: tuple, key: str, libs: Path,
+                 bad_sha: str | None = None) -> None:
+    """Compile and publish ``libs/<key>`` unless another process did (a valid entry whose module
+    is not ``bad_sha``, the one that failed to load)."""
+    from filelock import FileLock, Timeout
+
+    libdir = libs / key
+    final = libdir / (module + importlib.machinery.EXTENSION_SUFFIXES[0])
+    lock_path = libs / f"{key}.lock"
+    with contextlib.suppress(FileNotFoundError):
+        if _untrusted(os.lstat(lock_path), want_dir=False):
+            _remove(lock_path)                       # never open a planted link
+    lock = FileLock(str(lock_path), timeout=LOCK_TIMEOUT, mode=_FILE_MODE)
+    with _sigterm_raises():
+        try:
+            held = lock.acquire()                 # released when the `with` below ends
+        except Timeout:
+            raise BuildError(f"waited {LOCK_TIMEOUT:.0f} s for another process building model "
+                             f"{model.name!r} (lock {lock_path}); remove the lock if no build "
+                             "is running") from None
+        with held:
+            try:
+                if _check_entry(libdir, final, key) != bad_sha:
+                    return                        # another process has built it
+                problem = f"{final} passes its manifest but does not load"
+            except FileNotFoundError:
+                problem = None
+            except _CacheEntryError as exc:
+                problem = str(exc)
+            if problem:
+                log.warning("rebuilding cache entry: %s", problem)
+            _sweep_stale(libs, key)
+            work = Path(tempfile.mkdtemp(dir=libs, prefix=f"{_BUILD_PREFIX}{key[:16]}-"))
+            try:
+                built = _compile(src, module, cflags, work)
+                out = work / "entry"
+                _private_dir(out)
+                os.replace(built, out / final.name)
+                os.chmod(out / final.name, _MODULE_MODE)
+                for fname, text in src.files.items():
+                    _atomic_write(out / fname, text)
+                data = _read_private(out / final.name)
+                _atomic_write(out / "manifest.json", json.dumps(
+                    {"key": key, "size": len(data), "sha256": _sha256(data), "module": module,
+                     "model": model.name, "model_hash": model.hash}))
+                _remove(libdir)
+                os.rename(out, libdir)                # publish the whole entry at once
+            finally:
+                _remove_work(work)
 
 
 def build(model: Model, *, cflags=DEFAULT_CFLAGS, cache: str | os.PathLike | None = None) -> "Kernels":
     """Compile (or load from the cache) the kernels of ``model``."""
-    from filelock import FileLock, Timeout
-
     if not isinstance(model, Model):
         raise TypeError(f"build() takes a symgen.Model, got {type(model).__name__}")
-    root = Path(cache) if cache is not None else cache_dir()
+    root = _trusted_root(Path(cache) if cache is not None else cache_dir())
     src = generated_source(model, root)
     cflags = tuple(cflags)
     key_material = "\n".join([src.cdef, src.source, " ".join(cflags), _compiler_identity(),
                               _flags_identity(), _abi_identity(), __version__])
     key = hashlib.sha256(key_material.encode()).hexdigest()
     module = f"_symgen_{model.name}_{key[:16]}"
-    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    libdir = root / "lib" / key
-    final = libdir / f"{module}{suffix}"
-    manifest = libdir / "manifest.json"
+    libs = root / "lib"
+    libdir = libs / key
+    final = libdir / (module + importlib.machinery.EXTENSION_SUFFIXES[0])
 
-    if str(final) not in _loaded and not _valid(final, manifest):
-        libdir.parent.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(libdir) + ".lock", timeout=LOCK_TIMEOUT)
+    if str(final) not in _loaded:
         try:
-            held = lock.acquire()                 # released when the `with` below ends
-        except Timeout:
-            raise BuildError(f"waited {LOCK_TIMEOUT:.0f} s for another process building model "
-                             f"{model.name!r} (lock {libdir}.lock); remove the lock if no build "
-                             "is running") from None
-        with held:
-            if not _valid(final, manifest):               # another process may have built it
-                if libdir.exists():
-                    log.warning("rebuilding corrupt or partial cache entry %s", libdir)
-                    manifest.unlink(missing_ok=True)
-                libdir.mkdir(parents=True, exist_ok=True)
-                work = Path(tempfile.mkdtemp(dir=libdir.parent, prefix=f".build-{key[:8]}-"))
-                try:
-                    built = _compile(src, module, cflags, work)
-                    os.replace(built, final)                      # atomic publish
-                    for fname, text in src.files.items():
-                        (libdir / fname).write_text(text)
-                    _atomic_write(manifest, json.dumps(
-                        {"size": final.stat().st_size, "sha256": _sha256(final), "module": module,
-                         "model": model.name, "model_hash": model.hash}))
-                finally:
-                    shutil.rmtree(work, ignore_errors=True)
+            _check_entry(libdir, final, key)
+        except (OSError, _CacheEntryError):
+            _build_entry(model, src, module, cflags, key, libs)
     try:
         mod = _load(module, final)
     except ImportError as exc:
-        raise BuildError(f"the compiled module {final} failed to load: {exc}; delete {libdir} "
-                         "and build again") from exc
+        # it passed its manifest (or was just built) and does not load: build it again, once
+        log.warning("the cached module %s does not load (%s); rebuilding it", final, exc)
+        try:
+            bad = hashlib.sha256(_read_private(final)).hexdigest()
+        except (OSError, _CacheEntryError):
+            bad = None
+        _build_entry(model, src, module, cflags, key, libs, bad_sha=bad)
+        try:
+            mod = _load(module, final)
+        except ImportError as exc2:
+            raise BuildError(f"the compiled module {final} failed to load: {exc2}") from exc2
     return Kernels(model, mod.ffi, mod.lib, path=final)
 
 

@@ -33,8 +33,13 @@ ACCELERATION_SUFFIX = "_ddot"
 #: Keys a model may recommend for :func:`symgen.simulate`.
 SETTING_KEYS = ("method", "scheme", "dt", "t_end", "tol", "max_iter", "rank_tol")
 
-_C_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+# fullmatch, never ``$``: ``$`` also matches before a trailing newline
+_C_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+#: Longest model name (it prefixes every C symbol and names the cached module file) and longest
+#: coordinate, parameter or output name (each becomes part of a C macro name).
+MAX_MODEL_NAME = 64
+MAX_NAME = 128
 _C_KEYWORDS = frozenset(
     "auto break case char const continue default do double else enum extern float for goto if "
     "inline int long register restrict return short signed sizeof static struct switch typedef "
@@ -61,8 +66,30 @@ def _check_not_reserved(name: str, what: str) -> None:
                          f"multipliers, '<coordinate>{ACCELERATION_SUFFIX}' the accelerations)")
 
 
-def _check_c_identifier(name: str, what: str) -> None:
-    if not isinstance(name, str) or not _C_IDENT.match(name) or name in _C_KEYWORDS:
+def check_name(name, what: str, max_len: int = MAX_NAME) -> None:
+    """A name must be text without leading/trailing white space or control characters (a newline
+    passes many patterns and breaks the build later) and at most ``max_len`` characters long."""
+    if not isinstance(name, str):
+        raise ModelError(f"{what} name {name!r} is not a string")
+    if name != name.strip() or any(ch.isspace() and ch != " " or not ch.isprintable()
+                                   for ch in name):
+        raise ModelError(f"{what} name {name!r} has leading/trailing white space or control "
+                         "characters")
+    if len(name) > max_len:
+        raise ModelError(f"{what} name {name[:20]!r}… is {len(name)} characters long; at most "
+                         f"{max_len} are allowed")
+
+
+def _check_allowed_name(name, what: str) -> None:
+    check_name(name, what)
+    if not _NAME.fullmatch(name):
+        raise ModelError(f"{what} name {name!r} is not allowed (letters, digits, '_' and '.', "
+                         "not starting with a digit)")
+
+
+def _check_c_identifier(name: str, what: str, max_len: int = MAX_NAME) -> None:
+    check_name(name, what, max_len)
+    if not _C_IDENT.fullmatch(name) or name in _C_KEYWORDS:
         raise ModelError(
             f"{what} name {name!r} cannot become a C identifier "
             "(use letters, digits and '_', not starting with a digit, not a C keyword)"
@@ -75,11 +102,7 @@ def coordinates(names: str | Iterable[str]) -> tuple[tuple[sp.Symbol, ...], tupl
         names = names.replace(",", " ").split()
     names = list(names)
     for name in names:
-        if not isinstance(name, str) or not _NAME.match(name):
-            raise ModelError(
-                f"coordinate name {name!r} is not allowed (letters, digits, '_' and '.', "
-                "not starting with a digit)"
-            )
+        _check_allowed_name(name, "coordinate")
     xs = tuple(sp.Symbol(n) for n in names)
     vs = tuple(sp.Symbol(n + VELOCITY_SUFFIX) for n in names)
     return xs, vs
@@ -132,6 +155,12 @@ def _matrix_repr(mat: sp.MatrixBase, memo: dict) -> list:
     return [list(mat.shape), entries]
 
 
+def _frozen_array(values) -> np.ndarray:
+    """A float array nobody can write to: its memory is an immutable bytes object, so even
+    ``setflags(write=True)`` is refused."""
+    return np.frombuffer(np.asarray(values, dtype=float).tobytes(), dtype=float)
+
+
 def _free(expr) -> set:
     return set(expr.free_symbols) if hasattr(expr, "free_symbols") else set()
 
@@ -181,7 +210,7 @@ class Model:
         velocities: Sequence | None = None,
         description: str = "",
     ):
-        _check_c_identifier(name, "model")
+        _check_c_identifier(name, "model", MAX_MODEL_NAME)
         self.name = name
         self.description = description
 
@@ -198,14 +227,17 @@ class Model:
                 if not isinstance(c, sp.Symbol):
                     raise ModelError(f"coordinate {c!r} is not a sympy Symbol (dynamicsymbols are not "
                                      "supported: use symgen.coordinates)")
-                if not _NAME.match(c.name):
-                    raise ModelError(f"coordinate name {c.name!r} is not allowed")
+                _check_allowed_name(c.name, "coordinate")
             xs = tuple(coords)
             vs = tuple(sp.Symbol(c.name + VELOCITY_SUFFIX) for c in xs)
         if velocities is not None:
             vs = tuple(sp.Symbol(v) if isinstance(v, str) else v for v in velocities)
             if len(vs) != len(xs):
                 raise ModelError(f"{len(vs)} velocities given for {len(xs)} coordinates")
+            for v in vs:
+                if not isinstance(v, sp.Symbol):
+                    raise ModelError(f"velocity {v!r} is not a sympy Symbol or a name")
+                _check_allowed_name(v.name, "velocity")
         n = len(xs)
         if n == 0:
             raise ModelError("a model needs at least one coordinate")
@@ -259,8 +291,7 @@ class Model:
         # outputs --------------------------------------------------------------------------------
         odict: dict[str, sp.Expr] = {}
         for oname, expr in (outputs or {}).items():
-            if not isinstance(oname, str) or not _NAME.match(oname):
-                raise ModelError(f"output name {oname!r} is not allowed")
+            _check_allowed_name(oname, "output")
             try:
                 odict[oname] = sp.sympify(expr)
             except sp.SympifyError as exc:
@@ -271,6 +302,7 @@ class Model:
         self.outputs: Mapping[str, sp.Expr] = MappingProxyType(odict)
 
         self._validate_symbols()
+        self._check_constants()
         self._check_symmetric()
 
         # initial state and settings --------------------------------------------------------------
@@ -281,7 +313,21 @@ class Model:
         if unknown:
             raise ModelError(f"unknown setting(s) {unknown}; known: {list(SETTING_KEYS)}")
         self.settings: Mapping = MappingProxyType(st)
+        self._check_mass_diagonal()
         self._hash: str | None = None
+        self._frozen = True
+
+    # ------------------------------------------------------------------------------------------
+    # Read-only: the content hash is memoized and keys the build cache, so a model changed after
+    # its hash was read would file new C under the old hash (use ``replace``).
+    def __setattr__(self, name, value):
+        if getattr(self, "_frozen", False):
+            raise AttributeError(f"Model {self.name!r} is immutable: cannot set {name!r} "
+                                 "(make a changed copy with model.replace(...))")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        raise AttributeError(f"Model {self.name!r} is immutable: cannot delete {name!r}")
 
     # ------------------------------------------------------------------------------------------
     @property
@@ -302,7 +348,7 @@ class Model:
 
     @property
     def param_values(self) -> np.ndarray:
-        return np.array(list(self.params.values()), dtype=float)
+        return _frozen_array(list(self.params.values()))
 
     @property
     def output_names(self) -> tuple[str, ...]:
@@ -353,7 +399,7 @@ class Model:
                 "outputs": [[k, fp(v)] for k, v in self.outputs.items()],
             }
             blob = json.dumps(payload, sort_keys=True).encode()
-            self._hash = hashlib.sha256(blob).hexdigest()
+            object.__setattr__(self, "_hash", hashlib.sha256(blob).hexdigest())
         return self._hash
 
     def __repr__(self) -> str:
@@ -373,7 +419,7 @@ class Model:
 
     def _state(self, value, what: str) -> np.ndarray:
         if value is None:
-            return np.zeros(self.n)
+            return _frozen_array(np.zeros(self.n))
         try:
             arr = np.array(value, dtype=float)
         except (TypeError, ValueError):
@@ -383,8 +429,62 @@ class Model:
                              f"{list(self.coord_names)}")
         if not np.all(np.isfinite(arr)):
             raise ModelError(f"{what} has non-finite entries: {arr}")
-        arr.setflags(write=False)
-        return arr
+        return _frozen_array(arr)
+
+    def _expressions(self):
+        """(label, expression) of every entry of M, f, q, V and the outputs."""
+        for what, mat in (("M", self.M), ("f", self.f), ("q", self.q)):
+            for (i, j), e in mat.todok().items():
+                yield (f"{what}[{i},{j}]" if what == "M" else f"{what}[{i}]"), e
+        if self.V is not None:
+            yield "V", self.V
+        for oname, e in self.outputs.items():
+            yield f"output {oname!r}", e
+
+    def _check_constants(self) -> None:
+        """Every number must be a finite, non-vanishing double as the C prints it: 10**400 would
+        become ``inf`` (a rational p/q is printed as p.0/q.0, so p and q must both fit)."""
+        seen: set = set()
+        for what, expr in self._expressions():
+            for a in sp.sympify(expr).atoms(sp.Number):
+                if a in seen:
+                    continue
+                seen.add(a)
+                parts = (a.p, a.q) if isinstance(a, sp.Rational) else (a,)
+                for part in parts:
+                    try:
+                        val = float(part)
+                    except (OverflowError, TypeError, ValueError):
+                        val = math.inf
+                    nonzero = part.is_zero is False if isinstance(part, sp.Basic) else part != 0
+                    if not math.isfinite(val) or (val == 0.0 and nonzero):
+                        text = str(a)
+                        if len(text) > 40:
+                            text = f"{text[:20]}…({len(text)} characters)"
+                        raise ModelError(f"{what} contains the constant {text}, which is not a "
+                                         "finite non-zero double (C would compute with inf or 0)")
+
+    def _check_mass_diagonal(self) -> None:
+        """M is positive (semi-)definite, so every diagonal entry is ≥ 0: check them with the
+        parameter defaults at x0, t = 0 (a negative mass or inertia is a modelling error; an entry
+        that is not a finite number there is left to the run, which may start elsewhere)."""
+        subs = {s: sp.Float(v) for s, v in self.params.items()}
+        subs.update({c: sp.Float(float(v)) for c, v in zip(self.coords, self.x0)})
+        subs[t] = sp.Float(0)
+        diag = []
+        for i in range(self.n):
+            e = self.M[i, i]
+            try:
+                diag.append(float(e.xreplace(subs).evalf()) if e.free_symbols else float(e))
+            except (TypeError, ValueError):
+                diag.append(math.nan)         # not a number at x0 (x0 may be a placeholder)
+        scale = max([abs(v) for v in diag if math.isfinite(v)] + [1.0])
+        for i, v in enumerate(diag):
+            if math.isfinite(v) and v < -1e-12 * scale:
+                raise ModelError(
+                    f"M[{i},{i}] = {self.M[i, i]} (coordinate {self.coords[i].name}) is {v:.6g} "
+                    "with the parameter defaults at x0: a mass matrix has no negative diagonal "
+                    "entry (negative mass or inertia?)")
 
     def _validate_symbols(self) -> None:
         xs, vs = set(self.coords), set(self.velocities)

@@ -11,12 +11,12 @@ import numpy as np
 import sympy as sp
 
 from ..derive import jacobian
-from ..model import ModelError, t
+from ..model import ModelError, check_name, t
 
 __all__ = [
     "MechanismError", "UnknownElementError", "DuplicateNameError", "SingularMassError",
     "InconsistentInitialStateError", "InitialStateProjectionWarning", "check_initial_state",
-    "check_reduced_mass", "Parameters",
+    "check_reduced_mass", "check_mass_properties", "Parameters",
 ]
 
 
@@ -89,6 +89,8 @@ def claim_name(names: set, system: str, name: str | None, default: str) -> str:
             name, k = f"{default}#{k}", k + 1
     elif name in names:
         raise DuplicateNameError(f"{system}: an element named {name!r} already exists")
+    else:
+        check_name(name, "element")
     names.add(name)
     return name
 
@@ -103,6 +105,33 @@ def numeric(expr, subs: Mapping, what: str) -> float:
         raise MechanismError(f"{what} = {expr} depends on {sorted(map(str, e.free_symbols))}; "
                              "initial values may depend on declared parameters only")
     return float(e)
+
+
+def check_mass_properties(system: str, body: str, mass, inertia, subs: Mapping) -> None:
+    """Refuse a negative mass or an inertia (scalar, or 3×3 tensor: its eigenvalues) that is not
+    positive semi-definite, evaluated with the parameter values ``subs``."""
+    def value(e):
+        e = sp.sympify(e).xreplace({k: sp.Float(v) for k, v in subs.items()})
+        return None if e.free_symbols else float(e)     # x-dependent: Model checks it at x0
+
+    m = value(mass)
+    if m is not None and not m >= 0:
+        raise MechanismError(f"{system}: body {body!r} has mass {mass} = {m:g}; a mass must be ≥ 0")
+    if isinstance(inertia, sp.MatrixBase):
+        vals = [value(e) for e in inertia]
+        if None in vals:
+            return
+        tensor = np.array(vals, dtype=float).reshape(inertia.shape)
+        w = np.linalg.eigvalsh(0.5 * (tensor + tensor.T))
+        scale = max(float(np.max(np.abs(w))), 1e-300)
+        if not np.all(np.isfinite(w)) or w[0] < -1e-12 * scale:
+            raise MechanismError(f"{system}: body {body!r} has an inertia tensor with eigenvalue "
+                                 f"{w[0]:.6g}; an inertia tensor must be positive semi-definite")
+    else:
+        inertia_value = value(inertia)
+        if inertia_value is not None and not inertia_value >= 0:
+            raise MechanismError(f"{system}: body {body!r} has inertia {inertia} = "
+                                 f"{inertia_value:g}; an inertia must be ≥ 0")
 
 
 def _null_space(H: np.ndarray, rank_tol: float) -> np.ndarray:

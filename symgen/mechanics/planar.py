@@ -44,9 +44,9 @@ from typing import Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from ..model import Model, coordinates, t
+from ..model import Model, check_name, coordinates, t
 from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownElementError,
-                      check_initial_state, check_reduced_mass, claim_name, numeric)
+                      check_initial_state, check_mass_properties, check_reduced_mass, claim_name, numeric)
 
 __all__ = ["PlanarSystem", "Body", "GROUND"]
 
@@ -178,6 +178,7 @@ class PlanarSystem:
         if not isinstance(name, str) or not name or "." in name or name == GROUND:
             raise MechanismError(f"body name {name!r} is not allowed (non-empty, no '.', not "
                                  f"{GROUND!r})")
+        check_name(name, "body")
         if name in self.bodies:
             raise DuplicateNameError(f"{self.name}: a body named {name!r} already exists")
         for what, v in (("x0", x0), ("v0", v0)):
@@ -428,6 +429,8 @@ class PlanarSystem:
         subs0[t] = 0.0
 
         # mass matrix and inertial forces ---------------------------------------------------
+        for b in bodies:
+            check_mass_properties(self.name, b.name, b.mass, b.inertia, pvals)
         M = sp.zeros(n, n)
         f = [sp.S.Zero] * n
         for b in bodies:

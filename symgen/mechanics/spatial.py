@@ -51,9 +51,9 @@ from typing import Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from ..model import Model, coordinates
+from ..model import Model, check_name, coordinates
 from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownElementError,
-                      check_initial_state, check_reduced_mass, claim_name, numeric)
+                      check_initial_state, check_mass_properties, check_reduced_mass, claim_name, numeric)
 
 __all__ = ["SpatialSystem", "SpatialBody", "NeglectedInertiaWarning"]
 
@@ -212,6 +212,7 @@ class SpatialSystem:
         configuration)."""
         if not isinstance(name, str) or not name or "." in name:
             raise MechanismError(f"body name {name!r} is not allowed (non-empty, no '.')")
+        check_name(name, "body")
         if name in self.bodies or name in self._elements:
             raise DuplicateNameError(f"{self.name}: the name {name!r} is already used")
         points, vectors = list(points), list(vectors)
@@ -441,6 +442,7 @@ class SpatialSystem:
 
             b._body_pos = body_pos
             # mass matrix  M_z = [[m, m c̄ᵀ], [m c̄, J]] ⊗ I₃
+            check_mass_properties(self.name, b.name, b.mass, b.inertia, pvals)
             m = b.mass
             g0 = np.array([num(v, f"body {b.name!r}: com") for v in b.com], float)
             cbar = local(g0, "centre of mass")
