@@ -46,7 +46,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.linalg.lapack import dgeqp3, dgesdd, dgesvd, dorgqr
+from scipy.linalg.lapack import dgeqp3, dgesdd, dgesvd, dormqr
 
 from .base import StepFailure
 from .linalg import solve_small
@@ -77,12 +77,12 @@ def null_basis(A: np.ndarray, k: int, factorization: str) -> np.ndarray:
         if info != 0:
             raise np.linalg.LinAlgError(f"QR of H_sᵀ failed (LAPACK info = {info})")
         kmin = min(n, m)
-        Qf = np.zeros((n, n), order="F")
-        Qf[:, :kmin] = qr[:, :kmin]
-        Q, _, info = dorgqr(Qf, tau[:kmin], overwrite_a=1)
+        E = np.zeros((n, k), order="F")                       # the last k columns of I
+        E[n - k:, :] = np.eye(k)
+        Q2, _, info = dormqr("L", "N", qr[:, :kmin], tau[:kmin], E, max(1, 64 * k))
         if info != 0:
-            raise np.linalg.LinAlgError(f"forming Q of H_sᵀ failed (LAPACK info = {info})")
-        return Q[:, n - k:].copy()
+            raise np.linalg.LinAlgError(f"applying Q of H_sᵀ failed (LAPACK info = {info})")
+        return Q2                                             # Q E: the last k columns of Q
     return _last_k_of_svd(A, k)
 
 
@@ -113,11 +113,11 @@ def solve_chart_step(Ns, lin, x_p, r, x, xd, xdd, h, gamma, beta, alpha, alpha_d
         return
     NsT = Ns.T
     T = NsT @ N                                                   # T = N_sᵀ N_H
-    sT = np.linalg.svd(T, compute_uv=False)
-    if not (sT[-1] > T_SINGULAR):
+    s_min = abs(T[0, 0]) if k == 1 else np.linalg.svd(T, compute_uv=False)[-1]
+    if not (s_min > T_SINGULAR):
         raise StepFailure(
             f"symmetric chart: T = N_sᵀN_H is singular at t = {t1:.9g}, iteration {iteration} "
-            f"(smallest singular value {sT[-1]:.3e}): the null spaces of H at t + h and of "
+            f"(smallest singular value {s_min:.3e}): the null spaces of H at t + h and of "
             f"½(H(t) + H(t + h)) are nearly orthogonal; reduce the step", iteration=iteration)
     NsXd = NsT @ lin.Xd_p                                         # N_sᵀ Ẋ_p
     NsXdd1 = NsT @ lin.Xdd_p1                                     # N_sᵀ Ẍ_p1
