@@ -370,3 +370,23 @@ def test_newton_iterations_within_07_of_the_end_chart(name, kw):
         assert r.status == "completed", (c, r.reason)
         it[c] = r.newton_iters[1:].mean()
     assert it["symmetric"] <= it["end"] + 0.7
+
+
+# -- plumbing: the command line and the saved result ---------------------------------------------------
+def test_cli_chart_option_summary_and_saved_meta(tmp_path, capsys):
+    from symgen.cli import main
+    from symgen.result import load_result
+
+    out = tmp_path / "r.npz"
+    rc = main(["simulate", "stiff_pendulum", "--chart", "symmetric", "--t-end", "1", "--quiet",
+               "--out", str(out)])
+    text = capsys.readouterr().out
+    assert rc == 0, text
+    assert "method          nullspace (symmetric chart), scheme fox-goodwin" in text
+    assert load_result(out).meta["chart"] == "symmetric"
+    rc = main(["simulate", "stiff_pendulum", "--t-end", "1", "--quiet"])
+    assert rc == 0 and "nullspace (end chart)" in capsys.readouterr().out
+    rc = main(["simulate", "stiff_pendulum", "--method", "index3", "--chart", "symmetric",
+               "--t-end", "1", "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "nullspace method only" in err and "Traceback" not in err
