@@ -16,9 +16,11 @@ One Newton iteration, at the current estimate (x₀, ẋ₀, ẍ₀, λ₀) of t
 5. Newmark in α and the reduced Eq. 52 (N_G = N_H, G = H) solved for α̈(t + h).
 6. x, ẋ, ẍ from Eqs. 34, 38, 45; λ from the unreduced Eq. 51 by least squares.
 
-``chart="symmetric"`` (beyond the paper, :mod:`symgen.steppers.chart`) replaces 4–5 by one 3k × 3k
-solve that imposes the Newmark relations on the null space of ½(H(t) + H(t + h)); ``"end"`` (the
-default) is the paper's step above, unchanged.
+``chart="symmetric"`` (beyond the paper, :mod:`symgen.steppers.chart`) takes α, α̇, α̈ at t + h from
+one 3k × 3k solve that imposes the Newmark relations on the null space of ½(H(t) + H(t + h)),
+instead of steps 4–5 (here their lines still run and their result is overwritten, so that the
+default ``"end"``, the paper's step above, stays bit for bit what it was; an implementation of the
+symmetric chart alone skips them).
 """
 from __future__ import annotations
 
