@@ -390,3 +390,20 @@ def test_cli_chart_option_summary_and_saved_meta(tmp_path, capsys):
                "--t-end", "1", "--quiet"])
     err = capsys.readouterr().err
     assert rc == 2 and "nullspace method only" in err and "Traceback" not in err
+
+
+def test_singular_T_fails_the_step_with_a_message(pend):
+    """A chart basis orthogonal to N_H (T = N_sᵀN_H = 0) is a StepFailure naming t and the
+    iteration, not a silent NaN (the run keeps the steps before)."""
+    from symgen.steppers import StepFailure
+
+    cs = _pendulum_state(pend, 0.3, 3.0)
+    st = make_stepper("nullspace", pend, "trapezoidal", 0.01, chart="symmetric")
+
+    def orthogonal(H_n, H1, kk):
+        v = np.array(H1[0], dtype=float)                     # a row of H: orthogonal to N_H
+        return (v / np.linalg.norm(v))[:, None]
+
+    st._chart.basis = orthogonal
+    with pytest.raises(StepFailure, match=r"T = N_sᵀN_H is singular at t = 0.01, iteration 0"):
+        st.step(0.0, cs.x, cs.xd, cs.xdd, cs.lam)
