@@ -407,3 +407,27 @@ def test_singular_T_fails_the_step_with_a_message(pend):
     st._chart.basis = orthogonal
     with pytest.raises(StepFailure, match=r"T = N_sᵀN_H is singular at t = 0.01, iteration 0"):
         st.step(0.0, cs.x, cs.xd, cs.xdd, cs.lam)
+
+
+def test_H_n_is_kept_from_the_previous_step(pend, monkeypatch):
+    """The symmetric chart makes no extra kernel call: H at t is the one of the accepted state,
+    evaluated once at the first step only."""
+    calls = {"n": 0}
+    real = type(pend).constraints
+
+    def counting(self, *a):
+        calls["n"] += 1
+        return real(self, *a)
+
+    monkeypatch.setattr(type(pend), "constraints", counting)
+    cs = _pendulum_state(pend, 0.3, 30.0)
+    counts = {}
+    for chart in CHARTS:
+        st = make_stepper("nullspace", pend, "trapezoidal", 0.01, chart=chart)
+        x, xd, xdd, lam = cs.x, cs.xd, cs.xdd, cs.lam
+        calls["n"], iters = 0, 0
+        for i in range(20):
+            iters += st.step(i * 0.01, x, xd, xdd, lam)
+            x, xd, xdd, lam = st.x.copy(), st.xd.copy(), st.xdd.copy(), st.lam.copy()
+        counts[chart] = calls["n"] - (iters + 20)        # calls beyond one per iteration + check
+    assert counts == {"end": 0, "symmetric": 1}

@@ -176,8 +176,9 @@ class SymmetricChart:
         self._H_n[...] = H1
 
     def H_at(self, t: float, x, xd, xdd) -> np.ndarray:
-        """H_n = H(x(t), t): the kept one if (t, x) is the state last accepted, else evaluated."""
-        if not (t == self._t_n and np.array_equal(x, self._x_n)):
+        """H_n = H(x(t), t): the kept one if (t, x) is the state last accepted (t up to round-off:
+        the caller's t0 + i·h and the stepper's t + h differ in the last bits), else evaluated."""
+        if not (abs(t - self._t_n) <= 1e-12 * max(1.0, abs(t)) and np.array_equal(x, self._x_n)):
             _, H, *_ = self.kernels.constraints(t, x, xd, xdd)
             self.accept(t, x, H)
         return self._H_n
