@@ -272,7 +272,8 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
         scheme = f"{name} ({gb})" if name and not name.startswith("newmark(") else f"({gb})"
     t0 = float(t[0]) if len(t) else 0.0
     t1 = float(t[-1]) if len(t) else 0.0
-    lines.append(f"  method          {meta.get('method', '?')}, scheme {scheme or '?'}, "
+    chart = f" ({meta['chart']} chart)" if meta.get("chart") else ""
+    lines.append(f"  method          {meta.get('method', '?')}{chart}, scheme {scheme or '?'}, "
                  f"h = {_fmt(h, ' s')}, t = {t0:g} … {t1:g} s")
     lines.append(f"  steps           {steps}")
     iters = getattr(result, "newton_iters", None)
@@ -499,7 +500,8 @@ def cmd_simulate(args) -> int:
     try:
         with _warnings_as_notes():
             result = simulate(kernels, method=method, scheme=scheme, dt=float(dt),
-                              t_end=float(t_end), params=numeric or None, progress=progress)
+                              t_end=float(t_end), params=numeric or None, progress=progress,
+                              chart=args.chart)
     finally:
         progress.close()
     wall = time.perf_counter() - start
@@ -628,6 +630,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "(classical), newmark or central-difference (unconstrained models); "
                    "default: the model's recommendation")
     s.add_argument("--scheme", metavar="SCHEME", help=SCHEME_HELP)
+    s.add_argument("--chart", choices=("end", "symmetric"), default=None,
+                   help="nullspace only: 'end' (the paper's method, default) or 'symmetric' "
+                   "(Newmark on the null space of (H(t) + H(t+h))/2: no energy drift at large "
+                   "rotations per step; beyond the paper)")
     s.add_argument("--dt", type=float, metavar="H", help="step size [s]")
     s.add_argument("--t-end", type=float, metavar="T", help="end time [s]")
     s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)

@@ -167,7 +167,17 @@ def _claims() -> list[Claim]:
               "within 10%"),
         Claim("A6", A, "new method, Fox–Goodwin at 5e-4 s and 6e-4 s: stable (Figs. 26–27)",
               "both stable", "both completed 0.03 s with angle errors < 1 rad"),
-    ]
+    ] + _beyond_claims()
+
+
+def _beyond_claims():                                   # section "beyond the paper" (beyond.py)
+    from .beyond import claims
+    return claims()
+
+
+def _beyond(ctx):
+    from .beyond import experiment
+    experiment(ctx)
 
 
 CLAIMS = tuple(c.id for c in _claims())
@@ -851,7 +861,8 @@ def _andrews(ctx: _Context) -> None:
 
 EXPERIMENTS = (("stiff pendulum", _pendulum, ("P",)),
                ("double pendulum", _double_pendulum, ("D",)),
-               ("Andrews' squeezer", _andrews, ("A",)))
+               ("Andrews' squeezer", _andrews, ("A",)),
+               ("beyond the paper", _beyond, ("B",)))
 
 
 # -- driver ---------------------------------------------------------------------------------------
@@ -928,7 +939,7 @@ def _write(report: Report, ctx: _Context, errors: dict) -> None:
     for c in report.claims:
         fig = f" Figure: [{c.figure}]({c.figure})." if c.figure else ""
         lines.append(f"- **{c.id}** ({c.experiment}): agree ⇔ {c.rule}.{fig}")
-    for section in ("stiff pendulum", "double pendulum", "Andrews' squeezer"):
+    for section in ("stiff pendulum", "double pendulum", "Andrews' squeezer", "beyond the paper"):
         figs = [(f, cap) for s, f, cap in ctx.figures if s == section]
         notes = ctx.notes.get(section, [])
         if not figs and not notes and section not in errors:

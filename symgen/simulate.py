@@ -213,7 +213,8 @@ def simulate(model_or_kernels, method: str | None = None, scheme=None, dt: float
              divergence_bound: float = DEFAULT_DIVERGENCE_BOUND, *,
              constraint_tol: float = DEFAULT_CONSTRAINT_TOL, t0: float = 0.0,
              estimate: bool = True, consistent: bool = True,
-             blas_threads: int | None = 1, factorization: str = "auto") -> Result:
+             blas_threads: int | None = 1, factorization: str = "auto",
+             chart: str | None = None) -> Result:
     """Integrate a model from t0 to t_end with fixed steps dt; returns a :class:`~symgen.Result`.
 
     Parameters
@@ -241,6 +242,11 @@ def simulate(model_or_kernels, method: str | None = None, scheme=None, dt: float
     factorization:
         how H is factored each iteration: ``"svd"``, ``"qr"`` (pivoted QR of Hᵀ, several times
         faster for large models) or ``"auto"`` (SVD below 20 coordinates, QR from there on).
+    chart:
+        the null-space method's chart: ``"end"`` (default; the paper's method, Newmark on the
+        tangent space at t + h) or ``"symmetric"`` (beyond the paper: Newmark on the null space
+        of ½(H(t) + H(t + h)); no energy drift at large rotations per step, see
+        ``symgen.steppers.chart``).  Recorded in ``meta['chart']`` (None for other methods).
     progress:
         called as ``progress(step_index, n_steps)`` after every step.
     divergence_bound:
@@ -267,6 +273,7 @@ def simulate(model_or_kernels, method: str | None = None, scheme=None, dt: float
     sch = parse_scheme(scheme if scheme is not None else settings.get("scheme", DEFAULT_SCHEME))
     if method == "central-difference":
         sch = parse_scheme("central-difference")
+    chart = _chart(chart if chart is not None else settings.get("chart"), method)
     dt = dt if dt is not None else settings.get("dt")
     t_end = t_end if t_end is not None else settings.get("t_end")
     if dt is None or t_end is None:
@@ -302,7 +309,8 @@ def simulate(model_or_kernels, method: str | None = None, scheme=None, dt: float
             kernels.set_params(dict(params))
         stepper = make_stepper(method, kernels, sch, dt, tol=tol, constraint_tol=constraint_tol,
                                max_iter=max_iter, rank_tol=rank_tol, estimate=estimate,
-                               factorization=factorization)
+                               factorization=factorization,
+                               **({"chart": chart} if chart is not None else {}))
         # overflow/invalid values in a diverging run are reported as status, not as warnings
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"), \
                 _blas_limit(blas_threads):
@@ -311,6 +319,19 @@ def simulate(model_or_kernels, method: str | None = None, scheme=None, dt: float
                         consistent, estimate, t_wall)
     finally:
         kernels.p[:] = saved_p
+
+
+def _chart(chart, method: str) -> str | None:
+    """The chart for the nullspace method (default "end"); None for the other methods."""
+    from .steppers.chart import CHARTS
+
+    if chart is not None and chart not in CHARTS:
+        raise ValueError(f"unknown chart {chart!r}; known: {', '.join(CHARTS)}")
+    if method != "nullspace":
+        if chart not in (None, "end"):
+            raise ValueError(f"chart {chart!r} applies to the nullspace method only, not {method!r}")
+        return None
+    return chart or "end"
 
 
 def _blas_limit(threads: int | None):
@@ -439,6 +460,7 @@ def _run(kernels, stepper, model, method, sch, dt, t0, t_end, n_steps, x0, xd0, 
         "max_iter": max_iter,
         "rank_tol": rank_tol,
         "factorization": getattr(getattr(stepper, "lin", None), "factorization", None),
+        "chart": getattr(stepper, "chart", None),
         "divergence_bound": bound,
         "parameters": kernels.params() if hasattr(kernels, "params") else {},
         "initial_projection": cs.as_dict(),

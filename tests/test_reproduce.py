@@ -72,6 +72,19 @@ def test_quick_reproduction_checks_the_core_claims(quick):
         assert claims[cid]["agree"] == "yes", claims[cid]
 
 
+def test_quick_reproduction_beyond_the_paper(quick):
+    """The section "beyond the paper" (symgen/beyond.py): the rows the quick set runs are checked
+    and agree (the end chart's energy loss, the symmetric chart's conservation and reversibility);
+    B8 (Bricard over 10 s) is left to the full run."""
+    out, _ = quick
+    claims = {c["id"]: c for c in json.loads((out / "claims.json").read_text())}
+    for cid in ("B1", "B2", "B3", "B4", "B5", "B6", "B7"):
+        assert claims[cid]["agree"] == "yes", claims[cid]
+    assert claims["B8"]["agree"] == "not run (--quick)"
+    assert "## Beyond the paper" in (out / "report.md").read_text()
+    assert (out / "beyond_energy.png").read_bytes()[:8] == PNG
+
+
 def test_quick_reproduction_writes_valid_figures(quick):
     out, _ = quick
     report = (out / "report.md").read_text()

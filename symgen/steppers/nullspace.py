@@ -15,6 +15,12 @@ One Newton iteration, at the current estimate (x₀, ẋ₀, ẍ₀, λ₀) of t
    is orthonormal).
 5. Newmark in α and the reduced Eq. 52 (N_G = N_H, G = H) solved for α̈(t + h).
 6. x, ẋ, ẍ from Eqs. 34, 38, 45; λ from the unreduced Eq. 51 by least squares.
+
+``chart="symmetric"`` (beyond the paper, :mod:`symgen.steppers.chart`) takes α, α̇, α̈ at t + h from
+one 3k × 3k solve that imposes the Newmark relations on the null space of ½(H(t) + H(t + h)),
+instead of steps 4–5 (here their lines still run and their result is overwritten, so that the
+default ``"end"``, the paper's step above, stays bit for bit what it was; an implementation of the
+symmetric chart alone skips them).
 """
 from __future__ import annotations
 
@@ -23,6 +29,7 @@ import math
 import numpy as np
 
 from .base import Stepper, StepFailure, norm2
+from .chart import CHARTS, SymmetricChart, solve_chart_step
 from .linalg import DEFAULT_RANK_TOL, Linearization, solve_small
 
 __all__ = ["NullspaceStepper"]
@@ -34,13 +41,18 @@ class NullspaceStepper(Stepper):
     method = "nullspace"
 
     def __init__(self, kernels, scheme, h, *, rank_tol: float | None = None,
-                 factorization: str = "auto", **kw):
+                 factorization: str = "auto", chart: str = "end", **kw):
         super().__init__(kernels, scheme, h, **kw)
         if scheme.is_hht:
             raise ValueError("HHT-α is a variant of the classical index-3 stepper; the nullspace "
                              "method takes a plain Newmark scheme (gamma, beta)")
         self.lin = Linearization(self.n, self.m, DEFAULT_RANK_TOL if rank_tol is None else rank_tol,
                                  factorization)
+        # -- symmetric chart (issue 11) --
+        if chart not in CHARTS:
+            raise ValueError(f"unknown chart {chart!r}; known: {', '.join(CHARTS)}")
+        self.chart = chart
+        self._chart = SymmetricChart(kernels, self.lin.factorization) if chart == "symmetric" else None
         n = self.n
         self._x_p = np.zeros(n)
         self._rhs = np.zeros(n)
@@ -73,6 +85,7 @@ class NullspaceStepper(Stepper):
         m = self.m
         x0, xd0, xdd0, lam0 = self.x, self.xd, self.xdd, self.lam
         self._predict(x, xd, xdd, lam)
+        H_n = self._chart.H_at(t, x, xd, xdd) if self._chart else None    # symmetric chart
         upd = math.inf
         for it in range(self.max_iter + 1):
             # 1. constraints at the estimate ------------------------------------------------------
@@ -87,6 +100,8 @@ class NullspaceStepper(Stepper):
                     self.res[0], self.res[1], self.res[2] = rq, rqd, rqdd
                     if self.estimate:
                         self.omega_max = lin.omega_max()
+                    if self._chart:
+                        self._chart.accept(t1, x0, H)                  # symmetric chart: next H_n
                     return it
                 if it == self.max_iter:
                     raise self._not_converged(
@@ -121,6 +136,8 @@ class NullspaceStepper(Stepper):
             rhs -= w                                             # Eq. 51: − C_L ẋ_p
             rk, rk2 = self._rk, self._rk2
             np.dot(NT, rhs, out=rk)                           # Eq. 52: N_Gᵀ(...), N_GᵀGᵀλ = 0
+
+            r_chart = rk.copy() if self._chart else None         # symmetric chart: r of Eq. 52
 
             # 4. re-project the state at t onto this linearization ---------------------------------
             a_n, ad_n, add_n, w2 = self.alpha_n, self.alphad_n, self.alphadd_n, self._w2
@@ -164,6 +181,13 @@ class NullspaceStepper(Stepper):
             a += rk2                                             # Newmark: α(t+h)
             np.multiply(add, gam * h, out=rk2)
             ad += rk2                                            # Newmark: α̇(t+h)
+            if self._chart:
+                # -- symmetric chart (issue 11): (α, α̇, α̈) at t + h from the 3k × 3k system on
+                # N_s (chart.py) instead of steps 4–5, whose result it replaces (they are left
+                # untouched so that chart="end" stays bit for bit the paper's step)
+                N_s = self._chart.basis(H_n, H, k)
+                solve_chart_step(N_s, lin, x_p, r_chart, x, xd, xdd, h, gam, bet, a, ad, add,
+                                 t1=t1, iteration=it)
 
             # 6. recover x, ẋ, ẍ and λ --------------------------------------------------------------
             self._save_old()

@@ -1,0 +1,190 @@
+"""The symmetric chart: the Newmark relations imposed on the null space of H_s = ½(H(t) + H(t+h))
+(``shared/notes/symmetric-chart.md``; beyond the paper).
+
+At convergence the paper's step satisfies, at t + h, (C) the constraints q = q̇ = q̈ = 0, (E) the
+projected equilibrium N_Hᵀ(Mẍ − f) = 0, and (T) the Newmark relations along the tangent space at
+the *end* of the step, N₁ᵀR_x = N₁ᵀR_v = 0 with N₁ = N_H(x(t + h)) and
+
+    R_x = x₁ − x₀ − h ẋ₀ − h²((½ − β) ẍ₀ + β ẍ₁),      R_v = ẋ₁ − ẋ₀ − h((1 − γ) ẍ₀ + γ ẍ₁).
+
+Anchoring (T) at the end makes the step non-symmetric; its energy error has one sign (for a free
+rotation E₁/E₀ = 1 − (1 − 3β)/12·(hθ̇)⁴ per step).  The symmetric chart imposes (T) on N_s, an
+orthonormal basis of the null space of H_s = ½(H(x(t), t) + H(x(t+h), t+h)), and keeps (C) and (E)
+at t + h.  With γ = ½ the step is then symmetric and, for f = f(x) and scleronomic q, reversible.
+
+Per Newton iteration, at the estimate of the state at t + h, with N_H, the particular solutions
+x_p, ẋ_p, Ẋ_p, ẍ_p, Ẍ_p1, X_p2 and M_R, C_R, K_R, r of Eq. 52 as the paper's step has them, and
+T = N_sᵀN_H, the unknowns (α, α̇, α̈) at t + h solve
+
+    [ K_R                      C_R                 M_R    ] [α ]   [ r                                          ]
+    [ T − βh² N_sᵀẌ_p1        −βh² N_sᵀX_p2       −βh² T ] [α̇] = [ N_sᵀ(x(t) + hẋ(t) + h²(½−β)ẍ(t) − x_p + βh²ẍ_p) ]
+    [ N_sᵀẊ_p − γh N_sᵀẌ_p1   T − γh N_sᵀX_p2     −γh T  ] [α̈]   [ N_sᵀ(ẋ(t) + h(1−γ)ẍ(t) − ẋ_p + γhẍ_p)          ]
+
+Row 1 is Eq. 52, rows 2–3 are N_sᵀR_x = 0 and N_sᵀR_v = 0 with x, ẋ, ẍ at t + h from Eqs. 34, 38,
+45.  With N_s = N_H, T = I and every N_sᵀ(particular) term vanishes (minimum-norm particular
+solutions lie in the row space of H), and row 2 is the Newmark update of α with α(t), α̇(t), α̈(t)
+re-projected by Eqs. 56–58: this system *is* the paper's step (``NullspaceStepper`` keeps its
+original α-coordinate code for ``chart="end"``, which is bit for bit the published method; the tests
+check that this system with N_s forced to N_H agrees with it to 1e-12).
+
+Because rows 2–3 are written in x-space, they do not depend on which particular solutions are used
+(a null-space part of ẋ_p shifts α̇ and the X_p2 α̇ term of ẍ consistently); the α-coordinate
+Newmark of the end chart does, which is why it needs minimum-norm ẋ_p, ẍ_p (see ``linalg``).
+
+The system is solved scaled, in the unknowns (α, hα̇, h²α̈) (all lengths, like the convergence
+test's (x, hẋ, h²ẍ)) with row 1 multiplied by h² and row 3 by h, so that every block is O(M_R):
+
+    [ h²K_R                      h C_R                M_R  ] [α   ]   [ h² r  ]
+    [ T − βh² N_sᵀẌ_p1          −βh N_sᵀX_p2         −β T ] [hα̇ ] = [ b_x   ]
+    [ hN_sᵀẊ_p − γh² N_sᵀẌ_p1   T − γh N_sᵀX_p2      −γ T ] [h²α̈]   [ h b_v ]
+
+Cost: one more rank-revealing factorization (of H_s) per iteration and a 3k × 3k LU solve; no
+kernel call except H at the first step's start state.  Plain array code, to be mirrored in C.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.linalg.lapack import dgeqp3, dgesdd, dgesvd, dormqr
+
+from .base import StepFailure
+from .linalg import solve_small
+
+__all__ = ["CHARTS", "SymmetricChart", "solve_chart_step", "null_basis"]
+
+#: The charts of the null-space step: ``"end"`` (the paper's: Newmark on the tangent space at t + h)
+#: and ``"symmetric"`` (on the null space of ½(H(t) + H(t + h))).
+CHARTS = ("end", "symmetric")
+
+#: T = N_sᵀN_H with a singular value below this is treated as singular (the tangent spaces at
+#: t + h and mid-step nearly orthogonal: a rotation of about π per step).  Never seen: T is
+#: orthogonal up to O(h²).
+T_SINGULAR = 1e-6
+
+
+def null_basis(A: np.ndarray, k: int, factorization: str) -> np.ndarray:
+    """An orthonormal basis (n × k) of the k-dimensional numerical right null space of A (m × n):
+    the k right singular vectors of smallest singular value (``"svd"``), or the last k columns of
+    Q in a pivoted QR of Aᵀ (``"qr"``).  k is given (n − rank H(t + h)), not decided here."""
+    m, n = A.shape
+    if k == 0:
+        return np.zeros((n, 0))
+    if m == 0:
+        return np.eye(n)[:, n - k:].copy()
+    if factorization == "qr":
+        qr, _, tau, _, info = dgeqp3(A.T)                     # Aᵀ Π = Q R
+        if info != 0:
+            raise np.linalg.LinAlgError(f"QR of H_sᵀ failed (LAPACK info = {info})")
+        kmin = min(n, m)
+        E = np.zeros((n, k), order="F")                       # the last k columns of I
+        E[n - k:, :] = np.eye(k)
+        Q2, _, info = dormqr("L", "N", qr[:, :kmin], tau[:kmin], E, max(1, 64 * k))
+        if info != 0:
+            raise np.linalg.LinAlgError(f"applying Q of H_sᵀ failed (LAPACK info = {info})")
+        return Q2                                             # Q E: the last k columns of Q
+    return _last_k_of_svd(A, k)
+
+
+def _last_k_of_svd(A: np.ndarray, k: int) -> np.ndarray:
+    n = A.shape[1]
+    _, _, Vt, info = dgesdd(A, compute_uv=1, full_matrices=1)
+    if info != 0:
+        _, _, Vt, info = dgesvd(A, compute_uv=1, full_matrices=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"SVD of H_s did not converge (LAPACK info = {info})")
+    return Vt[n - k:].T.copy()
+
+
+def solve_chart_step(Ns, lin, x_p, r, x, xd, xdd, h, gamma, beta, alpha, alpha_dot, alpha_ddot,
+                     *, t1: float = math.nan, iteration: int = 0) -> None:
+    """Solve the 3k × 3k system of the module docstring for (α, α̇, α̈) at t + h (written into
+    ``alpha``, ``alpha_dot``, ``alpha_ddot``).
+
+    ``Ns``: the chart basis N_s (n × k); ``lin``: the :class:`~symgen.steppers.linalg.Linearization`
+    of this iterate (N_H, ẋ_p, ẍ_p, Ẋ_p, Ẍ_p1, X_p2, M_R, C_R, K_R); ``x_p``: the position particular
+    solution (absolute); ``r``: N_Hᵀ(f − K_L(x_p − x₀) − C_L(ẋ_p − ẋ₀) − M ẍ_p), the right-hand side
+    of Eq. 52; ``x, xd, xdd``: the accepted state at t.  A singular T or system raises
+    :class:`StepFailure` naming t + h and the iteration.
+    """
+    N = lin.N
+    k = N.shape[1]
+    if k == 0:
+        return
+    NsT = Ns.T
+    T = NsT @ N                                                   # T = N_sᵀ N_H
+    s_min = abs(T[0, 0]) if k == 1 else np.linalg.svd(T, compute_uv=False)[-1]
+    if not (s_min > T_SINGULAR):
+        raise StepFailure(
+            f"symmetric chart: T = N_sᵀN_H is singular at t = {t1:.9g}, iteration {iteration} "
+            f"(smallest singular value {s_min:.3e}): the null spaces of H at t + h and of "
+            f"½(H(t) + H(t + h)) are nearly orthogonal; reduce the step", iteration=iteration)
+    NsXd = NsT @ lin.Xd_p                                         # N_sᵀ Ẋ_p
+    NsXdd1 = NsT @ lin.Xdd_p1                                     # N_sᵀ Ẍ_p1
+    NsX2 = NsT @ lin.X_p2                                         # N_sᵀ X_p2
+    hh = h * h
+    A = np.empty((3 * k, 3 * k))
+    b = np.empty(3 * k)
+    i1, i2 = slice(0, k), slice(k, 2 * k)
+    i3 = slice(2 * k, 3 * k)
+    # row 1: Eq. 52, M_R α̈ + C_R α̇ + K_R α = r, times h²
+    A[i1, i1] = hh * lin.K_R
+    A[i1, i2] = h * lin.C_R
+    A[i1, i3] = lin.M_R
+    b[i1] = hh * r
+    # row 2: N_sᵀ R_x = 0
+    A[i2, i1] = T - beta * hh * NsXdd1
+    A[i2, i2] = -beta * h * NsX2
+    A[i2, i3] = -beta * T
+    b[i2] = NsT @ (x + h * xd + hh * (0.5 - beta) * xdd - x_p + beta * hh * lin.xdd_p)
+    # row 3: N_sᵀ R_v = 0, times h
+    A[i3, i1] = h * (NsXd - gamma * h * NsXdd1)
+    A[i3, i2] = T - gamma * h * NsX2
+    A[i3, i3] = -gamma * T
+    b[i3] = h * (NsT @ (xd + h * (1.0 - gamma) * xdd - lin.xd_p + gamma * h * lin.xdd_p))
+    z = np.empty(3 * k)
+    try:
+        solve_small(A, b, z)
+    except np.linalg.LinAlgError:
+        raise StepFailure(f"symmetric chart: singular 3k × 3k step matrix at t = {t1:.9g}, "
+                          f"iteration {iteration} (k = {k})", iteration=iteration) from None
+    alpha[:] = z[i1]
+    np.multiply(z[i2], 1.0 / h, out=alpha_dot)
+    np.multiply(z[i3], 1.0 / hh, out=alpha_ddot)
+
+
+class SymmetricChart:
+    """State of the symmetric chart across steps: H_n, the H of the accepted state at t.
+
+    H_n is kept from the previous step's accepted state (:meth:`accept`); when a step starts from
+    a state that is not the one last accepted (the first step, or a caller stepping from its own
+    state) it is evaluated there, once (:meth:`H_at`)."""
+
+    def __init__(self, kernels, factorization: str):
+        self.kernels = kernels
+        self.factorization = factorization
+        n, m = kernels.n, kernels.m
+        self._t_n = math.nan
+        self._x_n = np.full(n, math.nan)
+        self._H_n = np.zeros((m, n))
+        self._H_s = np.zeros((m, n))
+
+    def accept(self, t1: float, x1, H1) -> None:
+        """Keep H of the accepted state at t + h as the next step's H_n."""
+        self._t_n = t1
+        self._x_n[:] = x1
+        self._H_n[...] = H1
+
+    def H_at(self, t: float, x, xd, xdd) -> np.ndarray:
+        """H_n = H(x(t), t): the kept one if (t, x) is the state last accepted (t up to round-off:
+        the caller's t0 + i·h and the stepper's t + h differ in the last bits), else evaluated."""
+        if not (abs(t - self._t_n) <= 1e-12 * max(1.0, abs(t)) and np.array_equal(x, self._x_n)):
+            _, H, *_ = self.kernels.constraints(t, x, xd, xdd)
+            self.accept(t, x, H)
+        return self._H_n
+
+    def basis(self, H_n, H1, k: int) -> np.ndarray:
+        """N_s: orthonormal basis of the k-dimensional null space of H_s = ½(H_n + H(x₀, t + h))."""
+        np.add(H_n, H1, out=self._H_s)
+        self._H_s *= 0.5
+        return null_basis(self._H_s, k, self.factorization)

@@ -1,0 +1,433 @@
+"""The symmetric chart (issue 11): the nine tests of shared/notes/symmetric-chart.md ("Tests that
+prove it", with its thresholds) and the issue's acceptance (whirl energy, Bricard and the N four-bar
+complete, Newton iterations within +0.7 of the end chart on every shipped example).
+
+The "whirl" is the stiff pendulum with no torque started at θ̇ = 30 rad/s (h·θ̇ = 0.15 … 0.6 rad
+per step); "free rotation" is the same with g = 0, where the end chart's per-step energy ratio is
+exactly 1 − (1 − 3β)/12·(hθ̇)⁴.
+"""
+import importlib
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+import symgen
+from symgen.simulate import consistent_state
+from symgen.steppers import make_stepper
+from symgen.steppers import nullspace as nullspace_module
+from symgen.steppers.linalg import Linearization
+
+import oracles
+import stepper_models as sm
+
+CHARTS = ("end", "symmetric")
+WHIRL = dict(xd0=[30.0, 0.0, 30.0], params={"T0": 0.0})
+FREE = dict(xd0=[30.0, 0.0, 30.0], params={"T0": 0.0, "g": 0.0})
+
+
+@pytest.fixture(scope="module")
+def pend():
+    return symgen.build(sm.stiff_pendulum())
+
+
+@pytest.fixture(scope="module")
+def four():
+    return symgen.build(sm.four_bar())
+
+
+def _sim(k, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return symgen.simulate(k, method="nullspace", **kw)
+
+
+def _example(name, **kw):
+    return symgen.build(importlib.import_module(f"symgen.examples.{name}").model(**kw))
+
+
+def _rel_energy_error(r):
+    return np.abs(r.energy - r.energy[0]) / abs(r.energy[0])
+
+
+def _null(A, k):
+    """Independent orthonormal null-space basis: the last k right singular vectors (numpy)."""
+    return np.linalg.svd(A)[2][A.shape[1] - k:].T
+
+
+def _pendulum_state(k, theta, theta_dot, t=0.0):
+    x = [math.sin(theta), -math.cos(theta), theta]
+    xd = [theta_dot * math.cos(theta), theta_dot * math.sin(theta), theta_dot]
+    return consistent_state(k, t, x, xd)
+
+
+def _four_bar_state(k, th1, rng, t=0.0):
+    return consistent_state(k, t, sm.four_bar_state(th1), rng.uniform(-3.0, 3.0, 9))
+
+
+# -- 1. "end" is today's stepper; the unified system with N_s = N_H is the paper's step ------------
+def test_end_chart_is_the_default_and_never_enters_the_chart_code(pend, monkeypatch):
+    def boom(*_a, **_k):
+        raise AssertionError("the end chart must not use the symmetric chart's code")
+
+    monkeypatch.setattr(nullspace_module, "solve_chart_step", boom)
+    monkeypatch.setattr(nullspace_module, "SymmetricChart", boom)
+    a = _sim(pend, scheme="trapezoidal", dt=0.02, t_end=1.0, **WHIRL)
+    b = _sim(pend, scheme="trapezoidal", dt=0.02, t_end=1.0, chart="end", **WHIRL)
+    assert a.meta["chart"] == b.meta["chart"] == "end"
+    for name in ("x", "xd", "xdd", "lam", "newton_iters"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    with pytest.raises(ValueError, match="unknown chart 'mid'"):
+        _sim(pend, scheme="trapezoidal", dt=0.02, t_end=0.1, chart="mid")
+    with pytest.raises(ValueError, match="nullspace method only"):
+        symgen.simulate(pend, method="index3", dt=0.02, t_end=0.1, chart="symmetric")
+
+
+def _run_steps(stepper, cs, n):
+    x, xd, xdd, lam = cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()
+    out = []
+    for i in range(n):
+        stepper.step(i * stepper.h, x, xd, xdd, lam)
+        x, xd, xdd, lam = stepper.x.copy(), stepper.xd.copy(), stepper.xdd.copy(), stepper.lam.copy()
+        out.append(np.concatenate([x, stepper.h * xd, stepper.h ** 2 * xdd]))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("model", ["pendulum", "four_bar"])
+@pytest.mark.parametrize("scheme", ["trapezoidal", "fox-goodwin"])
+def test_unified_system_with_N_s_forced_to_N_H_is_the_end_chart(model, scheme, pend, four):
+    if model == "pendulum":
+        k, cs, h = pend, _pendulum_state(pend, 0.3, 30.0), 0.02
+    else:
+        k, cs, h = four, _four_bar_state(four, 1.0, np.random.default_rng(1)), 0.01
+    end = make_stepper("nullspace", k, scheme, h, chart="end")
+    forced = make_stepper("nullspace", k, scheme, h, chart="symmetric")
+    forced._chart.basis = lambda H_n, H1, kk: forced.lin.N           # N_s = N_H
+    sym = make_stepper("nullspace", k, scheme, h, chart="symmetric")
+    a, b, c = (_run_steps(s, cs, 50) for s in (end, forced, sym))
+    assert np.abs(a - b).max() <= 1e-12 * max(1.0, np.abs(a).max())
+    assert np.abs(a - c).max() > 1e-6           # the real symmetric chart is another method
+
+
+# -- 2. one converged step satisfies (C), (E) and its chart's Newmark relations ---------------------
+@pytest.mark.parametrize("chart", CHARTS)
+@pytest.mark.parametrize("model", ["pendulum", "four_bar"])
+def test_one_step_satisfies_constraints_equilibrium_and_newmark_on_its_chart(model, chart, pend,
+                                                                              four):
+    rng = np.random.default_rng(7)
+    for trial in range(3):
+        t = float(rng.uniform(0.0, 10.0))
+        if model == "pendulum":
+            k, h = pend, 0.02
+            cs = _pendulum_state(k, rng.uniform(-math.pi, math.pi), rng.uniform(-30.0, 30.0), t)
+        else:
+            k, h = four, 0.01
+            cs = _four_bar_state(k, rng.uniform(0.0, 2 * math.pi), rng, t)
+        scheme = ("trapezoidal", "fox-goodwin")[trial % 2]
+        st = make_stepper("nullspace", k, scheme, h, chart=chart, tol=1e-12)
+        gam, bet = st.scheme.gamma, st.scheme.beta
+        st.step(t, cs.x, cs.xd, cs.xdd, cs.lam)
+        x1, xd1, xdd1, lam1 = st.x.copy(), st.xd.copy(), st.xdd.copy(), st.lam.copy()
+        x0, xd0, xdd0 = cs.x, cs.xd, cs.xdd
+        t1 = t + h
+        # (C)
+        q, H1, q_dot, _, q_ddot, _ = (np.array(a) for a in k.constraints(t1, x1, xd1, xdd1))
+        xs, vs, acs = np.abs(x1).max(), np.abs(xd1).max(), np.abs(xdd1).max()
+        assert np.abs(q).max() <= 1e-12 * max(1.0, xs)
+        assert np.abs(q_dot).max() <= 1e-12 * max(1.0, vs)
+        assert np.abs(q_ddot).max() <= 1e-12 * max(1.0, acs)
+        # (E): N_Hᵀ(M ẍ − f) = 0 at t + h
+        kk = k.n - np.linalg.matrix_rank(H1)
+        N1 = _null(H1, kk)
+        M, f, *_ = (np.array(a) for a in k.dynamics(t1, x1, xd1, xdd1, lam1))
+        scale = np.abs(M @ xdd1).max() + np.abs(f).max() + np.abs(H1.T @ lam1).max()
+        assert np.abs(N1.T @ (M @ xdd1 - f)).max() <= 1e-12 * scale
+        # (T) on the chart: N_s = N_H(t + h) (end) or the null space of ½(H(t) + H(t + h))
+        H0 = np.array(k.constraints(t, x0, xd0, xdd0)[1])
+        N_s = N1 if chart == "end" else _null(0.5 * (H0 + H1), kk)
+        R_x = x1 - x0 - h * xd0 - h * h * ((0.5 - bet) * xdd0 + bet * xdd1)
+        R_v = xd1 - xd0 - h * ((1 - gam) * xdd0 + gam * xdd1)
+        sx = np.abs(x1 - x0).max() + h * vs + h * h * acs
+        sv = np.abs(xd1 - xd0).max() + h * acs
+        assert np.abs(N_s.T @ R_x).max() <= 1e-12 * sx
+        assert np.abs(N_s.T @ R_v).max() <= 1e-12 * sv
+        if chart == "symmetric" and model == "pendulum":
+            # ... and not the end chart's relations (the check tells the charts apart)
+            assert np.abs(N1.T @ R_x).max() > 1e-8 * sx
+
+
+# -- 3. reversibility ------------------------------------------------------------------------------
+@pytest.mark.parametrize("scheme, end_miss", [("trapezoidal", 1.8e-3), ("fox-goodwin", 5.6e-3)])
+def test_symmetric_step_is_reversible(scheme, end_miss):
+    """Step, flip ẋ, step again: the symmetric chart returns to the start (x, hẋ, h²ẍ) to 1e-12;
+    the end chart misses by 1.8e-3 (TR) / 5.6e-3 (FG) at θ = 0.3, θ̇ = 30, h = 0.02."""
+    k = symgen.build(sm.stiff_pendulum(T0=0.0))
+    h = 0.02
+    cs = _pendulum_state(k, 0.3, 30.0)
+    miss = {}
+    for chart in CHARTS:
+        st = make_stepper("nullspace", k, scheme, h, chart=chart)
+        st.step(0.0, cs.x, cs.xd, cs.xdd, cs.lam)
+        st.step(h, st.x.copy(), -st.xd, st.xdd.copy(), st.lam.copy())
+        miss[chart] = max(np.abs(st.x - cs.x).max(), h * np.abs(st.xd + cs.xd).max(),
+                          h * h * np.abs(st.xdd - cs.xdd).max())
+    assert miss["symmetric"] <= 1e-12
+    assert miss["end"] == pytest.approx(end_miss, rel=0.05)
+
+
+# -- 4. free rotation ------------------------------------------------------------------------------
+@pytest.mark.parametrize("scheme", ["trapezoidal", "fox-goodwin"])
+def test_free_rotation_symmetric_chart_keeps_the_energy(pend, scheme):
+    r = _sim(pend, scheme=scheme, dt=0.02, t_end=20.0, chart="symmetric", tol=1e-12, **FREE)
+    assert r.status == "completed" and len(r.t) == 1001
+    err = _rel_energy_error(r)
+    assert err[1] <= 1e-14
+    assert err.max() <= 2e-11
+    rend = _sim(pend, scheme=scheme, dt=0.02, t_end=20.0, **FREE)
+    assert _rel_energy_error(rend)[-1] > 0.5                           # −60 % (TR), −76 % (FG)
+
+
+@pytest.mark.parametrize("scheme", ["trapezoidal", "fox-goodwin", "linear-acceleration"])
+def test_free_rotation_end_chart_loses_the_closed_form(pend, scheme):
+    """E₁/E₀ = 1 − (1 − 3β)/12·(hθ̇)⁴ per step (hθ̇ = 0.05; the ratio to the closed form lies in
+    [0.99, 1.01]); the energy loss is inherent to the end chart."""
+    h, w = 0.05, 1.0
+    r = _sim(pend, scheme=scheme, dt=h, t_end=h, xd0=[w, 0.0, w], params={"T0": 0.0, "g": 0.0},
+             tol=1e-13)
+    beta = r.meta["beta"]
+    loss = -(r.energy[1] - r.energy[0]) / r.energy[0]
+    assert 0.99 <= loss / ((1 - 3 * beta) / 12 * (h * w) ** 4) <= 1.01
+
+
+# -- 5. whirl, 100 s: no drift -----------------------------------------------------------------------
+def test_whirl_100s_symmetric_chart_has_no_drift(pend):
+    r = _sim(pend, scheme="trapezoidal", dt=0.01, t_end=100.0, chart="symmetric", **WHIRL)
+    assert r.status == "completed", r.reason
+    err = _rel_energy_error(r)
+    first, last = err[r.t <= 5.0 + 1e-9].max(), err[r.t >= 90.0 - 1e-9].max()
+    assert last <= 1.05 * first
+    assert last <= 2e-3
+
+
+# -- 6. double four-bar ----------------------------------------------------------------------------
+def test_double_four_bar_symmetric_chart_energy_bounded_without_trend():
+    """FG, h = 1e-2: max |E − E₀| ≤ 0.065 J over 10 s (end chart: 0.077), no trend over 100 s
+    (|slope| ≤ 1e-5 J/s; end chart: −2e-3 J/s)."""
+    k = _example("double_four_bar")
+    r = _sim(k, scheme="fox-goodwin", dt=1e-2, t_end=100.0, chart="symmetric")
+    assert r.status == "completed", r.reason
+    dE = r.energy - oracles.four_bar_energy(2)
+    assert np.abs(dE[r.t <= 10.0 + 1e-9]).max() <= 0.065
+    assert abs(np.polyfit(r.t, dE, 1)[0]) <= 1e-5
+    assert r.pos_err.max() < 1e-12 and r.vel_err.max() < 1e-11
+
+
+# -- 7. the stability limit is unchanged -------------------------------------------------------------
+@pytest.fixture(scope="module")
+def pendulum_reference():
+    t = np.linspace(0.0, 420.0, 42001)
+    sol = solve_ivp(lambda tt, s: [s[1], 0.1 * np.sin(0.1 * tt) - 9.8 * np.sin(s[0])],
+                    (0.0, 420.0), [0.0, 0.0], method="DOP853", rtol=1e-11, atol=1e-13, t_eval=t)
+    return sol.t, sol.y[0]
+
+
+@pytest.mark.parametrize("chart", CHARTS)
+def test_stability_limits_and_h_max_are_those_of_the_paper(pend, chart, pendulum_reference):
+    tr, thr = pendulum_reference
+    amplitude = np.abs(thr).max()
+    r = _sim(pend, scheme="fox-goodwin", dt=0.1, t_end=1.0, chart=chart)
+    assert abs(r.h_max[0] - 0.782461) < 1e-6
+    assert np.all(np.abs(r.omega_max - math.sqrt(9.8)) < 1e-4)
+    stable = _sim(pend, scheme="fox-goodwin", dt=0.78, t_end=400.0, chart=chart)
+    unstable = _sim(pend, scheme="fox-goodwin", dt=0.79, t_end=400.0, chart=chart)
+    assert stable.status == unstable.status == "completed"
+    assert np.abs(stable.coord("theta")).max() < 1.5 * amplitude
+    th79 = unstable.coord("theta")
+    assert np.abs(th79).max() > 15 * amplitude
+    err = np.abs(th79 - np.interp(unstable.t, tr, thr))
+    steps = np.arange(5, 30)
+    growth = math.exp(np.polyfit(steps, np.log(err[steps]), 1)[0])
+    assert 1.12 < growth < 1.3                          # 1.218 (end), 1.227 (symmetric)
+    for run in (stable, unstable):
+        assert max(run.pos_err.max(), run.vel_err.max(), run.acc_err.max()) <= 1e-12
+    for h, ok in ((0.6, True), (0.7, False)):
+        cd = _sim(pend, scheme="central-difference", dt=h, t_end=60.0, chart=chart,
+                  divergence_bound=10.0)
+        if ok:
+            assert cd.status == "completed" and np.abs(cd.coord("theta")).max() < 0.012
+        else:
+            assert cd.status != "completed" or np.abs(cd.coord("theta")).max() > 0.1
+
+
+# -- 8. constraint errors unchanged; redundant, k = 0 and large models complete ----------------------
+def test_constraint_errors_unchanged_and_bricard_completes():
+    k = _example("bricard")
+    runs = {c: _sim(k, t_end=3.0, chart=c) for c in CHARTS}         # FG, h = 1e-2
+    for c, r in runs.items():
+        assert r.status == "completed", (c, r.reason)
+        assert r.meta["rank_H"] == [23, 23]
+        assert r.pos_err.max() < 1e-14 and r.vel_err.max() < 1e-12 and r.acc_err.max() < 1e-11
+    # the same constraint residuals with both charts (round-off of the same size)
+    assert runs["symmetric"].pos_err.max() <= 10 * max(runs["end"].pos_err.max(), 1e-16)
+
+
+def test_slider_crank_with_no_degree_of_freedom_completes():
+    k = _example("slider_crank")
+    r = _sim(k, t_end=1.0, chart="symmetric")
+    assert r.status == "completed", r.reason
+    rr, l, w = 0.2, 0.6, 2 * np.pi
+    phi = w * r.t
+    np.testing.assert_allclose(r.output("B.x"), rr * np.cos(phi) + np.sqrt(l ** 2 - (rr * np.sin(phi)) ** 2),
+                               atol=1e-13)
+    assert r.vel_err.max() < 1e-12
+
+
+def test_n_four_bar_completes_with_the_symmetric_chart():
+    """N = 10 (63 coordinates: H_s factored by pivoted QR), 4 s through the horizontal passages."""
+    k = _example("n_four_bar", N=10)
+    r = _sim(k, dt=1e-2, t_end=4.0, chart="symmetric")
+    assert r.status == "completed", r.reason
+    assert r.meta["factorization"] == "qr" and r.meta["rank_H"] == [62, 62]
+    assert r.pos_err.max() < 1e-12 and r.vel_err.max() < 1e-11
+    B_ref, _ = oracles.four_bar_reference(10, r.t)
+    B = np.array([r.output(f"B0.{c}") for c in ("x", "y")])
+    assert np.abs(B - B_ref[:2]).max() < 2e-2
+    assert np.abs(r.energy - oracles.four_bar_energy(10)).max() < 1.0        # of ≈ 157 J
+
+
+# -- 9. why ẋ_p and ẍ_p must be minimum-norm ---------------------------------------------------------
+class _CentredLinearization(Linearization):
+    """The rejected variant: ẋ_p = ẋ₀ − H⁺(q̇ + Ḣ(x_p − x₀)), ẍ_p = ẍ₀ − H⁺(q̈ + …) (a correction of
+    the estimate, with a null-space part, instead of the minimum-norm solutions of Eqs. 39, 46)."""
+
+    def particular(self, q, q_dot, q_ddot, H, H_dot, H_ddot, xd0, xdd0):
+        super().particular(q, q_dot, q_ddot, H, H_dot, H_ddot, xd0, xdd0)
+        P = np.eye(self.n) - self.Hpinv @ H                   # projector onto the null space
+        self.xd_p += P @ xd0
+        self.dxd_p = self.xd_p - xd0
+        # ẍ_p must follow the shifted ẋ_p (Eq. 46's 2Ḣ(ẋ_p − ẋ₀) term) and carry ẍ₀'s null part
+        self.xdd_p += -2.0 * self.Hpinv @ (H_dot @ (P @ xd0)) + P @ xdd0
+        self.dxdd_p = self.xdd_p - xdd0
+
+
+def _first_update_from_rest_estimate(k, chart, centred, cs, h=0.02):
+    """The step started with the estimate of x(t + h) set to the state at t: returns how far the
+    converged x(t + h) is from x(t)."""
+    st = make_stepper("nullspace", k, "trapezoidal", h, chart=chart)
+    if centred:
+        st.lin = _CentredLinearization(k.n, k.m)
+    predict = st._predict
+
+    def stay(x, xd, xdd, lam):
+        predict(x, xd, xdd, lam)
+        st.x[:], st.xd[:], st.xdd[:] = x, xd, xdd
+    st._predict = stay
+    st.step(0.0, cs.x, cs.xd, cs.xdd, cs.lam)
+    return np.abs(st.x - cs.x).max()
+
+
+def test_centred_particular_velocity_makes_standing_still_a_solution_of_the_end_chart():
+    """With a centred ẋ_p, α̇(t) re-projected by Eq. 57 is zero, and "x(t + h) = x(t)" solves the
+    α-coordinate Newmark of the end chart exactly: started there, Newton stays there although
+    the pendulum turns at 30 rad/s (h θ̇ = 0.6 rad).  Minimum-norm ẋ_p, ẍ_p (linalg) move it.  The
+    symmetric chart writes its Newmark rows in x-space and is immune to the choice."""
+    k = symgen.build(sm.stiff_pendulum(T0=0.0))
+    cs = _pendulum_state(k, 0.3, 30.0)
+    assert _first_update_from_rest_estimate(k, "end", True, cs) < 1e-12
+    assert _first_update_from_rest_estimate(k, "end", False, cs) > 0.3
+    assert _first_update_from_rest_estimate(k, "symmetric", True, cs) > 0.3
+
+
+# -- acceptance (issue 11) ---------------------------------------------------------------------------
+@pytest.mark.parametrize("scheme", ["trapezoidal", "fox-goodwin"])
+def test_whirl_energy_symmetric_chart(pend, scheme):
+    """Max |ΔE/E₀| over 5 s: ≤ 6e-3 / 1.5e-3 / 4e-4 at h = 0.02 / 0.01 / 0.005 (the end chart loses
+    33 % (TR) and 54 % (FG) at h = 0.02)."""
+    for h, bound in ((0.02, 6e-3), (0.01, 1.5e-3), (0.005, 4e-4)):
+        r = _sim(pend, scheme=scheme, dt=h, t_end=5.0, chart="symmetric", **WHIRL)
+        assert r.status == "completed", r.reason
+        assert _rel_energy_error(r).max() <= bound, h
+        assert r.meta["chart"] == "symmetric"
+    rend = _sim(pend, scheme=scheme, dt=0.02, t_end=5.0, **WHIRL)
+    assert _rel_energy_error(rend).max() > 0.3
+
+
+EXAMPLES = [("stiff_pendulum", {}), ("double_pendulum", {}), ("andrews_squeezer", {}),
+            ("bricard", {}), ("double_four_bar", {}), ("slider_crank", {}),
+            ("n_four_bar", {"N": 10})]           # N = 40 by default: 38 s to build, 14 s to run
+
+
+@pytest.mark.parametrize("name, kw", EXAMPLES, ids=[e[0] for e in EXAMPLES])
+def test_newton_iterations_within_07_of_the_end_chart(name, kw):
+    """200 steps at the example's recommended settings, both charts."""
+    k = _example(name, **kw)
+    dt = k.model.settings["dt"]
+    it = {}
+    for c in CHARTS:
+        r = _sim(k, t_end=200 * dt, chart=c)
+        assert r.status == "completed", (c, r.reason)
+        it[c] = r.newton_iters[1:].mean()
+    assert it["symmetric"] <= it["end"] + 0.7
+
+
+# -- plumbing: the command line and the saved result ---------------------------------------------------
+def test_cli_chart_option_summary_and_saved_meta(tmp_path, capsys):
+    from symgen.cli import main
+    from symgen.result import load_result
+
+    out = tmp_path / "r.npz"
+    rc = main(["simulate", "stiff_pendulum", "--chart", "symmetric", "--t-end", "1", "--quiet",
+               "--out", str(out)])
+    text = capsys.readouterr().out
+    assert rc == 0, text
+    assert "method          nullspace (symmetric chart), scheme fox-goodwin" in text
+    assert load_result(out).meta["chart"] == "symmetric"
+    rc = main(["simulate", "stiff_pendulum", "--t-end", "1", "--quiet"])
+    assert rc == 0 and "nullspace (end chart)" in capsys.readouterr().out
+    rc = main(["simulate", "stiff_pendulum", "--method", "index3", "--chart", "symmetric",
+               "--t-end", "1", "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "nullspace method only" in err and "Traceback" not in err
+
+
+def test_singular_T_fails_the_step_with_a_message(pend):
+    """A chart basis orthogonal to N_H (T = N_sᵀN_H = 0) is a StepFailure naming t and the
+    iteration, not a silent NaN (the run keeps the steps before)."""
+    from symgen.steppers import StepFailure
+
+    cs = _pendulum_state(pend, 0.3, 3.0)
+    st = make_stepper("nullspace", pend, "trapezoidal", 0.01, chart="symmetric")
+
+    def orthogonal(H_n, H1, kk):
+        v = np.array(H1[0], dtype=float)                     # a row of H: orthogonal to N_H
+        return (v / np.linalg.norm(v))[:, None]
+
+    st._chart.basis = orthogonal
+    with pytest.raises(StepFailure, match=r"T = N_sᵀN_H is singular at t = 0.01, iteration 0"):
+        st.step(0.0, cs.x, cs.xd, cs.xdd, cs.lam)
+
+
+def test_H_n_is_kept_from_the_previous_step(pend, monkeypatch):
+    """The symmetric chart makes no extra kernel call: H at t is the one of the accepted state,
+    evaluated once at the first step only."""
+    calls = {"n": 0}
+    real = type(pend).constraints
+
+    def counting(self, *a):
+        calls["n"] += 1
+        return real(self, *a)
+
+    monkeypatch.setattr(type(pend), "constraints", counting)
+    cs = _pendulum_state(pend, 0.3, 30.0)
+    counts = {}
+    for chart in CHARTS:
+        st = make_stepper("nullspace", pend, "trapezoidal", 0.01, chart=chart)
+        x, xd, xdd, lam = cs.x, cs.xd, cs.xdd, cs.lam
+        calls["n"], iters = 0, 0
+        for i in range(20):
+            iters += st.step(i * 0.01, x, xd, xdd, lam)
+            x, xd, xdd, lam = st.x.copy(), st.xd.copy(), st.xdd.copy(), st.lam.copy()
+        counts[chart] = calls["n"] - (iters + 20)        # calls beyond one per iteration + check
+    assert counts == {"end": 0, "symmetric": 1}
