@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
+from ._io import atomic_write_text
 from .kernels import KernelsBase
 from .model import Model
 
@@ -95,14 +96,7 @@ def _abi_identity() -> str:
 
 def _atomic_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, text, private=True)
 
 
 def _sha256(path: Path) -> str:
@@ -124,6 +118,8 @@ def generated_source(model: Model, root: Path | None = None):
             return GeneratedSource.from_dict(json.loads(entry.read_text()))
         except (ValueError, KeyError, TypeError):
             log.warning("discarding unreadable generated-source cache entry %s", entry)
+    log.info("generating the C of %s (first run; cached afterwards)…", model.name,
+             extra={"symgen_note": True})
     src = generate(model)
     _atomic_write(entry, json.dumps(src.to_dict()))
     return src
@@ -223,6 +219,8 @@ def build(model: Model, *, cflags=DEFAULT_CFLAGS, cache: str | os.PathLike | Non
                 libdir.mkdir(parents=True, exist_ok=True)
                 work = Path(tempfile.mkdtemp(dir=libdir.parent, prefix=f".build-{key[:8]}-"))
                 try:
+                    log.info("compiling %s kernels (first run; cached afterwards)…", model.name,
+                             extra={"symgen_note": True})
                     built = _compile(src, module, cflags, work)
                     os.replace(built, final)                      # atomic publish
                     for fname, text in src.files.items():
