@@ -214,6 +214,44 @@ class Result:
             fh.write(f"{_CSV_END} {N} rows\n")
 
 
+def _max_or_nan(a) -> float:
+    a = np.asarray(a, dtype=float)
+    if a.size == 0:
+        return 0.0
+    return float(np.max(np.abs(a))) if np.isfinite(a).all() else math.nan
+
+
+def run_stats(result) -> dict:
+    """The maxima of the run over every step it took: ``meta['run_stats']`` as
+    :func:`symgen.simulate` records it (exact also when only every K-th step was kept), else
+    computed from the recorded rows (a result written before run_stats existed).
+
+    Keys: ``states`` (initial state + steps), ``max_pos_err``, ``max_vel_err``, ``max_acc_err``
+    (NaN if any was not finite), ``newton_iters_total``, ``newton_iters_max``, ``omega_max``
+    (largest finite ω_max), ``h_max_min`` (smallest finite h_max, inf if none) and
+    ``t_h_max_min`` (where), ``steps_h_over_h_max`` (states whose finite h_max is below h).
+    """
+    stats = (getattr(result, "meta", None) or {}).get("run_stats")
+    if isinstance(stats, dict):
+        return dict(stats)
+    t = np.asarray(result.t, dtype=float)
+    it = np.asarray(result.newton_iters, dtype=float)
+    om = np.asarray(result.omega_max, dtype=float)
+    hm = np.asarray(result.h_max, dtype=float)
+    fin = np.isfinite(hm)
+    h = (getattr(result, "meta", None) or {}).get("h")
+    om_f = om[np.isfinite(om)]
+    i = int(np.argmin(np.where(fin, hm, np.inf))) if fin.any() else None
+    return {"states": int(t.size), "max_pos_err": _max_or_nan(result.pos_err),
+            "max_vel_err": _max_or_nan(result.vel_err), "max_acc_err": _max_or_nan(result.acc_err),
+            "newton_iters_total": int(it.sum()) if it.size else 0,
+            "newton_iters_max": int(it.max()) if it.size else 0,
+            "omega_max": float(om_f.max()) if om_f.size else math.nan,
+            "h_max_min": float(hm[i]) if i is not None else math.inf,
+            "t_h_max_min": float(t[i]) if i is not None else math.nan,
+            "steps_h_over_h_max": int(np.sum(hm[fin] < h)) if isinstance(h, (int, float)) else 0}
+
+
 def _json_default(obj):
     if isinstance(obj, np.generic):
         return obj.item()

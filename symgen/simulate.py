@@ -447,7 +447,7 @@ def _run(kernels, stepper, model, method, sch, dt, t0, t_end, n_steps, x0, xd0, 
         if not whole:                       # the state of step `last + 1` is half-copied
             last = rec.last_step
         reason = (f"interrupted by {why} after step {last} of {n_steps} "
-                  f"(t = {t0 + last * dt:.9g}); the steps up to there are kept")
+                  f"(t = {t0 + last * dt:.9g})")
         log.warning("simulation of %s stopped: %s", kernels.name, reason)
     if rec.last_step != last:               # always keep the last computed state
         record(last, t0 + last * dt, it_last)
