@@ -1,7 +1,6 @@
 """Fault injection, I/O part: saves that fail or are interrupted part-way, truncated and
 bomb-like result files, SIGINT/SIGTERM during a real run, the recording of every K-th step, the
 memory refusal, and what the CLI prints (--quiet, build notes, model() options in meta)."""
-import json
 import os
 import select
 import signal
