@@ -52,6 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
+from ._io import atomic_open
 from .kernels import KernelsBase
 from .model import Model
 
@@ -245,17 +246,11 @@ def _read_private(path: Path) -> bytes:
         return fh.read()
 
 
-def _atomic_write(path: Path, data: str | bytes, mode: int = _FILE_MODE) -> None:
-    """Write ``path`` whole or not at all (a link already at ``path`` is replaced, not followed)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            os.fchmod(fh.fileno(), mode)
-            fh.write(data.encode() if isinstance(data, str) else data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def _atomic_write(path: Path, data: str | bytes) -> None:
+    """Write ``path`` whole or not at all, mode 0600 (a link already at ``path`` is replaced, not
+    followed)."""
+    with atomic_open(path, "wb", private=True) as fh:
+        fh.write(data.encode() if isinstance(data, str) else data)
 
 
 def _sha256(data: bytes) -> str:
@@ -315,6 +310,8 @@ def generated_source(model: Model, root: Path | None = None):
         pass
     except _CacheEntryError as exc:
         log.warning("discarding generated-source cache entry: %s; regenerating it", exc)
+    log.info("generating the C of %s (first run; cached afterwards)…", model.name,
+             extra={"symgen_note": True})
     src = generate(model)
     _check_file_names(src.files)
     body = src.to_dict()
@@ -490,6 +487,8 @@ def _build_entry(model: Model, src, module: str, cflags: tuple, key: str, libs: 
             _sweep_stale(libs, key)
             work = Path(tempfile.mkdtemp(dir=libs, prefix=f"{_BUILD_PREFIX}{key[:16]}-"))
             try:
+                log.info("compiling %s kernels (first run; cached afterwards)…", model.name,
+                         extra={"symgen_note": True})
                 built = _compile(src, module, cflags, work)
                 out = work / "entry"
                 _private_dir(out)

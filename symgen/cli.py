@@ -3,7 +3,7 @@
     symgen show MODEL [--term NAME] [--latex]
     symgen generate MODEL [-o DIR]
     symgen simulate MODEL [--method M] [--scheme S] [--dt H] [--t-end T] [--param NAME=VALUE]...
-                          [--out FILE.npz|FILE.csv] [--plot FILE.png] [--quiet]
+                          [--out FILE.npz|FILE.csv] [--plot FILE.png] [--every K] [--quiet]
     symgen plot RESULT [--what VIEW] -o FILE.png
     symgen stability MODEL [--scheme S]
     symgen reproduce [--out DIR] [--quick]
@@ -11,16 +11,21 @@
 MODEL is the name of a shipped example (``stiff_pendulum``) or a path to a Python file that
 defines ``model()``.  Exit codes: 0 success; 2 bad usage, a model error, a file that cannot be
 read or written, a compiler failure, or a ``--plot`` that could not be drawn (one line on stderr,
-no traceback); 3 a simulation that diverged or failed (its result file is still written); 1 an
-internal error (one line).
+no traceback); 3 a simulation that diverged or failed (its result file is still written); 130
+(Ctrl-C) or 143 (SIGTERM): interrupted (a simulation interrupted while stepping still writes the
+steps it took, status ``interrupted``); 1 an internal error (one line).  ``simulate --quiet``
+prints nothing but errors (a failed or interrupted run: one line on stderr).  The first run of a
+model says on stderr that it is generating and compiling its C (later runs hit the cache).
 Set ``SYMGEN_DEBUG=1`` to get the traceback instead of the one-line message.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import math
 import os
+import signal
 import sys
 import time
 import warnings
@@ -31,9 +36,8 @@ import numpy as np
 __all__ = ["main", "UsageError", "parse_params", "summary_lines"]
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
-#: The most steps `symgen simulate` agrees to take (the result alone holds several arrays of
-#: this length: 1e8 steps of a 3-coordinate model are already ~10 GB).
-MAX_STEPS = 10 ** 8
+#: Exit codes of a run stopped by Ctrl-C (SIGINT) or SIGTERM: 128 + the signal number.
+EXIT_SIGINT, EXIT_SIGTERM = 128 + 2, 128 + 15
 MATPLOTLIB_HINT = "plotting needs matplotlib: pip install 'symgen[plot]'"
 SCHEME_HELP = "trapezoidal, fox-goodwin, linear-acceleration, or GAMMA,BETA (e.g. 0.5001,0.2507)"
 METHODS = ("nullspace", "index3", "newmark", "central-difference")
@@ -41,6 +45,38 @@ METHODS = ("nullspace", "index3", "newmark", "central-difference")
 
 class UsageError(Exception):
     """Bad command-line input: reported as one line, exit code 2."""
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised by the SIGTERM handler :func:`main` installs: a run stops as on Ctrl-C (the partial
+    result is kept with status ``interrupted``), and the exit code is 143."""
+
+
+_terminated = [False]          # set by the SIGTERM handler: exit 143 rather than 130
+
+
+def _on_sigterm(signum, frame):
+    _terminated[0] = True
+    raise Terminated("SIGTERM")
+
+
+def _interrupt_exit_code() -> int:
+    return EXIT_SIGTERM if _terminated[0] else EXIT_SIGINT
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """SIGTERM raises :class:`Terminated` while the block runs (main thread only)."""
+    _terminated[0] = False
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except (ValueError, OSError, AttributeError):      # not the main thread, or no SIGTERM
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -107,13 +143,44 @@ def _with_defaults(model, numeric: dict):
                                  for sym, val in model.params.items()})
 
 
-def _kernels(model, backend: str, params: dict):
+class _NoteHandler(logging.Handler):
+    """Prints the library's progress notes (log records with ``symgen_note``) as ``note: ...``
+    lines on stderr, e.g. that a first run is compiling."""
+
+    def __init__(self):
+        super().__init__(logging.INFO)
+
+    def emit(self, record):
+        if getattr(record, "symgen_note", False):
+            print(f"note: {record.getMessage()}", file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def _build_notes(enabled: bool):
+    """While building: say when the C is generated or compiled (cache misses only)."""
+    if not enabled:
+        yield
+        return
+    logger = logging.getLogger("symgen.build")
+    handler, level = _NoteHandler(), logger.level
+    logger.addHandler(handler)
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+def _kernels(model, backend: str, params: dict, quiet: bool = False):
     if backend == "lambdify":
         from .kernels import LambdifyKernels
         k = LambdifyKernels(model)
     else:
         from . import build
-        k = build(model)
+        with _build_notes(not quiet):
+            k = build(model)
     if params:
         k.set_params(params)
     return k
@@ -131,18 +198,6 @@ def _fmt(value, unit=""):
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "n/a" if value is None else f"{value}"
     return f"{value:.3g}{unit}"
-
-
-def _maxabs(a):
-    if a is None:
-        return None
-    a = np.asarray(a, dtype=float)
-    if a.size == 0:
-        return 0.0
-    finite = a[np.isfinite(a)]
-    if finite.size < a.size:
-        return float("nan")
-    return float(np.max(np.abs(finite)))
 
 
 def _check_output_file(path, flag: str) -> None:
@@ -202,12 +257,14 @@ def _need_matplotlib() -> None:
 
 
 @contextlib.contextmanager
-def _warnings_as_notes():
+def _warnings_as_notes(quiet: bool = False):
     """Warnings raised inside become one ``note: ...`` line each on stderr when the block ends
-    (dropped when it raises: the error's one line is what matters then)."""
+    (dropped when it raises: the error's one line is what matters then; dropped with quiet)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default", RuntimeWarning)   # each distinct warning once
         yield caught
+    if quiet:
+        caught.clear()
     _print_notes(caught)
 
 
@@ -257,9 +314,12 @@ def _pad(label: str, width: int) -> str:
 
 def summary_lines(result, name: str, wall: float, h: float | None = None) -> list[str]:
     """The one-screen summary ``symgen simulate`` prints."""
+    from .result import run_stats
+
     meta = dict(getattr(result, "meta", None) or {})
     t = np.asarray(result.t, dtype=float)
-    steps = max(len(t) - 1, 0)
+    steps = int(meta.get("steps_done", max(len(t) - 1, 0)))
+    stats = run_stats(result)            # maxima over every step, also those not recorded
     h = h if h is not None else meta.get("h", meta.get("dt"))
     lines = [f"{name}: {result.status}"]
     reason = getattr(result, "reason", "")
@@ -275,15 +335,16 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
     chart = f" ({meta['chart']} chart)" if meta.get("chart") else ""
     lines.append(f"  method          {meta.get('method', '?')}{chart}, scheme {scheme or '?'}, "
                  f"h = {_fmt(h, ' s')}, t = {t0:g} … {t1:g} s")
-    lines.append(f"  steps           {steps}")
-    iters = getattr(result, "newton_iters", None)
-    if iters is not None and np.size(iters):
-        it = np.asarray(iters, dtype=float)
-        it = it[1:] if len(it) == len(t) and len(it) > 1 else it
-        lines.append(f"  Newton iters    {int(np.sum(it))} total, {np.mean(it):.2f} per step "
-                     f"(max {int(np.max(it))})")
-    for attr, label in (("pos_err", "max ‖q‖"), ("vel_err", "max ‖q̇‖"), ("acc_err", "max ‖q̈‖")):
-        lines.append(f"  {_pad(label, 15)} {_fmt(_maxabs(getattr(result, attr, None)))}")
+    every = int(meta.get("every", 1) or 1)
+    lines.append(f"  steps           {steps}" + (f" ({len(t)} recorded: every {every}-th and the "
+                                                 "last)" if every > 1 else ""))
+    if steps:
+        total = int(stats["newton_iters_total"])
+        lines.append(f"  Newton iters    {total} total, {total / steps:.2f} per step "
+                     f"(max {int(stats['newton_iters_max'])})")
+    for key, label in (("max_pos_err", "max ‖q‖"), ("max_vel_err", "max ‖q̇‖"),
+                       ("max_acc_err", "max ‖q̈‖")):
+        lines.append(f"  {_pad(label, 15)} {_fmt(float(stats[key]))}")
     drift, e0 = energy_drift(result)
     if drift is None:
         lines.append("  energy drift    n/a (no potential V)")
@@ -309,15 +370,15 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
                 words = "h_max unbounded (Eq. 11 gives no bound)"
             lines.append(f"  stability       {words}; h used {_fmt(h, ' s')}")
         else:
-            i = int(np.nanargmin(np.where(np.isfinite(hm), hm, np.inf)))
-            when = f" at t = {t[i]:.4g} s" if i < len(t) else ""
+            t_min = float(stats["t_h_max_min"])
+            when = f" at t = {t_min:.4g} s" if math.isfinite(t_min) else ""
             verdict = ""
             if isinstance(h, (int, float)):
-                over = int(np.sum(finite < h))
+                over = int(stats["steps_h_over_h_max"])
                 verdict = ("  (within the limit)" if over == 0
                            else f"  (h exceeds h_max on {over} steps)")
-            lines.append(f"  stability       smallest h_max = {finite.min():.6g} s{when}; "
-                         f"h used = {_fmt(h, ' s')}{verdict}")
+            lines.append(f"  stability       smallest h_max = {float(stats['h_max_min']):.6g} s"
+                         f"{when}; h used = {_fmt(h, ' s')}{verdict}")
     lines.append(f"  wall time       {wall:.2f} s"
                  + (f" ({steps / wall:.0f} steps/s)" if wall > 0 and steps else ""))
     return lines
@@ -453,13 +514,15 @@ def cmd_generate(args) -> int:
     return EXIT_OK
 
 
-def _check_steps(dt: float, t_end: float, n: int) -> None:
-    steps = round(t_end / dt)
-    if steps > MAX_STEPS:
-        gb = steps * (4 * n + 16) * 8 / 1e9
-        raise UsageError(f"--dt {dt:g} with --t-end {t_end:g} is {steps:.3g} steps (the result "
-                         f"alone would need about {gb:.3g} GB); symgen takes at most 1e8 steps: "
-                         "use a larger --dt or a smaller --t-end")
+def _check_memory(dt: float, t_end: float, every: int, mdl) -> None:
+    """Before building: the run's recorded rows fit in memory (UsageError naming --every)."""
+    from ._record import MemoryBudgetError, check_memory
+
+    steps = max(int(round(t_end / dt)), 1)
+    try:
+        check_memory(steps, every, mdl.n, mdl.m, len(mdl.output_names))
+    except MemoryBudgetError as exc:
+        raise UsageError(f"--dt {dt:g} with --t-end {t_end:g}: {exc}") from None
 
 
 def cmd_simulate(args) -> int:
@@ -468,6 +531,8 @@ def cmd_simulate(args) -> int:
         raise UsageError(f"--out {args.out}: the result file must end in .npz or .csv")
     if args.plot and Path(args.plot).suffix.lower() != ".png":
         raise UsageError(f"--plot {args.plot}: the plot file must end in .png")
+    if args.every < 1:
+        raise UsageError(f"--every must be a positive integer, got {args.every}")
     if args.out:
         _check_output_file(args.out, "--out")
     if args.plot:
@@ -479,6 +544,7 @@ def cmd_simulate(args) -> int:
         raise UsageError(f"--t-end must be a positive number, got {args.t_end}")
     _scheme(args.scheme)
     mdl, numeric = _load(args.model, params)
+    options = {k: v for k, v in params.items() if k not in numeric}   # went to model()
     settings = dict(mdl.settings)
     method = args.method or settings.get("method", "nullspace")
     scheme = args.scheme or settings.get("scheme", "trapezoidal")
@@ -488,20 +554,22 @@ def cmd_simulate(args) -> int:
         missing = "--dt" if dt is None else "--t-end"
         raise UsageError(f"model {mdl.name!r} recommends no {missing.lstrip('-').replace('-', '_')}; "
                          f"give {missing}")
-    _check_steps(float(dt), float(t_end), mdl.n)
+    _check_memory(float(dt), float(t_end), args.every, mdl)
     if isinstance(scheme, str):
         _scheme(scheme)
-    kernels = _kernels(mdl, args.backend, numeric)
+    kernels = _kernels(mdl, args.backend, numeric, quiet=args.quiet)
 
     from . import simulate
 
     progress = _Progress(progress_enabled(args.quiet), mdl.name)
     start = time.perf_counter()
     try:
-        with _warnings_as_notes():
+        with _warnings_as_notes(quiet=args.quiet):
             result = simulate(kernels, method=method, scheme=scheme, dt=float(dt),
                               t_end=float(t_end), params=numeric or None, progress=progress,
-                              chart=args.chart)
+                              chart=args.chart,
+                              every=args.every,
+                              meta={"model_spec": str(args.model), "model_options": options})
     finally:
         progress.close()
     wall = time.perf_counter() - start
@@ -519,10 +587,19 @@ def cmd_simulate(args) -> int:
         except (ValueError, OSError) as exc:
             plot_error = f"--plot {args.plot} not written: {_one_line(exc)}"
             written.append(f"plot            not written: {_one_line(exc)}")
-    for line in summary_lines(result, mdl.name, wall, h=float(dt)):
-        print(line)
-    for line in written:
-        print(f"  {line}")
+    if not args.quiet:
+        for line in summary_lines(result, mdl.name, wall, h=float(dt)):
+            print(line)
+        for line in written:
+            print(f"  {line}")
+    if result.status == "interrupted":
+        kept = f"; the steps taken are in {args.out}" if args.out else ""
+        print(f"{mdl.name}: {result.reason}{kept}", file=sys.stderr)
+        return _interrupt_exit_code()
+    if args.quiet and result.status != "completed":
+        kept = f" (the steps taken are in {args.out})" if args.out else ""
+        print(f"error: {mdl.name}: {result.status}: {_one_line(result.reason)}{kept}",
+              file=sys.stderr)
     if result.status != "completed":
         return EXIT_FAILED
     if plot_error:
@@ -642,7 +719,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--what", choices=_what(), default=None,
                    help="what --plot draws (default: the outputs, or the coordinates of a model "
                    "without outputs)")
-    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.add_argument("--every", type=int, default=1, metavar="K",
+                   help="record every K-th step and the last (default 1: every step); the "
+                   "summary's maxima (‖q‖, iterations, h_max) still cover every step")
+    s.add_argument("--quiet", action="store_true", help="print nothing but errors: no summary, "
+                   "no progress bar, no notes (a failed or interrupted run still says so on "
+                   "stderr)")
     s.add_argument("--backend", choices=("c", "lambdify"), default="c",
                    help="kernels: compiled C (default) or sympy.lambdify (slow, no compiler)")
     s.set_defaults(func=cmd_simulate)
@@ -766,24 +848,29 @@ def _report(exc: BaseException) -> int:
 def main(argv=None) -> int:
     """Run the command line; returns the exit code (0 ok, 2 usage/model/file error, 3 failed run,
     1 internal error)."""
-    import logging
-    if not logging.getLogger().handlers:
-        # the summary reports failures; keep the library's warnings out of the terminal
+    root = logging.getLogger()
+    if not root.handlers:
+        # the summary reports failures; keep the library's warnings (and its INFO notes, which
+        # the CLI prints itself) out of the terminal
         logging.basicConfig(level=logging.ERROR, format="symgen: %(message)s")
+        for handler in root.handlers:
+            handler.setLevel(logging.ERROR)
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
         if args.command is None:
             parser.print_help()
             return EXIT_USAGE
-        with _warnings_as_notes():
+        quiet = args.command == "simulate" and args.quiet
+        with _sigterm_as_interrupt(), _warnings_as_notes(quiet=quiet):
             return args.func(args)
     except UsageError as exc:
         print(f"error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        print("interrupted" + (" (SIGTERM)" if isinstance(exc, Terminated) else ""),
+              file=sys.stderr)
+        return EXIT_SIGTERM if isinstance(exc, Terminated) else EXIT_SIGINT
     except BrokenPipeError:
         # the reader went away (`symgen show ... | head`): silence the final flush
         try:

@@ -18,6 +18,7 @@ import sympy as sp
 from sympy.printing.c import C99CodePrinter
 
 from . import __version__
+from ._io import atomic_write_text
 from .derive import Derived, derive, kernel_terms
 from .model import Model, ModelError, c_name, t
 
@@ -103,7 +104,7 @@ class GeneratedSource:
         paths = []
         for fname, text in self.files.items():
             path = out / fname
-            path.write_text(text)
+            atomic_write_text(path, text)
             paths.append(path)
         return paths
 

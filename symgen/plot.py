@@ -212,7 +212,10 @@ def _step_used(result):
 
 def save(fig, path) -> None:
     """Write ``fig`` as a PNG (the format follows the file name; PNG is what symgen documents)."""
-    fig.savefig(str(path), dpi=110)
+    from ._io import atomic_open
+
+    with atomic_open(path, "wb") as fh:          # a PNG written whole or not at all
+        fig.savefig(fh, format="png", dpi=110)
 
 
 def plot_result(result, what: str = "coordinates", path=None, select=None):

@@ -36,6 +36,8 @@ from typing import Callable
 
 import numpy as np
 
+from ._io import atomic_write_text
+
 __all__ = ["run", "Report", "Claim", "CLAIMS", "minimal_pendulum", "minimal_double_pendulum"]
 
 log = logging.getLogger(__name__)
@@ -966,8 +968,8 @@ def _write(report: Report, ctx: _Context, errors: dict) -> None:
             lines.append(f"- {r['model']}, {r['method']}, {r['scheme']}, h = {r['h']:g}"
                          f"{', ' + ', '.join(f'{k}={v:g}' for k, v in r['params'].items()) if r['params'] else ''}"
                          f": {' '.join(r['reason'].split())}")
-    report.path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (report.path.parent / "claims.json").write_text(json.dumps(
+    atomic_write_text(report.path, "\n".join(lines) + "\n")
+    atomic_write_text(report.path.parent / "claims.json", json.dumps(
         [dict(id=c.id, experiment=c.experiment, claim=c.text, paper=c.paper, ours=c.ours,
               agree=c.agree, rule=c.rule, figure=c.figure, derived_from=c.derived_from)
          for c in report.claims], indent=1),

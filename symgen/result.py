@@ -24,26 +24,38 @@ energy (N,) or None:
 outputs (N × n_out), output_names:
     the model's named outputs.
 status:
-    ``'completed'``, ``'diverged'`` (non-finite values or |x| past the divergence bound) or
-    ``'failed'`` (Newton did not converge, or a singular step matrix); all steps before the failure
-    are kept.
+    ``'completed'``, ``'diverged'`` (non-finite values or |x| past the divergence bound),
+    ``'failed'`` (Newton did not converge, or a singular step matrix) or ``'interrupted'``
+    (Ctrl-C, or SIGTERM under the CLI); all steps before the stop are kept.
 reason:
     empty when completed, otherwise a sentence naming time, step, iteration and residual norms.
 meta:
     dict: versions (symgen, numpy, scipy, sympy, python), model name and hash, method, scheme
-    ({name, gamma, beta, hht_alpha}), h, t0, t_end, tolerances, parameters, wall time, …
+    ({name, gamma, beta, hht_alpha}), h, t0, t_end, tolerances, parameters, wall time, ``every``
+    (rows are every K-th step plus the last one) and ``run_stats``: the maxima over *all* steps
+    taken (see :func:`run_stats`), exact also when only every K-th step is recorded.
+
+Files are written whole or not at all (a temporary file renamed over the target).  A CSV
+declares its row count in its header and ends with an end line; a ``.npz`` declares its array
+shapes: :func:`load_result` checks both before trusting (or allocating) the data.
 """
 from __future__ import annotations
 
 import json
 import math
+import zipfile
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Result", "load_result", "STATUSES"]
+from ._io import atomic_open, memory_budget
 
-STATUSES = ("completed", "diverged", "failed")
+__all__ = ["Result", "load_result", "run_stats", "STATUSES"]
+
+STATUSES = ("completed", "diverged", "failed", "interrupted")
+CSV_FORMAT = "symgen-result-csv 2"
+_CSV_END = "# end of symgen result:"
+_CSV_CHUNK = 4096           # rows formatted at a time (no full copy of the table when saving)
 
 _ARRAYS = ("t", "x", "xd", "xdd", "lam", "pos_err", "vel_err", "acc_err", "omega_max", "h_max",
            "newton_iters", "outputs")
@@ -155,44 +167,89 @@ class Result:
         data["status"] = np.array(self.status)
         data["reason"] = np.array(self.reason)
         data["meta"] = np.array(json.dumps(self.meta, default=_json_default))
-        with open(path, "wb") as fh:
+        with atomic_open(path, "wb") as fh:
             np.savez_compressed(fh, **data)
 
-    def _columns(self):
-        cols, names = [self.t[:, None]], ["t"]
+    def _column_blocks(self):
+        """(name list, list of (N,) or (N, k) arrays) in the CSV's column order."""
+        blocks, names = [self.t], ["t"]
         for key, arr in (("x", self.x), ("xd", self.xd), ("xdd", self.xdd)):
-            cols.append(arr)
+            blocks.append(arr)
             names += [f"{key}:{c}" for c in self.coords]
-        cols.append(self.lam)
+        blocks.append(self.lam)
         names += [f"lam:{i}" for i in range(self.lam.shape[1])]
         for key in ("pos_err", "vel_err", "acc_err", "omega_max", "h_max", "newton_iters"):
-            cols.append(np.asarray(getattr(self, key), dtype=float)[:, None])
+            blocks.append(getattr(self, key))
             names.append(key)
         for key in _OPTIONAL:
             arr = getattr(self, key)
             if arr is not None:
-                cols.append(arr[:, None])
+                blocks.append(arr)
                 names.append(key)
-        cols.append(self.outputs)
+        blocks.append(self.outputs)
         names += [f"out:{s}" for s in self.output_names]
-        return np.hstack(cols) if cols else np.zeros((0, 0)), names
+        return names, blocks
 
     def _save_csv(self, path: Path) -> None:
-        table, names = self._columns()
+        names, blocks = self._column_blocks()
+        N = self.t.shape[0]
         header = {
-            "format": "symgen-result-csv 1",
+            "format": CSV_FORMAT,
+            "rows": int(N),
             "coords": list(self.coords),
             "output_names": list(self.output_names),
             "n_lam": int(self.lam.shape[1]),
             "status": self.status,
             "reason": self.reason,
         }
-        with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        with atomic_open(path, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(f"# symgen result: {json.dumps(header)}\n")
             fh.write(f"# meta: {json.dumps(self.meta, default=_json_default)}\n")
             fh.write(",".join(names) + "\n")
-            for row in table:
-                fh.write(",".join(repr(float(v)) for v in row) + "\n")
+            for a in range(0, N, _CSV_CHUNK):
+                b = min(a + _CSV_CHUNK, N)
+                table = np.hstack([np.asarray(blk[a:b], dtype=float).reshape(b - a, -1)
+                                   for blk in blocks])
+                fh.writelines(",".join(repr(float(v)) for v in row) + "\n" for row in table)
+            fh.write(f"{_CSV_END} {N} rows\n")
+
+
+def _max_or_nan(a) -> float:
+    a = np.asarray(a, dtype=float)
+    if a.size == 0:
+        return 0.0
+    return float(np.max(np.abs(a))) if np.isfinite(a).all() else math.nan
+
+
+def run_stats(result) -> dict:
+    """The maxima of the run over every step it took: ``meta['run_stats']`` as
+    :func:`symgen.simulate` records it (exact also when only every K-th step was kept), else
+    computed from the recorded rows (a result written before run_stats existed).
+
+    Keys: ``states`` (initial state + steps), ``max_pos_err``, ``max_vel_err``, ``max_acc_err``
+    (NaN if any was not finite), ``newton_iters_total``, ``newton_iters_max``, ``omega_max``
+    (largest finite ω_max), ``h_max_min`` (smallest finite h_max, inf if none) and
+    ``t_h_max_min`` (where), ``steps_h_over_h_max`` (states whose finite h_max is below h).
+    """
+    stats = (getattr(result, "meta", None) or {}).get("run_stats")
+    if isinstance(stats, dict):
+        return dict(stats)
+    t = np.asarray(result.t, dtype=float)
+    it = np.asarray(result.newton_iters, dtype=float)
+    om = np.asarray(result.omega_max, dtype=float)
+    hm = np.asarray(result.h_max, dtype=float)
+    fin = np.isfinite(hm)
+    h = (getattr(result, "meta", None) or {}).get("h")
+    om_f = om[np.isfinite(om)]
+    i = int(np.argmin(np.where(fin, hm, np.inf))) if fin.any() else None
+    return {"states": int(t.size), "max_pos_err": _max_or_nan(result.pos_err),
+            "max_vel_err": _max_or_nan(result.vel_err), "max_acc_err": _max_or_nan(result.acc_err),
+            "newton_iters_total": int(it.sum()) if it.size else 0,
+            "newton_iters_max": int(it.max()) if it.size else 0,
+            "omega_max": float(om_f.max()) if om_f.size else math.nan,
+            "h_max_min": float(hm[i]) if i is not None else math.inf,
+            "t_h_max_min": float(t[i]) if i is not None else math.nan,
+            "steps_h_over_h_max": int(np.sum(hm[fin] < h)) if isinstance(h, (int, float)) else 0}
 
 
 def _json_default(obj):
@@ -209,12 +266,16 @@ def _json_roundtrip(meta: dict):
     return json.loads(json.dumps(meta, default=_json_default))
 
 
-def load_result(path) -> Result:
+def load_result(path, *, max_bytes: int | None = None) -> Result:
     """Read a Result written by :meth:`Result.save` (``.npz`` or ``.csv``).
 
     A file that cannot be opened raises the OSError (FileNotFoundError, PermissionError, …); a
-    file that is not a complete symgen result (truncated, another format, missing keys) raises
-    ValueError naming the file.
+    file that is not a complete symgen result (truncated, another format, missing keys, fewer
+    rows than its header declares) raises ValueError naming the file.  Before any array is
+    read, the sizes the file declares (the ``.npy`` headers inside a ``.npz``, the row count of a
+    CSV) are checked against each other and against ``max_bytes`` (default
+    :func:`symgen._io.memory_budget`, half the physical memory): a small file that would
+    decompress to more is refused without allocating it.
     """
     path = Path(path)
     suffix = path.suffix.lower()
@@ -224,13 +285,13 @@ def load_result(path) -> Result:
         reader, kind = _load_csv, "a symgen result CSV"
     else:
         raise ValueError(f"cannot load a Result from {path.name!r}: expected a .npz or .csv file")
+    limit = memory_budget() if max_bytes is None else int(max_bytes)
     try:
         if suffix == ".npz" and path.is_file():
-            import zipfile
             if not zipfile.is_zipfile(path):   # np.load would guess a pickle and say so
                 raise ValueError(f"{path} is not {kind}: not a zip archive (truncated, or "
                                  "another format)")
-        return reader(path)
+        return reader(path, limit)
     except ValueError as exc:
         if str(exc).startswith(str(path)):
             raise
@@ -249,7 +310,72 @@ def _not_a_result(path: Path, kind: str, exc: BaseException) -> ValueError:
                       f"{type(exc).__name__}: {why}")
 
 
-def _load_npz(path: Path) -> Result:
+def _too_big(path: Path, what: str, nbytes: int, limit: int) -> ValueError:
+    return ValueError(f"{path}: {what} would take {nbytes / 1e6:.4g} MB in memory, more than the "
+                      f"{limit / 1e6:.4g} MB a result may take (half the physical memory; "
+                      "load_result(max_bytes=...) or SYMGEN_MEMORY_LIMIT sets the limit)")
+
+
+#: Members of a result .npz that hold one row per recorded step, and the width of each
+#: ("n": the number of coordinates, "lam"/"out": free widths, None: 1-D).
+_PER_STEP = {"t": None, "x": "n", "xd": "n", "xdd": "n", "lam": "lam", "pos_err": None,
+             "vel_err": None, "acc_err": None, "omega_max": None, "h_max": None,
+             "newton_iters": None, "energy": None, "energy_kinetic": None,
+             "energy_potential": None, "outputs": "out"}
+
+
+def _npz_headers(path: Path, limit: int) -> dict:
+    """{member: (shape, dtype)} from the ``.npy`` headers of a result .npz, checked before any
+    array is read: each header's shape fits the bytes its member holds, the members hold no more
+    than ``limit`` bytes in all, and the per-step arrays agree on the number of rows."""
+    fmt = np.lib.format
+    headers = {}
+    with zipfile.ZipFile(path) as zf:
+        infos = zf.infolist()
+        total = sum(info.file_size for info in infos)
+        if total > limit:
+            raise _too_big(path, f"its arrays (declared {total} bytes uncompressed, "
+                           f"{path.stat().st_size} bytes on disk)", total, limit)
+        for info in infos:
+            name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+            with zf.open(info) as fh:
+                version = fmt.read_magic(fh)
+                if version == (1, 0):
+                    shape, _, dtype = fmt.read_array_header_1_0(fh)
+                elif version == (2, 0):
+                    shape, _, dtype = fmt.read_array_header_2_0(fh)
+                else:
+                    raise ValueError(f"{path}: member {name!r} has .npy format {version}")
+            if dtype.hasobject:
+                raise ValueError(f"{path}: member {name!r} holds Python objects")
+            nbytes = math.prod(shape) * dtype.itemsize
+            if nbytes > info.file_size:
+                raise ValueError(f"{path}: member {name!r} declares shape {shape} ({nbytes} bytes) "
+                                 f"but holds {info.file_size} bytes")
+            headers[name] = (tuple(shape), dtype)
+    if "t" not in headers or len(headers["t"][0]) != 1:
+        raise ValueError(f"{path}: no 1-D time array 't'")
+    N = headers["t"][0][0]
+    n = headers["coords"][0] if "coords" in headers else None
+    for name, width in _PER_STEP.items():
+        if name not in headers:
+            continue
+        shape = headers[name][0]
+        ok = len(shape) >= 1 and shape[0] == N
+        if ok and width is None:
+            ok = len(shape) == 1
+        elif ok and width == "n":
+            ok = len(shape) == 2 and (n is None or (shape[1],) == n)
+        elif ok and name == "lam":
+            ok = len(shape) in (1, 2)
+        if not ok:
+            raise ValueError(f"{path}: member {name!r} has shape {shape}, which does not fit "
+                             f"{N} recorded steps" + (f" of {n[0]} coordinates" if n else ""))
+    return headers
+
+
+def _load_npz(path: Path, limit: int) -> Result:
+    _npz_headers(path, limit)
     with np.load(path, allow_pickle=False) as z:
         kw = {name: z[name] for name in _ARRAYS}
         for name in _OPTIONAL:
@@ -264,12 +390,15 @@ def _load_npz(path: Path) -> Result:
                   meta=meta, **kw)
 
 
-def _load_csv(path: Path) -> Result:
+def _load_csv(path: Path, limit: int) -> Result:
     header, meta, names = None, {}, None
-    rows = []
+    rows, table, k, end = [], None, 0, None
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             line = line.rstrip("\n")
+            if line.startswith(_CSV_END):
+                end = line
+                break
             if line.startswith("# symgen result:"):
                 header = json.loads(line.split(":", 1)[1])
             elif line.startswith("# meta:"):
@@ -278,11 +407,40 @@ def _load_csv(path: Path) -> Result:
                 continue
             elif names is None:
                 names = line.split(",")
+                declared = header.get("rows") if isinstance(header, dict) else None
+                if declared is not None:
+                    declared = int(declared)
+                    # each value takes at least 2 characters ("0,"): a larger count is a lie
+                    size = path.stat().st_size
+                    if declared < 0 or declared * len(names) * 2 > size:
+                        raise ValueError(f"{path}: its header declares {declared} rows of "
+                                         f"{len(names)} columns, more than its {size} bytes hold")
+                    if declared * len(names) * 8 > limit:
+                        raise _too_big(path, f"its {declared} rows", declared * len(names) * 8,
+                                       limit)
+                    table = np.empty((declared, len(names)))
             else:
-                rows.append([float(v) for v in line.split(",")])
+                values = [float(v) for v in line.split(",")]
+                if len(values) != len(names):
+                    raise ValueError(f"{path}: data row {k + 1} has {len(values)} values, "
+                                     f"expected {len(names)} (truncated?)")
+                if table is None:
+                    rows.append(values)
+                elif k < table.shape[0]:
+                    table[k] = values
+                else:
+                    raise ValueError(f"{path}: more data rows than the {table.shape[0]} its "
+                                     "header declares")
+                k += 1
     if header is None or names is None:
         raise ValueError(f"{path} is not a symgen result CSV (missing the '# symgen result:' header)")
-    table = np.array(rows, dtype=float).reshape(len(rows), len(names))
+    if "rows" in header:               # format 2: the row count and the end line are checked
+        declared = int(header["rows"])
+        if k != declared or end is None:
+            raise ValueError(f"{path} is truncated: its header declares {declared} rows, found {k}"
+                             + ("" if k != declared else " and no end line"))
+    else:                              # format 1 (before the row count was recorded)
+        table = np.array(rows, dtype=float).reshape(len(rows), len(names))
     col = {name: i for i, name in enumerate(names)}
     coords, outs, n_lam = header["coords"], header["output_names"], int(header["n_lam"])
 

@@ -20,6 +20,7 @@ from typing import Callable, Mapping, NamedTuple
 
 import numpy as np
 
+from ._record import Recorder, check_memory
 from .result import Result
 from .steppers import (DEFAULT_CONSTRAINT_TOL, DEFAULT_MAX_ITER, DEFAULT_RANK_TOL, DEFAULT_TOL,
                        METHODS, Linearization, StepFailure, make_stepper, parse_scheme)
@@ -214,7 +215,8 @@ def simulate(model_or_kernels, method: str | None = None, scheme=None, dt: float
              constraint_tol: float = DEFAULT_CONSTRAINT_TOL, t0: float = 0.0,
              estimate: bool = True, consistent: bool = True,
              blas_threads: int | None = 1, factorization: str = "auto",
-             chart: str | None = None) -> Result:
+             chart: str | None = None, every: int = 1,
+             meta: Mapping | None = None) -> Result:
     """Integrate a model from t0 to t_end with fixed steps dt; returns a :class:`~symgen.Result`.
 
     Parameters
@@ -254,10 +256,26 @@ def simulate(model_or_kernels, method: str | None = None, scheme=None, dt: float
         is not finite.
     estimate:
         record ω_max and h_max every step (index3 pays one extra SVD and kernel call for it).
+    every:
+        record every ``every``-th step (and always the initial state and the last step taken);
+        ``meta['run_stats']`` keeps the maxima of the residuals, Newton iterations, ω_max and the
+        smallest h_max over *all* steps.  A run whose recorded rows would take more than half the
+        physical memory is refused before it starts (:class:`ValueError` naming the ``every``
+        that would fit).
+    meta:
+        extra entries for the result's ``meta`` (e.g. the ``model()`` options the model was built
+        with); they do not replace the entries simulate writes.
     blas_threads:
         BLAS threads during the run (threadpoolctl; ``None`` leaves BLAS as it is).  The step's
         matrices are small: one thread is faster (2.3× on the 243-coordinate N four-bar on an idle
         2-core machine) and does not collapse when other processes load the cores.
+
+    Failure is data, not an exception: a run that diverges, fails or is interrupted returns the
+    steps it took, with ``status`` ``'diverged'``, ``'failed'`` or ``'interrupted'`` and a
+    ``reason``.  A KeyboardInterrupt (Ctrl-C, or any subclass of it raised by a signal handler)
+    during the steps ends the run with status ``'interrupted'``; simulate returns that Result
+    rather than re-raising, so a script running several simulations should check
+    ``result.status`` (before the first step an interrupt propagates: nothing was computed).
     """
     t_wall = time.perf_counter()
     kernels = as_kernels(model_or_kernels)
@@ -303,6 +321,11 @@ def simulate(model_or_kernels, method: str | None = None, scheme=None, dt: float
         warnings.warn(f"(t_end − t0)/dt = {span:.12g} is not an integer; taking {n_steps} steps "
                       f"(ending at t = {t0 + n_steps * dt:.12g})", RuntimeWarning, stacklevel=2)
 
+    if isinstance(every, bool) or int(every) != every or every < 1:
+        raise ValueError(f"every must be a positive integer, got {every!r}")
+    every = int(every)
+    check_memory(n_steps, every, n, kernels.m, kernels.n_out)
+
     saved_p = kernels.p.copy()
     try:
         if params:
@@ -316,7 +339,7 @@ def simulate(model_or_kernels, method: str | None = None, scheme=None, dt: float
                 _blas_limit(blas_threads):
             return _run(kernels, stepper, model, method, sch, dt, t0, t_end, n_steps, x0, xd0, tol,
                         constraint_tol, max_iter, rank_tol, progress, float(divergence_bound),
-                        consistent, estimate, t_wall)
+                        consistent, estimate, t_wall, every, meta)
     finally:
         kernels.p[:] = saved_p
 
@@ -343,19 +366,14 @@ def _blas_limit(threads: int | None):
 
 
 def _run(kernels, stepper, model, method, sch, dt, t0, t_end, n_steps, x0, xd0, tol,
-         constraint_tol, max_iter, rank_tol, progress, bound, consistent, estimate, t_wall) -> Result:
+         constraint_tol, max_iter, rank_tol, progress, bound, consistent, estimate, t_wall,
+         every, extra_meta) -> Result:
     n, m, n_out = kernels.n, kernels.m, kernels.n_out
-    N = n_steps + 1
-    # every buffer of the run, allocated once -------------------------------------------------
-    T = np.empty(N)
-    X, XD, XDD, LAM = np.empty((N, n)), np.empty((N, n)), np.empty((N, n)), np.empty((N, m))
-    PE, VE, AE = np.zeros(N), np.zeros(N), np.zeros(N)
-    OM, HM = np.full(N, np.nan), np.full(N, np.nan)
-    IT = np.zeros(N, dtype=int)
-    EK, EP = np.zeros(N), np.zeros(N)
-    OUT = np.zeros((N, n_out))
     has_energy = hasattr(kernels, "energy")
     has_outputs = n_out > 0 and hasattr(kernels, "outputs")
+    # every recorded row, allocated once (every K-th step and the last); the state being
+    # advanced lives in its own buffers so that unrecorded steps cost no row
+    rec = Recorder(n, m, n_out, n_steps, every, dt, energy=has_energy, outputs=has_outputs)
 
     # initial state --------------------------------------------------------------------------
     if consistent:
@@ -366,80 +384,90 @@ def _run(kernels, stepper, model, method, sch, dt, t0, t_end, n_steps, x0, xd0, 
                           f"|dxd| = {cs.dxd:.3e}", RuntimeWarning, stacklevel=3)
     else:
         cs = consistent_state(kernels, t0, x0, xd0, rank_tol=rank_tol, project=False)
-    T[0] = t0
-    X[0], XD[0], XDD[0], LAM[0] = cs.x, cs.xd, cs.xdd, cs.lam
-    PE[0], VE[0], AE[0] = cs.residuals
+    x, xd, xdd, lam = cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()
+    res = np.array(cs.residuals, dtype=float)
+    w = hm = math.nan
     if estimate:
         try:
-            OM[0] = _estimate_at(kernels, Linearization(n, m, rank_tol), t0, cs.x, cs.xd, cs.xdd, cs.lam)
+            w = _estimate_at(kernels, Linearization(n, m, rank_tol), t0, x, xd, xdd, lam)
         except (np.linalg.LinAlgError, ValueError):
-            OM[0] = np.nan
-        HM[0] = sch.h_max(OM[0])
+            w = math.nan
+        hm = sch.h_max(w)
 
-    def record(i, t):
-        if has_energy:
-            EK[i], EP[i] = kernels.energy(t, X[i], XD[i])
-        if has_outputs:
-            OUT[i] = kernels.outputs(t, X[i], XD[i])
+    def record(j, t, iters):
+        rec.add(j, t, x, xd, xdd, lam, res, iters, w, hm,
+                kernels.energy(t, x, xd) if has_energy else None,
+                kernels.outputs(t, x, xd) if has_outputs else None)
 
-    record(0, t0)
-    stepper.start(t0, X[0], XD[0], XDD[0], LAM[0])
+    rec.observe(t0, res, 0, w, hm)
+    record(0, t0, 0)
+    stepper.start(t0, x, xd, xdd, lam)
 
-    status, reason, last = "completed", "", 0
-    for i in range(n_steps):
-        t = t0 + i * dt
-        t1 = t0 + (i + 1) * dt
-        try:
-            iters = stepper.step(t, X[i], XD[i], XDD[i], LAM[i])
-        except StepFailure as exc:
-            status = "diverged" if exc.nonfinite else "failed"
-            reason = f"step {i + 1} (t = {t1:.9g}): {exc}"
-            log.warning("simulation of %s stopped: %s", kernels.name, reason)
-            break
-        except (FloatingPointError, OverflowError, ZeroDivisionError, np.linalg.LinAlgError) as exc:
-            status = "failed"
-            reason = (f"step {i + 1} (t = {t1:.9g}): numerical error inside the {method} step: "
-                      f"{type(exc).__name__}: {exc}")
-            log.warning("simulation of %s stopped: %s", kernels.name, reason)
-            break
-        # divergence: non-finite values or a state past the bound (a sum is NaN/inf if any entry is)
-        x1 = stepper.x
-        if not math.isfinite(x1.sum() + stepper.xd.sum() + stepper.xdd.sum() + stepper.lam.sum()
-                             + stepper.res.sum()):
-            status = "diverged"
-            reason = (f"step {i + 1} (t = {t1:.9g}): non-finite values in the state or its "
-                      f"constraint residuals (Newton iterations {iters})")
-            log.warning("simulation of %s stopped: %s", kernels.name, reason)
-            break
-        # x, hẋ and h²ẍ are all lengths: a blow-up shows first in the velocities and
-        # accelerations (constrained coordinates are held by the geometry)
-        sizes = (norm2(x1), dt * norm2(stepper.xd), dt * dt * norm2(stepper.xdd))
-        if max(sizes) > bound:
-            which = ("|x|", "h|xd|", "h²|xdd|")[sizes.index(max(sizes))]
-            status = "diverged"
-            reason = (f"step {i + 1} (t = {t1:.9g}): {which} = {max(sizes):.3e} exceeds the "
-                      f"divergence bound {bound:.3e}")
-            log.warning("simulation of %s stopped: %s", kernels.name, reason)
-            break
-        j = i + 1
-        T[j] = t1
-        X[j], XD[j], XDD[j] = x1, stepper.xd, stepper.xdd
-        LAM[j] = stepper.lam
-        PE[j], VE[j], AE[j] = stepper.res
-        IT[j] = iters
-        if estimate:
-            w = stepper.omega_max
-            OM[j] = w
-            HM[j] = sch.h_max(w)
-        if has_energy:
-            EK[j], EP[j] = kernels.energy(t1, x1, stepper.xd)
-        if has_outputs:
-            OUT[j] = kernels.outputs(t1, x1, stepper.xd)
-        last = j
-        if progress is not None:
-            progress(j, n_steps)
+    status, reason, last, it_last, whole = "completed", "", 0, 0, True
+    try:
+        for i in range(n_steps):
+            t = t0 + i * dt
+            t1 = t0 + (i + 1) * dt
+            try:
+                iters = stepper.step(t, x, xd, xdd, lam)
+            except StepFailure as exc:
+                status = "diverged" if exc.nonfinite else "failed"
+                reason = f"step {i + 1} (t = {t1:.9g}): {exc}"
+                log.warning("simulation of %s stopped: %s", kernels.name, reason)
+                break
+            except (FloatingPointError, OverflowError, ZeroDivisionError,
+                    np.linalg.LinAlgError) as exc:
+                status = "failed"
+                reason = (f"step {i + 1} (t = {t1:.9g}): numerical error inside the {method} "
+                          f"step: {type(exc).__name__}: {exc}")
+                log.warning("simulation of %s stopped: %s", kernels.name, reason)
+                break
+            # divergence: non-finite values or a state past the bound (a sum is NaN/inf if any
+            # entry is)
+            x1 = stepper.x
+            if not math.isfinite(x1.sum() + stepper.xd.sum() + stepper.xdd.sum()
+                                 + stepper.lam.sum() + stepper.res.sum()):
+                status = "diverged"
+                reason = (f"step {i + 1} (t = {t1:.9g}): non-finite values in the state or its "
+                          f"constraint residuals (Newton iterations {iters})")
+                log.warning("simulation of %s stopped: %s", kernels.name, reason)
+                break
+            # x, hẋ and h²ẍ are all lengths: a blow-up shows first in the velocities and
+            # accelerations (constrained coordinates are held by the geometry)
+            sizes = (norm2(x1), dt * norm2(stepper.xd), dt * dt * norm2(stepper.xdd))
+            if max(sizes) > bound:
+                which = ("|x|", "h|xd|", "h²|xdd|")[sizes.index(max(sizes))]
+                status = "diverged"
+                reason = (f"step {i + 1} (t = {t1:.9g}): {which} = {max(sizes):.3e} exceeds the "
+                          f"divergence bound {bound:.3e}")
+                log.warning("simulation of %s stopped: %s", kernels.name, reason)
+                break
+            # accept the step (an interrupt in here leaves the state half-copied: `whole`)
+            j = i + 1
+            whole = False
+            x[:], xd[:], xdd[:], lam[:] = x1, stepper.xd, stepper.xdd, stepper.lam
+            res[:] = stepper.res
+            if estimate:
+                w = stepper.omega_max
+                hm = sch.h_max(w)
+            whole = True
+            last, it_last = j, iters
+            rec.observe(t1, res, iters, w, hm)
+            if j % every == 0:
+                record(j, t1, iters)
+            if progress is not None:
+                progress(j, n_steps)
+    except KeyboardInterrupt as exc:
+        status = "interrupted"
+        why = str(exc) or "KeyboardInterrupt (Ctrl-C)"
+        if not whole:                       # the state of step `last + 1` is half-copied
+            last = rec.last_step
+        reason = (f"interrupted by {why} after step {last} of {n_steps} "
+                  f"(t = {t0 + last * dt:.9g})")
+        log.warning("simulation of %s stopped: %s", kernels.name, reason)
+    if rec.last_step != last:               # always keep the last computed state
+        record(last, t0 + last * dt, it_last)
 
-    K = last + 1
     has_V = bool(getattr(kernels, "has_potential", False))
     meta = _versions()
     meta.update({
@@ -455,6 +483,7 @@ def _run(kernels, stepper, model, method, sch, dt, t0, t_end, n_steps, x0, xd0, 
         "t_end": t_end,
         "n_steps": n_steps,
         "steps_done": last,
+        "every": every,
         "tol": tol,
         "constraint_tol": constraint_tol,
         "max_iter": max_iter,
@@ -467,18 +496,16 @@ def _run(kernels, stepper, model, method, sch, dt, t0, t_end, n_steps, x0, xd0, 
         "coords": list(kernels.coord_names),
         "n": n,
         "m": m,
+        "run_stats": rec.stats(),
         "wall_time": time.perf_counter() - t_wall,
     })
     meta["stalled_steps"] = int(getattr(stepper, "stalled_steps", 0))
     if hasattr(stepper, "min_rank") and m:
         meta["rank_H"] = [int(stepper.min_rank), int(stepper.max_rank)]
-    return Result(
-        t=T[:K].copy(), x=X[:K].copy(), xd=XD[:K].copy(), xdd=XDD[:K].copy(), lam=LAM[:K].copy(),
-        coords=kernels.coord_names, pos_err=PE[:K].copy(), vel_err=VE[:K].copy(),
-        acc_err=AE[:K].copy(), omega_max=OM[:K].copy(), h_max=HM[:K].copy(),
-        newton_iters=IT[:K].copy(),
-        energy=(EK[:K] + EP[:K]) if (has_energy and has_V) else None,
-        energy_kinetic=EK[:K].copy() if has_energy else None,
-        energy_potential=EP[:K].copy() if has_energy else None,
-        outputs=OUT[:K].copy(), output_names=kernels.output_names,
-        status=status, reason=reason, meta=meta)
+    for key, value in (extra_meta or {}).items():
+        meta.setdefault(key, value)
+    arrays = rec.arrays()
+    EK, EP = arrays["energy_kinetic"], arrays["energy_potential"]
+    return Result(coords=kernels.coord_names, output_names=kernels.output_names,
+                  energy=np.add(EK, EP) if (has_energy and has_V) else None,
+                  status=status, reason=reason, meta=meta, **arrays)

@@ -76,7 +76,9 @@ def test_csv_layout(results, tmp_path):
     for col in ("xd:theta", "xdd:theta", "lam:0", "lam:1", "pos_err", "vel_err", "acc_err",
                 "omega_max", "h_max", "newton_iters", "energy", "out:theta"):
         assert col in header
-    assert len(lines) == 3 + len(ok.t)
+    assert len(lines) == 4 + len(ok.t)          # header, meta, names, rows, end line
+    assert json.loads(lines[0].split(":", 1)[1])["rows"] == len(ok.t)
+    assert lines[-1] == f"# end of symgen result: {len(ok.t)} rows"
     # readable by plain numpy too
     table = np.loadtxt(path, delimiter=",", skiprows=3)
     assert np.array_equal(table[:, 0], ok.t)

@@ -1,0 +1,151 @@
+"""What the step loop records: preallocated rows (every K-th step and the last), the run's maxima
+over all steps, and the memory check made before a run starts.
+
+:class:`Recorder` owns one buffer per Result array, allocated once for the rows the run can
+record, and hands them to the Result without copying the full arrays (a run that stopped early
+hands over views, or a copy when the rows are at most half of the buffer).  Every step, recorded
+or not, goes through :meth:`Recorder.observe`, so ``meta['run_stats']`` (max ‖q‖, ‖q̇‖, ‖q̈‖,
+Newton iterations, ω_max, the smallest h_max and where it occurred, the steps with h > h_max)
+is exact over the whole run also when only every K-th step is kept.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._io import memory_budget
+
+__all__ = ["Recorder", "n_records", "bytes_per_record", "check_memory", "MemoryBudgetError"]
+
+
+class MemoryBudgetError(ValueError):
+    """A run whose recorded steps would not fit in the memory a result may take."""
+
+
+def n_records(n_steps: int, every: int) -> int:
+    """Rows a run of ``n_steps`` keeps: the initial state, every ``every``-th step, the last."""
+    return min(n_steps // every + 2, n_steps + 1)
+
+
+def bytes_per_record(n: int, m: int, n_out: int) -> int:
+    """Bytes of one recorded row: t, x, ẋ, ẍ, λ, 3 residuals, ω_max, h_max, iterations, T, V,
+    E = T + V and the outputs, all 8-byte numbers."""
+    return 8 * (3 * n + m + n_out + 10)
+
+
+def check_memory(n_steps: int, every: int, n: int, m: int, n_out: int,
+                 budget: int | None = None) -> int:
+    """The bytes the run's result will take; :class:`MemoryBudgetError` (naming the ``every``
+    that would fit) when that exceeds ``budget`` (default :func:`symgen._io.memory_budget`)."""
+    budget = memory_budget() if budget is None else int(budget)
+    per = bytes_per_record(n, m, n_out)
+    need = n_records(n_steps, every) * per
+    if need <= budget:
+        return need
+    rows = budget // per - 2                   # rows left for the every-K-th steps
+    if rows < 1:
+        raise MemoryBudgetError(f"{n_steps} steps: not even the first and last state "
+                                f"({2 * per} bytes) fit in the {budget} bytes a result may take")
+    k_min = max(every + 1, -(-n_steps // rows))
+    while n_records(n_steps, k_min) * per > budget:       # integer rounding at the edge
+        k_min += 1
+    raise MemoryBudgetError(
+        f"{n_steps:.3g} steps recorded every {every} would need {need / 1e9:.3g} GB for the result, "
+        f"more than the {budget / 1e9:.3g} GB it may take (half the physical memory): record "
+        f"every K-th step with K ≥ {k_min} (--every {k_min}; simulate(..., every={k_min})), or "
+        "use a larger step or a shorter span")
+
+
+def _max(cur: float, v: float) -> float:
+    """Running maximum in which a NaN, once seen, stays (as the summary reports a NaN)."""
+    return v if (v > cur or v != v) and cur == cur else cur
+
+
+class Recorder:
+    """Preallocated rows of one run (see the module docstring)."""
+
+    def __init__(self, n: int, m: int, n_out: int, n_steps: int, every: int, h: float, *,
+                 energy: bool, outputs: bool):
+        if int(every) != every or every < 1:
+            raise ValueError(f"every must be a positive integer, got {every!r}")
+        self.every, self.h = int(every), float(h)
+        R = n_records(n_steps, self.every)
+        self.T = np.empty(R)
+        self.X, self.XD, self.XDD = np.empty((R, n)), np.empty((R, n)), np.empty((R, n))
+        self.LAM = np.empty((R, m))
+        self.PE, self.VE, self.AE = np.empty(R), np.empty(R), np.empty(R)
+        self.OM, self.HM = np.empty(R), np.empty(R)
+        self.IT = np.empty(R, dtype=int)
+        self.EK = np.empty(R) if energy else None
+        self.EP = np.empty(R) if energy else None
+        self.OUT = np.empty((R, n_out)) if outputs else np.zeros((R, n_out))
+        self.k = 0                 # rows filled
+        self.last_step = -1        # step index of the last row
+        # maxima over every step (not only the recorded ones)
+        self.max_res = [0.0, 0.0, 0.0]
+        self.iters_total = 0
+        self.iters_max = 0
+        self.omega_max = math.nan
+        self.h_max_min = math.inf
+        self.t_h_max_min = math.nan
+        self.over = 0              # steps whose h_max is below the h used
+        self.observed = 0
+
+    def observe(self, t: float, res, iters: int, omega: float, h_max: float) -> None:
+        """Fold one state (the initial one with ``iters = 0``, then every step) into the maxima."""
+        r = self.max_res
+        r[0], r[1], r[2] = _max(r[0], float(res[0])), _max(r[1], float(res[1])), \
+            _max(r[2], float(res[2]))
+        self.iters_total += int(iters)
+        if iters > self.iters_max:
+            self.iters_max = int(iters)
+        if omega == omega and not (omega <= self.omega_max):
+            self.omega_max = float(omega)
+        if h_max == h_max and h_max != math.inf:
+            if h_max < self.h_max_min:
+                self.h_max_min, self.t_h_max_min = float(h_max), float(t)
+            if h_max < self.h:
+                self.over += 1
+        self.observed += 1
+
+    def add(self, step: int, t, x, xd, xdd, lam, res, iters, omega, h_max, energy=None,
+            out=None) -> None:
+        """Write one row (the row counts only once it is complete)."""
+        k = self.k
+        self.T[k] = t
+        self.X[k], self.XD[k], self.XDD[k] = x, xd, xdd
+        self.LAM[k] = lam
+        self.PE[k], self.VE[k], self.AE[k] = res
+        self.OM[k], self.HM[k] = omega, h_max
+        self.IT[k] = iters
+        if self.EK is not None:
+            self.EK[k], self.EP[k] = energy
+        if out is not None:
+            self.OUT[k] = out
+        self.k, self.last_step = k + 1, step
+
+    def stats(self) -> dict:
+        """The run's maxima over all steps, for ``meta['run_stats']``."""
+        return {"states": self.observed, "max_pos_err": self.max_res[0],
+                "max_vel_err": self.max_res[1], "max_acc_err": self.max_res[2],
+                "newton_iters_total": self.iters_total, "newton_iters_max": self.iters_max,
+                "omega_max": self.omega_max, "h_max_min": self.h_max_min,
+                "t_h_max_min": self.t_h_max_min, "steps_h_over_h_max": self.over}
+
+    def arrays(self) -> dict:
+        """The filled rows as the Result's arrays: the buffers themselves when full, else views
+        (or copies when at most half the rows were filled; the rest is then freed)."""
+        K, R = self.k, self.T.shape[0]
+
+        def trim(a):
+            if a is None or K == R:
+                return a
+            return a[:K].copy() if 2 * K <= R else a[:K]
+
+        out = {name: trim(getattr(self, attr)) for name, attr in (
+            ("t", "T"), ("x", "X"), ("xd", "XD"), ("xdd", "XDD"), ("lam", "LAM"),
+            ("pos_err", "PE"), ("vel_err", "VE"), ("acc_err", "AE"), ("omega_max", "OM"),
+            ("h_max", "HM"), ("newton_iters", "IT"), ("energy_kinetic", "EK"),
+            ("energy_potential", "EP"), ("outputs", "OUT"))}
+        return out
