@@ -29,9 +29,7 @@ h²ẍ through the acceleration constraint H ẍ = −q̈(ẍ = 0) (Eq. 46) ampl
     ρ₁ = h‖Ḣ‖_F / s_min,   ρ₂ = h²‖Ḧ‖_F / s_min,
 
 and an update above the tolerance is accepted *at the floor* only if (i) it is not larger than the
-update before it (a growing update is never accepted) and on none of the three levels still
-above tolerance smaller than ``STAGNATION`` times that level's previous update (Newton still
-converging, even slowly, is left to converge) and (ii) on each of the three levels
+update before it (a growing update is never accepted) and (ii) on each of the three levels
 max|Δx_i|, h·max|Δẋ_i|, h²·max|Δẍ_i| is within w_i or within that level's floor.  Such steps are
 counted in ``floor_steps`` (their times in ``floor_times``, the first ``FLOOR_TIMES_KEPT``, and
 ``floor_t_last``).  Away from singular configurations the floor lies far below tol·(1 + |x|)
@@ -55,8 +53,6 @@ DEFAULT_MAX_ITER = 25
 EPS = float(np.finfo(float).eps)
 #: How many times of steps accepted at the round-off floor a stepper keeps (the count is exact).
 FLOOR_TIMES_KEPT = 100
-#: An update that shrank below this fraction of the one before is still converging (not at floor).
-STAGNATION = 0.5
 
 
 def norm2(v) -> float:
@@ -122,7 +118,6 @@ class Stepper:
         self._upd_prev = math.inf
         self._upd_abs = [0.0, 0.0, 0.0]  # max|Δx_i|, h·max|Δẋ_i|, h²·max|Δẍ_i| of the last update
         self._upd_lvl = [0.0, 0.0, 0.0]  # the same over w_i (≤ 1: converged on that level)
-        self._upd_lvl_prev = [math.inf] * 3
         self.floor = (0.0, 0.0, 0.0)    # δx, δv, δa of the last _floor (absolute, see above)
         self.floor_steps = 0            # steps accepted at the round-off floor …
         self.floor_times = []           # … the times of the first FLOOR_TIMES_KEPT of them
@@ -157,7 +152,6 @@ class Stepper:
     def _update_norm(self) -> float:
         """max_i of |Δx_i|, h|Δẋ_i|, h²|Δẍ_i| over w_i (≤ 1: converged) for the last update."""
         h, w = self.h, self._wn
-        self._upd_lvl_prev[:] = self._upd_lvl
         for lvl, (new, old, scale) in enumerate(((self.x, self._x_old, 1.0),
                                                  (self.xd, self._xd_old, h),
                                                  (self.xdd, self._xdd_old, h * h))):
@@ -174,13 +168,9 @@ class Stepper:
         return upd <= 1.0
 
     def _may_be_at_floor(self, upd: float) -> bool:
-        """Worth estimating the floor: above the tolerance, not larger than the update before (a
-        growing update is never accepted, whatever the floor) and not smaller than half of it
-        (Newton still converging, even slowly, is left to converge)."""
-        if not (1.0 < upd <= self._upd_prev):
-            return False
-        return all(cur <= 1.0 or cur >= STAGNATION * prev
-                   for cur, prev in zip(self._upd_lvl, self._upd_lvl_prev))
+        """Worth estimating the floor: above the tolerance and not larger than the update before
+        (a growing update is never accepted, whatever the floor)."""
+        return 1.0 < upd <= self._upd_prev
 
     def _floor(self, x, xd, xdd, s_max: float, s_min: float, hd_norm: float = 0.0,
                hdd_norm: float = 0.0) -> tuple:
