@@ -342,6 +342,14 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
         total = int(stats["newton_iters_total"])
         lines.append(f"  Newton iters    {total} total, {total / steps:.2f} per step "
                      f"(max {int(stats['newton_iters_max'])})")
+    floor = int(meta.get("floor_steps") or 0)
+    if floor > 0:
+        times = list(meta.get("floor_times") or [])
+        first = f" (first at t = {float(times[0]):.6g} s" if times else " ("
+        last = meta.get("floor_t_last")
+        more = f", last at t = {float(last):.6g} s)" if last is not None and floor > 1 else ")"
+        lines.append(f"  at floor        {floor} steps accepted at the round-off floor"
+                     f"{first}{more}".replace(" ()", ""))
     for key, label in (("max_pos_err", "max ‖q‖"), ("max_vel_err", "max ‖q̇‖"),
                        ("max_acc_err", "max ‖q̈‖")):
         lines.append(f"  {_pad(label, 15)} {_fmt(float(stats[key]))}")
@@ -525,6 +533,24 @@ def _check_memory(dt: float, t_end: float, every: int, mdl) -> None:
         raise UsageError(f"--dt {dt:g} with --t-end {t_end:g}: {exc}") from None
 
 
+def _newton_options(args) -> dict:
+    """--tol, --max-iter, --rank-tol checked (UsageError naming the flag) for simulate()."""
+    out = {}
+    if args.tol is not None:
+        if not (args.tol > 0 and math.isfinite(args.tol)):
+            raise UsageError(f"--tol must be a positive number, got {args.tol:g}")
+        out["tol"] = args.tol
+    if args.max_iter is not None:
+        if not (math.isfinite(args.max_iter) and args.max_iter.is_integer() and args.max_iter >= 1):
+            raise UsageError(f"--max-iter must be an integer >= 1, got {args.max_iter:g}")
+        out["max_iter"] = int(args.max_iter)
+    if args.rank_tol is not None:
+        if not (0 <= args.rank_tol < 1):
+            raise UsageError(f"--rank-tol must lie in [0, 1), got {args.rank_tol:g}")
+        out["rank_tol"] = args.rank_tol
+    return out
+
+
 def cmd_simulate(args) -> int:
     params = parse_params(args.param)
     if args.out and Path(args.out).suffix.lower() not in (".npz", ".csv"):
@@ -543,6 +569,7 @@ def cmd_simulate(args) -> int:
     if args.t_end is not None and not (args.t_end > 0 and math.isfinite(args.t_end)):
         raise UsageError(f"--t-end must be a positive number, got {args.t_end}")
     _scheme(args.scheme)
+    newton = _newton_options(args)
     mdl, numeric = _load(args.model, params)
     options = {k: v for k, v in params.items() if k not in numeric}   # went to model()
     settings = dict(mdl.settings)
@@ -569,7 +596,8 @@ def cmd_simulate(args) -> int:
                               t_end=float(t_end), params=numeric or None, progress=progress,
                               chart=args.chart,
                               every=args.every,
-                              meta={"model_spec": str(args.model), "model_options": options})
+                              meta={"model_spec": str(args.model), "model_options": options},
+                              **newton)
     finally:
         progress.close()
     wall = time.perf_counter() - start
@@ -631,15 +659,20 @@ def cmd_plot(args) -> int:
 
 def cmd_stability(args) -> int:
     from . import suggest_step
+    from .steppers import DEFAULT_RANK_TOL
     from .steppers import parse_scheme
 
     params = parse_params(args.param)
     _scheme(args.scheme)
+    args.tol = args.max_iter = None
+    rank_tol = _newton_options(args).get("rank_tol")
     mdl, numeric = _load(args.model, params)
+    if rank_tol is None:
+        rank_tol = float(mdl.settings.get("rank_tol", DEFAULT_RANK_TOL))
     scheme = args.scheme or mdl.settings.get("scheme", "trapezoidal")
     sch = parse_scheme(scheme)
     kernels = _kernels(mdl, args.backend, numeric)
-    omega, h_max = suggest_step(kernels, sch)
+    omega, h_max = suggest_step(kernels, sch, rank_tol=rank_tol)
     omega, h_max = float(omega), float(h_max)
     print(f"{mdl.name}: stability at the initial state (t = 0)")
     print(f"  scheme          {scheme} (γ = {sch.gamma:g}, β = {sch.beta:g})")
@@ -725,6 +758,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--quiet", action="store_true", help="print nothing but errors: no summary, "
                    "no progress bar, no notes (a failed or interrupted run still says so on "
                    "stderr)")
+    s.add_argument("--tol", type=float, metavar="TOL", help="Newton tolerance, relative update "
+                   "of (x, h·xd, h²·xdd) (default: the model's, else 1e-10)")
+    s.add_argument("--max-iter", type=float, metavar="N", help="Newton iterations per step "
+                   "(default: the model's, else 25)")
+    s.add_argument("--rank-tol", type=float, metavar="R", help="relative rank tolerance of H, "
+                   "0 <= R < 1 (default: the model's, else 1e-10)")
     s.add_argument("--backend", choices=("c", "lambdify"), default="c",
                    help="kernels: compiled C (default) or sympy.lambdify (slow, no compiler)")
     s.set_defaults(func=cmd_simulate)
@@ -741,6 +780,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("model", metavar="MODEL", help=model_help)
     s.add_argument("--scheme", metavar="SCHEME", help=SCHEME_HELP)
     s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
+    s.add_argument("--rank-tol", type=float, metavar="R", help="relative rank tolerance of H, "
+                   "0 <= R < 1 (default: the model's, else 1e-10)")
     s.add_argument("--backend", choices=("c", "lambdify"), default="c", help=argparse.SUPPRESS)
     s.set_defaults(func=cmd_stability)
 

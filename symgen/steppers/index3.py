@@ -11,9 +11,11 @@ Unknowns ẍ(t+h) and λ(t+h), with x = x̂ + βh²ẍ, ẋ = ẋ̂ + γhẍ (x�
     [ H                            0          ] [Δλ] = − [r₂]                     (Eq. 29)
 
 K = ∂(Mẍ − f − Hᵀλ)/∂x includes −∂(Hᵀλ)/∂x.  Only q = 0 is enforced; ‖q̇‖ and ‖q̈‖ are
-recorded as they come.  Redundant constraints (rank H < m at the initial state, same rank
-tolerance as the nullspace stepper) make the bordered matrix singular; every Newton step is then a
-minimum-norm least-squares solve (λ minimum norm).
+recorded as they come.  Redundant constraints (rank H < m, same rank tolerance as the nullspace
+stepper) make the bordered matrix singular; the rank is decided at the start of every step (from
+the factorization of H at the predictor, which also gives the round-off floor of the convergence
+test, see ``base``) and, while H is rank-deficient, every Newton step is a minimum-norm
+least-squares solve (λ minimum norm).
 """
 from __future__ import annotations
 
@@ -49,15 +51,28 @@ class Index3Stepper(Stepper):
         self.lin = Linearization(n, m, DEFAULT_RANK_TOL if rank_tol is None else rank_tol,
                                  factorization)
         self.redundant = False
+        self.redundant_steps = 0
+        self.min_rank = m
+        self.max_rank = 0
+
+    def _decide_rank(self, H) -> None:
+        """Rank of H at the current state: redundant (rank < m) rows make the bordered matrix
+        singular, so the Newton steps of this step become least-squares solves."""
+        try:
+            self.lin.factor(H)
+        except np.linalg.LinAlgError:
+            self.redundant = True
+            return
+        self.redundant = self.lin.rank < self.m
+        self.min_rank = min(self.min_rank, self.lin.rank)
+        self.max_rank = max(self.max_rank, self.lin.rank)
 
     def start(self, t, x, xd, xdd, lam):
-        # redundant constraints (rank H < m at the start) make the bordered matrix singular:
-        # then every Newton step is a minimum-norm least-squares solve
         self.redundant = False
+        self.redundant_steps = 0          # steps whose H was rank-deficient at the predictor
         if self.m:
             _, H, *_ = self.kernels.constraints(t, x, xd, xdd)
-            self.lin.factor(H)
-            self.redundant = self.lin.rank < self.m
+            self._decide_rank(H)
         if self.scheme.is_hht:
             M, f, _, _ = self.kernels.dynamics(t, x, xd, xdd, lam)
             _, H, *_ = self.kernels.constraints(t, x, xd, xdd)
@@ -76,12 +91,27 @@ class Index3Stepper(Stepper):
         upd = math.inf
         for it in range(self.max_iter + 1):
             q, H, q_dot, H_dot, q_ddot, H_ddot = kern.constraints(t1, self.x, self.xd, self.xdd)
+            if it == 0 and m:
+                self._decide_rank(H)                                 # rank at this step's predictor
+                self.redundant_steps += self.redundant
+                s = self.lin.s[:self.lin.rank]
+                s_max, s_min = (float(s[0]), float(s[-1])) if s.size else (0.0, 0.0)
             rq = norm2(q) if m else 0.0
             if not (math.isfinite(rq) and math.isfinite(upd if it else 0.0)):
                 raise StepFailure(
                     f"non-finite state or constraint residual at t = {t1:.9g}, Newton iteration {it}",
                     iteration=it, nonfinite=True)
-            if it > 0 and rq <= self.constraint_tol and self._converged(upd):
+            ok = it > 0 and rq <= self.constraint_tol and self._converged(upd)
+            if (not ok and it > 0 and rq <= self.constraint_tol
+                    and (self._may_be_at_floor(upd) or it == self.max_iter)):
+                # κ of H at the predictor, Ḣ and Ḧ at the iterate (base: the round-off floor)
+                if m:
+                    self._floor(self.x, self.xd, self.xdd, s_max, s_min, norm2(H_dot.ravel()),
+                                norm2(H_ddot.ravel()))
+                else:
+                    self._floor(self.x, self.xd, self.xdd, 0.0, 0.0)
+                ok = self._at_floor(t1)
+            if ok:
                 if m:
                     self.res[0] = float(np.linalg.norm(q))
                     self.res[1] = float(np.linalg.norm(q_dot))

@@ -82,7 +82,11 @@ class NewmarkStepper(Stepper):
             if not math.isfinite(upd):
                 raise StepFailure(f"non-finite Newton update at t = {t1:.9g}, iteration {it}",
                                   iteration=it, nonfinite=True)
-            if self._converged(upd):
+            ok = self._converged(upd)
+            if not ok and self._may_be_at_floor(upd):
+                self._floor(self.x, self.xd, self.xdd, 0.0, 0.0)    # no constraints: κ = 1
+                ok = self._at_floor(t1)
+            if ok:
                 if alH:
                     # f(t+h) at the accepted state from the equilibrium just solved:
                     # M ẍ − (1 + α_H) f₁ + α_H f₀ = 0
@@ -91,6 +95,8 @@ class NewmarkStepper(Stepper):
                     self._f_n += r
                     self._f_n /= 1.0 + alH
                 if self.estimate:
+                    # ω_max at the accepted state (M, K above are those of the previous iterate)
+                    M, _, K, _ = kern.dynamics(t1, self.x, self.xd, self.xdd, self._lam0)
                     self.omega_max = omega_from(M, K)
                 self.res[:] = 0.0
                 return it

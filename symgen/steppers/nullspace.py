@@ -90,15 +90,29 @@ class NullspaceStepper(Stepper):
         for it in range(self.max_iter + 1):
             # 1. constraints at the estimate ------------------------------------------------------
             q, H, q_dot, H_dot, q_ddot, H_ddot = kern.constraints(t1, x0, xd0, xdd0)
+            factored = False
             if it > 0:
                 if not math.isfinite(upd):
                     raise StepFailure(f"non-finite Newton iterate at t = {t1:.9g}, iteration {it}",
                                       iteration=it, nonfinite=True)
                 rq, rqd, rqdd = norm2(q), norm2(q_dot), norm2(q_ddot)
                 resid = max(rq, h * rqd, h * h * rqdd)
-                if resid <= self.constraint_tol and self._converged(upd):
+                ok = resid <= self.constraint_tol and self._converged(upd)
+                if not ok and (self._may_be_at_floor(upd) or it == self.max_iter):
+                    # above tol: is the update at the round-off floor of this iterate?
+                    self._factor(lin, H, t1, it)
+                    factored = True
+                    self._floor_at(lin, x0, xd0, xdd0, H_dot, H_ddot)
+                    ok = resid <= self.constraint_tol and self._at_floor(t1)
+                if ok:
                     self.res[0], self.res[1], self.res[2] = rq, rqd, rqdd
                     if self.estimate:
+                        # ω_max of the reduced system linearized at the accepted state
+                        if not factored:
+                            self._factor(lin, H, t1, it)
+                        lin.particular(q, q_dot, q_ddot, H, H_dot, H_ddot, xd0, xdd0)
+                        M, _, K, C = kern.dynamics(t1, x0, xd0, xdd0, lam0)
+                        lin.reduce(M, C, K)
                         self.omega_max = lin.omega_max()
                     if self._chart:
                         self._chart.accept(t1, x0, H)                  # symmetric chart: next H_n
@@ -106,16 +120,10 @@ class NullspaceStepper(Stepper):
                 if it == self.max_iter:
                     raise self._not_converged(
                         t1, it, upd, f"; max(|q|, h|q_dot|, h²|q_ddot|) {resid:.3e} (tolerance "
-                        f"{self.constraint_tol:.1e})")
+                        f"{self.constraint_tol:.1e}); s_min/s_max of H {self._s_ratio(lin):.2e}")
 
             # 2. one SVD of H: N_H, H⁺, particular solutions ---------------------------------------
-            try:
-                k = lin.factor(H)
-            except np.linalg.LinAlgError as exc:
-                raise StepFailure(f"factorization of H failed at t = {t1:.9g}, iteration {it}: {exc}",
-                                  iteration=it) from None
-            self.min_rank = min(self.min_rank, lin.rank)
-            self.max_rank = max(self.max_rank, lin.rank)
+            k = lin.k if factored else self._factor(lin, H, t1, it)
             self._alloc_k(k)
             lin.particular(q, q_dot, q_ddot, H, H_dot, H_ddot, xd0, xdd0)   # Eqs. 33–48
             N, NT = lin.N, lin.N.T
@@ -219,3 +227,29 @@ class NullspaceStepper(Stepper):
                 raise StepFailure(f"non-finite Newton update at t = {t1:.9g}, iteration {it + 1}",
                                   iteration=it + 1, nonfinite=True)
         raise AssertionError("unreachable")
+
+    def _factor(self, lin, H, t1, it) -> int:
+        """Factor H (rank, N_H, H⁺) at the current iterate; keeps the run's range of ranks."""
+        try:
+            k = lin.factor(H)
+        except np.linalg.LinAlgError as exc:
+            raise StepFailure(f"factorization of H failed at t = {t1:.9g}, iteration {it}: {exc}",
+                              iteration=it) from None
+        self.min_rank = min(self.min_rank, lin.rank)
+        self.max_rank = max(self.max_rank, lin.rank)
+        return k
+
+    @staticmethod
+    def _s_ratio(lin) -> float:
+        """s_min/s_max of the kept (rank) singular values of the last factorization."""
+        s = lin.s[:lin.rank]
+        return float(s[-1] / s[0]) if s.size and s[0] > 0.0 else math.nan
+
+    def _floor_at(self, lin, x, xd, xdd, H_dot, H_ddot) -> tuple:
+        """The round-off floor (base module) at an iterate from the factorization ``lin`` of H
+        there: κ over the kept singular values (the rank decision's), ‖Ḣ‖_F, ‖Ḧ‖_F."""
+        s = lin.s[:lin.rank]
+        if not s.size:
+            return self._floor(x, xd, xdd, 0.0, 0.0)
+        return self._floor(x, xd, xdd, float(s[0]), float(s[-1]), norm2(H_dot.ravel()),
+                           norm2(H_ddot.ravel()))

@@ -1,0 +1,38 @@
+"""`symgen simulate --tol/--max-iter/--rank-tol` and `symgen stability --rank-tol` (issue 8 §2)."""
+import pytest
+
+from symgen.result import load_result
+from test_cli import assert_one_line_error, call
+
+
+@pytest.mark.parametrize("flag, value, words", [
+    ("--tol", "0", "--tol"), ("--tol", "-0.5", "--tol"), ("--tol", "nan", "--tol"),
+    ("--tol", "inf", "--tol"), ("--max-iter", "0", "--max-iter"),
+    ("--max-iter", "2.5", "--max-iter"), ("--max-iter", "inf", "--max-iter"),
+    ("--rank-tol", "1", "--rank-tol"), ("--rank-tol", "-0.1", "--rank-tol"),
+    ("--rank-tol", "nan", "--rank-tol")])
+def test_bad_newton_options_are_one_line_errors(capsys, flag, value, words):
+    proc = call(capsys, "simulate", "stiff_pendulum", "--t-end", "1", f"{flag}={value}")
+    assert_one_line_error(proc, words, value)
+
+
+def test_bad_rank_tol_for_stability(capsys):
+    assert_one_line_error(call(capsys, "stability", "stiff_pendulum", "--rank-tol", "2"),
+                          "--rank-tol")
+
+
+def test_newton_options_reach_the_run(tmp_path, capsys):
+    out = tmp_path / "r.npz"
+    p = call(capsys, "simulate", "stiff_pendulum", "--t-end", "1", "--tol", "1e-8",
+             "--max-iter", "7", "--rank-tol", "1e-9", "--out", out)
+    assert p.returncode == 0, p.stderr
+    meta = load_result(out).meta
+    assert (meta["tol"], meta["max_iter"], meta["rank_tol"]) == (1e-8, 7, 1e-9)
+    # one Newton iteration cannot converge from the predictor: the run fails (exit 3)
+    p = call(capsys, "simulate", "stiff_pendulum", "--t-end", "1", "--max-iter", "1")
+    assert p.returncode == 3 and "after 1 iterations" in p.stdout
+
+
+def test_stability_rank_tol_reaches_the_estimate(capsys):
+    p = call(capsys, "stability", "stiff_pendulum", "--rank-tol", "1e-9")
+    assert p.returncode == 0 and "ω_max" in p.stdout

@@ -1,0 +1,140 @@
+"""Newton convergence at the round-off floor (issue 8 §2), ω_max at the accepted state and the
+index-3 rank decision at every step (issue 8 §5)."""
+import importlib
+import math
+import types
+
+import numpy as np
+import pytest
+
+import symgen
+import oracles
+from symgen.cli import summary_lines
+from symgen.steppers import Linearization, make_stepper
+from symgen.steppers.base import EPS, Stepper
+
+
+@pytest.fixture(scope="module")
+def dfb():
+    return symgen.build(importlib.import_module("symgen.examples.double_four_bar").model())
+
+
+# -- the rule itself ------------------------------------------------------------------------------
+def _bare_stepper(tol=1e-10):
+    kern = types.SimpleNamespace(n=3, m=0)
+    st = Stepper(kern, symgen.steppers.parse_scheme("fox-goodwin"), 1e-3, tol=tol)
+    st._predict(np.ones(3), np.zeros(3), np.zeros(3), np.zeros(0))   # weights tol·(1 + 1)
+    return st
+
+
+def _update(st, dx):
+    """One Newton update of x by dx (ẋ, ẍ unchanged); returns the weighted update norm."""
+    st._save_old()
+    st.x += dx
+    return st._update_norm()
+
+
+def _accepted(st, upd, t1, s_max=1.0, s_min=1.0):
+    """Everything a stepper asks before it accepts an update (base.Stepper)."""
+    if st._converged(upd):
+        return True
+    if hasattr(st, "_at_floor"):
+        st._floor(st.x, st.xd, st.xdd, s_max, s_min)
+        return st._at_floor(t1)
+    return False
+
+
+def test_a_growing_update_is_never_accepted():
+    st = _bare_stepper()
+    w = st._wt[0]
+    upd = _update(st, np.array([2.0 * w, 0.0, 0.0]))
+    assert upd == pytest.approx(2.0)
+    upd = _update(st, np.array([900.0 * w, 0.0, 0.0]))      # 2·tol → 900·tol: growing
+    assert upd == pytest.approx(900.0)
+    # even with an H so badly conditioned that the floor would cover 900·tol
+    assert not _accepted(st, upd, 1.0, s_max=1.0, s_min=1e-12)
+    assert st.floor_steps == 0
+
+
+def test_an_update_at_the_floor_of_a_badly_conditioned_h_is_accepted_and_counted():
+    st = _bare_stepper(tol=1e-13)
+    w = st._wt[0]                                              # 2e-13
+    assert not _accepted(st, _update(st, np.array([1e-9, 0.0, 0.0])), 1.0)   # first update
+    upd = _update(st, np.array([5.0 * w, 0.0, 0.0]))           # 1e-12: above tol, shrinking
+    assert upd == pytest.approx(5.0, rel=1e-3)
+    # well-conditioned H: the floor ε·(1 + |x|) ≈ 4e-16 is far below 1e-12: not accepted
+    assert not _accepted(st, upd, 1.0, s_max=1.0, s_min=1.0)
+    assert st.floor_steps == 0
+    # κ(H) = 1e5: floor ε·κ·(1 + |x|) ≈ 4.4e-11 covers the 1e-12 update: accepted, counted
+    assert _accepted(st, upd, 2.5, s_max=1.0, s_min=1e-5)
+    assert st.floor[0] == pytest.approx(EPS * 1e5 * 2.0)
+    assert st.floor_steps == 1 and st.floor_times == [2.5] and st.floor_t_last == 2.5
+
+
+# -- the double four-bar through its singular passages -------------------------------------
+def test_double_four_bar_through_its_first_singular_passages(dfb):
+    # all bars horizontal at t ≈ 0.714 s and 1.228 s (H loses rank by 2 there)
+    res = symgen.simulate(dfb, dt=1e-3, t_end=1.4)
+    assert res.status == "completed", res.reason
+    assert res.meta["rank_H"] == [14, 14]
+    assert res.pos_err.max() < 1e-13 and res.vel_err.max() < 1e-12
+    assert res.meta["floor_steps"] == len(res.meta["floor_times"])
+    B_ref, th = oracles.four_bar_reference(2, res.t)
+    assert np.abs(np.cos(th)).max() > 0.99999                 # it did pass horizontal
+    B = np.array([res.output("B0.x"), res.output("B0.y")])
+    assert np.abs(B - B_ref[:2]).max() < 1e-4                 # second order, h = 1e-3
+
+
+def test_floor_steps_are_counted_and_shown_in_the_summary(dfb):
+    # tol far below round-off: every step ends either exactly converged or at the floor
+    res = symgen.simulate(dfb, dt=1e-2, t_end=0.3, tol=1e-17)
+    assert res.status == "completed", res.reason
+    n = res.meta["floor_steps"]
+    assert 0 < n <= 30 and len(res.meta["floor_times"]) == n
+    assert res.meta["floor_t_last"] == pytest.approx(res.meta["floor_times"][-1])
+    assert res.pos_err.max() < 1e-13
+    lines = summary_lines(res, "double_four_bar", 1.0)
+    floor = [ln for ln in lines if ln.lstrip().startswith("at floor")]
+    assert len(floor) == 1 and f"{n} steps accepted at the round-off floor" in floor[0]
+    assert f"first at t = {res.meta['floor_times'][0]:.6g} s" in floor[0]
+    # a run without floor steps shows no such line
+    ok = symgen.simulate(dfb, dt=1e-2, t_end=0.05)
+    assert ok.meta["floor_steps"] == 0
+    assert not any(ln.lstrip().startswith("at floor") for ln in summary_lines(ok, "x", 1.0))
+
+
+# -- ω_max at the accepted state ------------------------------------------------------------------
+@pytest.mark.parametrize("name, kw", [("stiff_pendulum", dict(dt=0.1, t_end=2.0)),
+                                      ("double_four_bar", dict(dt=1e-2, t_end=0.3))])
+def test_recorded_omega_max_is_that_of_the_accepted_state(name, kw):
+    kern = symgen.build(importlib.import_module(f"symgen.examples.{name}").model())
+    res = symgen.simulate(kern, **kw)
+    assert res.status == "completed"
+    lin = Linearization(kern.n, kern.m, res.meta["rank_tol"])
+    for j in range(1, len(res.t)):
+        w = lin.omega_at(kern, res.t[j], res.x[j], res.xd[j], res.xdd[j], res.lam[j])
+        assert res.omega_max[j] == pytest.approx(w, rel=1e-12, abs=0.0), j
+
+
+# -- index3: the rank decision is made at every step ---------------------------------------
+def test_index3_decides_redundancy_at_every_step(dfb):
+    # with a wide rank tolerance the double four-bar's H counts as rank-deficient near its
+    # horizontal passage (s_min/s_max ≈ 1e-4 there), full rank (14) at the start
+    res = symgen.simulate(dfb, method="index3", scheme="trapezoidal", dt=1e-3, t_end=0.8,
+                          rank_tol=1e-3)
+    assert res.status == "completed", res.reason
+    lo, hi = res.meta["rank_H"]
+    assert hi == 14 and lo < 14
+    # the same run with the default tolerance never leaves full rank
+    res2 = symgen.simulate(dfb, method="index3", scheme="trapezoidal", dt=1e-3, t_end=0.8)
+    assert res2.meta["rank_H"] == [14, 14]
+    assert np.abs(res.x - res2.x).max() < 1e-6
+
+
+def test_index3_stepper_rank_follows_the_state(dfb):
+    st = make_stepper("index3", dfb, "trapezoidal", 1e-3, rank_tol=1e-3)
+    cs = symgen.simulate(dfb, method="index3", scheme="trapezoidal", dt=1e-3, t_end=0.714)
+    st.start(0.0, cs.x[0], cs.xd[0], cs.xdd[0], cs.lam[0])
+    assert not st.redundant                                   # vertical bars: full rank
+    st.step(cs.t[-1], cs.x[-1], cs.xd[-1], cs.xdd[-1], cs.lam[-1])
+    assert st.redundant                                       # horizontal: rank < 14 here
