@@ -28,6 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .result import energy_drift, summary_lines  # noqa: F401  (the run summary)
+from .settings import METHODS, SimulationSettings
+
 __all__ = ["main", "UsageError", "parse_params", "summary_lines"]
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
@@ -36,7 +39,6 @@ EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 MAX_STEPS = 10 ** 8
 MATPLOTLIB_HINT = "plotting needs matplotlib: pip install 'symgen[plot]'"
 SCHEME_HELP = "trapezoidal, fox-goodwin, linear-acceleration, or GAMMA,BETA (e.g. 0.5001,0.2507)"
-METHODS = ("nullspace", "index3", "newmark", "central-difference")
 
 
 class UsageError(Exception):
@@ -112,7 +114,7 @@ def _kernels(model, backend: str, params: dict):
         from .kernels import LambdifyKernels
         k = LambdifyKernels(model)
     else:
-        from . import build
+        from .jit import build
         k = build(model)
     if params:
         k.set_params(params)
@@ -125,24 +127,6 @@ def _scheme(spec):
     from .steppers import parse_scheme
     parse_scheme(spec)  # ValueError on unknown names: exit 2 before any work
     return spec
-
-
-def _fmt(value, unit=""):
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "n/a" if value is None else f"{value}"
-    return f"{value:.3g}{unit}"
-
-
-def _maxabs(a):
-    if a is None:
-        return None
-    a = np.asarray(a, dtype=float)
-    if a.size == 0:
-        return 0.0
-    finite = a[np.isfinite(a)]
-    if finite.size < a.size:
-        return float("nan")
-    return float(np.max(np.abs(finite)))
 
 
 def _check_output_file(path, flag: str) -> None:
@@ -221,107 +205,6 @@ def _print_notes(caught) -> None:
     caught.clear()
 
 
-def _stability_words(omega, h_max, gamma, beta) -> str:
-    """What an infinite or missing h_max means, in words."""
-    if h_max is not None and math.isfinite(h_max):
-        return ""
-    if h_max is None or math.isnan(h_max) or omega is None or math.isnan(omega):
-        return "not estimated (ω_max unknown)"
-    if beta >= 0.5 * gamma:
-        return "unbounded: β ≥ γ/2, unconditionally stable (Eq. 11)"
-    return ("ω_max = 0 here (no positive stiffness or no degrees of freedom): "
-            "Eq. 11 gives no bound")
-
-
-def energy_drift(result):
-    """(max |E − E(0)|, E(0)) from a Result's energy (T, V columns or a total), or (None, None)."""
-    e = getattr(result, "energy", None)
-    if e is None:
-        return None, None
-    e = np.asarray(e, dtype=float)
-    if e.size == 0:
-        return None, None
-    E = e.sum(axis=1) if e.ndim == 2 else e.reshape(-1)
-    E = E[np.isfinite(E)]
-    if E.size == 0:
-        return None, None
-    return float(np.max(np.abs(E - E[0]))), float(E[0])
-
-
-def _pad(label: str, width: int) -> str:
-    """Left-justify by displayed width (combining dots such as q̇ take no column)."""
-    import unicodedata
-    shown = sum(0 if unicodedata.combining(ch) else 1 for ch in label)
-    return label + " " * max(width - shown, 0)
-
-
-def summary_lines(result, name: str, wall: float, h: float | None = None) -> list[str]:
-    """The one-screen summary ``symgen simulate`` prints."""
-    meta = dict(getattr(result, "meta", None) or {})
-    t = np.asarray(result.t, dtype=float)
-    steps = max(len(t) - 1, 0)
-    h = h if h is not None else meta.get("h", meta.get("dt"))
-    lines = [f"{name}: {result.status}"]
-    reason = getattr(result, "reason", "")
-    if result.status != "completed" and reason:
-        lines.append(f"  reason          {reason}")
-    scheme = meta.get("scheme", "")
-    if isinstance(scheme, dict):
-        name = str(scheme.get("name") or "")
-        gb = f"γ = {float(scheme.get('gamma', math.nan)):.8g}, β = {float(scheme.get('beta', math.nan)):.8g}"
-        scheme = f"{name} ({gb})" if name and not name.startswith("newmark(") else f"({gb})"
-    t0 = float(t[0]) if len(t) else 0.0
-    t1 = float(t[-1]) if len(t) else 0.0
-    lines.append(f"  method          {meta.get('method', '?')}, scheme {scheme or '?'}, "
-                 f"h = {_fmt(h, ' s')}, t = {t0:g} … {t1:g} s")
-    lines.append(f"  steps           {steps}")
-    iters = getattr(result, "newton_iters", None)
-    if iters is not None and np.size(iters):
-        it = np.asarray(iters, dtype=float)
-        it = it[1:] if len(it) == len(t) and len(it) > 1 else it
-        lines.append(f"  Newton iters    {int(np.sum(it))} total, {np.mean(it):.2f} per step "
-                     f"(max {int(np.max(it))})")
-    for attr, label in (("pos_err", "max ‖q‖"), ("vel_err", "max ‖q̇‖"), ("acc_err", "max ‖q̈‖")):
-        lines.append(f"  {_pad(label, 15)} {_fmt(_maxabs(getattr(result, attr, None)))}")
-    drift, e0 = energy_drift(result)
-    if drift is None:
-        lines.append("  energy drift    n/a (no potential V)")
-    else:
-        lines.append(f"  energy drift    max |E − E(0)| = {drift:.3g} J (E(0) = {e0:.6g} J)")
-    hmax = getattr(result, "h_max", None)
-    if hmax is not None and np.size(hmax):
-        hm = np.asarray(hmax, dtype=float)
-        finite = hm[np.isfinite(hm)]
-        if finite.size == 0:
-            sch = meta.get("scheme") if isinstance(meta.get("scheme"), dict) else {}
-            gamma = float(meta.get("gamma", sch.get("gamma", math.nan)))
-            beta = float(meta.get("beta", sch.get("beta", math.nan)))
-            om = np.asarray(getattr(result, "omega_max", np.full(hm.shape, np.nan)), dtype=float)
-            if np.isnan(hm).all():
-                words = "h_max not estimated"
-            elif beta >= 0.5 * gamma:
-                words = "h_max unbounded (unconditionally stable scheme)"
-            elif np.all(om[np.isfinite(om)] <= 0) and np.isfinite(om).any():
-                words = ("ω_max = 0 here (no positive stiffness or no degrees of freedom): "
-                         "Eq. 11 gives no bound")
-            else:
-                words = "h_max unbounded (Eq. 11 gives no bound)"
-            lines.append(f"  stability       {words}; h used {_fmt(h, ' s')}")
-        else:
-            i = int(np.nanargmin(np.where(np.isfinite(hm), hm, np.inf)))
-            when = f" at t = {t[i]:.4g} s" if i < len(t) else ""
-            verdict = ""
-            if isinstance(h, (int, float)):
-                over = int(np.sum(finite < h))
-                verdict = ("  (within the limit)" if over == 0
-                           else f"  (h exceeds h_max on {over} steps)")
-            lines.append(f"  stability       smallest h_max = {finite.min():.6g} s{when}; "
-                         f"h used = {_fmt(h, ' s')}{verdict}")
-    lines.append(f"  wall time       {wall:.2f} s"
-                 + (f" ({steps / wall:.0f} steps/s)" if wall > 0 and steps else ""))
-    return lines
-
-
 def progress_enabled(quiet: bool) -> bool:
     """A progress bar only for a person watching: stdout and stderr are terminals, no --quiet."""
     return not quiet and sys.stdout.isatty() and sys.stderr.isatty()
@@ -391,7 +274,7 @@ def _print_term(name, A, latex: bool) -> None:
 
 
 def cmd_show(args) -> int:
-    from .derive import TERMS
+    from .derived import TERMS
 
     mdl, numeric = _load(args.model, parse_params(args.param))
     mdl = _with_defaults(mdl, numeric)
@@ -418,7 +301,7 @@ def cmd_show(args) -> int:
             print(f"{name}  ({_labels(mdl, name)})")
             print(sp.latex(A) if args.latex else sp.pretty(A, use_unicode=True, wrap_line=False))
         return EXIT_OK
-    from .derive import derive
+    from .derived import derive
 
     d = derive(mdl)
     name = args.term
@@ -434,7 +317,7 @@ def _labels(mdl, name) -> str:
 
 
 def cmd_generate(args) -> int:
-    from . import generate
+    from .codegen import generate
 
     outdir = Path(args.output) if args.output else None
     if outdir is not None:
@@ -478,28 +361,23 @@ def cmd_simulate(args) -> int:
         raise UsageError(f"--t-end must be a positive number, got {args.t_end}")
     _scheme(args.scheme)
     mdl, numeric = _load(args.model, params)
-    settings = dict(mdl.settings)
-    method = args.method or settings.get("method", "nullspace")
-    scheme = args.scheme or settings.get("scheme", "trapezoidal")
-    dt = args.dt if args.dt is not None else settings.get("dt")
-    t_end = args.t_end if args.t_end is not None else settings.get("t_end")
-    if dt is None or t_end is None:
-        missing = "--dt" if dt is None else "--t-end"
+    settings = SimulationSettings.merged(mdl.settings, method=args.method, scheme=args.scheme,
+                                         dt=args.dt, t_end=args.t_end)
+    if settings.dt is None or settings.t_end is None:
+        missing = "--dt" if settings.dt is None else "--t-end"
         raise UsageError(f"model {mdl.name!r} recommends no {missing.lstrip('-').replace('-', '_')}; "
                          f"give {missing}")
-    _check_steps(float(dt), float(t_end), mdl.n)
-    if isinstance(scheme, str):
-        _scheme(scheme)
+    dt = float(settings.dt)
+    _check_steps(dt, float(settings.t_end), mdl.n)
     kernels = _kernels(mdl, args.backend, numeric)
 
-    from . import simulate
+    from .run import simulate
 
     progress = _Progress(progress_enabled(args.quiet), mdl.name)
     start = time.perf_counter()
     try:
         with _warnings_as_notes():
-            result = simulate(kernels, method=method, scheme=scheme, dt=float(dt),
-                              t_end=float(t_end), params=numeric or None, progress=progress)
+            result = simulate(kernels, settings, params=numeric or None, progress=progress)
     finally:
         progress.close()
     wall = time.perf_counter() - start
@@ -551,14 +429,13 @@ def cmd_plot(args) -> int:
 
 
 def cmd_stability(args) -> int:
-    from . import suggest_step
-    from .steppers import parse_scheme
+    from .stability import stability_words, suggest_step
 
     params = parse_params(args.param)
     _scheme(args.scheme)
     mdl, numeric = _load(args.model, params)
-    scheme = args.scheme or mdl.settings.get("scheme", "trapezoidal")
-    sch = parse_scheme(scheme)
+    settings = SimulationSettings.merged(mdl.settings, scheme=args.scheme)
+    scheme, sch = settings.scheme, settings.parsed_scheme()
     kernels = _kernels(mdl, args.backend, numeric)
     omega, h_max = suggest_step(kernels, sch)
     omega, h_max = float(omega), float(h_max)
@@ -568,7 +445,7 @@ def cmd_stability(args) -> int:
     if math.isfinite(h_max):
         print(f"  safe step       h ≤ {h_max:.6g} s (Eq. 11: h ≤ (1/ω_max)·√(1/(γ/2 − β)))")
     else:
-        print(f"  safe step       {_stability_words(omega, h_max, sch.gamma, sch.beta)}")
+        print(f"  safe step       {stability_words(omega, h_max, sch.gamma, sch.beta)}")
     h = mdl.settings.get("dt")
     if isinstance(h, (int, float)):
         if math.isnan(h_max):
@@ -667,7 +544,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _terms():
-    from .derive import TERMS
+    from .derived import TERMS
     return list(TERMS)
 
 
@@ -732,7 +609,7 @@ def _report(exc: BaseException) -> int:
     and file errors; 1 for anything else, an internal error)."""
     from .model import ModelError
     try:
-        from .build import BuildError
+        from .jit import BuildError
     except ImportError:  # pragma: no cover - build needs cffi
         BuildError = ()  # noqa: N806
     if isinstance(exc, ModelError):

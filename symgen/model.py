@@ -22,6 +22,8 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import sympy as sp
 
+from .settings import SimulationSettings
+
 __all__ = ["Model", "ModelError", "coordinates", "t", "VELOCITY_SUFFIX", "ACCELERATION_SUFFIX"]
 
 #: The time symbol shared by every model.
@@ -30,7 +32,7 @@ t = sp.Symbol("t")
 VELOCITY_SUFFIX = "_dot"
 ACCELERATION_SUFFIX = "_ddot"
 
-#: Keys a model may recommend for :func:`symgen.simulate`.
+#: Fields of :class:`~symgen.SimulationSettings` a model may recommend for :func:`symgen.simulate`.
 SETTING_KEYS = ("method", "scheme", "dt", "t_end", "tol", "max_iter", "rank_tol")
 
 _C_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -280,6 +282,10 @@ class Model:
         unknown = sorted(set(st) - set(SETTING_KEYS))
         if unknown:
             raise ModelError(f"unknown setting(s) {unknown}; known: {list(SETTING_KEYS)}")
+        try:
+            SimulationSettings.merged(st)                  # the values, checked in one place
+        except ValueError as exc:
+            raise ModelError(f"model {name!r}: bad recommended setting: {exc}") from None
         self.settings: Mapping = MappingProxyType(st)
         self._hash: str | None = None
 

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Result", "load_result", "STATUSES"]
+__all__ = ["Result", "load_result", "STATUSES", "summary_lines", "energy_drift"]
 
 STATUSES = ("completed", "diverged", "failed")
 
@@ -133,6 +133,13 @@ class Result:
     __hash__ = None
 
     # -- saving -----------------------------------------------------------------------------------
+    def summary(self, name: str | None = None, wall: float | None = None,
+                h: float | None = None) -> list[str]:
+        """The one-screen summary ``symgen simulate`` prints (one string a line)."""
+        meta = self.meta or {}
+        return summary_lines(self, name or str(meta.get("model", "result")),
+                             float(meta.get("wall_time", 0.0)) if wall is None else wall, h=h)
+
     def save(self, path) -> Path:
         """Write ``.npz`` or ``.csv`` (chosen by the suffix); returns the path."""
         path = Path(path)
@@ -302,3 +309,105 @@ def _load_csv(path: Path) -> Result:
         kw[key] = table[:, col[key]] if key in col else None
     return Result(coords=coords, output_names=outs, status=header["status"],
                   reason=header["reason"], meta=meta, **kw)
+
+
+# -- the run summary (what `symgen simulate` prints) ---------------------------------------------
+def _fmt(value, unit=""):
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a" if value is None else f"{value}"
+    return f"{value:.3g}{unit}"
+
+
+def _maxabs(a):
+    if a is None:
+        return None
+    a = np.asarray(a, dtype=float)
+    if a.size == 0:
+        return 0.0
+    finite = a[np.isfinite(a)]
+    if finite.size < a.size:
+        return float("nan")
+    return float(np.max(np.abs(finite)))
+
+
+def energy_drift(result):
+    """(max |E − E(0)|, E(0)) from a Result's total energy, or (None, None) without one."""
+    e = getattr(result, "energy", None)
+    if e is None:
+        return None, None
+    e = np.asarray(e, dtype=float)
+    if e.size == 0:
+        return None, None
+    E = e.reshape(-1)
+    E = E[np.isfinite(E)]
+    if E.size == 0:
+        return None, None
+    return float(np.max(np.abs(E - E[0]))), float(E[0])
+
+
+def _pad(label: str, width: int) -> str:
+    """Left-justify by displayed width (combining dots such as q̇ take no column)."""
+    import unicodedata
+    shown = sum(0 if unicodedata.combining(ch) else 1 for ch in label)
+    return label + " " * max(width - shown, 0)
+
+
+def summary_lines(result, name: str, wall: float, h: float | None = None) -> list[str]:
+    """The one-screen summary ``symgen simulate`` prints."""
+    meta = dict(getattr(result, "meta", None) or {})
+    t = np.asarray(result.t, dtype=float)
+    steps = max(len(t) - 1, 0)
+    h = h if h is not None else meta.get("h", meta.get("dt"))
+    lines = [f"{name}: {result.status}"]
+    reason = getattr(result, "reason", "")
+    if result.status != "completed" and reason:
+        lines.append(f"  reason          {reason}")
+    scheme = meta.get("scheme", "")
+    if isinstance(scheme, dict):
+        name = str(scheme.get("name") or "")
+        gb = f"γ = {float(scheme.get('gamma', math.nan)):.8g}, β = {float(scheme.get('beta', math.nan)):.8g}"
+        scheme = f"{name} ({gb})" if name and not name.startswith("newmark(") else f"({gb})"
+    t0 = float(t[0]) if len(t) else 0.0
+    t1 = float(t[-1]) if len(t) else 0.0
+    lines.append(f"  method          {meta.get('method', '?')}, scheme {scheme or '?'}, "
+                 f"h = {_fmt(h, ' s')}, t = {t0:g} … {t1:g} s")
+    lines.append(f"  steps           {steps}")
+    iters = getattr(result, "newton_iters", None)
+    if iters is not None and np.size(iters):
+        it = np.asarray(iters, dtype=float)
+        it = it[1:] if len(it) == len(t) and len(it) > 1 else it
+        lines.append(f"  Newton iters    {int(np.sum(it))} total, {np.mean(it):.2f} per step "
+                     f"(max {int(np.max(it))})")
+    for attr, label in (("pos_err", "max ‖q‖"), ("vel_err", "max ‖q̇‖"), ("acc_err", "max ‖q̈‖")):
+        lines.append(f"  {_pad(label, 15)} {_fmt(_maxabs(getattr(result, attr, None)))}")
+    drift, e0 = energy_drift(result)
+    if drift is None:
+        lines.append("  energy drift    n/a (no potential V)")
+    else:
+        lines.append(f"  energy drift    max |E − E(0)| = {drift:.3g} J (E(0) = {e0:.6g} J)")
+    hmax = getattr(result, "h_max", None)
+    if hmax is not None and np.size(hmax):
+        hm = np.asarray(hmax, dtype=float)
+        finite = hm[np.isfinite(hm)]
+        if finite.size == 0:
+            from .stability import run_stability_words
+
+            sch = meta.get("scheme") if isinstance(meta.get("scheme"), dict) else {}
+            gamma = float(meta.get("gamma", sch.get("gamma", math.nan)))
+            beta = float(meta.get("beta", sch.get("beta", math.nan)))
+            om = np.asarray(getattr(result, "omega_max", np.full(hm.shape, np.nan)), dtype=float)
+            words = run_stability_words(om, hm, gamma, beta)
+            lines.append(f"  stability       {words}; h used {_fmt(h, ' s')}")
+        else:
+            i = int(np.nanargmin(np.where(np.isfinite(hm), hm, np.inf)))
+            when = f" at t = {t[i]:.4g} s" if i < len(t) else ""
+            verdict = ""
+            if isinstance(h, (int, float)):
+                over = int(np.sum(finite < h))
+                verdict = ("  (within the limit)" if over == 0
+                           else f"  (h exceeds h_max on {over} steps)")
+            lines.append(f"  stability       smallest h_max = {finite.min():.6g} s{when}; "
+                         f"h used = {_fmt(h, ' s')}{verdict}")
+    lines.append(f"  wall time       {wall:.2f} s"
+                 + (f" ({steps / wall:.0f} steps/s)" if wall > 0 and steps else ""))
+    return lines

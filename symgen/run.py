@@ -1,11 +1,13 @@
-"""The Python entry point: consistent initial state, the step loop, recording, failure as data.
+"""The time loop (:func:`symgen.simulate`): settings merged, the consistent start, the steps,
+recording, failure as data.
 
     res = symgen.simulate(model, method="nullspace", scheme="fox-goodwin", dt=0.1, t_end=100,
                           params={"T0": 9.0})
 
 ``model_or_kernels`` is a :class:`~symgen.Model` (compiled with :func:`symgen.build`, cached) or
-any Kernels object (e.g. :class:`~symgen.LambdifyKernels`).  Defaults for method, scheme, dt,
-t_end, tol, max_iter and rank_tol come from ``model.settings``.
+any Kernels object (e.g. :class:`~symgen.LambdifyKernels`).  The settings are
+:class:`~symgen.SimulationSettings`: its defaults, then ``model.settings``, then the ``settings``
+argument, then the keyword arguments.
 """
 from __future__ import annotations
 
@@ -15,52 +17,20 @@ import math
 import platform
 import time
 import warnings
-from dataclasses import dataclass, field
-from typing import Callable, Mapping, NamedTuple
+from typing import Callable, Mapping
 
 import numpy as np
 
+from .assemble import consistent_state
+from .jit import as_kernels
 from .result import Result
-from .steppers import (DEFAULT_CONSTRAINT_TOL, DEFAULT_MAX_ITER, DEFAULT_RANK_TOL, DEFAULT_TOL,
-                       METHODS, Linearization, StepFailure, make_stepper, parse_scheme)
+from .settings import SimulationSettings
+from .steppers import Linearization, StepFailure, make_stepper
 from .steppers.base import norm2
 
-__all__ = ["simulate", "consistent_state", "suggest_step", "ConsistentState", "StepSuggestion",
-           "as_kernels"]
+__all__ = ["simulate"]
 
 log = logging.getLogger(__name__)
-
-DEFAULT_METHOD = "nullspace"
-DEFAULT_SCHEME = "trapezoidal"
-DEFAULT_DIVERGENCE_BOUND = 1e8
-
-
-# --------------------------------------------------------------------------------------------
-def as_kernels(model_or_kernels):
-    """Kernels for a Model (``symgen.build``, cached) or the Kernels object itself."""
-    from .model import Model
-
-    if isinstance(model_or_kernels, Model):
-        try:
-            from .build import build
-        except ModuleNotFoundError as exc:          # the compiled pipeline is not installed yet
-            if exc.name not in ("symgen.build", "symgen.codegen", "cffi"):
-                raise
-            from .kernels import LambdifyKernels
-
-            warnings.warn(f"symgen.build is unavailable ({exc}); using the (slow) LambdifyKernels",
-                          RuntimeWarning, stacklevel=3)
-            return LambdifyKernels(model_or_kernels)
-        return build(model_or_kernels)
-    needed = ("dynamics", "constraints", "n", "m")
-    if all(hasattr(model_or_kernels, a) for a in needed):
-        return model_or_kernels
-    raise TypeError(f"simulate needs a symgen.Model or a Kernels object, got {type(model_or_kernels).__name__}")
-
-
-def _settings(kernels) -> Mapping:
-    model = getattr(kernels, "model", None)
-    return dict(getattr(model, "settings", {}) or {})
 
 
 def _state_vector(value, n: int, what: str, coord_names) -> np.ndarray:
@@ -76,131 +46,6 @@ def _state_vector(value, n: int, what: str, coord_names) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------------
-@dataclass
-class ConsistentState:
-    """A state satisfying q = 0, q̇ = 0 and the index-1 equations, and how far it was moved."""
-
-    t: float
-    x: np.ndarray
-    xd: np.ndarray
-    xdd: np.ndarray
-    lam: np.ndarray
-    dx: float                  # ‖x − x₀‖₂ of the minimum-norm position correction
-    dxd: float                 # ‖ẋ − ẋ₀‖₂ of the velocity correction
-    iterations: int            # Gauss–Newton iterations of the position projection
-    rank: int                  # rank of H at the state
-    residuals: tuple = field(default=(0.0, 0.0, 0.0))   # ‖q‖, ‖q̇‖, ‖q̈‖ after the projection
-
-    def as_dict(self) -> dict:
-        return {"dx": self.dx, "dxd": self.dxd, "iterations": self.iterations, "rank": self.rank,
-                "residuals": list(self.residuals)}
-
-
-def consistent_state(kernels, t: float, x0, xd0, *, tol: float = 1e-13, max_iter: int = 50,
-                     rank_tol: float = DEFAULT_RANK_TOL, project: bool = True) -> ConsistentState:
-    """Project (x0, ẋ0) onto q = 0 and q̇ = 0 and solve the index-1 system for ẍ0, λ0 (issue §5).
-
-    * positions: Gauss–Newton with minimum-norm corrections x ← x − H⁺q until
-      ‖q‖∞ ≤ tol·max(1, ‖x‖∞) (``ValueError`` if that fails);
-    * velocities: ẋ ← ẋ − H⁺q̇ (q̇ is affine in ẋ: one exact step);
-    * accelerations: ẍ = ẍ_p + N_H z with ẍ_p = −H⁺q̈(ẍ = 0) and N_HᵀMN_H z = N_Hᵀ(f − M ẍ_p)
-      (works with a singular M, e.g. zero rotational inertia, and with redundant constraints);
-      λ from Hᵀλ = M ẍ − f by least squares.
-
-    ``project=False`` keeps x0, ẋ0 as given and only solves for ẍ0, λ0.
-    """
-    kernels = as_kernels(kernels)
-    n, m = kernels.n, kernels.m
-    x = np.array(x0, dtype=float).reshape(n)
-    xd = np.array(xd0, dtype=float).reshape(n)
-    x_start, xd_start = x.copy(), xd.copy()
-    zeros_n, lam = np.zeros(n), np.zeros(m)
-    lin = Linearization(n, m, rank_tol)
-    it = 0
-    if m and project:
-        for it in range(max_iter + 1):
-            q, H, *_ = kernels.constraints(t, x, xd, zeros_n)
-            rq = float(np.max(np.abs(q)))
-            if not math.isfinite(rq):
-                raise ValueError(f"constraints are not finite at the initial state x0 = {x}")
-            if rq <= tol * max(1.0, float(np.max(np.abs(x)))):
-                break
-            if it == max_iter:
-                raise ValueError(f"cannot project x0 onto the constraints q = 0: |q| = {rq:.3e} after "
-                                 f"{max_iter} Gauss-Newton iterations (is the initial configuration "
-                                 "far from an assemblable one?)")
-            lin.factor(H)
-            x -= lin.Hpinv @ q                                  # minimum-norm correction
-        q, H, q_dot, *_ = kernels.constraints(t, x, xd, zeros_n)
-        lin.factor(H)
-        xd -= lin.Hpinv @ q_dot                                 # minimum-norm velocity correction
-    if m:
-        q, H, q_dot, H_dot, q_ddot0, H_ddot = kernels.constraints(t, x, xd, zeros_n)
-        k = lin.factor(H)
-        xdd_p = -(lin.Hpinv @ q_ddot0)                          # H ẍ = −q̈(ẍ = 0)
-    else:
-        k = lin.factor(np.zeros((0, n)))
-        xdd_p = np.zeros(n)
-    M, f, K, C = kernels.dynamics(t, x, xd, zeros_n, lam)
-    N = lin.N
-    M_R = N.T @ M @ N
-    try:
-        z = np.linalg.solve(M_R, N.T @ (f - M @ xdd_p)) if k else np.zeros(0)
-    except np.linalg.LinAlgError:
-        raise ValueError("the reduced mass matrix N_Hᵀ M N_H is singular at the initial state: "
-                         "the model has a massless degree of freedom") from None
-    xdd = xdd_p + N @ z
-    if m:
-        lam = lin.Hpinv.T @ (M @ xdd - f)                       # Gᵀλ = M ẍ − f (least squares)
-        q, H, q_dot, H_dot, q_ddot, H_ddot = kernels.constraints(t, x, xd, xdd)
-        resid = (float(np.linalg.norm(q)), float(np.linalg.norm(q_dot)), float(np.linalg.norm(q_ddot)))
-    else:
-        resid = (0.0, 0.0, 0.0)
-    return ConsistentState(t=float(t), x=x, xd=xd, xdd=xdd, lam=lam,
-                           dx=float(np.linalg.norm(x - x_start)),
-                           dxd=float(np.linalg.norm(xd - xd_start)),
-                           iterations=it, rank=lin.rank, residuals=resid)
-
-
-# --------------------------------------------------------------------------------------------
-class StepSuggestion(NamedTuple):
-    """ω_max of the reduced linearized system at a state and the Eq. 11 step limit."""
-
-    omega_max: float
-    h_max: float
-
-
-def _estimate_at(kernels, lin: Linearization, t, x, xd, xdd, lam) -> float:
-    """ω_max from M_R, K_R (end of Sec. 5) linearized at a state (for m = 0: eig(K, M))."""
-    return lin.omega_at(kernels, t, x, xd, xdd, lam)
-
-
-def suggest_step(model_or_kernels, scheme=None, t: float = 0.0, x=None, xd=None, *,
-                 params: Mapping | None = None, rank_tol: float = DEFAULT_RANK_TOL) -> StepSuggestion:
-    """ω_max at a state (default: the model's initial state, made consistent) and the largest
-    stable step h_max of ``scheme`` by Eq. 11 (inf for unconditionally stable schemes).
-
-    Returns a :class:`StepSuggestion` ``(omega_max, h_max)``.
-    """
-    kernels = as_kernels(model_or_kernels)
-    settings = _settings(kernels)
-    sch = parse_scheme(scheme if scheme is not None else settings.get("scheme", DEFAULT_SCHEME))
-    model = getattr(kernels, "model", None)
-    x = np.array(model.x0 if x is None else x, dtype=float)
-    xd = np.array(model.xd0 if xd is None else xd, dtype=float)
-    saved = kernels.p.copy()
-    try:
-        if params:
-            kernels.set_params(dict(params))
-        cs = consistent_state(kernels, t, x, xd, rank_tol=rank_tol)
-        lin = Linearization(kernels.n, kernels.m, rank_tol)
-        w = _estimate_at(kernels, lin, t, cs.x, cs.xd, cs.xdd, cs.lam)
-    finally:
-        kernels.p[:] = saved
-    return StepSuggestion(w, sch.h_max(w))
-
-
-# --------------------------------------------------------------------------------------------
 def _versions() -> dict:
     import scipy
     import sympy
@@ -211,28 +56,32 @@ def _versions() -> dict:
             "sympy": sympy.__version__, "python": platform.python_version()}
 
 
-def simulate(model_or_kernels, method: str | None = None, scheme=None, dt: float | None = None,
+def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = None, *,
+             method: str | None = None, scheme=None, dt: float | None = None,
              t_end: float | None = None, params: Mapping | None = None, x0=None, xd0=None,
              tol: float | None = None, max_iter: int | None = None, rank_tol: float | None = None,
-             progress: Callable[[int, int], None] | None = None,
-             divergence_bound: float = DEFAULT_DIVERGENCE_BOUND, *,
-             constraint_tol: float = DEFAULT_CONSTRAINT_TOL, t0: float = 0.0,
+             constraint_tol: float | None = None, factorization: str | None = None,
+             divergence_bound: float | None = None,
+             progress: Callable[[int, int], None] | None = None, t0: float = 0.0,
              estimate: bool = True, consistent: bool = True,
-             blas_threads: int | None = 1, factorization: str = "auto") -> Result:
+             blas_threads: int | None = 1) -> Result:
     """Integrate a model from t0 to t_end with fixed steps dt; returns a :class:`~symgen.Result`.
 
     Parameters
     ----------
     model_or_kernels:
         a :class:`~symgen.Model` (built with :func:`symgen.build`, cached) or a Kernels object.
-    method:
+    settings:
+        a :class:`~symgen.SimulationSettings` (or a mapping of its fields); it overrides the
+        model's recommended settings, and the keyword arguments below override it.
+    method, scheme, dt, t_end, tol, max_iter, rank_tol, constraint_tol, factorization,
+    divergence_bound:
+        the fields of :class:`~symgen.SimulationSettings` (None: not given).  ``method``:
         ``"nullspace"`` (the paper's method), ``"index3"`` (classical Newmark / HHT with
         multipliers), ``"newmark"`` or ``"central-difference"`` (minimal coordinates, m = 0).
-    scheme:
-        a name (``"trapezoidal"``, ``"fox-goodwin"``, ``"linear-acceleration"``), ``"GAMMA,BETA"``,
-        ``(gamma, beta)``, a :class:`~symgen.steppers.Scheme`, or ``"hht:ALPHA"`` (index3, newmark).
-    dt, t_end:
-        step size and final time (the run has round((t_end − t0)/dt) steps of exactly dt).
+        ``scheme``: a name (``"trapezoidal"``, ``"fox-goodwin"``, ``"linear-acceleration"``),
+        ``"GAMMA,BETA"``, ``(gamma, beta)``, a :class:`~symgen.steppers.Scheme`, or
+        ``"hht:ALPHA"`` (index3, newmark).  The run has round((t_end − t0)/dt) steps of exactly dt.
     params:
         parameter overrides by name (unknown names raise KeyError); the kernels' parameters are
         restored after the run.
@@ -240,17 +89,8 @@ def simulate(model_or_kernels, method: str | None = None, scheme=None, dt: float
         initial coordinates and velocities (default: the model's); projected onto q = 0, q̇ = 0
         with minimum-norm corrections (``meta['initial_projection']`` says how far) unless
         ``consistent=False``.
-    tol, constraint_tol, max_iter, rank_tol:
-        Newton tolerances (relative update of (x, hẋ, h²ẍ); constraint residuals in the same
-        units), iteration limit, relative SVD rank tolerance (see ``symgen.steppers``).
-    factorization:
-        how H is factored each iteration: ``"svd"``, ``"qr"`` (pivoted QR of Hᵀ, several times
-        faster for large models) or ``"auto"`` (SVD below 20 coordinates, QR from there on).
     progress:
         called as ``progress(step_index, n_steps)`` after every step.
-    divergence_bound:
-        the run stops with status ``diverged`` when ‖x‖₂, h‖ẋ‖₂ or h²‖ẍ‖₂ exceeds it or a value
-        is not finite.
     estimate:
         record ω_max and h_max every step (index3 pays one extra SVD and kernel call for it).
     blas_threads:
@@ -261,31 +101,19 @@ def simulate(model_or_kernels, method: str | None = None, scheme=None, dt: float
     t_wall = time.perf_counter()
     kernels = as_kernels(model_or_kernels)
     model = getattr(kernels, "model", None)
-    settings = _settings(kernels)
-    method = method if method is not None else settings.get("method", DEFAULT_METHOD)
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
-    if method in ("newmark", "central-difference") and kernels.m:
-        raise ValueError(f"method {method!r} is a minimal-coordinate reference for models without "
+    cfg = SimulationSettings.merged(
+        getattr(model, "settings", None), settings, method=method, scheme=scheme, dt=dt,
+        t_end=t_end, tol=tol, max_iter=max_iter, rank_tol=rank_tol, constraint_tol=constraint_tol,
+        factorization=factorization, divergence_bound=divergence_bound)
+    if cfg.method in ("newmark", "central-difference") and kernels.m:
+        raise ValueError(f"method {cfg.method!r} is a minimal-coordinate reference for models without "
                          f"constraints; {kernels.name!r} has m = {kernels.m} constraints "
                          "(use 'nullspace' or 'index3')")
-    sch = parse_scheme(scheme if scheme is not None else settings.get("scheme", DEFAULT_SCHEME))
-    if method == "central-difference":
-        sch = parse_scheme("central-difference")
-    dt = dt if dt is not None else settings.get("dt")
-    t_end = t_end if t_end is not None else settings.get("t_end")
-    if dt is None or t_end is None:
+    if cfg.dt is None or cfg.t_end is None:
         raise ValueError("dt and t_end must be given (the model's settings do not provide them)")
-    dt, t_end, t0 = float(dt), float(t_end), float(t0)
-    if not (dt > 0.0 and math.isfinite(dt)):
-        raise ValueError(f"dt must be positive and finite, got {dt}")
-    if not (math.isfinite(t_end) and t_end > t0):
+    dt, t_end, t0 = float(cfg.dt), float(cfg.t_end), float(t0)
+    if not (t_end > t0):
         raise ValueError(f"t_end must be finite and greater than t0 = {t0}, got {t_end}")
-    tol = float(tol if tol is not None else settings.get("tol", DEFAULT_TOL))
-    max_iter = int(max_iter if max_iter is not None else settings.get("max_iter", DEFAULT_MAX_ITER))
-    rank_tol = float(rank_tol if rank_tol is not None else settings.get("rank_tol", DEFAULT_RANK_TOL))
-    if not (divergence_bound > 0):
-        raise ValueError(f"divergence_bound must be positive, got {divergence_bound}")
     n = kernels.n
     coord_names = tuple(kernels.coord_names)
     if x0 is None:
@@ -305,15 +133,15 @@ def simulate(model_or_kernels, method: str | None = None, scheme=None, dt: float
     try:
         if params:
             kernels.set_params(dict(params))
-        stepper = make_stepper(method, kernels, sch, dt, tol=tol, constraint_tol=constraint_tol,
-                               max_iter=max_iter, rank_tol=rank_tol, estimate=estimate,
-                               factorization=factorization)
+        stepper = make_stepper(cfg.method, kernels, cfg.parsed_scheme(), dt, tol=cfg.tol,
+                               constraint_tol=cfg.constraint_tol, max_iter=cfg.max_iter,
+                               rank_tol=cfg.rank_tol, estimate=estimate,
+                               factorization=cfg.factorization)
         # overflow/invalid values in a diverging run are reported as status, not as warnings
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"), \
                 _blas_limit(blas_threads):
-            return _run(kernels, stepper, model, method, sch, dt, t0, t_end, n_steps, x0, xd0, tol,
-                        constraint_tol, max_iter, rank_tol, progress, float(divergence_bound),
-                        consistent, estimate, t_wall)
+            return _run(kernels, stepper, cfg, t0, n_steps, x0, xd0, progress, consistent,
+                        estimate, t_wall)
     finally:
         kernels.p[:] = saved_p
 
@@ -326,123 +154,152 @@ def _blas_limit(threads: int | None):
     return threadpool_limits(limits=int(threads), user_api="blas")
 
 
-def _run(kernels, stepper, model, method, sch, dt, t0, t_end, n_steps, x0, xd0, tol,
-         constraint_tol, max_iter, rank_tol, progress, bound, consistent, estimate, t_wall) -> Result:
-    n, m, n_out = kernels.n, kernels.m, kernels.n_out
-    N = n_steps + 1
-    # every buffer of the run, allocated once -------------------------------------------------
-    T = np.empty(N)
-    X, XD, XDD, LAM = np.empty((N, n)), np.empty((N, n)), np.empty((N, n)), np.empty((N, m))
-    PE, VE, AE = np.zeros(N), np.zeros(N), np.zeros(N)
-    OM, HM = np.full(N, np.nan), np.full(N, np.nan)
-    IT = np.zeros(N, dtype=int)
-    EK, EP = np.zeros(N), np.zeros(N)
-    OUT = np.zeros((N, n_out))
-    has_energy = hasattr(kernels, "energy")
-    has_outputs = n_out > 0 and hasattr(kernels, "outputs")
+class _Recorder:
+    """Every array of the run, allocated once; the state, residuals, estimates, energy and
+    outputs of step j are written by :meth:`record`, and :meth:`result` cuts them to the steps
+    done.  Recording is separate from stepping: the steppers never see these arrays."""
 
-    # initial state --------------------------------------------------------------------------
+    def __init__(self, kernels, n_steps: int):
+        n, m, n_out = kernels.n, kernels.m, kernels.n_out
+        rows = n_steps + 1
+        self.kernels = kernels
+        self.T = np.empty(rows)
+        self.X, self.XD = np.empty((rows, n)), np.empty((rows, n))
+        self.XDD, self.LAM = np.empty((rows, n)), np.empty((rows, m))
+        self.PE, self.VE, self.AE = np.zeros(rows), np.zeros(rows), np.zeros(rows)
+        self.OM, self.HM = np.full(rows, np.nan), np.full(rows, np.nan)
+        self.IT = np.zeros(rows, dtype=int)
+        self.EK, self.EP = np.zeros(rows), np.zeros(rows)
+        self.OUT = np.zeros((rows, n_out))
+        self.has_energy = hasattr(kernels, "energy")
+        self.has_outputs = n_out > 0 and hasattr(kernels, "outputs")
+
+    def record(self, j, t, x, xd, xdd, lam, residuals, iters=0) -> None:
+        self.T[j] = t
+        self.X[j], self.XD[j], self.XDD[j], self.LAM[j] = x, xd, xdd, lam
+        self.PE[j], self.VE[j], self.AE[j] = residuals
+        self.IT[j] = iters
+        if self.has_energy:
+            self.EK[j], self.EP[j] = self.kernels.energy(t, x, xd)
+        if self.has_outputs:
+            self.OUT[j] = self.kernels.outputs(t, x, xd)
+
+    def stability(self, j, omega_max, scheme) -> None:
+        self.OM[j] = omega_max
+        self.HM[j] = scheme.h_max(omega_max)
+
+    def result(self, rows: int, status: str, reason: str, meta: dict) -> Result:
+        kernels, K = self.kernels, rows
+        has_energy = self.has_energy
+        has_V = bool(getattr(kernels, "has_potential", False))
+        EK, EP = self.EK, self.EP
+        return Result(
+            t=self.T[:K].copy(), x=self.X[:K].copy(), xd=self.XD[:K].copy(),
+            xdd=self.XDD[:K].copy(), lam=self.LAM[:K].copy(),
+            coords=kernels.coord_names, pos_err=self.PE[:K].copy(), vel_err=self.VE[:K].copy(),
+            acc_err=self.AE[:K].copy(), omega_max=self.OM[:K].copy(), h_max=self.HM[:K].copy(),
+            newton_iters=self.IT[:K].copy(),
+            energy=(EK[:K] + EP[:K]) if (has_energy and has_V) else None,
+            energy_kinetic=EK[:K].copy() if has_energy else None,
+            energy_potential=EP[:K].copy() if has_energy else None,
+            outputs=self.OUT[:K].copy(), output_names=kernels.output_names,
+            status=status, reason=reason, meta=meta)
+
+
+def _start(kernels, cfg: SimulationSettings, t0, x0, xd0, consistent: bool):
+    """The consistent initial state (a warning when the projection moved it visibly)."""
     if consistent:
-        cs = consistent_state(kernels, t0, x0, xd0, rank_tol=rank_tol)
+        cs = consistent_state(kernels, t0, x0, xd0, rank_tol=cfg.rank_tol)
         scale = max(1.0, float(np.max(np.abs(x0))))
         if cs.dx > 1e-8 * scale or cs.dxd > 1e-8 * max(1.0, float(np.max(np.abs(xd0)))):
             warnings.warn(f"initial state projected onto the constraints: moved |dx| = {cs.dx:.3e}, "
-                          f"|dxd| = {cs.dxd:.3e}", RuntimeWarning, stacklevel=3)
-    else:
-        cs = consistent_state(kernels, t0, x0, xd0, rank_tol=rank_tol, project=False)
-    T[0] = t0
-    X[0], XD[0], XDD[0], LAM[0] = cs.x, cs.xd, cs.xdd, cs.lam
-    PE[0], VE[0], AE[0] = cs.residuals
+                          f"|dxd| = {cs.dxd:.3e}", RuntimeWarning, stacklevel=4)
+        return cs
+    return consistent_state(kernels, t0, x0, xd0, rank_tol=cfg.rank_tol, project=False)
+
+
+def _stop_reason(stepper, step: int, t1: float, dt: float, bound: float, iters: int) -> str:
+    """Why the state the stepper just accepted ends the run as diverged ('' if it does not)."""
+    # divergence: non-finite values or a state past the bound (a sum is NaN/inf if any entry is)
+    x1 = stepper.x
+    if not math.isfinite(x1.sum() + stepper.xd.sum() + stepper.xdd.sum() + stepper.lam.sum()
+                         + stepper.res.sum()):
+        return (f"step {step} (t = {t1:.9g}): non-finite values in the state or its "
+                f"constraint residuals (Newton iterations {iters})")
+    # x, hẋ and h²ẍ are all lengths: a blow-up shows first in the velocities and
+    # accelerations (constrained coordinates are held by the geometry)
+    sizes = (norm2(x1), dt * norm2(stepper.xd), dt * dt * norm2(stepper.xdd))
+    if max(sizes) > bound:
+        which = ("|x|", "h|xd|", "h²|xdd|")[sizes.index(max(sizes))]
+        return (f"step {step} (t = {t1:.9g}): {which} = {max(sizes):.3e} exceeds the "
+                f"divergence bound {bound:.3e}")
+    return ""
+
+
+def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progress, consistent,
+         estimate, t_wall) -> Result:
+    n, m = kernels.n, kernels.m
+    dt, sch, bound = float(cfg.dt), cfg.parsed_scheme(), float(cfg.divergence_bound)
+    rec = _Recorder(kernels, n_steps)
+    cs = _start(kernels, cfg, t0, x0, xd0, consistent)
+    rec.record(0, t0, cs.x, cs.xd, cs.xdd, cs.lam, cs.residuals)
     if estimate:
         try:
-            OM[0] = _estimate_at(kernels, Linearization(n, m, rank_tol), t0, cs.x, cs.xd, cs.xdd, cs.lam)
+            omega = Linearization(n, m, cfg.rank_tol).omega_at(kernels, t0, cs.x, cs.xd, cs.xdd,
+                                                              cs.lam)
         except (np.linalg.LinAlgError, ValueError):
-            OM[0] = np.nan
-        HM[0] = sch.h_max(OM[0])
-
-    def record(i, t):
-        if has_energy:
-            EK[i], EP[i] = kernels.energy(t, X[i], XD[i])
-        if has_outputs:
-            OUT[i] = kernels.outputs(t, X[i], XD[i])
-
-    record(0, t0)
-    stepper.start(t0, X[0], XD[0], XDD[0], LAM[0])
+            omega = np.nan
+        rec.stability(0, omega, sch)
+    stepper.start(t0, rec.X[0], rec.XD[0], rec.XDD[0], rec.LAM[0])
 
     status, reason, last = "completed", "", 0
     for i in range(n_steps):
         t = t0 + i * dt
         t1 = t0 + (i + 1) * dt
         try:
-            iters = stepper.step(t, X[i], XD[i], XDD[i], LAM[i])
+            iters = stepper.step(t, rec.X[i], rec.XD[i], rec.XDD[i], rec.LAM[i])
         except StepFailure as exc:
             status = "diverged" if exc.nonfinite else "failed"
             reason = f"step {i + 1} (t = {t1:.9g}): {exc}"
-            log.warning("simulation of %s stopped: %s", kernels.name, reason)
             break
         except (FloatingPointError, OverflowError, ZeroDivisionError, np.linalg.LinAlgError) as exc:
             status = "failed"
-            reason = (f"step {i + 1} (t = {t1:.9g}): numerical error inside the {method} step: "
+            reason = (f"step {i + 1} (t = {t1:.9g}): numerical error inside the {cfg.method} step: "
                       f"{type(exc).__name__}: {exc}")
-            log.warning("simulation of %s stopped: %s", kernels.name, reason)
             break
-        # divergence: non-finite values or a state past the bound (a sum is NaN/inf if any entry is)
-        x1 = stepper.x
-        if not math.isfinite(x1.sum() + stepper.xd.sum() + stepper.xdd.sum() + stepper.lam.sum()
-                             + stepper.res.sum()):
+        reason = _stop_reason(stepper, i + 1, t1, dt, bound, iters)
+        if reason:
             status = "diverged"
-            reason = (f"step {i + 1} (t = {t1:.9g}): non-finite values in the state or its "
-                      f"constraint residuals (Newton iterations {iters})")
-            log.warning("simulation of %s stopped: %s", kernels.name, reason)
-            break
-        # x, hẋ and h²ẍ are all lengths: a blow-up shows first in the velocities and
-        # accelerations (constrained coordinates are held by the geometry)
-        sizes = (norm2(x1), dt * norm2(stepper.xd), dt * dt * norm2(stepper.xdd))
-        if max(sizes) > bound:
-            which = ("|x|", "h|xd|", "h²|xdd|")[sizes.index(max(sizes))]
-            status = "diverged"
-            reason = (f"step {i + 1} (t = {t1:.9g}): {which} = {max(sizes):.3e} exceeds the "
-                      f"divergence bound {bound:.3e}")
-            log.warning("simulation of %s stopped: %s", kernels.name, reason)
             break
         j = i + 1
-        T[j] = t1
-        X[j], XD[j], XDD[j] = x1, stepper.xd, stepper.xdd
-        LAM[j] = stepper.lam
-        PE[j], VE[j], AE[j] = stepper.res
-        IT[j] = iters
+        rec.record(j, t1, stepper.x, stepper.xd, stepper.xdd, stepper.lam, stepper.res, iters)
         if estimate:
-            w = stepper.omega_max
-            OM[j] = w
-            HM[j] = sch.h_max(w)
-        if has_energy:
-            EK[j], EP[j] = kernels.energy(t1, x1, stepper.xd)
-        if has_outputs:
-            OUT[j] = kernels.outputs(t1, x1, stepper.xd)
+            rec.stability(j, stepper.omega_max, sch)
         last = j
         if progress is not None:
             progress(j, n_steps)
+    if status != "completed":
+        log.warning("simulation of %s stopped: %s", kernels.name, reason)
 
-    K = last + 1
-    has_V = bool(getattr(kernels, "has_potential", False))
+    model = getattr(kernels, "model", None)
     meta = _versions()
     meta.update({
         "model": kernels.name,
         "model_hash": getattr(kernels, "model_hash", getattr(model, "hash", None)),
         "kernels": type(kernels).__name__,
-        "method": method,
+        "method": cfg.method,
         "scheme": sch.as_dict(),
         "gamma": sch.gamma,
         "beta": sch.beta,
         "h": dt,
         "t0": t0,
-        "t_end": t_end,
+        "t_end": float(cfg.t_end),
         "n_steps": n_steps,
         "steps_done": last,
-        "tol": tol,
-        "constraint_tol": constraint_tol,
-        "max_iter": max_iter,
-        "rank_tol": rank_tol,
+        "tol": float(cfg.tol),
+        "constraint_tol": cfg.constraint_tol,
+        "max_iter": int(cfg.max_iter),
+        "rank_tol": float(cfg.rank_tol),
         "factorization": getattr(getattr(stepper, "lin", None), "factorization", None),
         "divergence_bound": bound,
         "parameters": kernels.params() if hasattr(kernels, "params") else {},
@@ -455,13 +312,4 @@ def _run(kernels, stepper, model, method, sch, dt, t0, t_end, n_steps, x0, xd0, 
     meta["stalled_steps"] = int(getattr(stepper, "stalled_steps", 0))
     if hasattr(stepper, "min_rank") and m:
         meta["rank_H"] = [int(stepper.min_rank), int(stepper.max_rank)]
-    return Result(
-        t=T[:K].copy(), x=X[:K].copy(), xd=XD[:K].copy(), xdd=XDD[:K].copy(), lam=LAM[:K].copy(),
-        coords=kernels.coord_names, pos_err=PE[:K].copy(), vel_err=VE[:K].copy(),
-        acc_err=AE[:K].copy(), omega_max=OM[:K].copy(), h_max=HM[:K].copy(),
-        newton_iters=IT[:K].copy(),
-        energy=(EK[:K] + EP[:K]) if (has_energy and has_V) else None,
-        energy_kinetic=EK[:K].copy() if has_energy else None,
-        energy_potential=EP[:K].copy() if has_energy else None,
-        outputs=OUT[:K].copy(), output_names=kernels.output_names,
-        status=status, reason=reason, meta=meta)
+    return rec.result(last + 1, status, reason, meta)

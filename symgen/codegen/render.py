@@ -1,8 +1,9 @@
-"""C99 source from the derived terms: templates hold the layout, sympy prints the expressions.
+"""Rendering: the printed kernels into the Jinja templates, giving ``<name>.h``, ``<name>.c`` and
+``README.md`` (:func:`generate`), and the fingerprint of everything besides the model that shapes
+that text.
 
-Each kernel (see :func:`symgen.derive.kernel_terms`) is printed after one ``cse`` over all its
-outputs' non-zero entries.  Symbols are mapped to array slots (``x[i]``, ``xd[i]``, ``p[k]``…) with
-``xreplace``, so user names never reach C.  The Jinja templates in ``templates/`` hold includes,
+Each kernel of :func:`~symgen.codegen.table.kernel_terms` is printed by
+:func:`~symgen.codegen.printer.print_kernel`.  The Jinja templates in ``templates/`` hold includes,
 signatures, loops and the ABI documentation; no math lives there and no C is assembled here
 beyond single expressions.
 """
@@ -15,49 +16,20 @@ from typing import Mapping
 
 import jinja2
 import sympy as sp
-from sympy.printing.c import C99CodePrinter
 
-from . import __version__
-from .derive import Derived, derive, kernel_terms
-from .model import Model, ModelError, c_name, t
+from .. import __version__
+from .. import derived as _derived_module
+from ..derived import Derived, derive
+from ..model import Model, c_name
+from .printer import Printer, print_kernel, slot_map
+from .table import kernel_terms
 
 __all__ = ["generate", "GeneratedSource", "template_dir", "generator_fingerprint"]
-
-_INPUT_DECL = {
-    "t": "double t",
-    "x": "const double *x",
-    "xd": "const double *xd",
-    "xdd": "const double *xdd",
-    "lam": "const double *lam",
-    "p": "const double *p",
-}
-
-_KERNEL_DOC = {
-    "dynamics": "mass matrix, forces and their linearization",
-    "constraints": "constraints and their derivatives",
-    "energy": "kinetic and potential energy",
-    "outputs": "the model's named outputs",
-}
-
-_OUTPUT_DOC = {
-    "M": "mass matrix M(x)",
-    "f": "forces f(x, xd, t)",
-    "K": "d(M xdd - f - H^T lam)/dx",
-    "C": "-df/dxd",
-    "q": "constraints q(x, t)",
-    "H": "dq/dx",
-    "q_dot": "dq/dt = H xd + q_t",
-    "H_dot": "d(q_dot)/dx",
-    "q_ddot": "d2q/dt2 = H xdd + H_dot xd + q_dot_t",
-    "H_ddot": "d(q_ddot)/dx at fixed xd, xdd",
-    "E": "[kinetic T, potential V]",
-    "y": "outputs",
-}
 
 
 def template_dir() -> Path:
     """Where the Jinja templates are: inside the installed package, or the checkout's templates/."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parent.parent          # the symgen package
     for candidate in (here / "templates", here.parent / "templates"):
         if (candidate / "source.c.j2").is_file():
             return candidate
@@ -70,8 +42,10 @@ def template_dir() -> Path:
 def generator_fingerprint() -> str:
     """Hash of everything besides the model that shapes the generated text."""
     h = hashlib.sha256(__version__.encode())
-    h.update(Path(__file__).read_bytes())
-    h.update(Path(__file__).with_name("derive.py").read_bytes())
+    for path in sorted(Path(__file__).resolve().parent.glob("*.py")):     # this package
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    h.update(Path(_derived_module.__file__).read_bytes())      # derive shapes every expression
     for path in sorted(template_dir().glob("*.j2")):
         h.update(path.name.encode())
         h.update(path.read_bytes())
@@ -117,86 +91,6 @@ class GeneratedSource:
                    cdef=data["cdef"])
 
 
-class _Printer(C99CodePrinter):
-    """C99 printer; integer powers up to 3 as products (exact and faster than pow); constants such
-    as π as 17-digit literals (M_PI is not standard C99)."""
-
-    def __init__(self):
-        super().__init__({"math_macros": {}})
-
-    def _print_Integer(self, expr):
-        # beyond 32 bits an integer constant may not fit C's int: print it as a double
-        if abs(int(expr)) > 2**31 - 1:
-            return repr(float(expr))
-        return super()._print_Integer(expr)
-
-    def _print_NumberSymbol(self, expr):
-        return self._print(sp.Float(expr.evalf(20), 17))
-
-    _print_Pi = _print_Exp1 = _print_EulerGamma = _print_GoldenRatio = _print_Catalan = \
-        _print_NumberSymbol
-
-    def _print_Pow(self, expr):
-        if expr.exp.is_Integer and 2 <= int(expr.exp) <= 3:
-            base = self.parenthesize(expr.base, 100)
-            return "*".join([base] * int(expr.exp))
-        return super()._print_Pow(expr)
-
-
-def _slot_map(model: Model, d: Derived) -> dict:
-    """xreplace map from model symbols to C array slots."""
-    n, m, npar = model.n, model.m, len(model.params)
-    bases = {
-        "x": sp.IndexedBase("x", shape=(n,)),
-        "xd": sp.IndexedBase("xd", shape=(n,)),
-        "xdd": sp.IndexedBase("xdd", shape=(n,)),
-        "lam": sp.IndexedBase("lam", shape=(max(m, 1),)),
-        "p": sp.IndexedBase("p", shape=(max(npar, 1),)),
-    }
-    mapping = {t: sp.Symbol("t")}
-    for i in range(n):
-        mapping[model.coords[i]] = bases["x"][i]
-        mapping[model.velocities[i]] = bases["xd"][i]
-        mapping[d.xdd[i]] = bases["xdd"][i]
-    for i in range(m):
-        mapping[d.lam[i]] = bases["lam"][i]
-    for k, sym in enumerate(model.params):
-        mapping[sym] = bases["p"][k]
-    return mapping
-
-
-def _print_kernel(name: str, inputs: list, outputs: list, mapping: dict, printer) -> dict:
-    entries = []       # (target, expression)
-    out_info = []
-    for oname, mat in outputs:
-        mat = sp.ImmutableMatrix(mat)
-        rows, cols = mat.shape
-        nonzero = 0
-        for (i, j), e in sorted(mat.todok().items()):      # the non-zero entries, row-major
-            if e != 0:
-                entries.append((f"{oname}[{i * cols + j}]", e.xreplace(mapping)))
-                nonzero += 1
-        out_info.append({
-            "name": oname, "rows": rows, "cols": cols, "size": rows * cols,
-            "zero_fill": nonzero < rows * cols, "doc": _OUTPUT_DOC.get(oname, ""),
-        })
-    temporaries, assignments = [], []
-    if entries:
-        reps, reduced = sp.cse([e for _, e in entries], symbols=sp.numbered_symbols("w"),
-                               order="none")
-        try:
-            temporaries = [(str(s), printer.doprint(v)) for s, v in reps]
-            assignments = [(target, printer.doprint(v)) for (target, _), v in zip(entries, reduced)]
-        except NotImplementedError as exc:      # sympy's PrintMethodNotImplementedError
-            what = str(exc).splitlines()[0].rsplit(":", 1)[-1].strip()
-            raise ModelError(f"the {name} kernel uses {what}, which has no C99 translation; "
-                             "rewrite it with functions of <math.h> (sin, exp, sqrt, fabs, "
-                             "floor, Piecewise, …)") from None
-    signature = ", ".join([_INPUT_DECL[a] for a in inputs] + [f"double *{o['name']}" for o in out_info])
-    return {"name": name, "inputs": inputs, "outputs": out_info, "signature": signature,
-            "doc": _KERNEL_DOC[name], "temporaries": temporaries, "assignments": assignments}
-
-
 def _environment() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(template_dir())),
@@ -213,9 +107,9 @@ def generate(model_or_derived: Model | Derived, outdir=None) -> GeneratedSource:
     """
     d = model_or_derived if isinstance(model_or_derived, Derived) else derive(model_or_derived)
     model = d.model
-    mapping = _slot_map(model, d)
-    printer = _Printer()
-    kernels = [_print_kernel(kname, inputs, outputs, mapping, printer)
+    mapping = slot_map(model, d)
+    printer = Printer()
+    kernels = [print_kernel(kname, inputs, outputs, mapping, printer)
                for kname, (inputs, outputs) in kernel_terms(d).items()]
     prefix = model.name
     ctx = {

@@ -165,7 +165,7 @@ def minimal_pendulum():
     """The stiff pendulum in its one minimal coordinate θ: m L² θ̈ = T0 sin(ω̄ t) − m g L sin θ."""
     import sympy as sp
 
-    from .model import Model, coordinates, t
+    from ..model import Model, coordinates, t
 
     (th,), (thd,) = coordinates("theta")
     m, L, g, T0, wbar = sp.symbols("m L g T0 wbar")
@@ -185,7 +185,7 @@ def minimal_double_pendulum():
     (θ = 0 hanging down, as the example's body angles), by Lagrange's equations."""
     import sympy as sp
 
-    from .model import Model, coordinates
+    from ..model import Model, coordinates
 
     (a, b), (ad, bd) = coordinates("theta1 theta2")
     L, m, g, k, c = sp.symbols("L m g k c")
@@ -218,7 +218,7 @@ def _scipy_reference(model, t_eval, rtol=1e-11, atol=1e-11):
     import sympy as sp
     from scipy.integrate import solve_ivp
 
-    from .model import t as tsym
+    from ..model import t as tsym
 
     subs = dict(model.params)
     M = sp.lambdify([tsym, list(model.coords), list(model.velocities)], model.M.subs(subs),
@@ -278,13 +278,13 @@ class _Context:
             elif key == "double_pendulum_minimal":
                 self._models[key] = minimal_double_pendulum()
             else:
-                from .loader import load_model
+                from ..loader import load_model
                 self._models[key] = load_model(key)
         return self._models[key]
 
     def kernels(self, key):
         if key not in self._kernels:
-            from . import build
+            from ..jit import build
             t0 = time.perf_counter()
             self._kernels[key] = build(self.model(key))
             self.say(f"  built {key} kernels in {time.perf_counter() - t0:.1f} s")
@@ -295,7 +295,7 @@ class _Context:
         simulate raises for a start it cannot make (e.g. an initial state it cannot make
         consistent) is recorded as a failed run (a Result-like stand-in).  Any other exception is
         a bug, not a finding: it propagates, and the experiment is reported as broken."""
-        from . import simulate
+        from ..run import simulate
 
         k = self.kernels(key)
         t_end = math.ceil(t_end / dt - 1e-9) * dt      # a whole number of steps of exactly dt
@@ -318,7 +318,7 @@ class _Context:
         return res
 
     def figure(self, section, name, fig, caption):
-        from .plot import save
+        from ..plot import save
         path = self.out / name
         save(fig, path)
         self.figures.append((section, name, caption))
@@ -427,8 +427,8 @@ def _status(res) -> str:
 
 # -- stiff pendulum -------------------------------------------------------------------------------
 def _pendulum(ctx: _Context) -> None:
-    from .plot import Panel, Series, panels_figure
-    from .steppers import parse_scheme
+    from ..plot import Panel, Series, panels_figure
+    from ..steppers import parse_scheme
 
     S = "stiff pendulum"
     c = ctx.claims
@@ -437,7 +437,7 @@ def _pendulum(ctx: _Context) -> None:
     ex, mn = "stiff_pendulum", "stiff_pendulum_minimal"
 
     # stability estimate at rest (P1–P3)
-    from . import suggest_step
+    from ..stability import suggest_step
     k = ctx.kernels(ex)
     k.set_params(T0=0.1)
     omega, h_fg = suggest_step(k, "fox-goodwin")
@@ -597,7 +597,7 @@ def _pendulum(ctx: _Context) -> None:
 def _double_pendulum(ctx: _Context) -> None:
     from scipy.interpolate import CubicSpline
 
-    from .plot import Panel, Series, panels_figure
+    from ..plot import Panel, Series, panels_figure
 
     S = "double pendulum"
     c = ctx.claims
@@ -707,7 +707,7 @@ def _double_pendulum(ctx: _Context) -> None:
 
 # -- Andrews' squeezer ----------------------------------------------------------------------------
 def _andrews(ctx: _Context) -> None:
-    from .plot import Panel, Series, panels_figure
+    from ..plot import Panel, Series, panels_figure
 
     S = "Andrews' squeezer"
     c = ctx.claims
@@ -860,7 +860,7 @@ def run(out="reproduction", quick: bool = False, experiments=None,
 
 
 def _write(report: Report, ctx: _Context, errors: dict) -> None:
-    from . import __version__
+    from .. import __version__
 
     agree = sum(c.agree == "yes" for c in report.claims)
     ran = sum(c.agree in ("yes", "no") for c in report.claims)

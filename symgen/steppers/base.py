@@ -26,13 +26,15 @@ import math
 
 import numpy as np
 
+from ..settings import SimulationSettings
 from .schemes import Scheme
 
 __all__ = ["norm2", "StepFailure", "Stepper", "DEFAULT_TOL", "DEFAULT_CONSTRAINT_TOL", "DEFAULT_MAX_ITER"]
 
-DEFAULT_TOL = 1e-10
-DEFAULT_CONSTRAINT_TOL = 1e-8
-DEFAULT_MAX_ITER = 25
+# the defaults are SimulationSettings' (symgen/settings.py), named here for the steppers' signatures
+DEFAULT_TOL = SimulationSettings.tol
+DEFAULT_CONSTRAINT_TOL = SimulationSettings.constraint_tol
+DEFAULT_MAX_ITER = SimulationSettings.max_iter
 #: An update within this factor of the tolerance that no longer shrinks is accepted (round-off).
 STALL_FACTOR = 1e3
 
