@@ -10,7 +10,8 @@ One SVD of H per Newton iteration gives
   rank-deficient, i.e. for redundant constraints) particular solution.
 
 The position particular solution is written as a correction of the current estimate x₀ (the
-form settled in the method notes), so that α stays of the size of one step; the velocity and
+paper's notation below; the code calls the estimate ``x1, xd1, xdd1``, the state at t + h; the
+form is settled in docs/method.md), so that α stays of the size of one step; the velocity and
 acceleration particular solutions are the minimum-norm solutions of Eqs. 39 and 46 as printed:
 
     x_p  = x₀ − H⁺ q                                          (Eq. 33, corrected form)
@@ -170,14 +171,14 @@ class Linearization:
         return self.k
 
     # -- particular solutions ----------------------------------------------------------------
-    def particular(self, q, q_dot, q_ddot, H, H_dot, H_ddot, xd0, xdd0) -> None:
+    def particular(self, q, q_dot, q_ddot, H, H_dot, H_ddot, xd1, xdd1) -> None:
         """Fill dx_p, ẋ_p, Ẋ_p, ẍ_p, Ẍ_p1, X_p2 (Eqs. 33, 39, 40, 46, 47, 48) and dxd_p."""
         Hp, wm, wm2 = self.Hpinv, self._wm, self._wm2
         if self.m == 0:
             self.dx_p[:] = 0.0
             self.xd_p[:] = 0.0
             self.xdd_p[:] = 0.0
-            np.negative(xd0, out=self.dxd_p)
+            np.negative(xd1, out=self.dxd_p)
             self.Xd_p[...] = 0.0
             self.Xdd_p1[...] = 0.0
             self.X_p2[...] = 0.0
@@ -186,10 +187,10 @@ class Linearization:
         np.negative(self.dx_p, out=self.dx_p)                                  # Eq. 33: x_p − x₀ = −H⁺q
         np.dot(H_dot, self.dx_p, out=wm)
         wm += q_dot
-        np.dot(H, xd0, out=wm2)
+        np.dot(H, xd1, out=wm2)
         wm2 -= wm
         np.dot(Hp, wm2, out=self.xd_p)                                      # Eq. 39
-        np.subtract(self.xd_p, xd0, out=self.dxd_p)
+        np.subtract(self.xd_p, xd1, out=self.dxd_p)
         np.dot(H_dot, self.N, out=self._Wmk)
         np.dot(Hp, self._Wmk, out=self.Xd_p)
         np.negative(self.Xd_p, out=self.Xd_p)                                  # Eq. 40
@@ -198,7 +199,7 @@ class Linearization:
         wm2 *= 2.0
         wm += wm2
         wm += q_ddot
-        np.dot(H, xdd0, out=wm2)
+        np.dot(H, xdd1, out=wm2)
         wm2 -= wm
         np.dot(Hp, wm2, out=self.xdd_p)                                     # Eq. 46
         np.dot(H_dot, self.Xd_p, out=self._Wmk)
