@@ -7,7 +7,7 @@ The pipeline, one stage a module (docs/ARCHITECTURE.md):
 
 No module is named like one of the functions below: ``symgen.build`` is always the function.
 """
-__version__ = "0.1.0"
+from .version import __version__  # noqa: E402,F401
 
 from .model import Model, ModelError, coordinates, t  # noqa: F401,E402
 from .derived import Derived, derive  # noqa: F401,E402

@@ -474,7 +474,7 @@ def cmd_reproduce(args) -> int:
 
 # -- parser ---------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
+    from .version import __version__
 
     p = _Parser(prog="symgen", description="Symbolic constrained mechanisms → generated C → "
                 "stable null-space Newmark simulation (Fernández de Bustos et al., 2022).")

@@ -31,7 +31,7 @@ import threading
 from functools import lru_cache
 from pathlib import Path
 
-from . import __version__
+from .version import __version__
 from .kernels import Kernels
 from .model import Model
 

@@ -50,7 +50,7 @@ def _versions() -> dict:
     import scipy
     import sympy
 
-    from . import __version__
+    from .version import __version__
 
     return {"symgen": __version__, "numpy": np.__version__, "scipy": scipy.__version__,
             "sympy": sympy.__version__, "python": platform.python_version()}

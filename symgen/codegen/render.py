@@ -17,7 +17,7 @@ from typing import Mapping
 import jinja2
 import sympy as sp
 
-from .. import __version__
+from ..version import __version__
 from .. import derived as _derived_module
 from ..derived import Derived, derive
 from ..model import Model, c_name
