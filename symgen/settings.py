@@ -77,8 +77,13 @@ class SimulationSettings:
         for layer in (*layers, overrides):
             if layer is None:
                 continue
-            items = ({f: getattr(layer, f) for f in cls.names()} if isinstance(layer, cls)
-                     else dict(layer))
+            if isinstance(layer, cls):
+                items = {f: getattr(layer, f) for f in cls.names()}
+            elif isinstance(layer, Mapping):
+                items = dict(layer)
+            else:
+                raise TypeError(f"settings must be a SimulationSettings or a mapping, got "
+                                f"{type(layer).__name__}")
             unknown = sorted(set(items) - set(cls.names()))
             if unknown:
                 raise ValueError(f"unknown setting(s) {unknown}; known: {list(cls.names())}")
