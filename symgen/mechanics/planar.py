@@ -424,7 +424,27 @@ class PlanarSystem:
         subs0.update({c: float(v) for c, v in zip(coords, x0)})
         subs0[t] = 0.0
 
-        # mass matrix and inertial forces ---------------------------------------------------
+        M, f, V, has_V = self._dynamics(bodies, index, n)          # M, f and the potential
+        q, labels = self._constraint_rows(pvals, subs0)
+        outs = self._all_outputs(outputs)
+
+        # checks ------------------------------------------------------------------------------
+        if check:
+            x0, xd0, H0 = check_initial_state(self.name, coords, q, labels, pvals, x0, xd0,
+                                              max_violation=max_violation)
+            Mnum = np.array(sp.Matrix(M).xreplace(pvals).xreplace(
+                {c: float(v) for c, v in zip(coords, x0)}), dtype=float)
+            owners = [f"body {b.name!r}" for b in bodies for _ in range(3)]
+            check_reduced_mass(self.name, coords, Mnum, H0, owners)
+
+        return Model(
+            name or self.name, coords, M, f, q=q, V=V if has_V else None,
+            params={s: v for s, v in pvals.items()}, outputs=outs, x0=x0, xd0=xd0,
+            settings=settings, velocities=vels, description=description,
+        )
+
+    def _dynamics(self, bodies, index, n):
+        """M, f (inertial and applied forces) and the potential V of the bodies; ``has_V``."""
         M = sp.zeros(n, n)
         f = [sp.S.Zero] * n
         for b in bodies:
@@ -440,7 +460,7 @@ class PlanarSystem:
                 f[i] += m * b.theta_dot ** 2 * Rc[0]
                 f[i + 1] += m * b.theta_dot ** 2 * Rc[1]
 
-        # applied forces ----------------------------------------------------------------------
+        # applied forces
         V = sp.S.Zero
         has_V = False
         forces = list(self._point_forces)
@@ -465,7 +485,10 @@ class PlanarSystem:
             V += pot
             has_V = True
 
-        # constraints -------------------------------------------------------------------------
+        return M, f, V, has_V
+
+    def _constraint_rows(self, pvals, subs0):
+        """The joints' constraint rows (deferred lengths and angles resolved at x0) and labels."""
         q, labels = [], []
         for jname, rows in self._joints:
             for tag, expr in rows:
@@ -481,7 +504,10 @@ class PlanarSystem:
                 q.append(expr)
                 labels.append(f"{jname!r} ({tag})")
 
-        # outputs -------------------------------------------------------------------------------
+        return q, labels
+
+    def _all_outputs(self, outputs):
+        """The declared outputs plus ``outputs`` (a mapping, or ``"<body>.<point>"`` names)."""
         outs = dict(self._outputs)
         if outputs is not None:
             if isinstance(outputs, Mapping):
@@ -496,20 +522,7 @@ class PlanarSystem:
                     raise DuplicateNameError(f"{self.name}: output {k!r} is defined twice")
                 outs[k] = v
 
-        # checks ------------------------------------------------------------------------------
-        if check:
-            x0, xd0, H0 = check_initial_state(self.name, coords, q, labels, pvals, x0, xd0,
-                                              max_violation=max_violation)
-            Mnum = np.array(sp.Matrix(M).xreplace(pvals).xreplace(
-                {c: float(v) for c, v in zip(coords, x0)}), dtype=float)
-            owners = [f"body {b.name!r}" for b in bodies for _ in range(3)]
-            check_reduced_mass(self.name, coords, Mnum, H0, owners)
-
-        return Model(
-            name or self.name, coords, M, f, q=q, V=V if has_V else None,
-            params={s: v for s, v in pvals.items()}, outputs=outs, x0=x0, xd0=xd0,
-            settings=settings, velocities=vels, description=description,
-        )
+        return outs
 
 
 @dataclass
