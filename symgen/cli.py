@@ -108,7 +108,7 @@ def _kernels(model, backend: str, params: dict):
         from .kernels import LambdifyKernels
         k = LambdifyKernels(model)
     else:
-        from .jit import build
+        from . import build
         k = build(model)
     if params:
         k.set_params(params)
@@ -205,7 +205,7 @@ def _labels(mdl, name) -> str:
 
 
 def cmd_generate(args) -> int:
-    from .codegen import generate
+    from . import generate
 
     outdir = Path(args.output) if args.output else None
     if outdir is not None:
@@ -259,7 +259,7 @@ def cmd_simulate(args) -> int:
     _check_steps(dt, float(settings.t_end), mdl.n)
     kernels = _kernels(mdl, args.backend, numeric)
 
-    from .run import simulate
+    from . import simulate
 
     progress = _Progress(progress_enabled(args.quiet), mdl.name)
     start = time.perf_counter()
