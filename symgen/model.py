@@ -138,6 +138,27 @@ def _free(expr) -> set:
     return set(expr.free_symbols) if hasattr(expr, "free_symbols") else set()
 
 
+def _parameters(params) -> dict:
+    """The model's parameters, Symbol → default, each name and value checked."""
+    pdict: dict[sp.Symbol, float] = {}
+    for key, value in (params or {}).items():
+        sym = sp.Symbol(key) if isinstance(key, str) else key
+        if not isinstance(sym, sp.Symbol):
+            raise ModelError(f"parameter {key!r} is not a Symbol or a name")
+        _check_c_identifier(sym.name, "parameter")
+        _check_not_reserved(sym.name, "parameter")
+        try:
+            val = float(value)
+        except (TypeError, ValueError):
+            raise ModelError(f"parameter {sym.name!r} has a non-numeric default {value!r}") from None
+        if not math.isfinite(val):
+            raise ModelError(f"parameter {sym.name!r} has a non-finite default {val}")
+        if sym in pdict:
+            raise ModelError(f"parameter {sym.name!r} is given twice")
+        pdict[sym] = val
+    return pdict
+
+
 class Model:
     """The symbolic DAE M(x) ẍ = f(x, ẋ, t) + Hᵀλ, q(x, t) = 0.
 
@@ -222,22 +243,7 @@ class Model:
         self._check_unique([c_name(s) for s in names], "coordinate (after '.' → '_')")
 
         # parameters -----------------------------------------------------------------------------
-        pdict: dict[sp.Symbol, float] = {}
-        for key, value in (params or {}).items():
-            sym = sp.Symbol(key) if isinstance(key, str) else key
-            if not isinstance(sym, sp.Symbol):
-                raise ModelError(f"parameter {key!r} is not a Symbol or a name")
-            _check_c_identifier(sym.name, "parameter")
-            _check_not_reserved(sym.name, "parameter")
-            try:
-                val = float(value)
-            except (TypeError, ValueError):
-                raise ModelError(f"parameter {sym.name!r} has a non-numeric default {value!r}") from None
-            if not math.isfinite(val):
-                raise ModelError(f"parameter {sym.name!r} has a non-finite default {val}")
-            if sym in pdict:
-                raise ModelError(f"parameter {sym.name!r} is given twice")
-            pdict[sym] = val
+        pdict = _parameters(params)
         self.params: Mapping[sp.Symbol, float] = MappingProxyType(pdict)
         clash = set(pdict) & (set(xs) | set(vs) | {t})
         if clash:

@@ -133,3 +133,22 @@ def test_modules_import_only_what_the_architecture_allows():
             if not any(dep == a or dep.startswith(a + ".") for a in allowed):
                 wrong.append(f"{name} imports {dep}")
     assert not wrong, "imports docs/ARCHITECTURE.md does not allow: " + "; ".join(sorted(wrong))
+
+
+#: "About 500 lines" a module and "about 100" a function (issue 9), with a tenth of slack.
+MODULE_LINES, FUNCTION_LINES = 550, 110
+
+
+def test_modules_and_functions_stay_readable_in_one_sitting():
+    """A longer function must say why in its docstring (the word "Long")."""
+    too_long = []
+    for name, path in _modules().items():
+        src = path.read_text(encoding="utf-8")
+        if len(src.splitlines()) > MODULE_LINES:
+            too_long.append(f"{name}: {len(src.splitlines())} lines")
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                size = node.end_lineno - node.lineno + 1
+                if size > FUNCTION_LINES and "Long" not in (ast.get_docstring(node) or ""):
+                    too_long.append(f"{name}.{node.name}: {size} lines")
+    assert not too_long, "too long to read in one sitting: " + "; ".join(too_long)
