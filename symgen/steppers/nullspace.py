@@ -47,7 +47,7 @@ class NullspaceStepper(Stepper):
         self._rhs = np.zeros(n)
         self._w = np.zeros(n)
         self._w2 = np.zeros(n)
-        k = self.n - self.m
+        k = max(self.n - self.m, 0)     # (redundant constraints: m may exceed n)
         self.alpha = np.zeros(k)         # α, α̇, α̈ at t + h of the last iteration
         self.alpha_dot = np.zeros(k)
         self.alpha_ddot = np.zeros(k)
