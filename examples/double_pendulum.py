@@ -1,7 +1,7 @@
 """Double pendulum with torsional spring-dampers at both joints (paper Sec. 6, Fig. 14).
 
 The paper uses the double pendulum of Negrut et al. (2007), whose numbers were not available;
-**the parameters here are this project's own** (see ``shared/benchmarks/problems.md`` §2):
+**the parameters here are this project's own** (see ``docs/benchmarks.md`` §2):
 two uniform bars, L = 1 m, m = 1 kg, I = mL²/12 about the centre, g = 9.81 m/s² along −y;
 revolute joints ground–bar 1 at the origin and bar 1–bar 2 at bar 1's free end; a torsional
 spring-damper at each joint on the relative angle, k = 1000 N m/rad, c = 1 N m s/rad, free angle 0

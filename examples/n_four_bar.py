@@ -9,7 +9,7 @@ Initial velocities for a top speed v0 (default 1 m/s, along +x): vertical bars
 ``B0.vy``) is the top of the first vertical bar.
 
 The mechanism passes configurations (all bars horizontal) where the constraint Jacobian loses
-rank by N: the recommended ``rank_tol`` stays small (1e-10, see notes/method.md) so the mechanism
+rank by N: the recommended ``rank_tol`` stays small (1e-10, see docs/method.md) so the mechanism
 keeps one degree of freedom through them.  3(2N + 1) coordinates, 6N + 2 constraint rows.
 """
 import sympy as sp

@@ -1,19 +1,23 @@
 """symgen: symbolic constrained mechanisms → generated C → stable null-space Newmark simulation.
 
-The pipeline, one stage a module:  Model → derive → generate → build → Kernels → simulate → Result.
+The pipeline, one stage a module (docs/ARCHITECTURE.md):
+
+    Model (model) → derive (derived) → generate (codegen) → build (jit) → Kernels (kernels)
+    → simulate (run, steppers) → Result (result)
+
+No module is named like one of the functions below: ``symgen.build`` is always the function.
 """
-__version__ = "0.1.0"
+from .version import __version__  # noqa: E402,F401
 
-from .model import Model, ModelError, coordinates, t  # noqa: F401
-from .derive import Derived, derive  # noqa: F401
-from .kernels import LambdifyKernels  # noqa: F401
-
-# `build` and `simulate` are both a module and a function: bind the functions eagerly, so that the
-# package attribute is the function whatever is imported later.
-from .build import BuildError, Kernels, build  # noqa: F401,E402
+from .model import Model, ModelError, coordinates, t  # noqa: F401,E402
+from .derived import Derived, derive  # noqa: F401,E402
+from .kernels import Kernels, LambdifyKernels  # noqa: F401,E402
 from .codegen import GeneratedSource, generate  # noqa: F401,E402
-
-from .simulate import consistent_state, simulate, suggest_step  # noqa: F401,E402
+from .jit import BuildError, build  # noqa: F401,E402
+from .settings import SimulationSettings  # noqa: F401,E402
+from .assemble import consistent_state  # noqa: F401,E402
+from .stability import suggest_step  # noqa: F401,E402
+from .run import simulate  # noqa: F401,E402
 
 # Later stages are imported lazily: `import symgen` stays cheap and needs no compiler.
 _LAZY = {

@@ -21,62 +21,25 @@ Set ``SYMGEN_DEBUG=1`` to get the traceback instead of the one-line message.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
 import math
 import os
-import signal
 import sys
 import time
-import warnings
 from pathlib import Path
 
-import numpy as np
+from .result import summary_lines  # noqa: F401  (the run summary, Result.summary)
+from .settings import METHODS, SimulationSettings
+from .terminal import (EXIT_SIGINT, EXIT_SIGTERM, MATPLOTLIB_HINT, Terminated,  # noqa: F401
+                       UsageError, _build_failure, _build_notes, _check_memory, _check_output_dir,
+                       _check_output_file, _interrupt_exit_code, _need_matplotlib,
+                       _newton_options, _one_line, _Progress, _sigterm_as_interrupt,
+                       _warnings_as_notes, progress_enabled)
 
 __all__ = ["main", "UsageError", "parse_params", "summary_lines"]
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
-#: Exit codes of a run stopped by Ctrl-C (SIGINT) or SIGTERM: 128 + the signal number.
-EXIT_SIGINT, EXIT_SIGTERM = 128 + 2, 128 + 15
-MATPLOTLIB_HINT = "plotting needs matplotlib: pip install 'symgen[plot]'"
 SCHEME_HELP = "trapezoidal, fox-goodwin, linear-acceleration, or GAMMA,BETA (e.g. 0.5001,0.2507)"
-METHODS = ("nullspace", "index3", "newmark", "central-difference")
-
-
-class UsageError(Exception):
-    """Bad command-line input: reported as one line, exit code 2."""
-
-
-class Terminated(KeyboardInterrupt):
-    """Raised by the SIGTERM handler :func:`main` installs: a run stops as on Ctrl-C (the partial
-    result is kept with status ``interrupted``), and the exit code is 143."""
-
-
-_terminated = [False]          # set by the SIGTERM handler: exit 143 rather than 130
-
-
-def _on_sigterm(signum, frame):
-    _terminated[0] = True
-    raise Terminated("SIGTERM")
-
-
-def _interrupt_exit_code() -> int:
-    return EXIT_SIGTERM if _terminated[0] else EXIT_SIGINT
-
-
-@contextlib.contextmanager
-def _sigterm_as_interrupt():
-    """SIGTERM raises :class:`Terminated` while the block runs (main thread only)."""
-    _terminated[0] = False
-    try:
-        previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    except (ValueError, OSError, AttributeError):      # not the main thread, or no SIGTERM
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -143,36 +106,6 @@ def _with_defaults(model, numeric: dict):
                                  for sym, val in model.params.items()})
 
 
-class _NoteHandler(logging.Handler):
-    """Prints the library's progress notes (log records with ``symgen_note``) as ``note: ...``
-    lines on stderr, e.g. that a first run is compiling."""
-
-    def __init__(self):
-        super().__init__(logging.INFO)
-
-    def emit(self, record):
-        if getattr(record, "symgen_note", False):
-            print(f"note: {record.getMessage()}", file=sys.stderr, flush=True)
-
-
-@contextlib.contextmanager
-def _build_notes(enabled: bool):
-    """While building: say when the C is generated or compiled (cache misses only)."""
-    if not enabled:
-        yield
-        return
-    logger = logging.getLogger("symgen.build")
-    handler, level = _NoteHandler(), logger.level
-    logger.addHandler(handler)
-    if logger.getEffectiveLevel() > logging.INFO:
-        logger.setLevel(logging.INFO)
-    try:
-        yield
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
-
-
 def _kernels(model, backend: str, params: dict, quiet: bool = False):
     if backend == "lambdify":
         from .kernels import LambdifyKernels
@@ -192,234 +125,6 @@ def _scheme(spec):
     from .steppers import parse_scheme
     parse_scheme(spec)  # ValueError on unknown names: exit 2 before any work
     return spec
-
-
-def _fmt(value, unit=""):
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "n/a" if value is None else f"{value}"
-    return f"{value:.3g}{unit}"
-
-
-def _check_output_file(path, flag: str) -> None:
-    """Before any work: ``path`` can be written as a file (its folder exists, it is not a folder,
-    and both are writable).  Raises UsageError."""
-    p = Path(path)
-    if p.is_dir():
-        raise UsageError(f"{flag} {p}: is a folder; give a file name")
-    parent = p.parent
-    if not parent.exists():
-        raise UsageError(f"{flag} {p}: the folder {parent} does not exist")
-    if not parent.is_dir():
-        raise UsageError(f"{flag} {p}: {parent} is not a folder")
-    if p.exists():
-        if not os.access(p, os.W_OK):
-            raise UsageError(f"{flag} {p}: the file is not writable")
-        return
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"{flag} {p}: the folder {parent} is not writable")
-    try:  # os.access cannot tell for every file system (and says yes to root): try it
-        with open(p, "xb"):
-            pass
-        p.unlink()
-    except FileExistsError:
-        pass
-    except OSError as exc:
-        raise UsageError(f"{flag} {p}: cannot write there: {exc.strerror or exc}") from None
-
-
-def _check_output_dir(path, flag: str) -> None:
-    """Before any work: ``path`` is a folder or can be created as one.  Raises UsageError."""
-    p = Path(path)
-    if p.exists():
-        if not p.is_dir():
-            raise UsageError(f"{flag} {p}: exists and is not a folder")
-        if not os.access(p, os.W_OK | os.X_OK):
-            raise UsageError(f"{flag} {p}: the folder is not writable")
-        return
-    anc = p.parent
-    while not anc.exists() and anc != anc.parent:
-        anc = anc.parent
-    if anc.exists() and not anc.is_dir():
-        raise UsageError(f"{flag} {p}: cannot create the folder, {anc} is not a folder")
-    if anc.exists() and not os.access(anc, os.W_OK | os.X_OK):
-        raise UsageError(f"{flag} {p}: cannot create the folder, {anc} is not writable")
-
-
-def _need_matplotlib() -> None:
-    """UsageError (before any work) when matplotlib is not installed."""
-    import importlib.util
-    try:
-        found = importlib.util.find_spec("matplotlib") is not None
-    except (ImportError, ValueError):
-        found = False
-    if not found:
-        raise UsageError(MATPLOTLIB_HINT)
-
-
-@contextlib.contextmanager
-def _warnings_as_notes(quiet: bool = False):
-    """Warnings raised inside become one ``note: ...`` line each on stderr when the block ends
-    (dropped when it raises: the error's one line is what matters then; dropped with quiet)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("default", RuntimeWarning)   # each distinct warning once
-        yield caught
-    if quiet:
-        caught.clear()
-    _print_notes(caught)
-
-
-def _print_notes(caught) -> None:
-    seen = set()
-    for w in caught:
-        text = " ".join(str(w.message).split())
-        if text and text not in seen:
-            seen.add(text)
-            print(f"note: {text}", file=sys.stderr)
-    caught.clear()
-
-
-def _stability_words(omega, h_max, gamma, beta) -> str:
-    """What an infinite or missing h_max means, in words."""
-    if h_max is not None and math.isfinite(h_max):
-        return ""
-    if h_max is None or math.isnan(h_max) or omega is None or math.isnan(omega):
-        return "not estimated (ω_max unknown)"
-    if beta >= 0.5 * gamma:
-        return "unbounded: β ≥ γ/2, unconditionally stable (Eq. 11)"
-    return ("ω_max = 0 here (no positive stiffness or no degrees of freedom): "
-            "Eq. 11 gives no bound")
-
-
-def energy_drift(result):
-    """(max |E − E(0)|, E(0)) from a Result's energy (T, V columns or a total), or (None, None)."""
-    e = getattr(result, "energy", None)
-    if e is None:
-        return None, None
-    e = np.asarray(e, dtype=float)
-    if e.size == 0:
-        return None, None
-    E = e.sum(axis=1) if e.ndim == 2 else e.reshape(-1)
-    E = E[np.isfinite(E)]
-    if E.size == 0:
-        return None, None
-    return float(np.max(np.abs(E - E[0]))), float(E[0])
-
-
-def _pad(label: str, width: int) -> str:
-    """Left-justify by displayed width (combining dots such as q̇ take no column)."""
-    import unicodedata
-    shown = sum(0 if unicodedata.combining(ch) else 1 for ch in label)
-    return label + " " * max(width - shown, 0)
-
-
-def summary_lines(result, name: str, wall: float, h: float | None = None) -> list[str]:
-    """The one-screen summary ``symgen simulate`` prints."""
-    from .result import run_stats
-
-    meta = dict(getattr(result, "meta", None) or {})
-    t = np.asarray(result.t, dtype=float)
-    steps = int(meta.get("steps_done", max(len(t) - 1, 0)))
-    stats = run_stats(result)            # maxima over every step, also those not recorded
-    h = h if h is not None else meta.get("h", meta.get("dt"))
-    lines = [f"{name}: {result.status}"]
-    reason = getattr(result, "reason", "")
-    if result.status != "completed" and reason:
-        lines.append(f"  reason          {reason}")
-    scheme = meta.get("scheme", "")
-    if isinstance(scheme, dict):
-        name = str(scheme.get("name") or "")
-        gb = f"γ = {float(scheme.get('gamma', math.nan)):.8g}, β = {float(scheme.get('beta', math.nan)):.8g}"
-        scheme = f"{name} ({gb})" if name and not name.startswith("newmark(") else f"({gb})"
-    t0 = float(t[0]) if len(t) else 0.0
-    t1 = float(t[-1]) if len(t) else 0.0
-    chart = f" ({meta['chart']} chart)" if meta.get("chart") else ""
-    lines.append(f"  method          {meta.get('method', '?')}{chart}, scheme {scheme or '?'}, "
-                 f"h = {_fmt(h, ' s')}, t = {t0:g} … {t1:g} s")
-    every = int(meta.get("every", 1) or 1)
-    lines.append(f"  steps           {steps}" + (f" ({len(t)} recorded: every {every}-th and the "
-                                                 "last)" if every > 1 else ""))
-    if steps:
-        total = int(stats["newton_iters_total"])
-        lines.append(f"  Newton iters    {total} total, {total / steps:.2f} per step "
-                     f"(max {int(stats['newton_iters_max'])})")
-    floor = int(meta.get("floor_steps") or 0)
-    if floor > 0:
-        times = list(meta.get("floor_times") or [])
-        first = f" (first at t = {float(times[0]):.6g} s" if times else " ("
-        last = meta.get("floor_t_last")
-        more = f", last at t = {float(last):.6g} s)" if last is not None and floor > 1 else ")"
-        lines.append(f"  at floor        {floor} steps accepted at the round-off floor"
-                     f"{first}{more}".replace(" ()", ""))
-    for key, label in (("max_pos_err", "max ‖q‖"), ("max_vel_err", "max ‖q̇‖"),
-                       ("max_acc_err", "max ‖q̈‖")):
-        lines.append(f"  {_pad(label, 15)} {_fmt(float(stats[key]))}")
-    drift, e0 = energy_drift(result)
-    if drift is None:
-        lines.append("  energy drift    n/a (no potential V)")
-    else:
-        lines.append(f"  energy drift    max |E − E(0)| = {drift:.3g} J (E(0) = {e0:.6g} J)")
-    hmax = getattr(result, "h_max", None)
-    if hmax is not None and np.size(hmax):
-        hm = np.asarray(hmax, dtype=float)
-        finite = hm[np.isfinite(hm)]
-        if finite.size == 0:
-            sch = meta.get("scheme") if isinstance(meta.get("scheme"), dict) else {}
-            gamma = float(meta.get("gamma", sch.get("gamma", math.nan)))
-            beta = float(meta.get("beta", sch.get("beta", math.nan)))
-            om = np.asarray(getattr(result, "omega_max", np.full(hm.shape, np.nan)), dtype=float)
-            if np.isnan(hm).all():
-                words = "h_max not estimated"
-            elif beta >= 0.5 * gamma:
-                words = "h_max unbounded (unconditionally stable scheme)"
-            elif np.all(om[np.isfinite(om)] <= 0) and np.isfinite(om).any():
-                words = ("ω_max = 0 here (no positive stiffness or no degrees of freedom): "
-                         "Eq. 11 gives no bound")
-            else:
-                words = "h_max unbounded (Eq. 11 gives no bound)"
-            lines.append(f"  stability       {words}; h used {_fmt(h, ' s')}")
-        else:
-            t_min = float(stats["t_h_max_min"])
-            when = f" at t = {t_min:.4g} s" if math.isfinite(t_min) else ""
-            verdict = ""
-            if isinstance(h, (int, float)):
-                over = int(stats["steps_h_over_h_max"])
-                verdict = ("  (within the limit)" if over == 0
-                           else f"  (h exceeds h_max on {over} steps)")
-            lines.append(f"  stability       smallest h_max = {float(stats['h_max_min']):.6g} s"
-                         f"{when}; h used = {_fmt(h, ' s')}{verdict}")
-    lines.append(f"  wall time       {wall:.2f} s"
-                 + (f" ({steps / wall:.0f} steps/s)" if wall > 0 and steps else ""))
-    return lines
-
-
-def progress_enabled(quiet: bool) -> bool:
-    """A progress bar only for a person watching: stdout and stderr are terminals, no --quiet."""
-    return not quiet and sys.stdout.isatty() and sys.stderr.isatty()
-
-
-class _Progress:
-    """tqdm progress bar, shown only after ~1 s (tqdm's ``delay``) and only on a terminal."""
-
-    def __init__(self, enabled: bool, desc: str):
-        self.enabled, self.desc, self.bar = enabled, desc, None
-
-    def __call__(self, step, n_steps):
-        if not self.enabled:
-            return
-        if self.bar is None:
-            import shutil
-
-            from tqdm import tqdm
-            # get_terminal_size falls back to 80×24 where a terminal reports 0×0 (tqdm then
-            # computes nrows = -1 and draws nothing)
-            size = shutil.get_terminal_size((80, 24))
-            self.bar = tqdm(total=int(n_steps), desc=self.desc, unit="step", delay=1.0,
-                            file=sys.stderr, leave=False, ncols=size.columns, nrows=size.lines)
-        self.bar.update(int(step) - self.bar.n)
-
-    def close(self):
-        if self.bar is not None:
-            self.bar.close()
 
 
 # -- commands -------------------------------------------------------------------------------------
@@ -461,7 +166,7 @@ def _print_term(name, A, latex: bool) -> None:
 
 
 def cmd_show(args) -> int:
-    from .derive import TERMS
+    from .derived import TERMS
 
     mdl, numeric = _load(args.model, parse_params(args.param))
     mdl = _with_defaults(mdl, numeric)
@@ -488,7 +193,7 @@ def cmd_show(args) -> int:
             print(f"{name}  ({_labels(mdl, name)})")
             print(sp.latex(A) if args.latex else sp.pretty(A, use_unicode=True, wrap_line=False))
         return EXIT_OK
-    from .derive import derive
+    from .derived import derive
 
     d = derive(mdl)
     name = args.term
@@ -522,35 +227,6 @@ def cmd_generate(args) -> int:
     return EXIT_OK
 
 
-def _check_memory(dt: float, t_end: float, every: int, mdl) -> None:
-    """Before building: the run's recorded rows fit in memory (UsageError naming --every)."""
-    from ._record import MemoryBudgetError, check_memory
-
-    steps = max(int(round(t_end / dt)), 1)
-    try:
-        check_memory(steps, every, mdl.n, mdl.m, len(mdl.output_names))
-    except MemoryBudgetError as exc:
-        raise UsageError(f"--dt {dt:g} with --t-end {t_end:g}: {exc}") from None
-
-
-def _newton_options(args) -> dict:
-    """--tol, --max-iter, --rank-tol checked (UsageError naming the flag) for simulate()."""
-    out = {}
-    if args.tol is not None:
-        if not (args.tol > 0 and math.isfinite(args.tol)):
-            raise UsageError(f"--tol must be a positive number, got {args.tol:g}")
-        out["tol"] = args.tol
-    if args.max_iter is not None:
-        if not (math.isfinite(args.max_iter) and args.max_iter.is_integer() and args.max_iter >= 1):
-            raise UsageError(f"--max-iter must be an integer >= 1, got {args.max_iter:g}")
-        out["max_iter"] = int(args.max_iter)
-    if args.rank_tol is not None:
-        if not (0 <= args.rank_tol < 1):
-            raise UsageError(f"--rank-tol must lie in [0, 1), got {args.rank_tol:g}")
-        out["rank_tol"] = args.rank_tol
-    return out
-
-
 def cmd_simulate(args) -> int:
     params = parse_params(args.param)
     if args.out and Path(args.out).suffix.lower() not in (".npz", ".csv"):
@@ -572,18 +248,14 @@ def cmd_simulate(args) -> int:
     newton = _newton_options(args)
     mdl, numeric = _load(args.model, params)
     options = {k: v for k, v in params.items() if k not in numeric}   # went to model()
-    settings = dict(mdl.settings)
-    method = args.method or settings.get("method", "nullspace")
-    scheme = args.scheme or settings.get("scheme", "trapezoidal")
-    dt = args.dt if args.dt is not None else settings.get("dt")
-    t_end = args.t_end if args.t_end is not None else settings.get("t_end")
-    if dt is None or t_end is None:
-        missing = "--dt" if dt is None else "--t-end"
+    settings = SimulationSettings.merged(mdl.settings, method=args.method, scheme=args.scheme,
+                                         dt=args.dt, t_end=args.t_end, chart=args.chart, **newton)
+    if settings.dt is None or settings.t_end is None:
+        missing = "--dt" if settings.dt is None else "--t-end"
         raise UsageError(f"model {mdl.name!r} recommends no {missing.lstrip('-').replace('-', '_')}; "
                          f"give {missing}")
-    _check_memory(float(dt), float(t_end), args.every, mdl)
-    if isinstance(scheme, str):
-        _scheme(scheme)
+    dt = float(settings.dt)
+    _check_memory(dt, float(settings.t_end), args.every, mdl)
     kernels = _kernels(mdl, args.backend, numeric, quiet=args.quiet)
 
     from . import simulate
@@ -592,12 +264,9 @@ def cmd_simulate(args) -> int:
     start = time.perf_counter()
     try:
         with _warnings_as_notes(quiet=args.quiet):
-            result = simulate(kernels, method=method, scheme=scheme, dt=float(dt),
-                              t_end=float(t_end), params=numeric or None, progress=progress,
-                              chart=args.chart,
+            result = simulate(kernels, settings, params=numeric or None, progress=progress,
                               every=args.every,
-                              meta={"model_spec": str(args.model), "model_options": options},
-                              **newton)
+                              meta={"model_spec": str(args.model), "model_options": options})
     finally:
         progress.close()
     wall = time.perf_counter() - start
@@ -616,7 +285,7 @@ def cmd_simulate(args) -> int:
             plot_error = f"--plot {args.plot} not written: {_one_line(exc)}"
             written.append(f"plot            not written: {_one_line(exc)}")
     if not args.quiet:
-        for line in summary_lines(result, mdl.name, wall, h=float(dt)):
+        for line in result.summary(mdl.name, wall, h=dt):
             print(line)
         for line in written:
             print(f"  {line}")
@@ -658,21 +327,16 @@ def cmd_plot(args) -> int:
 
 
 def cmd_stability(args) -> int:
-    from . import suggest_step
-    from .steppers import DEFAULT_RANK_TOL
-    from .steppers import parse_scheme
+    from .stability import stability_words, suggest_step
 
     params = parse_params(args.param)
     _scheme(args.scheme)
     args.tol = args.max_iter = None
-    rank_tol = _newton_options(args).get("rank_tol")
     mdl, numeric = _load(args.model, params)
-    if rank_tol is None:
-        rank_tol = float(mdl.settings.get("rank_tol", DEFAULT_RANK_TOL))
-    scheme = args.scheme or mdl.settings.get("scheme", "trapezoidal")
-    sch = parse_scheme(scheme)
+    settings = SimulationSettings.merged(mdl.settings, scheme=args.scheme, **_newton_options(args))
+    scheme, sch = settings.scheme, settings.parsed_scheme()
     kernels = _kernels(mdl, args.backend, numeric)
-    omega, h_max = suggest_step(kernels, sch, rank_tol=rank_tol)
+    omega, h_max = suggest_step(kernels, sch, rank_tol=settings.rank_tol)
     omega, h_max = float(omega), float(h_max)
     print(f"{mdl.name}: stability at the initial state (t = 0)")
     print(f"  scheme          {scheme} (γ = {sch.gamma:g}, β = {sch.beta:g})")
@@ -680,7 +344,7 @@ def cmd_stability(args) -> int:
     if math.isfinite(h_max):
         print(f"  safe step       h ≤ {h_max:.6g} s (Eq. 11: h ≤ (1/ω_max)·√(1/(γ/2 − β)))")
     else:
-        print(f"  safe step       {_stability_words(omega, h_max, sch.gamma, sch.beta)}")
+        print(f"  safe step       {stability_words(omega, h_max, sch.gamma, sch.beta)}")
     h = mdl.settings.get("dt")
     if isinstance(h, (int, float)):
         if math.isnan(h_max):
@@ -709,7 +373,7 @@ def cmd_reproduce(args) -> int:
 
 # -- parser ---------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
+    from .version import __version__
 
     p = _Parser(prog="symgen", description="Symbolic constrained mechanisms → generated C → "
                 "stable null-space Newmark simulation (Fernández de Bustos et al., 2022).")
@@ -796,7 +460,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _terms():
-    from .derive import TERMS
+    from .derived import TERMS
     return list(TERMS)
 
 
@@ -804,64 +468,12 @@ def _what():
     return ["coordinates", "outputs", "constraints", "stability", "energy", "reactions"]
 
 
-def _one_line(exc: BaseException, limit: int = 400) -> str:
-    """The message of ``exc`` on one line, cut at ``limit`` characters."""
-    msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-    msg = " ".join(str(msg).split())
-    if len(msg) > limit:
-        msg = msg[:limit].rstrip() + " …"
-    return msg or type(exc).__name__
-
-
-def _build_failure(exc: BaseException, max_lines: int = 3, limit: int = 600) -> str:
-    """One line for a BuildError: its first line, then the compiler's diagnostics (the lines
-    naming an error, else the last lines of its output) rather than the echoed command lines,
-    and where the full log is."""
-    text = str(exc)
-    head, _, rest = text.partition("\n")
-    lines = [ln.strip() for ln in rest.splitlines()
-             if ln.strip() and not ln.startswith("--- compiler output")]
-    import re
-    # the diagnostics, not the echoed command lines (long, and no help)
-    short = [ln for ln in lines if len(ln) <= 300] or lines
-    errors = [ln for ln in short if re.search(r"\berror\b", ln, re.I)]
-    picked = errors[:max_lines] if errors else short[-max_lines:]
-    diag = " | ".join(_cut(" ".join(ln.split()), 200) for ln in picked)
-    if len(diag) > limit:
-        diag = diag[:limit].rstrip() + " …"
-    log = getattr(exc, "log_path", None) or getattr(exc, "log", None)
-    if not (isinstance(log, (str, Path)) and Path(log).is_file()) and rest.strip():
-        log = _save_log(text)
-    msg = " ".join(head.split())
-    if diag:
-        msg += f" {diag}"
-    if log:
-        msg += f" (full log: {log})"
-    return msg
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit].rstrip() + " …"
-
-
-def _save_log(text: str):
-    """Write a compiler log to a temporary file; its path, or None if that failed."""
-    import tempfile
-    try:
-        fd, name = tempfile.mkstemp(prefix="symgen-build-", suffix=".log")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        return name
-    except OSError:
-        return None
-
-
 def _report(exc: BaseException) -> int:
     """Print ``exc`` as one line on stderr; returns the exit code (2 for bad input, model, build
     and file errors; 1 for anything else, an internal error)."""
     from .model import ModelError
     try:
-        from .build import BuildError
+        from .jit import BuildError
     except ImportError:  # pragma: no cover - build needs cffi
         BuildError = ()  # noqa: N806
     if isinstance(exc, ModelError):

@@ -1,6 +1,7 @@
 """Numeric kernels: numpy in, numpy out, into buffers allocated once.
 
-:class:`Kernels` is what :func:`symgen.build` returns (compiled C through cffi).
+:class:`Kernels` is what :func:`symgen.build` returns (compiled C, loaded through cffi by
+:mod:`symgen.jit`).
 :class:`LambdifyKernels` evaluates the same derived terms through ``sympy.lambdify``: it is the
 independent reference the tests compare the C against, and needs no compiler.
 
@@ -19,6 +20,7 @@ in ``p`` (order ``param_names``); change them with :meth:`set_params` at any tim
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Mapping
 
 import numpy as np
@@ -94,7 +96,7 @@ class LambdifyKernels(KernelsBase):
     def __init__(self, model: Model, derived=None):
         import sympy as sp
 
-        from .derive import derive
+        from .derived import derive
 
         super().__init__(model)
         d = derived if derived is not None else derive(model)
@@ -147,9 +149,72 @@ class LambdifyKernels(KernelsBase):
         return self.y
 
 
-# The compiled implementation lives in build.py (it needs cffi); re-exported here for typing.
-def __getattr__(name):
-    if name == "Kernels":
-        from .build import Kernels
-        return Kernels
-    raise AttributeError(name)
+class Kernels(KernelsBase):
+    """The compiled kernels of one model, what :func:`symgen.build` returns: ``ffi``/``lib`` of the
+    loaded cffi module.  ``set_params`` writes into ``p`` in place, so the C pointer stays valid."""
+
+    def __init__(self, model: Model, ffi, lib, path: Path | None = None):
+        super().__init__(model)
+        self.ffi, self.lib, self.path = ffi, lib, path
+        prefix = model.name
+        self._c_dynamics = getattr(lib, f"{prefix}_dynamics")
+        self._c_constraints = getattr(lib, f"{prefix}_constraints")
+        self._c_energy = getattr(lib, f"{prefix}_energy")
+        self._c_outputs = getattr(lib, f"{prefix}_outputs")
+        buf = self._out_ptr
+        self._dyn_out = tuple(buf(a) for a in (self.M, self.f, self.K, self.C))
+        self._con_out = tuple(buf(a) for a in (self.q, self.H, self.q_dot, self.H_dot, self.q_ddot,
+                                                 self.H_ddot))
+        self._E_ptr = buf(self.E)
+        self._y_ptr = buf(self.y)
+        self._p_ptr = buf(self.p)
+        self._zeros_m = np.zeros(max(self.m, 1))
+        self._ptr_cache: dict = {}
+
+    def _out_ptr(self, a: np.ndarray):
+        # zero-size arrays still need a valid pointer; the C never touches them
+        if a.size == 0:
+            return self.ffi.new("double[1]")
+        return self.ffi.from_buffer("double[]", a, require_writable=True)
+
+    def _in(self, a, size: int, what: str):
+        # A stepper passes the same state buffers on every call: reuse their C pointers (the cache
+        # holds the array itself, so identity cannot be recycled), no allocation per call.
+        cached = self._ptr_cache.get(what)
+        if cached is not None and cached[0] is a:
+            return cached[1]
+        if type(a) is not np.ndarray or a.dtype != np.float64 or not a.flags.c_contiguous:
+            a_c = np.ascontiguousarray(a, dtype=np.float64)
+        else:
+            a_c = a
+        if a_c.size != size:
+            raise ValueError(f"{what} has {a_c.size} entries; model {self.name!r} expects {size}")
+        ptr = self.ffi.from_buffer("double[]", a_c if size else self._zeros_m)
+        if a_c is a:
+            self._ptr_cache[what] = (a, ptr)
+        return ptr
+
+    def dynamics(self, t, x, xd, xdd, lam):
+        n = self.n
+        self._c_dynamics(float(t), self._in(x, n, "x"), self._in(xd, n, "xd"),
+                         self._in(xdd, n, "xdd"), self._in(lam, self.m, "lam"), self._p_ptr,
+                         *self._dyn_out)
+        return self.M, self.f, self.K, self.C
+
+    def constraints(self, t, x, xd, xdd):
+        n = self.n
+        self._c_constraints(float(t), self._in(x, n, "x"), self._in(xd, n, "xd"),
+                            self._in(xdd, n, "xdd"), self._p_ptr, *self._con_out)
+        return self.q, self.H, self.q_dot, self.H_dot, self.q_ddot, self.H_ddot
+
+    def energy(self, t, x, xd):
+        n = self.n
+        self._c_energy(float(t), self._in(x, n, "x"), self._in(xd, n, "xd"), self._p_ptr,
+                       self._E_ptr)
+        return float(self.E[0]), float(self.E[1])
+
+    def outputs(self, t, x, xd):
+        n = self.n
+        self._c_outputs(float(t), self._in(x, n, "x"), self._in(xd, n, "xd"), self._p_ptr,
+                        self._y_ptr)
+        return self.y

@@ -15,85 +15,24 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 from types import MappingProxyType
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import sympy as sp
 
+from .names import (ACCELERATION_SUFFIX, MAX_MODEL_NAME, MAX_NAME, VELOCITY_SUFFIX,  # noqa: F401
+                    ModelError, _check_allowed_name, _check_c_identifier, _check_not_reserved,
+                    c_name, check_name)
+from .settings import SimulationSettings
+
 __all__ = ["Model", "ModelError", "coordinates", "t", "VELOCITY_SUFFIX", "ACCELERATION_SUFFIX"]
 
 #: The time symbol shared by every model.
 t = sp.Symbol("t")
 
-VELOCITY_SUFFIX = "_dot"
-ACCELERATION_SUFFIX = "_ddot"
-
-#: Keys a model may recommend for :func:`symgen.simulate`.
-SETTING_KEYS = ("method", "scheme", "dt", "t_end", "tol", "max_iter", "rank_tol")
-
-# fullmatch, never ``$``: ``$`` also matches before a trailing newline
-_C_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
-#: Longest model name (it prefixes every C symbol and names the cached module file) and longest
-#: coordinate, parameter or output name (each becomes part of a C macro name).
-MAX_MODEL_NAME = 64
-MAX_NAME = 128
-_C_KEYWORDS = frozenset(
-    "auto break case char const continue default do double else enum extern float for goto if "
-    "inline int long register restrict return short signed sizeof static struct switch typedef "
-    "union unsigned void volatile while _Bool _Complex _Imaginary".split()
-)
-
-
-class ModelError(ValueError):
-    """A model that cannot be turned into a simulation; the message names the problem."""
-
-
-def c_name(name: str) -> str:
-    """The C identifier used for a coordinate or output name (dots become underscores)."""
-    return name.replace(".", "_")
-
-
-_RESERVED = re.compile(r"^(t|lambda_\d+)$")
-
-
-def _check_not_reserved(name: str, what: str) -> None:
-    """``t`` is time and ``lambda_<i>`` the multipliers of the derived terms."""
-    if _RESERVED.match(name) or name.endswith(ACCELERATION_SUFFIX):
-        raise ModelError(f"{what} name {name!r} is reserved (t is time, lambda_<i> the Lagrange "
-                         f"multipliers, '<coordinate>{ACCELERATION_SUFFIX}' the accelerations)")
-
-
-def check_name(name, what: str, max_len: int = MAX_NAME) -> None:
-    """A name must be text without leading/trailing white space or control characters (a newline
-    passes many patterns and breaks the build later) and at most ``max_len`` characters long."""
-    if not isinstance(name, str):
-        raise ModelError(f"{what} name {name!r} is not a string")
-    if name != name.strip() or any(ch.isspace() and ch != " " or not ch.isprintable()
-                                   for ch in name):
-        raise ModelError(f"{what} name {name!r} has leading/trailing white space or control "
-                         "characters")
-    if len(name) > max_len:
-        raise ModelError(f"{what} name {name[:20]!r}… is {len(name)} characters long; at most "
-                         f"{max_len} are allowed")
-
-
-def _check_allowed_name(name, what: str) -> None:
-    check_name(name, what)
-    if not _NAME.fullmatch(name):
-        raise ModelError(f"{what} name {name!r} is not allowed (letters, digits, '_' and '.', "
-                         "not starting with a digit)")
-
-
-def _check_c_identifier(name: str, what: str, max_len: int = MAX_NAME) -> None:
-    check_name(name, what, max_len)
-    if not _C_IDENT.fullmatch(name) or name in _C_KEYWORDS:
-        raise ModelError(
-            f"{what} name {name!r} cannot become a C identifier "
-            "(use letters, digits and '_', not starting with a digit, not a C keyword)"
-        )
+#: Fields of :class:`~symgen.SimulationSettings` a model may recommend for :func:`symgen.simulate`.
+SETTING_KEYS = ("method", "scheme", "dt", "t_end", "tol", "max_iter", "rank_tol", "chart")
 
 
 def coordinates(names: str | Iterable[str]) -> tuple[tuple[sp.Symbol, ...], tuple[sp.Symbol, ...]]:
@@ -165,6 +104,27 @@ def _free(expr) -> set:
     return set(expr.free_symbols) if hasattr(expr, "free_symbols") else set()
 
 
+def _parameters(params) -> dict:
+    """The model's parameters, Symbol → default, each name and value checked."""
+    pdict: dict[sp.Symbol, float] = {}
+    for key, value in (params or {}).items():
+        sym = sp.Symbol(key) if isinstance(key, str) else key
+        if not isinstance(sym, sp.Symbol):
+            raise ModelError(f"parameter {key!r} is not a Symbol or a name")
+        _check_c_identifier(sym.name, "parameter")
+        _check_not_reserved(sym.name, "parameter")
+        try:
+            val = float(value)
+        except (TypeError, ValueError):
+            raise ModelError(f"parameter {sym.name!r} has a non-numeric default {value!r}") from None
+        if not math.isfinite(val):
+            raise ModelError(f"parameter {sym.name!r} has a non-finite default {val}")
+        if sym in pdict:
+            raise ModelError(f"parameter {sym.name!r} is given twice")
+        pdict[sym] = val
+    return pdict
+
+
 class Model:
     """The symbolic DAE M(x) ẍ = f(x, ẋ, t) + Hᵀλ, q(x, t) = 0.
 
@@ -210,6 +170,8 @@ class Model:
         velocities: Sequence | None = None,
         description: str = "",
     ):
+        """Long on purpose: every check of the model runs here, once, in the order the fields
+        are given (the class docstring lists them), so that a Model that exists is valid."""
         _check_c_identifier(name, "model", MAX_MODEL_NAME)
         self.name = name
         self.description = description
@@ -252,22 +214,7 @@ class Model:
         self._check_unique([c_name(s) for s in names], "coordinate (after '.' → '_')")
 
         # parameters -----------------------------------------------------------------------------
-        pdict: dict[sp.Symbol, float] = {}
-        for key, value in (params or {}).items():
-            sym = sp.Symbol(key) if isinstance(key, str) else key
-            if not isinstance(sym, sp.Symbol):
-                raise ModelError(f"parameter {key!r} is not a Symbol or a name")
-            _check_c_identifier(sym.name, "parameter")
-            _check_not_reserved(sym.name, "parameter")
-            try:
-                val = float(value)
-            except (TypeError, ValueError):
-                raise ModelError(f"parameter {sym.name!r} has a non-numeric default {value!r}") from None
-            if not math.isfinite(val):
-                raise ModelError(f"parameter {sym.name!r} has a non-finite default {val}")
-            if sym in pdict:
-                raise ModelError(f"parameter {sym.name!r} is given twice")
-            pdict[sym] = val
+        pdict = _parameters(params)
         self.params: Mapping[sp.Symbol, float] = MappingProxyType(pdict)
         clash = set(pdict) & (set(xs) | set(vs) | {t})
         if clash:
@@ -312,6 +259,10 @@ class Model:
         unknown = sorted(set(st) - set(SETTING_KEYS))
         if unknown:
             raise ModelError(f"unknown setting(s) {unknown}; known: {list(SETTING_KEYS)}")
+        try:
+            SimulationSettings.merged(st)                  # the values, checked in one place
+        except ValueError as exc:
+            raise ModelError(f"model {name!r}: bad recommended setting: {exc}") from None
         self.settings: Mapping = MappingProxyType(st)
         self._check_mass_diagonal()
         self._hash: str | None = None

@@ -95,82 +95,95 @@ def figure(result, what: str = "coordinates", select: Sequence[str] | None = Non
         raise ValueError("the result has no time steps to plot")
 
     if what in ("coordinates", "outputs", "reactions"):
-        if what == "coordinates":
-            data = _arr(result, "x")
-            names = _names(getattr(result, "coords", None), 0 if data is None else data.shape[1], "x")
-            ylabel = "coordinate value [m or rad]"
-        elif what == "outputs":
-            data = _arr(result, "outputs")
-            names = _names(getattr(result, "output_names", None),
-                           0 if data is None or data.ndim < 2 else data.shape[1], "y")
-            ylabel = "output value"
-        else:
-            data = _arr(result, "lam")
-            names = [f"λ{i}" for i in range(0 if data is None or data.ndim < 2 else data.shape[1])]
-            ylabel = "Lagrange multiplier λ [N or N m]"
-        if data is None or data.ndim < 2 or data.shape[1] == 0:
-            raise ValueError(f"the result has no {what} to plot")
-        idx = list(range(data.shape[1]))
-        if select:
-            missing = [s for s in select if s not in names]
-            if missing:
-                raise ValueError(f"no {what} named {missing}; the result has {names}")
-            idx = [names.index(s) for s in select]
-        fig, (ax,) = _new_figure()
-        k = min(len(t), data.shape[0])
-        for i in idx:
-            ax.plot(t[:k], data[:k, i], label=names[i])
-        ax.set_xlabel("t [s]")
-        ax.set_ylabel(ylabel)
-        ax.set_title(_title(result, what))
-        ax.grid(True, alpha=0.3)
-        if len(idx) <= 12:
-            ax.legend(loc="best", fontsize="small")
-        return fig
+        return _series_figure(result, what, t, select)
+    return {"constraints": _constraints_figure, "stability": _stability_figure,
+            "energy": _energy_figure}[what](result, what, t)
 
-    if what == "constraints":
-        series = [("pos_err", "‖q‖ (position)"), ("vel_err", "‖q̇‖ (velocity)"),
-                  ("acc_err", "‖q̈‖ (acceleration)")]
-        fig, (ax,) = _new_figure()
-        for attr, label in series:
-            y = _arr(result, attr)
-            if y is None:
-                raise ValueError(f"the result has no {attr}")
-            k = min(len(t), len(y))
-            ax.semilogy(t[:k], _positive(y[:k]), label=label)
-        ax.set_xlabel("t [s]")
-        ax.set_ylabel("constraint error norm")
-        ax.set_title(_title(result, what))
-        ax.grid(True, which="both", alpha=0.3)
+
+def _series_figure(result, what, t, select):
+    """Coordinates, outputs or multipliers against time, one line per (selected) column."""
+    if what == "coordinates":
+        data = _arr(result, "x")
+        names = _names(getattr(result, "coords", None), 0 if data is None else data.shape[1], "x")
+        ylabel = "coordinate value [m or rad]"
+    elif what == "outputs":
+        data = _arr(result, "outputs")
+        names = _names(getattr(result, "output_names", None),
+                       0 if data is None or data.ndim < 2 else data.shape[1], "y")
+        ylabel = "output value"
+    else:
+        data = _arr(result, "lam")
+        names = [f"λ{i}" for i in range(0 if data is None or data.ndim < 2 else data.shape[1])]
+        ylabel = "Lagrange multiplier λ [N or N m]"
+    if data is None or data.ndim < 2 or data.shape[1] == 0:
+        raise ValueError(f"the result has no {what} to plot")
+    idx = list(range(data.shape[1]))
+    if select:
+        missing = [s for s in select if s not in names]
+        if missing:
+            raise ValueError(f"no {what} named {missing}; the result has {names}")
+        idx = [names.index(s) for s in select]
+    fig, (ax,) = _new_figure()
+    k = min(len(t), data.shape[0])
+    for i in idx:
+        ax.plot(t[:k], data[:k, i], label=names[i])
+    ax.set_xlabel("t [s]")
+    ax.set_ylabel(ylabel)
+    ax.set_title(_title(result, what))
+    ax.grid(True, alpha=0.3)
+    if len(idx) <= 12:
         ax.legend(loc="best", fontsize="small")
-        return fig
+    return fig
 
-    if what == "stability":
-        om = _arr(result, "omega_max")
-        hm = _arr(result, "h_max")
-        if om is None or hm is None:
-            raise ValueError("the result has no omega_max/h_max")
-        fig, (ax1, ax2) = _new_figure(2, height=3.0)
-        k = min(len(t), len(om))
-        ax1.plot(t[:k], om[:k], label="ω_max")
-        ax1.set_xlabel("t [s]")
-        ax1.set_ylabel("ω_max [rad/s]")
-        ax1.set_title(_title(result, what))
-        ax1.grid(True, alpha=0.3)
-        ax1.legend(loc="best", fontsize="small")
-        k = min(len(t), len(hm))
-        hm_plot = np.where(np.isfinite(hm[:k]), hm[:k], np.nan)
-        ax2.plot(t[:k], hm_plot, label="h_max (Eq. 11)")
-        h = _step_used(result)
-        if h is not None:
-            ax2.plot([t[0], t[k - 1]], [h, h], "--", label=f"h used = {h:g}")
-        ax2.set_xlabel("t [s]")
-        ax2.set_ylabel("step size [s]")
-        ax2.grid(True, alpha=0.3)
-        ax2.legend(loc="best", fontsize="small")
-        return fig
 
-    # energy
+def _constraints_figure(result, what, t):
+    """‖q‖, ‖q̇‖, ‖q̈‖ against time (log scale)."""
+    series = [("pos_err", "‖q‖ (position)"), ("vel_err", "‖q̇‖ (velocity)"),
+              ("acc_err", "‖q̈‖ (acceleration)")]
+    fig, (ax,) = _new_figure()
+    for attr, label in series:
+        y = _arr(result, attr)
+        if y is None:
+            raise ValueError(f"the result has no {attr}")
+        k = min(len(t), len(y))
+        ax.semilogy(t[:k], _positive(y[:k]), label=label)
+    ax.set_xlabel("t [s]")
+    ax.set_ylabel("constraint error norm")
+    ax.set_title(_title(result, what))
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(loc="best", fontsize="small")
+    return fig
+
+
+def _stability_figure(result, what, t):
+    """ω_max and the Eq. 11 step limit against time, with the step used."""
+    om = _arr(result, "omega_max")
+    hm = _arr(result, "h_max")
+    if om is None or hm is None:
+        raise ValueError("the result has no omega_max/h_max")
+    fig, (ax1, ax2) = _new_figure(2, height=3.0)
+    k = min(len(t), len(om))
+    ax1.plot(t[:k], om[:k], label="ω_max")
+    ax1.set_xlabel("t [s]")
+    ax1.set_ylabel("ω_max [rad/s]")
+    ax1.set_title(_title(result, what))
+    ax1.grid(True, alpha=0.3)
+    ax1.legend(loc="best", fontsize="small")
+    k = min(len(t), len(hm))
+    hm_plot = np.where(np.isfinite(hm[:k]), hm[:k], np.nan)
+    ax2.plot(t[:k], hm_plot, label="h_max (Eq. 11)")
+    h = _step_used(result)
+    if h is not None:
+        ax2.plot([t[0], t[k - 1]], [h, h], "--", label=f"h used = {h:g}")
+    ax2.set_xlabel("t [s]")
+    ax2.set_ylabel("step size [s]")
+    ax2.grid(True, alpha=0.3)
+    ax2.legend(loc="best", fontsize="small")
+    return fig
+
+
+def _energy_figure(result, what, t):
+    """T, V and E = T + V, and the drift E − E(0)."""
     e = _arr(result, "energy")
     T = _arr(result, "energy_kinetic")
     V = _arr(result, "energy_potential")

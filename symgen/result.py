@@ -49,8 +49,9 @@ from pathlib import Path
 import numpy as np
 
 from ._io import atomic_open, memory_budget
+from .summary import energy_drift, run_stats, summary_lines  # noqa: F401  (re-exported)
 
-__all__ = ["Result", "load_result", "run_stats", "STATUSES"]
+__all__ = ["Result", "load_result", "run_stats", "STATUSES", "summary_lines", "energy_drift"]
 
 STATUSES = ("completed", "diverged", "failed", "interrupted")
 CSV_FORMAT = "symgen-result-csv 2"
@@ -145,6 +146,13 @@ class Result:
     __hash__ = None
 
     # -- saving -----------------------------------------------------------------------------------
+    def summary(self, name: str | None = None, wall: float | None = None,
+                h: float | None = None) -> list[str]:
+        """The one-screen summary ``symgen simulate`` prints (one string a line)."""
+        meta = self.meta or {}
+        return summary_lines(self, name or str(meta.get("model", "result")),
+                             float(meta.get("wall_time", 0.0)) if wall is None else wall, h=h)
+
     def save(self, path) -> Path:
         """Write ``.npz`` or ``.csv`` (chosen by the suffix); returns the path."""
         path = Path(path)
@@ -212,44 +220,6 @@ class Result:
                                    for blk in blocks])
                 fh.writelines(",".join(repr(float(v)) for v in row) + "\n" for row in table)
             fh.write(f"{_CSV_END} {N} rows\n")
-
-
-def _max_or_nan(a) -> float:
-    a = np.asarray(a, dtype=float)
-    if a.size == 0:
-        return 0.0
-    return float(np.max(np.abs(a))) if np.isfinite(a).all() else math.nan
-
-
-def run_stats(result) -> dict:
-    """The maxima of the run over every step it took: ``meta['run_stats']`` as
-    :func:`symgen.simulate` records it (exact also when only every K-th step was kept), else
-    computed from the recorded rows (a result written before run_stats existed).
-
-    Keys: ``states`` (initial state + steps), ``max_pos_err``, ``max_vel_err``, ``max_acc_err``
-    (NaN if any was not finite), ``newton_iters_total``, ``newton_iters_max``, ``omega_max``
-    (largest finite ω_max), ``h_max_min`` (smallest finite h_max, inf if none) and
-    ``t_h_max_min`` (where), ``steps_h_over_h_max`` (states whose finite h_max is below h).
-    """
-    stats = (getattr(result, "meta", None) or {}).get("run_stats")
-    if isinstance(stats, dict):
-        return dict(stats)
-    t = np.asarray(result.t, dtype=float)
-    it = np.asarray(result.newton_iters, dtype=float)
-    om = np.asarray(result.omega_max, dtype=float)
-    hm = np.asarray(result.h_max, dtype=float)
-    fin = np.isfinite(hm)
-    h = (getattr(result, "meta", None) or {}).get("h")
-    om_f = om[np.isfinite(om)]
-    i = int(np.argmin(np.where(fin, hm, np.inf))) if fin.any() else None
-    return {"states": int(t.size), "max_pos_err": _max_or_nan(result.pos_err),
-            "max_vel_err": _max_or_nan(result.vel_err), "max_acc_err": _max_or_nan(result.acc_err),
-            "newton_iters_total": int(it.sum()) if it.size else 0,
-            "newton_iters_max": int(it.max()) if it.size else 0,
-            "omega_max": float(om_f.max()) if om_f.size else math.nan,
-            "h_max_min": float(hm[i]) if i is not None else math.inf,
-            "t_h_max_min": float(t[i]) if i is not None else math.nan,
-            "steps_h_over_h_max": int(np.sum(hm[fin] < h)) if isinstance(h, (int, float)) else 0}
 
 
 def _json_default(obj):

@@ -1,7 +1,9 @@
 """Independent reference solutions for the shipped examples (SciPy, tight tolerances).
 
-Nothing here uses symgen: these are written from the equations in
-``shared/benchmarks/problems.md`` so that the body-and-joint models can be checked against them.
+Nothing here uses symgen's derivation, generated C or steppers: these are written from the
+equations in ``docs/benchmarks.md`` so that the body-and-joint models can be checked against them
+(the double pendulum's minimal model and SciPy integration are shared with ``symgen reproduce``,
+:mod:`symgen.reproduce.references`).
 
 - :func:`andrews_reference`: the Test Set's 7-angle equations of Andrews' squeezer,
   M(q) q̈ + Gᵀλ = f(q, q̇), g(q) = 0, in index-1 form (G q̈ = −(∂(G q̇)/∂q) q̇), integrated with
@@ -159,40 +161,14 @@ def four_bar_energy(N, v0=1.0, m=1.0, L=1.0, g=9.81):
 
 
 # --------------------------------------------------------------------------------------------
-# Double pendulum with torsional spring-dampers (problems.md §2), absolute angles, 0 = hanging
-@functools.lru_cache(maxsize=None)
-def _double_pendulum_functions(L=1.0, m=1.0, g=9.81, k=1000.0, c=1.0):
-    t1, t2, w1, w2 = sp.symbols("t1 t2 w1 w2")
-    I = m * L ** 2 / 12
-    # centres of the bars: r1 = (L/2 sin θ1, −L/2 cos θ1), r2 = (L sin θ1 + L/2 sin θ2, …)
-    r1 = sp.Matrix([L / 2 * sp.sin(t1), -L / 2 * sp.cos(t1)])
-    r2 = sp.Matrix([L * sp.sin(t1) + L / 2 * sp.sin(t2), -L * sp.cos(t1) - L / 2 * sp.cos(t2)])
-    q, w = sp.Matrix([t1, t2]), sp.Matrix([w1, w2])
-    v1, v2 = r1.jacobian(q) * w, r2.jacobian(q) * w
-    T = m * v1.dot(v1) / 2 + m * v2.dot(v2) / 2 + I * (w1 ** 2 + w2 ** 2) / 2
-    V = m * g * (r1[1] + r2[1]) + k * t1 ** 2 / 2 + k * (t2 - t1) ** 2 / 2
-    Qd = sp.Matrix([-c * w1 + c * (w2 - w1), -c * (w2 - w1)])
-    M = sp.hessian(T, [w1, w2])
-    dTdw = sp.Matrix([sp.diff(T, s) for s in (w1, w2)])
-    rhs = (-(dTdw.jacobian(q) * w) + sp.Matrix([sp.diff(T - V, s) for s in (t1, t2)]) + Qd)
-    tip = r2 + sp.Matrix([L / 2 * sp.sin(t2), -L / 2 * sp.cos(t2)])
-    args = [t1, t2, w1, w2]
-    return (sp.lambdify(args, M, "numpy"), sp.lambdify(args, rhs, "numpy"),
-            sp.lambdify(args, list(tip) + list(tip.jacobian(q) * w), "numpy"),
-            sp.lambdify(args, T + V, "numpy"))
-
-
+# Double pendulum with torsional spring-dampers (docs/benchmarks.md §2): the minimal model and the
+# SciPy integration that `symgen reproduce` uses (one definition), sampled at the tip.
 def double_pendulum_reference(t_eval, rtol=1e-12, atol=1e-12):
     """Tip (x, y, vx, vy) of the double pendulum from both bars horizontal at rest (θ = π/2),
-    integrated in minimal coordinates (absolute bar angles)."""
-    fM, frhs, ftip, _ = _double_pendulum_functions()
+    integrated in minimal coordinates (absolute bar angles θ1, θ2; bars of length L = 1)."""
+    from symgen.reproduce.references import minimal_double_pendulum, scipy_reference
 
-    def rhs(_t, y):
-        a = np.linalg.solve(np.asarray(fM(*y), float), np.asarray(frhs(*y), float).ravel())
-        return [y[2], y[3], a[0], a[1]]
-
-    sol = solve_ivp(rhs, (0.0, float(t_eval[-1])), [np.pi / 2, np.pi / 2, 0.0, 0.0],
-                    method="DOP853", t_eval=t_eval, rtol=rtol, atol=atol)
-    if not sol.success:
-        raise RuntimeError(f"double pendulum reference failed: {sol.message}")
-    return np.array([np.asarray(ftip(*y), float) for y in sol.y.T]).T
+    x, xd = scipy_reference(minimal_double_pendulum(), np.asarray(t_eval, float), rtol, atol)
+    a, b, ad, bd = x[:, 0], x[:, 1], xd[:, 0], xd[:, 1]
+    return np.array([np.sin(a) + np.sin(b), -np.cos(a) - np.cos(b),
+                     np.cos(a) * ad + np.cos(b) * bd, np.sin(a) * ad + np.sin(b) * bd])

@@ -15,6 +15,7 @@ import numpy as np
 import sympy as sp
 
 from symgen import Model, coordinates, t
+from symgen.reproduce import references
 
 G = 9.8
 
@@ -33,15 +34,7 @@ def stiff_pendulum(T0: float = 0.1, **settings) -> Model:
     )
 
 
-def minimal_pendulum(T0: float = 0.1) -> Model:
-    (th,), _ = coordinates("theta")
-    m, L, g, T0s, w = sp.symbols("m L g T0 wbar")
-    return Model(
-        "minimal_pendulum", [th], [[m * L**2]], [T0s * sp.sin(w * t) - m * g * L * sp.sin(th)],
-        V=-m * g * L * sp.cos(th),                                         # Eq. 13
-        params={m: 1.0, L: 1.0, g: G, T0s: T0, w: 0.1},
-        settings={"method": "newmark", "scheme": "fox-goodwin", "dt": 0.1, "t_end": 10.0},
-    )
+minimal_pendulum = references.minimal_pendulum      # one definition, shared with symgen reproduce
 
 
 # --- planar four-bar ---------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The symmetric chart (issue 11): the nine tests of shared/notes/symmetric-chart.md ("Tests that
+"""The symmetric chart (issue 11): the nine tests of docs/symmetric-chart.md ("Tests that
 prove it", with its thresholds) and the issue's acceptance (whirl energy, Bricard and the N four-bar
 complete, Newton iterations within +0.7 of the end chart on every shipped example).
 
@@ -15,7 +15,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import symgen
-from symgen.simulate import consistent_state
+from symgen.assemble import consistent_state
 from symgen.steppers import make_stepper
 from symgen.steppers import nullspace as nullspace_module
 from symgen.steppers.linalg import Linearization
@@ -378,13 +378,13 @@ def test_cli_chart_option_summary_and_saved_meta(tmp_path, capsys):
     from symgen.result import load_result
 
     out = tmp_path / "r.npz"
-    rc = main(["simulate", "stiff_pendulum", "--chart", "symmetric", "--t-end", "1", "--quiet",
+    rc = main(["simulate", "stiff_pendulum", "--chart", "symmetric", "--t-end", "1",
                "--out", str(out)])
     text = capsys.readouterr().out
     assert rc == 0, text
     assert "method          nullspace (symmetric chart), scheme fox-goodwin" in text
     assert load_result(out).meta["chart"] == "symmetric"
-    rc = main(["simulate", "stiff_pendulum", "--t-end", "1", "--quiet"])
+    rc = main(["simulate", "stiff_pendulum", "--t-end", "1"])
     assert rc == 0 and "nullspace (end chart)" in capsys.readouterr().out
     rc = main(["simulate", "stiff_pendulum", "--method", "index3", "--chart", "symmetric",
                "--t-end", "1", "--quiet"])

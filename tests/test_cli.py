@@ -508,7 +508,7 @@ def test_build_failure_shows_the_compiler_errors(tmp_path):
 def test_build_failure_message_without_error_lines(monkeypatch, tmp_path):
     import tempfile
 
-    from symgen.build import BuildError
+    from symgen.jit import BuildError
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     from symgen.cli import _build_failure
 

@@ -1,7 +1,6 @@
 """Newton convergence at the round-off floor (issue 8 §2), ω_max at the accepted state and the
 index-3 rank decision at every step (issue 8 §5)."""
 import importlib
-import math
 import types
 
 import numpy as np

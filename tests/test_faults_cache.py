@@ -21,7 +21,7 @@ import sympy as sp
 import symgen
 from symgen import Model, ModelError, coordinates
 
-B = sys.modules["symgen.build"]
+B = sys.modules["symgen.jit"]
 TESTS = Path(__file__).resolve().parent
 
 # -- helpers ---------------------------------------------------------------------------------------
@@ -29,7 +29,7 @@ CHILD = r"""
 import json, sys
 sys.path.insert(0, {tests!r})
 import symgen, pipeline_models
-b = sys.modules["symgen.build"]
+b = sys.modules["symgen.jit"]
 count = 0
 orig = b._compile
 def counting(*a, **k):
@@ -160,7 +160,7 @@ def test_edited_source_entry_is_detected_and_regenerated(tmp_path, monkeypatch, 
     assert text.count("f[0] = -p[0]*x[0];") >= 1
     entry.write_text(text.replace("f[0] = -p[0]*x[0];", "f[0] = -4*p[0]*x[0];"))
     fresh = _osc(name="osc_edit")
-    with caplog.at_level("WARNING", logger="symgen.build"):
+    with caplog.at_level("WARNING", logger="symgen.jit"):
         k = symgen.build(fresh)
     np.testing.assert_allclose(_kernel_f(k, 1.0), _osc_f(fresh, 1.0))
     assert "SHA-256" in caplog.text
@@ -281,7 +281,7 @@ def test_dotdot_file_name_in_cached_json_is_not_used_as_a_path(tmp_path, monkeyp
     if "sha256" in data:                                     # a consistent digest: only the name
         data["sha256"] = B._source_digest(data["key"], data["source"])   # is wrong
     entry.write_text(json.dumps(data))
-    with caplog.at_level("WARNING", logger="symgen.build"):
+    with caplog.at_level("WARNING", logger="symgen.jit"):
         k = symgen.build(model)
     assert not any(p.name == "escaped.c" for p in _tree(tmp_path))
     assert "file name" in caplog.text
@@ -476,7 +476,7 @@ def test_source_entry_symlink_is_not_followed(tmp_path, monkeypatch, caplog):
     planted.write_text(json.dumps(data))
     entry.unlink()
     entry.symlink_to(planted)
-    with caplog.at_level("WARNING", logger="symgen.build"):
+    with caplog.at_level("WARNING", logger="symgen.jit"):
         k = symgen.build(model)
     np.testing.assert_allclose(_kernel_f(k, 1.0), _osc_f(model, 1.0))
     assert not entry.is_symlink() and "-4*p[0]" in planted.read_text()

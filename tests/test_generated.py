@@ -16,7 +16,6 @@ in generated/SYMPY_VERSION (the sympy that wrote generated/); otherwise that tes
 why.  Regenerate with the recorded sympy:
 ``for m in <examples>; do symgen generate $m -o generated/$m; done`` and update SYMPY_VERSION.
 """
-import importlib
 import re
 import shutil
 import subprocess
@@ -30,7 +29,8 @@ import symgen
 from symgen.codegen import GeneratedSource
 from symgen.loader import known_examples
 
-_build = importlib.import_module("symgen.build")   # the module (symgen.build is the function)
+from symgen import jit as _jit
+from symgen.kernels import Kernels
 
 ROOT = Path(__file__).resolve().parents[1]
 GENERATED = ROOT / "generated"
@@ -91,9 +91,9 @@ def test_committed_c_computes_what_the_generator_computes(fresh, tmp_path):
                              cdef=src.cdef)               # same cdef: the ABI test holds it equal
         module = f"_symgen_test_{tag}_{model.name}"
         (tmp_path / tag).mkdir()
-        path = _build._compile(gs, module, ("-O0", "-std=c99"), tmp_path / tag)
-        mod = _build._load(module, path)
-        kernels.append(_build.Kernels(model, mod.ffi, mod.lib, path=path))
+        path = _jit._compile(gs, module, ("-O0", "-std=c99"), tmp_path / tag)
+        mod = _jit._load(module, path)
+        kernels.append(Kernels(model, mod.ffi, mod.lib, path=path))
     a, b = kernels
     rng = np.random.default_rng(8)
     n, m = model.n, model.m

@@ -1,6 +1,5 @@
 """`symgen reproduce --quick`: runs in CI, writes a report whose table has one row per claim."""
 import json
-import os
 import re
 import subprocess
 import sys
@@ -73,7 +72,7 @@ def test_quick_reproduction_checks_the_core_claims(quick):
 
 
 def test_quick_reproduction_beyond_the_paper(quick):
-    """The section "beyond the paper" (symgen/beyond.py): the rows the quick set runs are checked
+    """The section "beyond the paper" (symgen/reproduce/beyond.py): the rows the quick set runs are checked
     and agree (the end chart's energy loss, the symmetric chart's conservation and reversibility);
     B8 (Bricard over 10 s) is left to the full run."""
     out, _ = quick
@@ -147,7 +146,7 @@ def test_sim_records_bad_starts_and_lets_crashes_through(tmp_path, monkeypatch):
     would agree with claims such as "classical fails"."""
     import symgen
 
-    ctx = reproduce._Context(tmp_path, True, lambda msg: None)
+    ctx = reproduce.Context(tmp_path, True, lambda msg: None)
     ctx._kernels["toy"] = object()
 
     def bad_start(*a, **k):
@@ -177,19 +176,19 @@ def test_period_2_growth_rule():
     assert grow >= reproduce.GROWTH
     _, _, grow = reproduce._p2_growth(R(saw))                # steady sawtooth: no growth
     assert grow < reproduce.GROWTH
-    assert reproduce._p2_growth(reproduce._Failed("crash"))[2] == 0.0   # nothing recorded
+    assert reproduce._p2_growth(reproduce.Failed("crash"))[2] == 0.0   # nothing recorded
 
 
 def test_a_failure_without_growth_does_not_agree_with_d1_d2(tmp_path, monkeypatch):
     """A classical run that stops at once (no λ history) is no evidence for D1/D2."""
-    real = reproduce._Context.sim
+    real = reproduce.Context.sim
 
     def sim(self, key, method, scheme, dt, t_end, **params):
         if method == "index3":
-            return reproduce._Failed("stopped at once")
+            return reproduce.Failed("stopped at once")
         return real(self, key, method, scheme, dt, t_end, **params)
 
-    monkeypatch.setattr(reproduce._Context, "sim", sim)
+    monkeypatch.setattr(reproduce.Context, "sim", sim)
     rep = reproduce.run(out=tmp_path, quick=True, experiments=("double pendulum",))
     claims = {c.id: c for c in rep.claims}
     assert not rep.errors
@@ -241,10 +240,10 @@ def _fake_runs(monkeypatch, outcome):
             steps = max(int(round(t_end / dt)), 1)
         return _FakeRun(self.model(key), status, steps, dt, residual)
 
-    monkeypatch.setattr(reproduce._Context, "kernels", kernels)
-    monkeypatch.setattr(reproduce._Context, "sim", sim)
+    monkeypatch.setattr(reproduce.Context, "kernels", kernels)
+    monkeypatch.setattr(reproduce.Context, "sim", sim)
     # the figures are not what these tests check (the --quick run above draws them)
-    monkeypatch.setattr(reproduce._Context, "figure", lambda self, section, name, fig, cap: name)
+    monkeypatch.setattr(reproduce.Context, "figure", lambda self, section, name, fig, cap: name)
 
 
 def _pendulum_outcome(took_steps, residual):

@@ -150,8 +150,7 @@ def test_trapezoidal_large_torque_nullspace_vs_index3(pend, minimal):
     assert ri.status in ("diverged", "failed")
     assert 100.0 < ri.t[-1] < 300.0
 
-    def sawtooth(lam):
-        return np.abs(lam[2:] - 2 * lam[1:-1] + lam[:-2]) / 4       # period-2 content
+    from symgen.reproduce.references import period2 as sawtooth      # |Δ²λ|/4, period-2 content
 
     s_null, s_i3 = sawtooth(rn.lam[:, 0]), sawtooth(ri.lam[:, 0])
     n = len(s_i3)

@@ -10,7 +10,7 @@ the tangent space at the *end* of the step, which makes the step non-symmetric, 
 rotation each step keeps E₁/E₀ = 1 − (1 − 3β)/12·(hθ̇)⁴ to leading order.  The loss is inherent to
 that chart: the re-projection of the state at t (Eqs. 56–58) is exact, and neither the basis, the
 form of x_p nor the tolerances change the converged step.  The symmetric chart
-(``chart="symmetric"``, ``shared/notes/symmetric-chart.md``) imposes the relations on the null
+(``chart="symmetric"``, ``docs/symmetric-chart.md``) imposes the relations on the null
 space of ½(H(t) + H(t + h)); its energy error stays bounded, O(h²), within 3–4.5× that of minimal
 coordinates.
 

@@ -10,7 +10,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from ..derive import jacobian
+from ..derived import jacobian
 from ..model import ModelError, check_name, t
 
 __all__ = [

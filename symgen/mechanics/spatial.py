@@ -44,7 +44,6 @@ Example (a spherical pendulum)::
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -53,13 +52,11 @@ import sympy as sp
 
 from ..model import Model, check_name, coordinates
 from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownElementError,
-                      check_initial_state, check_mass_properties, check_reduced_mass, claim_name, numeric)
+                      check_initial_state, check_reduced_mass, claim_name, numeric)
+from .spatial_assembly import NeglectedInertiaWarning, SpatialAssembly
 
 __all__ = ["SpatialSystem", "SpatialBody", "NeglectedInertiaWarning"]
 
-
-class NeglectedInertiaWarning(UserWarning):
-    """A body with fewer than three independent directions cannot carry all of its inertia."""
 
 
 def _vec3(value, what: str) -> sp.Matrix:
@@ -381,197 +378,12 @@ class SpatialSystem:
             xd0 = [num(v, f"{el.kind} {el.name!r} velocity") for el in moving for v in el.vel0]
         x0, xd0 = np.array(x0, float), np.array(xd0, float)
 
-        M = sp.zeros(n, n)
-        f = [sp.S.Zero] * n
-        V = sp.S.Zero
-        has_V = False
-        q, labels, seen = [], [], set()
-
-        def val0(name):
-            el = self._elements[self._root(name)]
-            return np.array([num(v, f"{el.kind} {el.name!r}") for v in el.value0], float)
-
-        def add_force(vec_expr_pos: sp.Matrix, F: sp.Matrix):
-            # generalized force Jᵀ F with J = ∂r/∂x (r linear in x)
-            for comp in range(3):
-                for s in vec_expr_pos[comp].free_symbols:
-                    j = index.get(s)
-                    if j is not None:
-                        f[j] += sp.diff(vec_expr_pos[comp], s) * F[comp]
-
+        asm = SpatialAssembly(self, pvals, index, vels, n)
         for b in self.bodies.values():
-            P = [self._root(p) for p in b.points]
-            U = [self._root(u) for u in b.vectors]
-            if len(set(P)) != len(P) or len(set(U)) != len(U):
-                raise MechanismError(f"body {b.name!r}: two of its points/vectors were joined "
-                                     "together")
-            origin = self._elements[P[0]]
-            b.origin = origin.expr()
-            b.origin0 = val0(P[0])
-            # directions: (key, expr, initial value)
-            dirs = [(("pp", P[0], p), self._elements[p].expr() - b.origin, val0(p) - b.origin0)
-                    for p in P[1:]]
-            dirs += [(("u", u), self._elements[u].expr(), val0(u)) for u in U]
-            basis, extra = [], []
-            for d in dirs:
-                trial = np.array([e[2] for e in basis] + [d[2]])
-                if np.linalg.matrix_rank(trial, tol=1e-9 * max(1.0, np.abs(trial).max())) \
-                        > len(basis) and len(basis) < 3:
-                    basis.append(d)
-                else:
-                    extra.append(d)
-            X0 = np.array([d[2] for d in basis]).T.reshape(3, len(basis))
-            pinv = np.linalg.pinv(X0) if basis else np.zeros((0, 3))
-            b.pinv, b.basis = pinv, [d[1] for d in basis]
-            proj = X0 @ pinv if basis else np.zeros((3, 3))
-
-            def local(r0, what, b=b, proj=proj, pinv=pinv):
-                r0 = np.asarray(r0, float)
-                off = r0 - b.origin0
-                if np.linalg.norm(off - proj @ off) > 1e-9 * (1 + np.linalg.norm(off)):
-                    raise MechanismError(
-                        f"body {b.name!r}: {what} {tuple(r0)} is off the span of its points and "
-                        "vectors; add a unit vector (or a point) to the body")
-                return pinv @ off
-
-            def body_pos(where, what, b=b, local=local):
-                if isinstance(where, tuple) and where[0] == "point":
-                    return self._elements[self._root(where[1])].expr()
-                r0 = np.array([num(v, what) for v in where], float)
-                return b.position(local(r0, what))
-
-            b._body_pos = body_pos
-            # mass matrix  M_z = [[m, m c̄ᵀ], [m c̄, J]] ⊗ I₃
-            check_mass_properties(self.name, b.name, b.mass, b.inertia, pvals)
-            m = b.mass
-            g0 = np.array([num(v, f"body {b.name!r}: com") for v in b.com], float)
-            cbar = local(g0, "centre of mass")
-            Ig = b.inertia
-            Sg = sp.eye(3) * Ig.trace() / 2 - Ig
-            dg = sp.Matrix(g0 - b.origin0)
-            S = Sg + m * dg * dg.T
-            Pm = sp.Matrix(pinv)
-            J = Pm * S * Pm.T
-            if len(basis) < 3:
-                # the part of S outside the span of the directions is lost
-                Sn = np.array(S.xreplace(pvals), dtype=float) if S.free_symbols else \
-                    np.array(S, dtype=float)
-                lost = np.trace(Sn) - np.trace(proj @ Sn @ proj.T)
-                if lost > 1e-9 * max(np.trace(Sn), 1e-300):
-                    warnings.warn(
-                        f"body {b.name!r} has {len(basis)} independent direction(s): the part "
-                        f"{lost:.3g} of its second moment of mass off their span (e.g. the inertia "
-                        "about a rod's own axis) is neglected; add a unit vector to keep it",
-                        NeglectedInertiaWarning, stacklevel=2)
-            z = [b.origin] + b.basis
-            Mz = sp.zeros(len(z), len(z))
-            Mz[0, 0] = m
-            for a_ in range(len(basis)):
-                Mz[0, a_ + 1] = Mz[a_ + 1, 0] = m * sp.Float(float(cbar[a_]), 17)
-                for b_ in range(len(basis)):
-                    Mz[a_ + 1, b_ + 1] = J[a_, b_]
-            # scatter: z_a = Σ_j ∂z_a/∂x_j x_j (+ const); M += Mz[a,b] ∂z_aᵀ ∂z_b
-            Jz = []
-            for za in z:
-                rows = {}
-                for comp in range(3):
-                    for s in za[comp].free_symbols:
-                        if s in index:
-                            rows[(comp, index[s])] = sp.diff(za[comp], s)
-                Jz.append(rows)
-            for a_ in range(len(z)):
-                for b_ in range(len(z)):
-                    w = Mz[a_, b_]
-                    if w == 0:
-                        continue
-                    for (ca, ja), va in Jz[a_].items():
-                        for (cb, jb), vb in Jz[b_].items():
-                            if ca == cb:
-                                M[ja, jb] += w * va * vb
-            # rigid-body constraints of the basis (shared rows kept once)
-            for i_, (ka, da, d0a) in enumerate(basis):
-                for kb, db, d0b in basis[i_:]:
-                    key = tuple(sorted([ka, kb]))
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                    row = da.dot(db)
-                    if not (row.free_symbols & set(index)):
-                        continue
-                    c0 = float(np.dot(d0a, d0b))
-                    if ka == kb:
-                        L = np.sqrt(c0)
-                        expr = (row - sp.Float(c0, 17)) / sp.Float(2 * L, 17)
-                        what = "length" if ka[0] == "pp" else "unit length"
-                    else:
-                        sc = np.sqrt(np.linalg.norm(d0a) * np.linalg.norm(d0b))
-                        expr = row - sp.Float(c0, 17) if c0 != 0 else row
-                        if abs(sc - 1.0) > 1e-15:
-                            expr = expr / sp.Float(sc, 17)
-                        what = "angle"
-                    q.append(expr)
-                    labels.append(f"body {b.name!r} ({what} {_dname(ka)}·{_dname(kb)})")
-            for kw, dw, d0w in extra:
-                a = pinv @ d0w
-                res = dw - sum((sp.Float(float(a[k]), 17) * basis[k][1] for k in range(len(basis))),
-                               sp.zeros(3, 1))
-                for comp in range(3):
-                    if res[comp].free_symbols & set(index):
-                        q.append(res[comp])
-                        labels.append(f"body {b.name!r} (direction {_dname(kw)}, {'xyz'[comp]})")
-            # gravity
-            if self._gravity is not None and m != 0:
-                rg = b.position(cbar)
-                add_force(rg, m * self._gravity)
-                V -= m * self._gravity.dot(rg)
-                has_V = True
-
-        for fname, b, where, F in self._forces:
-            add_force(b._body_pos(where, fname), F)
-        for sname, a, wa, b, wb, k, c, L0 in self._springs:
-            ra, rb = a._body_pos(wa, sname), b._body_pos(wb, sname)
-            d = rb - ra
-            dd = sp.Matrix([sum(sp.diff(d[i], s) * vels[index[s]] for s in d[i].free_symbols
-                                if s in index) for i in range(3)])
-            if L0 == 0:
-                Fb = -k * d - c * dd
-                Vs = k * d.dot(d) / 2
-            else:
-                ell = sp.sqrt(d.dot(d))
-                tension = k * (ell - L0) + c * d.dot(dd) / ell
-                Fb = -tension * d / ell
-                Vs = k * (ell - L0) ** 2 / 2
-            add_force(rb, Fb)
-            add_force(ra, -Fb)
-            if k != 0:
-                V += Vs
-                has_V = True
-
-        # outputs
-        outs = {}
-        pending = dict(self._outputs)
-        if outputs is not None:
-            if isinstance(outputs, Mapping):
-                pending.update({k: sp.sympify(v) for k, v in outputs.items()})
-            else:
-                for item in outputs:
-                    bname, _, mname = str(item).partition(".")
-                    pending[str(item)] = ("point", self._body(bname, "output"),
-                                          self._marker(self._body(bname, "output"), mname,
-                                                       "output"), True)
-        for oname, spec in pending.items():
-            if isinstance(spec, tuple):
-                _, b, where, velocity = spec
-                r = b._body_pos(where, f"output {oname!r}")
-                for k, comp in zip("xyz", r):
-                    outs[f"{oname}.{k}"] = comp
-                if velocity:
-                    for k, comp in zip(("vx", "vy", "vz"), r):
-                        outs[f"{oname}.{k}"] = sum(
-                            (sp.diff(comp, s) * vels[index[s]] for s in comp.free_symbols
-                             if s in index), sp.S.Zero)
-            else:
-                outs[oname] = spec
+            asm.body(b)
+        asm.forces_and_springs()
+        outs = asm.outputs(outputs)
+        M, f, q, labels, V, has_V = asm.M, asm.f, asm.q, asm.labels, asm.V, asm.has_V
 
         if check:
             x0, xd0, H0 = check_initial_state(self.name, coords, q, labels, pvals, x0, xd0,
@@ -581,7 +393,3 @@ class SpatialSystem:
         return Model(name or self.name, coords, M, f, q=q, V=V if has_V else None,
                      params=dict(pvals), outputs=outs, x0=x0, xd0=xd0, settings=settings,
                      velocities=vels, description=description)
-
-
-def _dname(key) -> str:
-    return f"({key[2]}−{key[1]})" if key[0] == "pp" else key[1]

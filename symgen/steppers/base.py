@@ -44,14 +44,16 @@ import math
 
 import numpy as np
 
+from ..settings import SimulationSettings
 from .schemes import Scheme
 
 __all__ = ["norm2", "StepFailure", "Stepper", "DEFAULT_TOL", "DEFAULT_CONSTRAINT_TOL", "DEFAULT_MAX_ITER",
            "EPS", "FLOOR_TIMES_KEPT"]
 
-DEFAULT_TOL = 1e-10
-DEFAULT_CONSTRAINT_TOL = 1e-8
-DEFAULT_MAX_ITER = 25
+# the defaults are SimulationSettings' (symgen/settings.py), named here for the steppers' signatures
+DEFAULT_TOL = SimulationSettings.tol
+DEFAULT_CONSTRAINT_TOL = SimulationSettings.constraint_tol
+DEFAULT_MAX_ITER = SimulationSettings.max_iter
 #: Machine epsilon of the float64 arithmetic the steppers run in.
 EPS = float(np.finfo(float).eps)
 #: How many times of steps accepted at the round-off floor a stepper keeps (the count is exact).

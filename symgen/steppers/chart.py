@@ -1,5 +1,5 @@
 """The symmetric chart: the Newmark relations imposed on the null space of H_s = ½(H(t) + H(t+h))
-(``shared/notes/symmetric-chart.md``; beyond the paper).
+(``docs/symmetric-chart.md``; beyond the paper).
 
 At convergence the paper's step satisfies, at t + h, (C) the constraints q = q̇ = q̈ = 0, (E) the
 projected equilibrium N_Hᵀ(Mẍ − f) = 0, and (T) the Newmark relations along the tangent space at
@@ -48,14 +48,11 @@ import math
 import numpy as np
 from scipy.linalg.lapack import dgeqp3, dgesdd, dgesvd, dormqr
 
+from ..settings import CHARTS
 from .base import StepFailure
 from .linalg import solve_small
 
 __all__ = ["CHARTS", "SymmetricChart", "solve_chart_step", "null_basis"]
-
-#: The charts of the null-space step: ``"end"`` (the paper's: Newmark on the tangent space at t + h)
-#: and ``"symmetric"`` (on the null space of ½(H(t) + H(t + h))).
-CHARTS = ("end", "symmetric")
 
 #: T = N_sᵀN_H with a singular value below this is treated as singular (the tangent spaces at
 #: t + h and mid-step nearly orthogonal: a rotation of about π per step).  Never seen: T is

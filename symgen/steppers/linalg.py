@@ -4,13 +4,14 @@ One SVD of H per Newton iteration gives
 
 * the numerical rank r (singular values above ``rank_tol`` × the largest one; relative, default
   1e-10: it must stay below the closest approach to a singular configuration that the steps make,
-  see ``shared/notes/method.md``),
+  see docs/method.md),
 * an orthonormal null-space basis N_H (n × k, k = n − r), the last k right singular vectors,
 * the pseudo-inverse H⁺ = V_r S_r⁻¹ U_rᵀ (n × m), used for every minimum-norm (least-squares when
   rank-deficient, i.e. for redundant constraints) particular solution.
 
 The position particular solution is written as a correction of the current estimate x₀ (the
-form settled in the method notes), so that α stays of the size of one step; the velocity and
+paper's notation below; the code calls the estimate ``x1, xd1, xdd1``, the state at t + h; the
+form is settled in docs/method.md), so that α stays of the size of one step; the velocity and
 acceleration particular solutions are the minimum-norm solutions of Eqs. 39 and 46 as printed:
 
     x_p  = x₀ − H⁺ q                                          (Eq. 33, corrected form)
@@ -26,10 +27,10 @@ with time inside the step), and Newmark (α₁ = α₀ + hα̇₀ + …) is not 
 iteration then converges to x(t + h) ≈ x(t) for a moving mechanism.  A constant shift of α (the
 position correction) is harmless because Eq. 56 shifts α(t) by the same constant.  Checked
 numerically on the stiff pendulum while this was written (the rejected variant is not kept, so no
-test exercises it; ``shared/notes/method.md`` still recommends it and should be corrected).
+test exercises it; docs/method.md records the choice).
 
-Stored: dx_p = x_p − x₀ and the absolute ẋ_p, ẍ_p together with dxd_p = ẋ_p − ẋ₀ and
-dxdd_p = ẍ_p − ẍ₀ (the linearized equilibrium is written about the estimate).
+Stored: dx_p = x_p − x₀ and the absolute ẋ_p, ẍ_p together with dxd_p = ẋ_p − ẋ₀ (the
+linearized equilibrium is written about the estimate).
 Plain array code on preallocated buffers (re-allocated only when the rank changes), so that it can
 be mirrored line by line in C.
 """
@@ -40,15 +41,16 @@ import math
 import numpy as np
 from scipy.linalg.lapack import dgeqp3, dgesdd, dgesv, dgesvd, dorgqr, dtrtrs
 
+from ..settings import FACTORIZATIONS, SimulationSettings
+
 __all__ = ["Linearization", "omega_from", "solve_small", "DEFAULT_RANK_TOL"]
 
 #: Relative rank tolerance: singular values ≤ rank_tol · s_max count as zero.
-DEFAULT_RANK_TOL = 1e-10
+DEFAULT_RANK_TOL = SimulationSettings.rank_tol
 
 #: "auto" factors H by SVD below this many coordinates and by pivoted QR from it on (measured with
 #: one BLAS thread: SVD 14 µs vs QR 44 µs at n = 3, 91 vs 64 µs at n = 21, 14.2 vs 3.9 ms at 243).
 QR_FROM_N = 20
-FACTORIZATIONS = ("auto", "svd", "qr")
 
 
 class Linearization:
@@ -66,13 +68,13 @@ class Linearization:
         self.factorization = factorization
         self.rank = 0
         self.k = -1
-        self.s = np.zeros(min(n, m))            # singular values of H
+        self.s = np.zeros(min(n, m))            # singular values of H (QR: |R_ii|); the floor of
+                                                # the Newton convergence test reads κ from them
         self.Hpinv = np.zeros((n, m))           # H⁺
         self.dx_p = np.zeros(n)                 # x_p − x₀
         self.xd_p = np.zeros(n)                 # ẋ_p
         self.xdd_p = np.zeros(n)                # ẍ_p
         self.dxd_p = np.zeros(n)                # ẋ_p − ẋ₀
-        self.dxdd_p = np.zeros(n)               # ẍ_p − ẍ₀
         self._wm = np.zeros(m)                  # work vectors (constraint space)
         self._wm2 = np.zeros(m)
         self._set_k(n - min(n, m) if m else n)
@@ -173,15 +175,14 @@ class Linearization:
         return self.k
 
     # -- particular solutions ----------------------------------------------------------------
-    def particular(self, q, q_dot, q_ddot, H, H_dot, H_ddot, xd0, xdd0) -> None:
-        """Fill dx_p, ẋ_p, Ẋ_p, ẍ_p, Ẍ_p1, X_p2 (Eqs. 33, 39, 40, 46, 47, 48) and dxd_p, dxdd_p."""
+    def particular(self, q, q_dot, q_ddot, H, H_dot, H_ddot, xd1, xdd1) -> None:
+        """Fill dx_p, ẋ_p, Ẋ_p, ẍ_p, Ẍ_p1, X_p2 (Eqs. 33, 39, 40, 46, 47, 48) and dxd_p."""
         Hp, wm, wm2 = self.Hpinv, self._wm, self._wm2
         if self.m == 0:
             self.dx_p[:] = 0.0
             self.xd_p[:] = 0.0
             self.xdd_p[:] = 0.0
-            np.negative(xd0, out=self.dxd_p)
-            np.negative(xdd0, out=self.dxdd_p)
+            np.negative(xd1, out=self.dxd_p)
             self.Xd_p[...] = 0.0
             self.Xdd_p1[...] = 0.0
             self.X_p2[...] = 0.0
@@ -190,10 +191,10 @@ class Linearization:
         np.negative(self.dx_p, out=self.dx_p)                                  # Eq. 33: x_p − x₀ = −H⁺q
         np.dot(H_dot, self.dx_p, out=wm)
         wm += q_dot
-        np.dot(H, xd0, out=wm2)
+        np.dot(H, xd1, out=wm2)
         wm2 -= wm
         np.dot(Hp, wm2, out=self.xd_p)                                      # Eq. 39
-        np.subtract(self.xd_p, xd0, out=self.dxd_p)
+        np.subtract(self.xd_p, xd1, out=self.dxd_p)
         np.dot(H_dot, self.N, out=self._Wmk)
         np.dot(Hp, self._Wmk, out=self.Xd_p)
         np.negative(self.Xd_p, out=self.Xd_p)                                  # Eq. 40
@@ -202,10 +203,9 @@ class Linearization:
         wm2 *= 2.0
         wm += wm2
         wm += q_ddot
-        np.dot(H, xdd0, out=wm2)
+        np.dot(H, xdd1, out=wm2)
         wm2 -= wm
         np.dot(Hp, wm2, out=self.xdd_p)                                     # Eq. 46
-        np.subtract(self.xdd_p, xdd0, out=self.dxdd_p)
         np.dot(H_dot, self.Xd_p, out=self._Wmk)
         self._Wmk *= 2.0
         np.dot(H_ddot, self.N, out=self._Wmk2)

@@ -1,16 +1,17 @@
 """The paper's method: Newmark on the null-space coordinates α of the constraint linearization at
 t + h (Fernández de Bustos et al., Meccanica 2022, Sec. 5, Eqs. 32–58; Fig. 11).
 
-One Newton iteration, at the current estimate (x₀, ẋ₀, ẍ₀, λ₀) of the state at t + h:
+One Newton iteration, at the current estimate (x₁, ẋ₁, ẍ₁, λ₁) of the state at t + h (the paper
+writes x₀ …; here x₀ is the initial state everywhere):
 
 1. q, H, q̇, Ḣ, q̈, Ḧ at the estimate; if the previous update and the residuals are small, the
    estimate is accepted (so the reported residuals are those of the returned state).
 2. One SVD of H: rank, N_H, H⁺ (:class:`~symgen.steppers.linalg.Linearization`) and the particular
    solutions (Eqs. 33, 39, 40, 46, 47, 48; x_p as a correction of the estimate, ẋ_p and ẍ_p
    minimum-norm — see that module for why).
-3. M, f, K_L, C_L at the estimate; K_L = ∂(Mẍ − f − Gᵀλ₀)/∂x includes −∂(Gᵀλ)/∂x (method notes).
+3. M, f, K_L, C_L at the estimate; K_L = ∂(Mẍ − f − Gᵀλ₁)/∂x includes −∂(Gᵀλ)/∂x (docs/method.md).
    The linearized equilibrium, written about the estimate, is
-       M Δẍ + C_L Δẋ + K_L Δx = f − M ẍ₀ + Gᵀλ,      Δ· = (·) − (·)₀          (Eqs. 6, 50)
+       M Δẍ + C_L Δẋ + K_L Δx = f − M ẍ₁ + Gᵀλ,      Δ· = (·) − (·)₁          (Eqs. 6, 50)
 4. Re-project the state at t onto this linearization (Eqs. 56–58, least squares = Nᵀ(·) since N_H
    is orthonormal).
 5. Newmark in α and the reduced Eq. 52 (N_G = N_H, G = H) solved for α̈(t + h).
@@ -54,42 +55,33 @@ class NullspaceStepper(Stepper):
         self.chart = chart
         self._chart = SymmetricChart(kernels, self.lin.factorization) if chart == "symmetric" else None
         n = self.n
-        self._x_p = np.zeros(n)
+        self._x_p = np.zeros(n)         # n-sized work buffers of the iteration
         self._rhs = np.zeros(n)
         self._w = np.zeros(n)
         self._w2 = np.zeros(n)
-        self._k_alloc = -1
+        k = max(self.n - self.m, 0)     # (redundant constraints: m may exceed n)
+        self.alpha = np.zeros(k)         # α, α̇, α̈ at t + h of the last iteration
+        self.alpha_dot = np.zeros(k)
+        self.alpha_ddot = np.zeros(k)
         self.min_rank = self.m      # smallest rank of H seen during the run (redundancy report)
         self.max_rank = 0
 
-    def _alloc_k(self, k: int) -> None:
-        if k == self._k_alloc:
-            return
-        self._k_alloc = k
-        self.alpha_n = np.zeros(k)       # α(t), α̇(t), α̈(t) re-projected (Eqs. 56–58)
-        self.alphad_n = np.zeros(k)
-        self.alphadd_n = np.zeros(k)
-        self.alpha = np.zeros(k)         # α(t+h), α̇(t+h), α̈(t+h)
-        self.alphad = np.zeros(k)
-        self.alphadd = np.zeros(k)
-        self._rk = np.zeros(k)
-        self._rk2 = np.zeros(k)
-        self._S = np.zeros((k, k))
-        self._S2 = np.zeros((k, k))
-
     def step(self, t, x, xd, xdd, lam) -> int:
+        """One step (module docstring).  Long on purpose: the six numbered parts of one Newton
+        iteration follow the paper's equations line by line (tagged), so it is read as one."""
         kern, lin = self.kernels, self.lin
         h = self.h
         gam, bet = self.scheme.gamma, self.scheme.beta
         t1 = t + h
         m = self.m
-        x0, xd0, xdd0, lam0 = self.x, self.xd, self.xdd, self.lam
+        # the Newton iterate of the state at t + h: the stepper's own buffers (the paper's x₀, …)
+        x1, xd1, xdd1, lam1 = self.x, self.xd, self.xdd, self.lam
         self._predict(x, xd, xdd, lam)
         H_n = self._chart.H_at(t, x, xd, xdd) if self._chart else None    # symmetric chart
         upd = math.inf
         for it in range(self.max_iter + 1):
             # 1. constraints at the estimate ------------------------------------------------------
-            q, H, q_dot, H_dot, q_ddot, H_ddot = kern.constraints(t1, x0, xd0, xdd0)
+            q, H, q_dot, H_dot, q_ddot, H_ddot = kern.constraints(t1, x1, xd1, xdd1)
             factored = False
             if it > 0:
                 if not math.isfinite(upd):
@@ -102,7 +94,7 @@ class NullspaceStepper(Stepper):
                     # above tol: is the update at the round-off floor of this iterate?
                     self._factor(lin, H, t1, it)
                     factored = True
-                    self._floor_at(lin, x0, xd0, xdd0, H_dot, H_ddot)
+                    self._floor_at(lin, x1, xd1, xdd1, H_dot, H_ddot)
                     ok = resid <= self.constraint_tol and self._at_floor(t1)
                 if ok:
                     self.res[0], self.res[1], self.res[2] = rq, rqd, rqdd
@@ -110,12 +102,12 @@ class NullspaceStepper(Stepper):
                         # ω_max of the reduced system linearized at the accepted state
                         if not factored:
                             self._factor(lin, H, t1, it)
-                        lin.particular(q, q_dot, q_ddot, H, H_dot, H_ddot, xd0, xdd0)
-                        M, _, K, C = kern.dynamics(t1, x0, xd0, xdd0, lam0)
+                        lin.particular(q, q_dot, q_ddot, H, H_dot, H_ddot, xd1, xdd1)
+                        M, _, K, C = kern.dynamics(t1, x1, xd1, xdd1, lam1)
                         lin.reduce(M, C, K)
                         self.omega_max = lin.omega_max()
                     if self._chart:
-                        self._chart.accept(t1, x0, H)                  # symmetric chart: next H_n
+                        self._chart.accept(t1, x1, H)                  # symmetric chart: next H_n
                     return it
                 if it == self.max_iter:
                     raise self._not_converged(
@@ -124,104 +116,80 @@ class NullspaceStepper(Stepper):
 
             # 2. one SVD of H: N_H, H⁺, particular solutions ---------------------------------------
             k = lin.k if factored else self._factor(lin, H, t1, it)
-            self._alloc_k(k)
-            lin.particular(q, q_dot, q_ddot, H, H_dot, H_ddot, xd0, xdd0)   # Eqs. 33–48
+            lin.particular(q, q_dot, q_ddot, H, H_dot, H_ddot, xd1, xdd1)   # Eqs. 33–48
             N, NT = lin.N, lin.N.T
             x_p, xd_p, xdd_p = self._x_p, lin.xd_p, lin.xdd_p
-            np.add(x0, lin.dx_p, out=x_p)                        # Eq. 33 (corrected form)
+            np.add(x1, lin.dx_p, out=x_p)                        # Eq. 33 (corrected form)
 
             # 3. linearized equilibrium at the estimate --------------------------------------------
-            M, f, K, C = kern.dynamics(t1, x0, xd0, xdd0, lam0)
+            M, f, K, C = kern.dynamics(t1, x1, xd1, xdd1, lam1)
             lin.reduce(M, C, K)                                  # M_R, C_R, K_R of Eq. 52
-            # right-hand side of Eq. 51 written about the estimate (Δ· = · − ·₀):
-            # f − M ẍ₀ − K_L Δx_p − C_L Δẋ_p − M Δẍ_p = f − M ẍ_p − K_L (x_p − x₀) − C_L (ẋ_p − ẋ₀)
-            rhs, w = self._rhs, self._w
+            M_R, C_R, K_R = lin.M_R, lin.C_R, lin.K_R
+            # right-hand side of Eq. 51 written about the estimate (Δ· = · − ·₁):
+            # f − M ẍ₁ − K_L Δx_p − C_L Δẋ_p − M Δẍ_p = f − M ẍ_p − K_L (x_p − x₁) − C_L (ẋ_p − ẋ₁)
+            rhs, w, w2 = self._rhs, self._w, self._w2
             np.dot(M, xdd_p, out=rhs)
             np.subtract(f, rhs, out=rhs)                         # Eq. 51: f_L − M_L ẍ_p
             np.dot(K, lin.dx_p, out=w)
             rhs -= w                                             # Eq. 51: − K_L x_p
             np.dot(C, lin.dxd_p, out=w)
             rhs -= w                                             # Eq. 51: − C_L ẋ_p
-            rk, rk2 = self._rk, self._rk2
-            np.dot(NT, rhs, out=rk)                           # Eq. 52: N_Gᵀ(...), N_GᵀGᵀλ = 0
-
-            r_chart = rk.copy() if self._chart else None         # symmetric chart: r of Eq. 52
 
             # 4. re-project the state at t onto this linearization ---------------------------------
-            a_n, ad_n, add_n, w2 = self.alpha_n, self.alphad_n, self.alphadd_n, self._w2
-            np.subtract(x, x_p, out=w)
-            np.dot(NT, w, out=a_n)                               # Eq. 56
-            np.subtract(xd, xd_p, out=w)
-            np.dot(lin.Xd_p, a_n, out=w2)
-            w -= w2
-            np.dot(NT, w, out=ad_n)                              # Eq. 57
-            np.subtract(xdd, xdd_p, out=w)
-            np.dot(lin.Xdd_p1, a_n, out=w2)
-            w -= w2
-            np.dot(lin.X_p2, ad_n, out=w2)
-            w -= w2
-            np.dot(NT, w, out=add_n)                             # Eq. 58
+            alpha_n = NT @ (x - x_p)                                             # Eq. 56
+            alpha_dot_n = NT @ (xd - xd_p - lin.Xd_p @ alpha_n)                  # Eq. 57
+            alpha_ddot_n = NT @ (xdd - xdd_p - lin.Xdd_p1 @ alpha_n
+                                 - lin.X_p2 @ alpha_dot_n)                       # Eq. 58
 
             # 5. Newmark in α, reduced Eq. 52 for α̈(t+h) -----------------------------------------
-            a, ad, add, rk2 = self.alpha, self.alphad, self.alphadd, self._rk2
-            np.multiply(add_n, h * h * (0.5 - bet), out=a)
-            a += a_n
-            np.multiply(ad_n, h, out=rk2)
-            a += rk2                                             # Newmark: α(t+h) = â + βh² α̈
-            np.multiply(add_n, h * (1.0 - gam), out=ad)
-            ad += ad_n                                           # Newmark: α̇(t+h) = â̇ + γh α̈
-            S = self._S
-            np.multiply(lin.C_R, gam * h, out=S)
-            S += lin.M_R
-            np.multiply(lin.K_R, bet * h * h, out=self._S2)
-            S += self._S2                                        # M_R + γh C_R + βh² K_R
-            np.dot(lin.C_R, ad, out=rk2)
-            rk -= rk2
-            np.dot(lin.K_R, a, out=rk2)
-            rk -= rk2                                            # Eq. 52 with the predictors
+            alpha = h * h * (0.5 - bet) * alpha_ddot_n + alpha_n + alpha_dot_n * h   # â
+            alpha_dot = h * (1.0 - gam) * alpha_ddot_n + alpha_dot_n                 # â̇
+            S = gam * h * C_R + M_R + bet * h * h * K_R          # M_R + γh C_R + βh² K_R
+            r_R = NT @ rhs                                       # Eq. 52: N_Gᵀ(...), N_GᵀGᵀλ = 0
+            r = r_R - C_R @ alpha_dot - K_R @ alpha              # Eq. 52 with the predictors
+            alpha_ddot = np.empty(k)
             try:
-                solve_small(S, rk, add)                          # Eq. 52 for α̈(t+h)
+                solve_small(S, r, alpha_ddot)                    # Eq. 52 for α̈(t+h)
             except np.linalg.LinAlgError:
                 raise StepFailure(
                     f"singular reduced step matrix M_R + γh C_R + βh² K_R at t = {t1:.9g}, "
                     f"iteration {it} (k = {k})", iteration=it) from None
-            np.multiply(add, bet * h * h, out=rk2)
-            a += rk2                                             # Newmark: α(t+h)
-            np.multiply(add, gam * h, out=rk2)
-            ad += rk2                                            # Newmark: α̇(t+h)
+            alpha = alpha + bet * h * h * alpha_ddot             # Newmark: α(t+h)
+            alpha_dot = alpha_dot + gam * h * alpha_ddot         # Newmark: α̇(t+h)
             if self._chart:
                 # -- symmetric chart (issue 11): (α, α̇, α̈) at t + h from the 3k × 3k system on
                 # N_s (chart.py) instead of steps 4–5, whose result it replaces (they are left
                 # untouched so that chart="end" stays bit for bit the paper's step)
                 N_s = self._chart.basis(H_n, H, k)
-                solve_chart_step(N_s, lin, x_p, r_chart, x, xd, xdd, h, gam, bet, a, ad, add,
-                                 t1=t1, iteration=it)
+                solve_chart_step(N_s, lin, x_p, r_R, x, xd, xdd, h, gam, bet, alpha, alpha_dot,
+                                 alpha_ddot, t1=t1, iteration=it)
+            self.alpha, self.alpha_dot, self.alpha_ddot = alpha, alpha_dot, alpha_ddot
 
-            # 6. recover x, ẋ, ẍ and λ --------------------------------------------------------------
+            # 6. recover x, ẋ, ẍ and λ into the iterate ---------------------------------------------
             self._save_old()
-            np.dot(N, a, out=x0)
-            x0 += x_p                                            # Eq. 34
-            np.dot(N, ad, out=xd0)
-            xd0 += xd_p
-            np.dot(lin.Xd_p, a, out=w2)
-            xd0 += w2                                            # Eq. 38
-            np.dot(N, add, out=xdd0)
-            xdd0 += xdd_p
-            np.dot(lin.Xdd_p1, a, out=w2)
-            xdd0 += w2
-            np.dot(lin.X_p2, ad, out=w2)
-            xdd0 += w2                                           # Eq. 45
+            np.dot(N, alpha, out=x1)
+            x1 += x_p                                            # Eq. 34
+            np.dot(N, alpha_dot, out=xd1)
+            xd1 += xd_p
+            np.dot(lin.Xd_p, alpha, out=w2)
+            xd1 += w2                                            # Eq. 38
+            np.dot(N, alpha_ddot, out=xdd1)
+            xdd1 += xdd_p
+            np.dot(lin.Xdd_p1, alpha, out=w2)
+            xdd1 += w2
+            np.dot(lin.X_p2, alpha_dot, out=w2)
+            xdd1 += w2                                           # Eq. 45
             if m:
-                # Eq. 51: Gᵀλ = M ẍ + C_L(ẋ − ẋ₀) + K_L(x − x₀) − f (least squares, H⁺ᵀ)
-                np.dot(M, xdd0, out=rhs)
+                # Eq. 51: Gᵀλ = M ẍ + C_L(ẋ − ẋ₁) + K_L(x − x₁) − f (least squares, H⁺ᵀ)
+                np.dot(M, xdd1, out=rhs)
                 rhs -= f
-                np.subtract(xd0, self._xd_old, out=w)
+                np.subtract(xd1, self._xd_old, out=w)
                 np.dot(C, w, out=w2)
                 rhs += w2
-                np.subtract(x0, self._x_old, out=w)
+                np.subtract(x1, self._x_old, out=w)
                 np.dot(K, w, out=w2)
                 rhs += w2
-                np.dot(lin.Hpinv.T, rhs, out=lam0)               # Eq. 51
+                np.dot(lin.Hpinv.T, rhs, out=lam1)               # Eq. 51
             upd = self._update_norm()
             if not math.isfinite(upd):
                 raise StepFailure(f"non-finite Newton update at t = {t1:.9g}, iteration {it + 1}",

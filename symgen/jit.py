@@ -26,7 +26,6 @@ joined unchecked.  A source entry whose SHA-256 or key does not match is regener
 """
 from __future__ import annotations
 
-import atexit
 import contextlib
 import hashlib
 import importlib.machinery
@@ -38,67 +37,42 @@ import re
 import shlex
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import sysconfig
 import tempfile
 import threading
 import time
-import warnings
 from functools import lru_cache
 from pathlib import Path
 
-import numpy as np
-
-from . import __version__
-from ._io import atomic_open
-from .kernels import KernelsBase
+from .cache import (_DIR_MODE, _FILE_MODE, _MODULE_MODE, UntrustedCacheWarning,  # noqa: F401
+                    _atomic_write, _CacheEntryError, _private_dir, _read_private, _remove,
+                    _trusted_root, _untrusted, cache_dir)
+from .kernels import Kernels
 from .model import Model
+from .version import __version__
 
-__all__ = ["build", "Kernels", "BuildError", "UntrustedCacheWarning", "cache_dir",
+__all__ = ["build", "as_kernels", "BuildError", "UntrustedCacheWarning", "cache_dir",
            "DEFAULT_CFLAGS"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_CFLAGS = ("-O2", "-std=c99")
-_ENV_CACHE = "SYMGEN_CACHE_DIR"
 _ENV_NO_COMPILE = "SYMGEN_NO_COMPILE"
 _loaded: dict[str, object] = {}
 _loaded_lock = threading.Lock()
-#: Folder and file modes of the cache, independent of the umask.
-_DIR_MODE, _FILE_MODE, _MODULE_MODE = 0o700, 0o600, 0o700
 #: A generated file name from a cache entry: one plain component, no separators, no "..".
 _FILE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.(c|h|md)")
 _BUILD_PREFIX = ".build-"
-_fallback_roots: dict[str, Path] = {}
-_fallback_lock = threading.Lock()
 
 
 class BuildError(RuntimeError):
     """Compiling the generated C failed; the message carries the compiler's output."""
 
 
-class UntrustedCacheWarning(UserWarning):
-    """The cache folder can be written by someone else; it is not used by this process."""
-
-
-class _CacheEntryError(Exception):
-    """A cache entry that must not be used (the message says why); it is rebuilt."""
-
-
 class _Terminated(BaseException):
     """SIGTERM arrived during a build (raised so that the work folder is removed)."""
-
-
-def cache_dir() -> Path:
-    """The cache root: ``$SYMGEN_CACHE_DIR`` if set, else the per-user cache directory."""
-    env = os.environ.get(_ENV_CACHE)
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("symgen"))
 
 
 def _compiler_command() -> str:
@@ -158,99 +132,6 @@ def _abi_identity() -> str:
 
     return "|".join([sys.implementation.cache_tag, sysconfig.get_config_var("EXT_SUFFIX") or "",
                      sys.platform, f"cffi {cffi.__version__}"])
-
-
-# -- a private cache: ownership, permissions, no symbolic links ---------------------------------
-def _untrusted(st: os.stat_result, want_dir: bool) -> str | None:
-    """Why a (l)stat result is not a private entry of the current user, or None."""
-    if stat.S_ISLNK(st.st_mode):
-        return "is a symbolic link"
-    if want_dir and not stat.S_ISDIR(st.st_mode):
-        return "is not a folder"
-    if not want_dir and not stat.S_ISREG(st.st_mode):
-        return "is not a regular file"
-    if st.st_uid != os.geteuid():
-        return f"is owned by uid {st.st_uid}, not by the current user (uid {os.geteuid()})"
-    if st.st_mode & 0o022:
-        return f"is writable by group or others (mode {stat.S_IMODE(st.st_mode):04o})"
-    return None
-
-
-def _private_dir(path: Path, follow: bool = False) -> str | None:
-    """Create ``path`` mode 0700 when absent; why it cannot be trusted, or None."""
-    try:
-        os.mkdir(path, _DIR_MODE)
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        try:
-            os.fchmod(fd, _DIR_MODE)                # mkdir's mode is masked by the umask
-        finally:
-            os.close(fd)
-    except FileExistsError:
-        pass
-    return _untrusted(os.stat(path) if follow else os.lstat(path), want_dir=True)
-
-
-def _trusted_root(root: Path) -> Path:
-    """``root`` when it and its ``src/`` and ``lib/`` are private to the current user; otherwise a
-    private temporary folder for the rest of this process (with one warning per root)."""
-    with _fallback_lock:
-        if str(root) in _fallback_roots:
-            return _fallback_roots[str(root)]
-        try:
-            root.parent.mkdir(parents=True, exist_ok=True)
-            # the configured root may be a link its owner made: what it points to must be private
-            problem = _private_dir(root, follow=True)
-            where = root
-            subs = [root / "src", root / "lib"]
-            # the existing sub-folders first: nothing is created in a cache that is refused
-            for where in sorted(subs, key=lambda p: not os.path.lexists(p)):
-                if problem is not None:
-                    break
-                problem = _private_dir(where)
-        except OSError as exc:
-            where, problem = root, f"cannot be used ({exc.strerror or exc})"
-        if problem is None:
-            return root
-        private = Path(tempfile.mkdtemp(prefix="symgen-cache-"))
-        for sub in ("src", "lib"):
-            _private_dir(private / sub)
-        atexit.register(shutil.rmtree, private, ignore_errors=True)
-        _fallback_roots[str(root)] = private
-    warnings.warn(
-        f"symgen's cache {where} {problem}; it is not used (someone else could plant code that "
-        f"symgen would load). This process builds in the private folder {private}. Make the cache "
-        f"yours and private ({root}, {root}/src and {root}/lib owned by you, mode 700) or set "
-        f"{_ENV_CACHE}.", UntrustedCacheWarning, stacklevel=3)
-    return private
-
-
-def _remove(path: Path) -> None:
-    """Remove a cache entry without following links (a link itself is unlinked)."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return
-    if stat.S_ISDIR(st.st_mode):
-        shutil.rmtree(path)
-    else:
-        os.unlink(path)
-
-
-def _read_private(path: Path) -> bytes:
-    """The bytes of a regular file of ours, opened without following a link."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as fh:
-        problem = _untrusted(os.fstat(fd), want_dir=False)
-        if problem:
-            raise _CacheEntryError(f"{path} {problem}")
-        return fh.read()
-
-
-def _atomic_write(path: Path, data: str | bytes) -> None:
-    """Write ``path`` whole or not at all, mode 0600 (a link already at ``path`` is replaced, not
-    followed)."""
-    with atomic_open(path, "wb", private=True) as fh:
-        fh.write(data.encode() if isinstance(data, str) else data)
 
 
 def _sha256(data: bytes) -> str:
@@ -543,74 +424,11 @@ def build(model: Model, *, cflags=DEFAULT_CFLAGS, cache: str | os.PathLike | Non
     return Kernels(model, mod.ffi, mod.lib, path=final)
 
 
-class Kernels(KernelsBase):
-    """The compiled kernels of one model (see :mod:`symgen.kernels` for the interface)."""
-
-    def __init__(self, model: Model, ffi, lib, path: Path | None = None):
-        super().__init__(model)
-        self.ffi, self.lib, self.path = ffi, lib, path
-        prefix = model.name
-        self._c_dynamics = getattr(lib, f"{prefix}_dynamics")
-        self._c_constraints = getattr(lib, f"{prefix}_constraints")
-        self._c_energy = getattr(lib, f"{prefix}_energy")
-        self._c_outputs = getattr(lib, f"{prefix}_outputs")
-        buf = self._out_ptr
-        self._dyn_out = tuple(buf(a) for a in (self.M, self.f, self.K, self.C))
-        self._con_out = tuple(buf(a) for a in (self.q, self.H, self.q_dot, self.H_dot, self.q_ddot,
-                                                 self.H_ddot))
-        self._E_ptr = buf(self.E)
-        self._y_ptr = buf(self.y)
-        self._p_ptr = buf(self.p)
-        self._zeros_m = np.zeros(max(self.m, 1))
-        self._ptr_cache: dict = {}
-
-    def _out_ptr(self, a: np.ndarray):
-        # zero-size arrays still need a valid pointer; the C never touches them
-        if a.size == 0:
-            return self.ffi.new("double[1]")
-        return self.ffi.from_buffer("double[]", a, require_writable=True)
-
-    def _in(self, a, size: int, what: str):
-        # A stepper passes the same state buffers on every call: reuse their C pointers (the cache
-        # holds the array itself, so identity cannot be recycled), no allocation per call.
-        cached = self._ptr_cache.get(what)
-        if cached is not None and cached[0] is a:
-            return cached[1]
-        if type(a) is not np.ndarray or a.dtype != np.float64 or not a.flags.c_contiguous:
-            a_c = np.ascontiguousarray(a, dtype=np.float64)
-        else:
-            a_c = a
-        if a_c.size != size:
-            raise ValueError(f"{what} has {a_c.size} entries; model {self.name!r} expects {size}")
-        ptr = self.ffi.from_buffer("double[]", a_c if size else self._zeros_m)
-        if a_c is a:
-            self._ptr_cache[what] = (a, ptr)
-        return ptr
-
-    def set_params(self, values=None, **kw) -> None:
-        super().set_params(values, **kw)          # writes into self.p in place: pointer stays valid
-
-    def dynamics(self, t, x, xd, xdd, lam):
-        n = self.n
-        self._c_dynamics(float(t), self._in(x, n, "x"), self._in(xd, n, "xd"),
-                         self._in(xdd, n, "xdd"), self._in(lam, self.m, "lam"), self._p_ptr,
-                         *self._dyn_out)
-        return self.M, self.f, self.K, self.C
-
-    def constraints(self, t, x, xd, xdd):
-        n = self.n
-        self._c_constraints(float(t), self._in(x, n, "x"), self._in(xd, n, "xd"),
-                            self._in(xdd, n, "xdd"), self._p_ptr, *self._con_out)
-        return self.q, self.H, self.q_dot, self.H_dot, self.q_ddot, self.H_ddot
-
-    def energy(self, t, x, xd):
-        n = self.n
-        self._c_energy(float(t), self._in(x, n, "x"), self._in(xd, n, "xd"), self._p_ptr,
-                       self._E_ptr)
-        return float(self.E[0]), float(self.E[1])
-
-    def outputs(self, t, x, xd):
-        n = self.n
-        self._c_outputs(float(t), self._in(x, n, "x"), self._in(xd, n, "xd"), self._p_ptr,
-                        self._y_ptr)
-        return self.y
+def as_kernels(model_or_kernels):
+    """Kernels for a Model (:func:`build`, cached) or the Kernels object itself."""
+    if isinstance(model_or_kernels, Model):
+        return build(model_or_kernels)
+    needed = ("dynamics", "constraints", "n", "m")
+    if all(hasattr(model_or_kernels, a) for a in needed):
+        return model_or_kernels
+    raise TypeError(f"simulate needs a symgen.Model or a Kernels object, got {type(model_or_kernels).__name__}")

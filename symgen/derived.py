@@ -15,7 +15,6 @@ entry only by the symbols it contains, so sparse mechanisms stay cheap.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
 
 import sympy as sp
 
@@ -190,19 +189,3 @@ def derive(model: Model) -> Derived:
     return Derived(model=model, xdd=model.accelerations, lam=lam0, M=model.M, f=model.f,
                    q=model.q, H=B(H), q_dot=B(q_dot), H_dot=B(H_dot), q_ddot=B(q_ddot),
                    H_ddot=B(H_ddot), K=B(K), C=B(C), T=B(T), V=V, outputs=outputs)
-
-
-def kernel_terms(d: Derived) -> Mapping[str, list]:
-    """The kernels and what each computes, in ABI order: the single source of the C layout.
-
-    Each kernel lists (inputs, outputs); an output is (name, sympy matrix or scalar, shape).
-    """
-    return {
-        "dynamics": (["t", "x", "xd", "xdd", "lam", "p"],
-                     [("M", d.M), ("f", d.f), ("K", d.K), ("C", d.C)]),
-        "constraints": (["t", "x", "xd", "xdd", "p"],
-                        [("q", d.q), ("H", d.H), ("q_dot", d.q_dot), ("H_dot", d.H_dot),
-                         ("q_ddot", d.q_ddot), ("H_ddot", d.H_ddot)]),
-        "energy": (["t", "x", "xd", "p"], [("E", sp.ImmutableMatrix([d.T, d.V]))]),
-        "outputs": (["t", "x", "xd", "p"], [("y", d.outputs)]),
-    }

@@ -1,6 +1,6 @@
 """Beyond the paper: the energy of the null-space step at large rotations per step, and the
 symmetric chart that removes its drift (``symgen reproduce``, section "beyond the paper";
-``shared/notes/symmetric-chart.md``, :mod:`symgen.steppers.chart`).
+``docs/symmetric-chart.md``, :mod:`symgen.steppers.chart`).
 
 Rows (same shape as the reproduction's claims; the "paper's value" column holds the reference
 each row is checked against, since the paper shows no energy plot):
@@ -28,51 +28,13 @@ import warnings
 
 import numpy as np
 
-from .reproduce import Claim
 
-__all__ = ["SECTION", "claims", "experiment", "minimal_four_bar", "four_bar_exact"]
+__all__ = ["SECTION", "experiment", "minimal_four_bar", "four_bar_exact"]
 
 SECTION = "beyond the paper"
 WHIRL_XD0 = [30.0, 0.0, 30.0]                 # θ̇ = 30 rad/s at θ = 0 (mass at (0, −1))
 WHIRL_BOUNDS = {0.02: 6e-3, 0.01: 1.5e-3, 0.005: 4e-4}
 SCHEMES = (("TR", "trapezoidal"), ("FG", "fox-goodwin"))
-
-
-def claims() -> list[Claim]:
-    B = SECTION
-    return [
-        Claim("B1", B, "free rotation (g = 0), end chart (the paper's method): energy ratio per "
-              "step E₁/E₀ = 1 − (1 − 3β)/12·(hθ̇)⁴",
-              "closed form (not in the paper)",
-              "one step at hθ̇ = 0.05: measured loss / closed form in [0.99, 1.01] for TR, FG and "
-              "linear acceleration (the closed form is the leading term; at hθ̇ = 0.6 and over "
-              "1000 steps the row reports what the end chart loses)"),
-        Claim("B2", B, "free rotation, symmetric chart: no energy loss",
-              "prototypes: |ΔE/E| ≤ 9e-12 (end chart −60 % TR, −76 % FG)",
-              "max |ΔE/E₀| over 1000 steps at hθ̇ = 0.6 ≤ 2e-11 for TR and FG"),
-        Claim("B3", B, "whirl θ̇₀ = 30 rad/s, 5 s: max |ΔE/E₀|, end / symmetric / minimal "
-              "coordinates", "prototypes TR h = 0.02/0.01/0.005: 0.33/0.071/0.0097, "
-              "4.1e-3/1.1e-3/2.8e-4, 1.3e-3/3.3e-4/8.2e-5; FG: 0.54/0.18/0.029, "
-              "5.4e-3/1.4e-3/3.7e-4",
-              "symmetric ≤ 6e-3 / 1.5e-3 / 4e-4 at h = 0.02 / 0.01 / 0.005 (TR and FG)"),
-        Claim("B4", B, "whirl, TR h = 0.01, 100 s: no drift with the symmetric chart",
-              "prototypes: max |ΔE/E₀| on [90, 100] 1.11e-3 (end chart 0.51)",
-              "symmetric: max on the last 10 s ≤ 1.05 × max on [0, 5] and ≤ 2e-3"),
-        Claim("B5", B, "double four-bar, FG h = 1e-2: max |E − E₀| over 10 s / on [90, 100], "
-              "trend", "prototypes: end 0.0769 / 0.255 J, symmetric 0.0594 / 0.0594 J, "
-              "minimal 0.0137 J",
-              "symmetric: ≤ 0.065 J over 10 s and |slope of E − E₀| ≤ 1e-5 J/s"),
-        Claim("B6", B, "double four-bar, FG h = 1e-2: B0.x error against the exact one-dof "
-              "solution at 10 s / 100 s", "prototypes: end 1.7e-2 / 0.40, symmetric 1.0e-3 / "
-              "4.6e-2, minimal 4.4e-4 / 1.9e-2 m",
-              "the symmetric chart's error is below the end chart's at both times"),
-        Claim("B7", B, "reversibility (θ = 0.3, θ̇ = 30, h = 0.02): step, flip ẋ, step again",
-              "prototypes: symmetric 1e-16; end 1.8e-3 (TR) / 5.6e-3 (FG)",
-              "symmetric returns to the start within 1e-12 in (x, hẋ, h²ẍ) for TR and FG"),
-        Claim("B8", B, "Bricard (redundant constraints), FG h = 1e-2: E(10) − E₀",
-              "prototypes: end −1.0e-4 J, symmetric −1.7e-7 J",
-              "|E(10) − E₀| of the symmetric chart ≤ 1e-6 J"),
-    ]
 
 
 # -- models and references ---------------------------------------------------------------------
@@ -87,7 +49,7 @@ def minimal_four_bar(N: int = 2, m=1.0, L=1.0, g=9.81, v0=1.0):
     a_T θ̈ = −a_V g cos θ, θ(0) = π/2, θ̇(0) = −v0/L."""
     import sympy as sp
 
-    from .model import Model, coordinates
+    from ..model import Model, coordinates
 
     (th,), _ = coordinates("theta")
     a_T, a_V = _four_bar_coefficients(N, m, L)
@@ -114,7 +76,7 @@ def four_bar_exact(N, t_eval, m=1.0, L=1.0, g=9.81, v0=1.0):
 def _sim(ctx, key, kernels, method, scheme, dt, t_end, chart=None, xd0=None, **params):
     """One run, recorded in the report's run table like the other experiments' (the method
     column names the chart)."""
-    from . import simulate
+    from .. import simulate
 
     t_end = math.ceil(t_end / dt - 1e-9) * dt
     t0 = time.perf_counter()
@@ -153,12 +115,15 @@ def _ok(res):
 
 
 def experiment(ctx) -> None:
-    """The section's runs, rows and figure (``ctx``: the reproduction's context)."""
-    from . import build
-    from .plot import Panel, Series, panels_figure
-    from .reproduce import minimal_pendulum
-    from .simulate import consistent_state
-    from .steppers import make_stepper
+    """The section's runs, rows and figure (``ctx``: the reproduction's context).
+
+    Long on purpose, as the other experiments: one linear script (runs, then the claim each
+    decides, then its figure), so that a reader can audit it top to bottom."""
+    from .. import build
+    from ..assemble import consistent_state
+    from ..plot import Panel, Series, panels_figure
+    from ..steppers import make_stepper
+    from .references import minimal_pendulum
 
     c, quick = ctx.claims, ctx.quick
     pend = ctx.kernels("stiff_pendulum")
@@ -295,7 +260,7 @@ def experiment(ctx) -> None:
 
     # figure: energy error against time ----------------------------------------------------------
     panels = [
-        Panel(f"whirl θ̇₀ = 30 rad/s, trapezoidal, h = 0.01 s", "t [s]", "|E − E₀| / E₀",
+        Panel("whirl θ̇₀ = 30 rad/s, trapezoidal, h = 0.01 s", "t [s]", "|E − E₀| / E₀",
               [Series(wr["end"].t, _rel(wr["end"], E0), "end chart (the paper's)"),
                Series(wr["symmetric"].t, _rel(wr["symmetric"], E0), "symmetric chart"),
                Series(wm.t, _rel(wm, E0), "minimal coordinates", ":")], logy=True),
@@ -316,6 +281,6 @@ def experiment(ctx) -> None:
              "(chart \"end\", the paper's method, `symgen simulate --chart end`, the default), "
              "which loses energy when the rotation per step is large; the symmetric chart "
              "(`--chart symmetric`) imposes them on the null space of ½(H(t) + H(t + h)) and keeps "
-             "constraints and equilibrium at t + h. References: shared/notes/symmetric-chart.md "
+             "constraints and equilibrium at t + h. References: docs/symmetric-chart.md "
              "(prototype measurements in the second column), the exact one-dof equation of the "
              "four-bar's parallelogram branch (DOP853, rtol = atol = 1e-12).")

@@ -1,0 +1,60 @@
+"""The kernel table: which kernels the C exports, their inputs and outputs in ABI order, and the
+one-line documentation of each array.  The single source of the C layout: the header, the cffi
+``cdef`` and the kernels' buffers all follow it.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+import sympy as sp
+
+from ..derived import Derived
+
+__all__ = ["kernel_terms", "INPUT_DECL", "KERNEL_DOC", "OUTPUT_DOC"]
+
+INPUT_DECL = {
+    "t": "double t",
+    "x": "const double *x",
+    "xd": "const double *xd",
+    "xdd": "const double *xdd",
+    "lam": "const double *lam",
+    "p": "const double *p",
+}
+
+KERNEL_DOC = {
+    "dynamics": "mass matrix, forces and their linearization",
+    "constraints": "constraints and their derivatives",
+    "energy": "kinetic and potential energy",
+    "outputs": "the model's named outputs",
+}
+
+OUTPUT_DOC = {
+    "M": "mass matrix M(x)",
+    "f": "forces f(x, xd, t)",
+    "K": "d(M xdd - f - H^T lam)/dx",
+    "C": "-df/dxd",
+    "q": "constraints q(x, t)",
+    "H": "dq/dx",
+    "q_dot": "dq/dt = H xd + q_t",
+    "H_dot": "d(q_dot)/dx",
+    "q_ddot": "d2q/dt2 = H xdd + H_dot xd + q_dot_t",
+    "H_ddot": "d(q_ddot)/dx at fixed xd, xdd",
+    "E": "[kinetic T, potential V]",
+    "y": "outputs",
+}
+
+
+def kernel_terms(d: Derived) -> Mapping[str, list]:
+    """The kernels and what each computes, in ABI order: the single source of the C layout.
+
+    Each kernel lists (inputs, outputs); an output is (name, sympy matrix or scalar, shape).
+    """
+    return {
+        "dynamics": (["t", "x", "xd", "xdd", "lam", "p"],
+                     [("M", d.M), ("f", d.f), ("K", d.K), ("C", d.C)]),
+        "constraints": (["t", "x", "xd", "xdd", "p"],
+                        [("q", d.q), ("H", d.H), ("q_dot", d.q_dot), ("H_dot", d.H_dot),
+                         ("q_ddot", d.q_ddot), ("H_ddot", d.H_ddot)]),
+        "energy": (["t", "x", "xd", "p"], [("E", sp.ImmutableMatrix([d.T, d.V]))]),
+        "outputs": (["t", "x", "xd", "p"], [("y", d.outputs)]),
+    }

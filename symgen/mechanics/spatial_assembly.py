@@ -1,0 +1,250 @@
+"""Assembling the model of a :class:`~symgen.mechanics.spatial.SpatialSystem`: each body's
+independent directions, mass matrix M_z = [[m, m c̄ᵀ], [m c̄, J]] ⊗ I₃ scattered onto the natural
+coordinates, its rigid-body constraint rows and weight; then forces, springs and outputs.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Mapping
+
+import numpy as np
+import sympy as sp
+
+from ._common import MechanismError, check_mass_properties, numeric
+
+__all__ = ["SpatialAssembly", "NeglectedInertiaWarning"]
+
+
+class NeglectedInertiaWarning(UserWarning):
+    """A body with fewer than three independent directions cannot carry all of its inertia."""
+
+
+class SpatialAssembly:
+    """The model of a :class:`SpatialSystem` being assembled: M, f, V, the constraint rows and
+    their labels, filled body by body (:meth:`body`), then forces and springs, then outputs."""
+
+    def __init__(self, mech, pvals, index, vels, n: int):
+        self.mech, self.pvals, self.index, self.vels = mech, pvals, index, vels
+        self.M = sp.zeros(n, n)
+        self.f = [sp.S.Zero] * n
+        self.V = sp.S.Zero
+        self.has_V = False
+        self.q, self.labels, self.seen = [], [], set()
+
+    def num(self, e, what):
+        return numeric(e, self.pvals, what)
+
+    def val0(self, name):
+        mech, num = self.mech, self.num
+        el = mech._elements[mech._root(name)]
+        return np.array([num(v, f"{el.kind} {el.name!r}") for v in el.value0], float)
+
+    def add_force(self, vec_expr_pos: sp.Matrix, F: sp.Matrix):
+        # generalized force Jᵀ F with J = ∂r/∂x (r linear in x)
+        f, index = self.f, self.index
+        for comp in range(3):
+            for s in vec_expr_pos[comp].free_symbols:
+                j = index.get(s)
+                if j is not None:
+                    f[j] += sp.diff(vec_expr_pos[comp], s) * F[comp]
+
+    def body(self, b) -> None:
+        """One body: its independent directions (a basis from its points and vectors), its mass
+        matrix, its rigid-body constraint rows and its weight."""
+        mech, num, val0 = self.mech, self.num, self.val0
+        P = [mech._root(p) for p in b.points]
+        U = [mech._root(u) for u in b.vectors]
+        if len(set(P)) != len(P) or len(set(U)) != len(U):
+            raise MechanismError(f"body {b.name!r}: two of its points/vectors were joined "
+                                 "together")
+        origin = mech._elements[P[0]]
+        b.origin = origin.expr()
+        b.origin0 = val0(P[0])
+        # directions: (key, expr, initial value)
+        dirs = [(("pp", P[0], p), mech._elements[p].expr() - b.origin, val0(p) - b.origin0)
+                for p in P[1:]]
+        dirs += [(("u", u), mech._elements[u].expr(), val0(u)) for u in U]
+        basis, extra = [], []
+        for d in dirs:
+            trial = np.array([e[2] for e in basis] + [d[2]])
+            if np.linalg.matrix_rank(trial, tol=1e-9 * max(1.0, np.abs(trial).max())) \
+                    > len(basis) and len(basis) < 3:
+                basis.append(d)
+            else:
+                extra.append(d)
+        X0 = np.array([d[2] for d in basis]).T.reshape(3, len(basis))
+        pinv = np.linalg.pinv(X0) if basis else np.zeros((0, 3))
+        b.pinv, b.basis = pinv, [d[1] for d in basis]
+        proj = X0 @ pinv if basis else np.zeros((3, 3))
+
+        def local(r0, what, b=b, proj=proj, pinv=pinv):
+            r0 = np.asarray(r0, float)
+            off = r0 - b.origin0
+            if np.linalg.norm(off - proj @ off) > 1e-9 * (1 + np.linalg.norm(off)):
+                raise MechanismError(
+                    f"body {b.name!r}: {what} {tuple(r0)} is off the span of its points and "
+                    "vectors; add a unit vector (or a point) to the body")
+            return pinv @ off
+
+        def body_pos(where, what, b=b, local=local):
+            if isinstance(where, tuple) and where[0] == "point":
+                return mech._elements[mech._root(where[1])].expr()
+            r0 = np.array([num(v, what) for v in where], float)
+            return b.position(local(r0, what))
+
+        b._body_pos = body_pos
+        cbar = self._mass(b, local, basis, pinv, proj)
+        self._rigid_rows(b, basis, extra, pinv)
+        m = b.mass
+        # gravity
+        if mech._gravity is not None and m != 0:
+            rg = b.position(cbar)
+            self.add_force(rg, m * mech._gravity)
+            self.V -= m * mech._gravity.dot(rg)
+            self.has_V = True
+
+    def _mass(self, b, local, basis, pinv, proj):
+        """Add the body's mass matrix to M; returns its centre of mass in the basis (c̄)."""
+        num, pvals, index, M = self.num, self.pvals, self.index, self.M
+        # mass matrix  M_z = [[m, m c̄ᵀ], [m c̄, J]] ⊗ I₃
+        check_mass_properties(self.mech.name, b.name, b.mass, b.inertia, pvals)
+        m = b.mass
+        g0 = np.array([num(v, f"body {b.name!r}: com") for v in b.com], float)
+        cbar = local(g0, "centre of mass")
+        Ig = b.inertia
+        Sg = sp.eye(3) * Ig.trace() / 2 - Ig
+        dg = sp.Matrix(g0 - b.origin0)
+        S = Sg + m * dg * dg.T
+        Pm = sp.Matrix(pinv)
+        J = Pm * S * Pm.T
+        if len(basis) < 3:
+            # the part of S outside the span of the directions is lost
+            Sn = np.array(S.xreplace(pvals), dtype=float) if S.free_symbols else \
+                np.array(S, dtype=float)
+            lost = np.trace(Sn) - np.trace(proj @ Sn @ proj.T)
+            if lost > 1e-9 * max(np.trace(Sn), 1e-300):
+                warnings.warn(
+                    f"body {b.name!r} has {len(basis)} independent direction(s): the part "
+                    f"{lost:.3g} of its second moment of mass off their span (e.g. the inertia "
+                    "about a rod's own axis) is neglected; add a unit vector to keep it",
+                    NeglectedInertiaWarning, stacklevel=4)
+        z = [b.origin] + b.basis
+        Mz = sp.zeros(len(z), len(z))
+        Mz[0, 0] = m
+        for a_ in range(len(basis)):
+            Mz[0, a_ + 1] = Mz[a_ + 1, 0] = m * sp.Float(float(cbar[a_]), 17)
+            for b_ in range(len(basis)):
+                Mz[a_ + 1, b_ + 1] = J[a_, b_]
+        # scatter: z_a = Σ_j ∂z_a/∂x_j x_j (+ const); M += Mz[a,b] ∂z_aᵀ ∂z_b
+        Jz = []
+        for za in z:
+            rows = {}
+            for comp in range(3):
+                for s in za[comp].free_symbols:
+                    if s in index:
+                        rows[(comp, index[s])] = sp.diff(za[comp], s)
+            Jz.append(rows)
+        for a_ in range(len(z)):
+            for b_ in range(len(z)):
+                w = Mz[a_, b_]
+                if w == 0:
+                    continue
+                for (ca, ja), va in Jz[a_].items():
+                    for (cb, jb), vb in Jz[b_].items():
+                        if ca == cb:
+                            M[ja, jb] += w * va * vb
+        return cbar
+
+    def _rigid_rows(self, b, basis, extra, pinv) -> None:
+        """The rigid-body constraints of the basis (rows shared by bodies kept once) and of the
+        directions that depend on it."""
+        index, q, labels, seen = self.index, self.q, self.labels, self.seen
+        # rigid-body constraints of the basis (shared rows kept once)
+        for i_, (ka, da, d0a) in enumerate(basis):
+            for kb, db, d0b in basis[i_:]:
+                key = tuple(sorted([ka, kb]))
+                if key in seen:
+                    continue
+                seen.add(key)
+                row = da.dot(db)
+                if not (row.free_symbols & set(index)):
+                    continue
+                c0 = float(np.dot(d0a, d0b))
+                if ka == kb:
+                    L = np.sqrt(c0)
+                    expr = (row - sp.Float(c0, 17)) / sp.Float(2 * L, 17)
+                    what = "length" if ka[0] == "pp" else "unit length"
+                else:
+                    sc = np.sqrt(np.linalg.norm(d0a) * np.linalg.norm(d0b))
+                    expr = row - sp.Float(c0, 17) if c0 != 0 else row
+                    if abs(sc - 1.0) > 1e-15:
+                        expr = expr / sp.Float(sc, 17)
+                    what = "angle"
+                q.append(expr)
+                labels.append(f"body {b.name!r} ({what} {_dname(ka)}·{_dname(kb)})")
+        for kw, dw, d0w in extra:
+            a = pinv @ d0w
+            res = dw - sum((sp.Float(float(a[k]), 17) * basis[k][1] for k in range(len(basis))),
+                           sp.zeros(3, 1))
+            for comp in range(3):
+                if res[comp].free_symbols & set(index):
+                    q.append(res[comp])
+                    labels.append(f"body {b.name!r} (direction {_dname(kw)}, {'xyz'[comp]})")
+
+    def forces_and_springs(self) -> None:
+        mech, index, vels, add_force = self.mech, self.index, self.vels, self.add_force
+        V, has_V = self.V, self.has_V
+        for fname, b, where, F in mech._forces:
+            add_force(b._body_pos(where, fname), F)
+        for sname, a, wa, b, wb, k, c, L0 in mech._springs:
+            ra, rb = a._body_pos(wa, sname), b._body_pos(wb, sname)
+            d = rb - ra
+            dd = sp.Matrix([sum(sp.diff(d[i], s) * vels[index[s]] for s in d[i].free_symbols
+                                if s in index) for i in range(3)])
+            if L0 == 0:
+                Fb = -k * d - c * dd
+                Vs = k * d.dot(d) / 2
+            else:
+                ell = sp.sqrt(d.dot(d))
+                tension = k * (ell - L0) + c * d.dot(dd) / ell
+                Fb = -tension * d / ell
+                Vs = k * (ell - L0) ** 2 / 2
+            add_force(rb, Fb)
+            add_force(ra, -Fb)
+            if k != 0:
+                V += Vs
+                has_V = True
+        self.V, self.has_V = V, has_V
+
+    def outputs(self, outputs) -> dict:
+        """The declared outputs plus ``outputs`` (a mapping, or ``"<body>.<marker>"`` names)."""
+        mech, index, vels = self.mech, self.index, self.vels
+        outs = {}
+        pending = dict(mech._outputs)
+        if outputs is not None:
+            if isinstance(outputs, Mapping):
+                pending.update({k: sp.sympify(v) for k, v in outputs.items()})
+            else:
+                for item in outputs:
+                    bname, _, mname = str(item).partition(".")
+                    pending[str(item)] = ("point", mech._body(bname, "output"),
+                                          mech._marker(mech._body(bname, "output"), mname,
+                                                       "output"), True)
+        for oname, spec in pending.items():
+            if isinstance(spec, tuple):
+                _, b, where, velocity = spec
+                r = b._body_pos(where, f"output {oname!r}")
+                for k, comp in zip("xyz", r):
+                    outs[f"{oname}.{k}"] = comp
+                if velocity:
+                    for k, comp in zip(("vx", "vy", "vz"), r):
+                        outs[f"{oname}.{k}"] = sum(
+                            (sp.diff(comp, s) * vels[index[s]] for s in comp.free_symbols
+                             if s in index), sp.S.Zero)
+            else:
+                outs[oname] = spec
+        return outs
+
+
+def _dname(key) -> str:
+    return f"({key[2]}−{key[1]})" if key[0] == "pp" else key[1]

@@ -1,0 +1,74 @@
+"""The names of a model and of what is in it: the error every model check raises, and the rules a
+name obeys (it becomes part of a C identifier, a file name and a column header).
+"""
+from __future__ import annotations
+
+import re
+
+__all__ = ["ModelError", "c_name", "check_name", "VELOCITY_SUFFIX", "ACCELERATION_SUFFIX",
+           "MAX_MODEL_NAME", "MAX_NAME"]
+
+VELOCITY_SUFFIX = "_dot"
+ACCELERATION_SUFFIX = "_ddot"
+
+# fullmatch, never ``$``: ``$`` also matches before a trailing newline
+_C_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+#: Longest model name (it prefixes every C symbol and names the cached module file) and longest
+#: coordinate, parameter or output name (each becomes part of a C macro name).
+MAX_MODEL_NAME = 64
+MAX_NAME = 128
+_C_KEYWORDS = frozenset(
+    "auto break case char const continue default do double else enum extern float for goto if "
+    "inline int long register restrict return short signed sizeof static struct switch typedef "
+    "union unsigned void volatile while _Bool _Complex _Imaginary".split()
+)
+
+
+class ModelError(ValueError):
+    """A model that cannot be turned into a simulation; the message names the problem."""
+
+
+def c_name(name: str) -> str:
+    """The C identifier used for a coordinate or output name (dots become underscores)."""
+    return name.replace(".", "_")
+
+
+_RESERVED = re.compile(r"^(t|lambda_\d+)$")
+
+
+def _check_not_reserved(name: str, what: str) -> None:
+    """``t`` is time and ``lambda_<i>`` the multipliers of the derived terms."""
+    if _RESERVED.match(name) or name.endswith(ACCELERATION_SUFFIX):
+        raise ModelError(f"{what} name {name!r} is reserved (t is time, lambda_<i> the Lagrange "
+                         f"multipliers, '<coordinate>{ACCELERATION_SUFFIX}' the accelerations)")
+
+
+def check_name(name, what: str, max_len: int = MAX_NAME) -> None:
+    """A name must be text without leading/trailing white space or control characters (a newline
+    passes many patterns and breaks the build later) and at most ``max_len`` characters long."""
+    if not isinstance(name, str):
+        raise ModelError(f"{what} name {name!r} is not a string")
+    if name != name.strip() or any(ch.isspace() and ch != " " or not ch.isprintable()
+                                   for ch in name):
+        raise ModelError(f"{what} name {name!r} has leading/trailing white space or control "
+                         "characters")
+    if len(name) > max_len:
+        raise ModelError(f"{what} name {name[:20]!r}… is {len(name)} characters long; at most "
+                         f"{max_len} are allowed")
+
+
+def _check_allowed_name(name, what: str) -> None:
+    check_name(name, what)
+    if not _NAME.fullmatch(name):
+        raise ModelError(f"{what} name {name!r} is not allowed (letters, digits, '_' and '.', "
+                         "not starting with a digit)")
+
+
+def _check_c_identifier(name: str, what: str, max_len: int = MAX_NAME) -> None:
+    check_name(name, what, max_len)
+    if not _C_IDENT.fullmatch(name) or name in _C_KEYWORDS:
+        raise ModelError(
+            f"{what} name {name!r} cannot become a C identifier "
+            "(use letters, digits and '_', not starting with a digit, not a C keyword)"
+        )

@@ -1,0 +1,338 @@
+"""The time loop (:func:`symgen.simulate`): settings merged, the consistent start, the steps,
+recording, failure as data.
+
+    res = symgen.simulate(model, method="nullspace", scheme="fox-goodwin", dt=0.1, t_end=100,
+                          params={"T0": 9.0})
+
+``model_or_kernels`` is a :class:`~symgen.Model` (compiled with :func:`symgen.build`, cached) or
+any Kernels object (e.g. :class:`~symgen.LambdifyKernels`).  The settings are
+:class:`~symgen.SimulationSettings`: its defaults, then ``model.settings``, then the ``settings``
+argument, then the keyword arguments.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import platform
+import time
+import warnings
+from typing import Callable, Mapping
+
+import numpy as np
+
+from ._record import Recorder, check_memory
+from .assemble import consistent_state
+from .jit import as_kernels
+from .result import Result
+from .settings import SimulationSettings
+from .steppers import Linearization, StepFailure, make_stepper
+from .steppers.base import norm2
+
+__all__ = ["simulate"]
+
+log = logging.getLogger(__name__)
+
+
+def _state_vector(value, n: int, what: str, coord_names) -> np.ndarray:
+    try:
+        arr = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be {n} numbers (coordinates {list(coord_names)}), got {value!r}") from None
+    if arr.shape != (n,):
+        raise ValueError(f"{what} has shape {arr.shape}; expected ({n},) for coordinates {list(coord_names)}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{what} has non-finite entries: {arr}")
+    return arr
+
+
+# --------------------------------------------------------------------------------------------
+def _versions() -> dict:
+    import scipy
+    import sympy
+
+    from .version import __version__
+
+    return {"symgen": __version__, "numpy": np.__version__, "scipy": scipy.__version__,
+            "sympy": sympy.__version__, "python": platform.python_version()}
+
+
+def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = None, *,
+             method: str | None = None, scheme=None, dt: float | None = None,
+             t_end: float | None = None, params: Mapping | None = None, x0=None, xd0=None,
+             tol: float | None = None, max_iter: int | None = None, rank_tol: float | None = None,
+             constraint_tol: float | None = None, factorization: str | None = None,
+             divergence_bound: float | None = None, chart: str | None = None,
+             every: int = 1, meta: Mapping | None = None,
+             progress: Callable[[int, int], None] | None = None, t0: float = 0.0,
+             estimate: bool = True, consistent: bool = True,
+             blas_threads: int | None = 1) -> Result:
+    """Integrate a model from t0 to t_end with fixed steps dt; returns a :class:`~symgen.Result`.
+    Long: most of it is this docstring, one entry per parameter.
+
+    Parameters
+    ----------
+    model_or_kernels:
+        a :class:`~symgen.Model` (built with :func:`symgen.build`, cached) or a Kernels object.
+    settings:
+        a :class:`~symgen.SimulationSettings` (or a mapping of its fields); it overrides the
+        model's recommended settings, and the keyword arguments below override it.
+    method, scheme, dt, t_end, tol, max_iter, rank_tol, constraint_tol, factorization,
+    divergence_bound, chart:
+        the fields of :class:`~symgen.SimulationSettings` (None: not given).  ``method``:
+        ``"nullspace"`` (the paper's method), ``"index3"`` (classical Newmark / HHT with
+        multipliers), ``"newmark"`` or ``"central-difference"`` (minimal coordinates, m = 0).
+        ``scheme``: a name (``"trapezoidal"``, ``"fox-goodwin"``, ``"linear-acceleration"``),
+        ``"GAMMA,BETA"``, ``(gamma, beta)``, a :class:`~symgen.steppers.Scheme`, or
+        ``"hht:ALPHA"`` (index3, newmark).  The run has round((t_end − t0)/dt) steps of exactly dt.
+        ``chart`` (nullspace): ``"end"`` (default; the paper's method, Newmark on the tangent
+        space at t + h) or ``"symmetric"`` (beyond the paper: Newmark on the null space of
+        ½(H(t) + H(t + h)); no energy drift at large rotations per step, see
+        ``symgen.steppers.chart``).  Recorded in ``meta['chart']`` (None for other methods).
+    params:
+        parameter overrides by name (unknown names raise KeyError); the kernels' parameters are
+        restored after the run.
+    x0, xd0:
+        initial coordinates and velocities (default: the model's); projected onto q = 0, q̇ = 0
+        with minimum-norm corrections (``meta['initial_projection']`` says how far) unless
+        ``consistent=False``.
+    progress:
+        called as ``progress(step_index, n_steps)`` after every step.
+    estimate:
+        record ω_max and h_max every step (index3 pays one extra SVD and kernel call for it).
+    every:
+        record every ``every``-th step (and always the initial state and the last step taken);
+        ``meta['run_stats']`` keeps the maxima of the residuals, Newton iterations, ω_max and the
+        smallest h_max over *all* steps.  A run whose recorded rows would take more than half the
+        physical memory is refused before it starts (:class:`ValueError` naming the ``every``
+        that would fit).
+    meta:
+        extra entries for the result's ``meta`` (e.g. the ``model()`` options the model was built
+        with); they do not replace the entries simulate writes.
+    blas_threads:
+        BLAS threads during the run (threadpoolctl; ``None`` leaves BLAS as it is).  The step's
+        matrices are small: one thread is faster (2.3× on the 243-coordinate N four-bar on an idle
+        2-core machine) and does not collapse when other processes load the cores.
+
+    Failure is data, not an exception: a run that diverges, fails or is interrupted returns the
+    steps it took, with ``status`` ``'diverged'``, ``'failed'`` or ``'interrupted'`` and a
+    ``reason``.  A KeyboardInterrupt (Ctrl-C, or any subclass of it raised by a signal handler)
+    during the steps ends the run with status ``'interrupted'``; simulate returns that Result
+    rather than re-raising, so a script running several simulations should check
+    ``result.status`` (before the first step an interrupt propagates: nothing was computed).
+    """
+    t_wall = time.perf_counter()
+    kernels = as_kernels(model_or_kernels)
+    model = getattr(kernels, "model", None)
+    cfg = SimulationSettings.merged(
+        getattr(model, "settings", None), settings, method=method, scheme=scheme, dt=dt,
+        t_end=t_end, tol=tol, max_iter=max_iter, rank_tol=rank_tol, constraint_tol=constraint_tol,
+        factorization=factorization, divergence_bound=divergence_bound, chart=chart)
+    if cfg.method in ("newmark", "central-difference") and kernels.m:
+        raise ValueError(f"method {cfg.method!r} is a minimal-coordinate reference for models without "
+                         f"constraints; {kernels.name!r} has m = {kernels.m} constraints "
+                         "(use 'nullspace' or 'index3')")
+    if cfg.dt is None or cfg.t_end is None:
+        raise ValueError("dt and t_end must be given (the model's settings do not provide them)")
+    dt, t_end, t0 = float(cfg.dt), float(cfg.t_end), float(t0)
+    if not (t_end > t0):
+        raise ValueError(f"t_end must be finite and greater than t0 = {t0}, got {t_end}")
+    n = kernels.n
+    coord_names = tuple(kernels.coord_names)
+    if x0 is None:
+        x0 = model.x0 if model is not None else np.zeros(n)
+    if xd0 is None:
+        xd0 = model.xd0 if model is not None else np.zeros(n)
+    x0 = _state_vector(x0, n, "x0", coord_names)
+    xd0 = _state_vector(xd0, n, "xd0", coord_names)
+    span = (t_end - t0) / dt
+    n_steps = int(round(span))
+    if abs(span - n_steps) > 1e-9 * max(1.0, span):
+        n_steps = int(math.ceil(span))
+        warnings.warn(f"(t_end − t0)/dt = {span:.12g} is not an integer; taking {n_steps} steps "
+                      f"(ending at t = {t0 + n_steps * dt:.12g})", RuntimeWarning, stacklevel=2)
+
+    if isinstance(every, bool) or int(every) != every or every < 1:
+        raise ValueError(f"every must be a positive integer, got {every!r}")
+    every = int(every)
+    check_memory(n_steps, every, n, kernels.m, kernels.n_out)
+
+    saved_p = kernels.p.copy()
+    try:
+        if params:
+            kernels.set_params(dict(params))
+        stepper = make_stepper(cfg.method, kernels, cfg.parsed_scheme(), dt, tol=cfg.tol,
+                               constraint_tol=cfg.constraint_tol, max_iter=cfg.max_iter,
+                               rank_tol=cfg.rank_tol, estimate=estimate,
+                               factorization=cfg.factorization,
+                               **({"chart": cfg.chart} if cfg.method == "nullspace" else {}))
+        # overflow/invalid values in a diverging run are reported as status, not as warnings
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"), \
+                _blas_limit(blas_threads):
+            return _run(kernels, stepper, cfg, t0, n_steps, x0, xd0, progress, consistent,
+                        estimate, t_wall, every, meta)
+    finally:
+        kernels.p[:] = saved_p
+
+
+def _blas_limit(threads: int | None):
+    if threads is None:
+        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=int(threads), user_api="blas")
+
+
+def _start(kernels, cfg: SimulationSettings, t0, x0, xd0, consistent: bool):
+    """The consistent initial state (a warning when the projection moved it visibly)."""
+    if consistent:
+        cs = consistent_state(kernels, t0, x0, xd0, rank_tol=cfg.rank_tol)
+        scale = max(1.0, float(np.max(np.abs(x0))))
+        if cs.dx > 1e-8 * scale or cs.dxd > 1e-8 * max(1.0, float(np.max(np.abs(xd0)))):
+            warnings.warn(f"initial state projected onto the constraints: moved |dx| = {cs.dx:.3e}, "
+                          f"|dxd| = {cs.dxd:.3e}", RuntimeWarning, stacklevel=4)
+        return cs
+    return consistent_state(kernels, t0, x0, xd0, rank_tol=cfg.rank_tol, project=False)
+
+
+def _stop_reason(stepper, step: int, t1: float, dt: float, bound: float, iters: int) -> str:
+    """Why the state the stepper just accepted ends the run as diverged ('' if it does not)."""
+    # divergence: non-finite values or a state past the bound (a sum is NaN/inf if any entry is)
+    x1 = stepper.x
+    if not math.isfinite(x1.sum() + stepper.xd.sum() + stepper.xdd.sum() + stepper.lam.sum()
+                         + stepper.res.sum()):
+        return (f"step {step} (t = {t1:.9g}): non-finite values in the state or its "
+                f"constraint residuals (Newton iterations {iters})")
+    # x, hẋ and h²ẍ are all lengths: a blow-up shows first in the velocities and
+    # accelerations (constrained coordinates are held by the geometry)
+    sizes = (norm2(x1), dt * norm2(stepper.xd), dt * dt * norm2(stepper.xdd))
+    if max(sizes) > bound:
+        which = ("|x|", "h|xd|", "h²|xdd|")[sizes.index(max(sizes))]
+        return (f"step {step} (t = {t1:.9g}): {which} = {max(sizes):.3e} exceeds the "
+                f"divergence bound {bound:.3e}")
+    return ""
+
+
+def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progress, consistent,
+         estimate, t_wall, every, extra_meta) -> Result:
+    """The step loop.  Long on purpose: start, steps, the stop reasons and the meta of the Result
+    read as one piece; the recording is :class:`~symgen._record.Recorder`'s."""
+    n, m, n_out = kernels.n, kernels.m, kernels.n_out
+    dt, sch, bound = float(cfg.dt), cfg.parsed_scheme(), float(cfg.divergence_bound)
+    has_energy = hasattr(kernels, "energy")
+    has_outputs = n_out > 0 and hasattr(kernels, "outputs")
+    # every recorded row, allocated once (every K-th step and the last); the state being
+    # advanced lives in its own buffers so that unrecorded steps cost no row
+    rec = Recorder(n, m, n_out, n_steps, every, dt, energy=has_energy, outputs=has_outputs)
+    cs = _start(kernels, cfg, t0, x0, xd0, consistent)
+    x, xd, xdd, lam = cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()
+    res = np.array(cs.residuals, dtype=float)
+    w = hm = math.nan
+    if estimate:
+        try:
+            w = Linearization(n, m, cfg.rank_tol).omega_at(kernels, t0, x, xd, xdd, lam)
+        except (np.linalg.LinAlgError, ValueError):
+            w = math.nan
+        hm = sch.h_max(w)
+
+    def record(j, t, iters):
+        rec.add(j, t, x, xd, xdd, lam, res, iters, w, hm,
+                kernels.energy(t, x, xd) if has_energy else None,
+                kernels.outputs(t, x, xd) if has_outputs else None)
+
+    rec.observe(t0, res, 0, w, hm)
+    record(0, t0, 0)
+    stepper.start(t0, x, xd, xdd, lam)
+
+    status, reason, last, it_last, whole = "completed", "", 0, 0, True
+    try:
+        for i in range(n_steps):
+            t = t0 + i * dt
+            t1 = t0 + (i + 1) * dt
+            try:
+                iters = stepper.step(t, x, xd, xdd, lam)
+            except StepFailure as exc:
+                status = "diverged" if exc.nonfinite else "failed"
+                reason = f"step {i + 1} (t = {t1:.9g}): {exc}"
+                break
+            except (FloatingPointError, OverflowError, ZeroDivisionError,
+                    np.linalg.LinAlgError) as exc:
+                status = "failed"
+                reason = (f"step {i + 1} (t = {t1:.9g}): numerical error inside the {cfg.method} "
+                          f"step: {type(exc).__name__}: {exc}")
+                break
+            reason = _stop_reason(stepper, i + 1, t1, dt, bound, iters)
+            if reason:
+                status = "diverged"
+                break
+            # accept the step (an interrupt in here leaves the state half-copied: `whole`)
+            j = i + 1
+            whole = False
+            x[:], xd[:], xdd[:], lam[:] = stepper.x, stepper.xd, stepper.xdd, stepper.lam
+            res[:] = stepper.res
+            if estimate:
+                w = stepper.omega_max
+                hm = sch.h_max(w)
+            whole = True
+            last, it_last = j, iters
+            rec.observe(t1, res, iters, w, hm)
+            if j % every == 0:
+                record(j, t1, iters)
+            if progress is not None:
+                progress(j, n_steps)
+    except KeyboardInterrupt as exc:
+        status = "interrupted"
+        why = str(exc) or "KeyboardInterrupt (Ctrl-C)"
+        if not whole:                       # the state of step `last + 1` is half-copied
+            last = rec.last_step
+        reason = (f"interrupted by {why} after step {last} of {n_steps} "
+                  f"(t = {t0 + last * dt:.9g})")
+    if status != "completed":
+        log.warning("simulation of %s stopped: %s", kernels.name, reason)
+    if rec.last_step != last:               # always keep the last computed state
+        record(last, t0 + last * dt, it_last)
+
+    model = getattr(kernels, "model", None)
+    meta = _versions()
+    meta.update({
+        "model": kernels.name,
+        "model_hash": getattr(kernels, "model_hash", getattr(model, "hash", None)),
+        "kernels": type(kernels).__name__,
+        "method": cfg.method,
+        "scheme": sch.as_dict(),
+        "gamma": sch.gamma,
+        "beta": sch.beta,
+        "h": dt,
+        "t0": t0,
+        "t_end": float(cfg.t_end),
+        "n_steps": n_steps,
+        "steps_done": last,
+        "every": every,
+        "tol": float(cfg.tol),
+        "constraint_tol": cfg.constraint_tol,
+        "max_iter": int(cfg.max_iter),
+        "rank_tol": float(cfg.rank_tol),
+        "factorization": getattr(getattr(stepper, "lin", None), "factorization", None),
+        "chart": getattr(stepper, "chart", None),
+        "divergence_bound": bound,
+        "parameters": kernels.params() if hasattr(kernels, "params") else {},
+        "initial_projection": cs.as_dict(),
+        "coords": list(kernels.coord_names),
+        "n": n,
+        "m": m,
+        "run_stats": rec.stats(),
+        "wall_time": time.perf_counter() - t_wall,
+    })
+    meta["floor_steps"] = int(getattr(stepper, "floor_steps", 0))      # accepted at the round-off floor
+    meta["floor_times"] = [float(v) for v in getattr(stepper, "floor_times", [])]   # the first 100
+    meta["floor_t_last"] = (float(stepper.floor_t_last) if meta["floor_steps"] else None)
+    if hasattr(stepper, "min_rank") and m:
+        meta["rank_H"] = [int(stepper.min_rank), int(stepper.max_rank)]
+    for key, value in (extra_meta or {}).items():
+        meta.setdefault(key, value)
+    has_V = bool(getattr(kernels, "has_potential", False))
+    arrays = rec.arrays()
+    EK, EP = arrays["energy_kinetic"], arrays["energy_potential"]
+    return Result(coords=kernels.coord_names, output_names=kernels.output_names,
+                  energy=np.add(EK, EP) if (has_energy and has_V) else None,
+                  status=status, reason=reason, meta=meta, **arrays)

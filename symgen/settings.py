@@ -1,0 +1,120 @@
+"""The settings of one simulation, in one place: every default, every check.
+
+:func:`symgen.simulate`, the steppers, a model's recommended settings (``Model.settings``) and the
+command line all read :class:`SimulationSettings`.  Adding a setting is one field here (one default,
+one line of doc) plus its use.
+
+    s = SimulationSettings.merged(model.settings, dt=1e-3)     # later layers win; None is skipped
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields, replace
+from typing import Any, Mapping
+
+__all__ = ["SimulationSettings", "METHODS", "FACTORIZATIONS", "CHARTS"]
+
+#: The steppers by name (:data:`symgen.steppers.METHODS` maps them to classes).
+METHODS = ("nullspace", "index3", "newmark", "central-difference")
+#: How H is factored each Newton iteration (:class:`symgen.steppers.linalg.Linearization`).
+FACTORIZATIONS = ("auto", "svd", "qr")
+#: The null-space step's tangent charts (:mod:`symgen.steppers.chart`).
+CHARTS = ("end", "symmetric")
+
+
+@dataclass(frozen=True)
+class SimulationSettings:
+    """How to integrate: method, scheme, step, tolerances (validated when made; immutable)."""
+
+    #: stepper: "nullspace" (the paper's method), "index3", "newmark", "central-difference"
+    method: str = "nullspace"
+    #: Newmark scheme: a name, "GAMMA,BETA", (gamma, beta), a Scheme or "hht:ALPHA"
+    scheme: Any = "trapezoidal"
+    #: step size h [s]; None: must come from the model or the caller
+    dt: float | None = None
+    #: final time [s]; None: must come from the model or the caller
+    t_end: float | None = None
+    #: Newton tolerance on the weighted update of (x, h·ẋ, h²·ẍ)
+    tol: float = 1e-10
+    #: Newton iterations per step before the step fails
+    max_iter: int = 25
+    #: relative rank tolerance of the factorization of H (see docs/method.md)
+    rank_tol: float = 1e-10
+    #: absolute tolerance on ‖q‖, h‖q̇‖, h²‖q̈‖ at the accepted state
+    constraint_tol: float = 1e-8
+    #: factorization of H: "svd", "qr" or "auto" (SVD below 20 coordinates, QR from there on)
+    factorization: str = "auto"
+    #: the run stops as "diverged" when ‖x‖, h‖ẋ‖ or h²‖ẍ‖ exceeds it
+    divergence_bound: float = 1e8
+    #: nullspace tangent chart: "end" (the paper's) or "symmetric" (no energy drift; beyond the paper)
+    chart: str = "end"
+
+    def __post_init__(self):
+        if self.method not in METHODS:
+            raise ValueError(f"unknown method {self.method!r}; known: {', '.join(METHODS)}")
+        self.parsed_scheme()                                     # ValueError on a bad scheme
+        if self.dt is not None:
+            dt = _number(self.dt, "dt")
+            if not (dt > 0.0 and math.isfinite(dt)):
+                raise ValueError(f"dt must be positive and finite, got {dt}")
+        if self.t_end is not None and not math.isfinite(_number(self.t_end, "t_end")):
+            raise ValueError(f"t_end must be finite, got {self.t_end}")
+        for name in ("tol", "constraint_tol", "divergence_bound"):
+            if not (_number(getattr(self, name), name) > 0):
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        if not (0.0 <= _number(self.rank_tol, "rank_tol") < 1.0):
+            raise ValueError(f"rank_tol must lie in [0, 1), got {self.rank_tol}")
+        if int(_number(self.max_iter, "max_iter")) < 1:
+            raise ValueError(f"max_iter must be at least 1, got {self.max_iter}")
+        if self.chart not in CHARTS:
+            raise ValueError(f"unknown chart {self.chart!r}; known: {', '.join(CHARTS)}")
+        if self.chart != "end" and self.method != "nullspace":
+            raise ValueError(f"chart {self.chart!r} applies to the nullspace method only, not "
+                             f"{self.method!r}")
+        if self.factorization not in FACTORIZATIONS:
+            raise ValueError(f"unknown factorization {self.factorization!r}; known: {FACTORIZATIONS}")
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def merged(cls, *layers: "SimulationSettings | Mapping | None", **overrides) -> "SimulationSettings":
+        """Defaults, then each layer (a mapping or settings object), then ``overrides``; a value
+        of None is skipped (it means "not given").  Unknown names raise ``ValueError``."""
+        values: dict = {}
+        for layer in (*layers, overrides):
+            if layer is None:
+                continue
+            if isinstance(layer, cls):
+                items = {f: getattr(layer, f) for f in cls.names()}
+            elif isinstance(layer, Mapping):
+                items = dict(layer)
+            else:
+                raise TypeError(f"settings must be a SimulationSettings or a mapping, got "
+                                f"{type(layer).__name__}")
+            unknown = sorted(set(items) - set(cls.names()))
+            if unknown:
+                raise ValueError(f"unknown setting(s) {unknown}; known: {list(cls.names())}")
+            values.update({k: v for k, v in items.items() if v is not None})
+        return cls(**values)
+
+    def replace(self, **changes) -> "SimulationSettings":
+        return replace(self, **changes)
+
+    def parsed_scheme(self):
+        """The :class:`~symgen.steppers.Scheme`; ``central-difference`` forces (½, 0)."""
+        from .steppers.schemes import parse_scheme
+
+        return parse_scheme("central-difference" if self.method == "central-difference"
+                            else self.scheme)
+
+    def as_dict(self) -> dict:
+        return {f: getattr(self, f) for f in self.names()}
+
+
+def _number(value, name: str) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None

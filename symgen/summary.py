@@ -1,0 +1,150 @@
+"""The run summary ``symgen simulate`` prints (:meth:`symgen.Result.summary`), and the figures it
+is made of: the run's maxima over every step (:func:`run_stats`) and the energy drift.  It reads a
+Result's attributes only, so it works on a loaded result file as on a fresh run.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["summary_lines", "run_stats", "energy_drift"]
+
+
+def _max_or_nan(a) -> float:
+    a = np.asarray(a, dtype=float)
+    if a.size == 0:
+        return 0.0
+    return float(np.max(np.abs(a))) if np.isfinite(a).all() else math.nan
+
+
+def run_stats(result) -> dict:
+    """The maxima of the run over every step it took: ``meta['run_stats']`` as
+    :func:`symgen.simulate` records it (exact also when only every K-th step was kept), else
+    computed from the recorded rows (a result written before run_stats existed).
+
+    Keys: ``states`` (initial state + steps), ``max_pos_err``, ``max_vel_err``, ``max_acc_err``
+    (NaN if any was not finite), ``newton_iters_total``, ``newton_iters_max``, ``omega_max``
+    (largest finite ω_max), ``h_max_min`` (smallest finite h_max, inf if none) and
+    ``t_h_max_min`` (where), ``steps_h_over_h_max`` (states whose finite h_max is below h).
+    """
+    stats = (getattr(result, "meta", None) or {}).get("run_stats")
+    if isinstance(stats, dict):
+        return dict(stats)
+    t = np.asarray(result.t, dtype=float)
+    it = np.asarray(result.newton_iters, dtype=float)
+    om = np.asarray(result.omega_max, dtype=float)
+    hm = np.asarray(result.h_max, dtype=float)
+    fin = np.isfinite(hm)
+    h = (getattr(result, "meta", None) or {}).get("h")
+    om_f = om[np.isfinite(om)]
+    i = int(np.argmin(np.where(fin, hm, np.inf))) if fin.any() else None
+    return {"states": int(t.size), "max_pos_err": _max_or_nan(result.pos_err),
+            "max_vel_err": _max_or_nan(result.vel_err), "max_acc_err": _max_or_nan(result.acc_err),
+            "newton_iters_total": int(it.sum()) if it.size else 0,
+            "newton_iters_max": int(it.max()) if it.size else 0,
+            "omega_max": float(om_f.max()) if om_f.size else math.nan,
+            "h_max_min": float(hm[i]) if i is not None else math.inf,
+            "t_h_max_min": float(t[i]) if i is not None else math.nan,
+            "steps_h_over_h_max": int(np.sum(hm[fin] < h)) if isinstance(h, (int, float)) else 0}
+
+
+# -- the run summary (what `symgen simulate` prints) ---------------------------------------------
+def _fmt(value, unit=""):
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a" if value is None else f"{value}"
+    return f"{value:.3g}{unit}"
+
+
+def energy_drift(result):
+    """(max |E − E(0)|, E(0)) from a Result's total energy, or (None, None) without one."""
+    e = getattr(result, "energy", None)
+    if e is None:
+        return None, None
+    e = np.asarray(e, dtype=float)
+    if e.size == 0:
+        return None, None
+    E = e.reshape(-1)
+    E = E[np.isfinite(E)]
+    if E.size == 0:
+        return None, None
+    return float(np.max(np.abs(E - E[0]))), float(E[0])
+
+
+def _pad(label: str, width: int) -> str:
+    """Left-justify by displayed width (combining dots such as q̇ take no column)."""
+    import unicodedata
+    shown = sum(0 if unicodedata.combining(ch) else 1 for ch in label)
+    return label + " " * max(width - shown, 0)
+
+
+def summary_lines(result, name: str, wall: float, h: float | None = None) -> list[str]:
+    """The one-screen summary ``symgen simulate`` prints; its maxima cover every step taken
+    (``meta['run_stats']``), also those not recorded."""
+    meta = dict(getattr(result, "meta", None) or {})
+    t = np.asarray(result.t, dtype=float)
+    steps = int(meta.get("steps_done", max(len(t) - 1, 0)))
+    stats = run_stats(result)
+    h = h if h is not None else meta.get("h", meta.get("dt"))
+    lines = [f"{name}: {result.status}"]
+    reason = getattr(result, "reason", "")
+    if result.status != "completed" and reason:
+        lines.append(f"  reason          {reason}")
+    scheme = meta.get("scheme", "")
+    if isinstance(scheme, dict):
+        name = str(scheme.get("name") or "")
+        gb = f"γ = {float(scheme.get('gamma', math.nan)):.8g}, β = {float(scheme.get('beta', math.nan)):.8g}"
+        scheme = f"{name} ({gb})" if name and not name.startswith("newmark(") else f"({gb})"
+    t0 = float(t[0]) if len(t) else 0.0
+    t1 = float(t[-1]) if len(t) else 0.0
+    chart = f" ({meta['chart']} chart)" if meta.get("chart") else ""
+    lines.append(f"  method          {meta.get('method', '?')}{chart}, scheme {scheme or '?'}, "
+                 f"h = {_fmt(h, ' s')}, t = {t0:g} … {t1:g} s")
+    every = int(meta.get("every", 1) or 1)
+    lines.append(f"  steps           {steps}" + (f" ({len(t)} recorded: every {every}-th and the "
+                                                 "last)" if every > 1 else ""))
+    if steps:
+        total = int(stats["newton_iters_total"])
+        lines.append(f"  Newton iters    {total} total, {total / steps:.2f} per step "
+                     f"(max {int(stats['newton_iters_max'])})")
+    floor = int(meta.get("floor_steps") or 0)
+    if floor > 0:
+        times = list(meta.get("floor_times") or [])
+        first = f" (first at t = {float(times[0]):.6g} s" if times else " ("
+        last = meta.get("floor_t_last")
+        more = f", last at t = {float(last):.6g} s)" if last is not None and floor > 1 else ")"
+        lines.append(f"  at floor        {floor} steps accepted at the round-off floor"
+                     f"{first}{more}".replace(" ()", ""))
+    for key, label in (("max_pos_err", "max ‖q‖"), ("max_vel_err", "max ‖q̇‖"),
+                       ("max_acc_err", "max ‖q̈‖")):
+        lines.append(f"  {_pad(label, 15)} {_fmt(float(stats[key]))}")
+    drift, e0 = energy_drift(result)
+    if drift is None:
+        lines.append("  energy drift    n/a (no potential V)")
+    else:
+        lines.append(f"  energy drift    max |E − E(0)| = {drift:.3g} J (E(0) = {e0:.6g} J)")
+    hmax = getattr(result, "h_max", None)
+    if hmax is not None and np.size(hmax):
+        hm = np.asarray(hmax, dtype=float)
+        if not np.isfinite(hm).any():
+            from .stability import run_stability_words
+
+            sch = meta.get("scheme") if isinstance(meta.get("scheme"), dict) else {}
+            gamma = float(meta.get("gamma", sch.get("gamma", math.nan)))
+            beta = float(meta.get("beta", sch.get("beta", math.nan)))
+            om = np.asarray(getattr(result, "omega_max", np.full(hm.shape, np.nan)), dtype=float)
+            words = run_stability_words(om, hm, gamma, beta)
+            lines.append(f"  stability       {words}; h used {_fmt(h, ' s')}")
+        else:
+            t_min = float(stats["t_h_max_min"])
+            when = f" at t = {t_min:.4g} s" if math.isfinite(t_min) else ""
+            verdict = ""
+            if isinstance(h, (int, float)):
+                over = int(stats["steps_h_over_h_max"])
+                verdict = ("  (within the limit)" if over == 0
+                           else f"  (h exceeds h_max on {over} steps)")
+            lines.append(f"  stability       smallest h_max = {float(stats['h_max_min']):.6g} s"
+                         f"{when}; h used = {_fmt(h, ' s')}{verdict}")
+    lines.append(f"  wall time       {wall:.2f} s"
+                 + (f" ({steps / wall:.0f} steps/s)" if wall > 0 and steps else ""))
+    return lines

@@ -1,0 +1,280 @@
+"""What the command line needs around the library: one-line errors (a build failure trimmed to the
+compiler's diagnostics), output paths checked before any work, warnings turned into notes, and the
+progress bar.  Only :mod:`symgen.cli` uses it; the library itself does not print.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import os
+import signal
+import sys
+import warnings
+from pathlib import Path
+
+__all__ = ["UsageError", "MATPLOTLIB_HINT", "progress_enabled"]
+
+MATPLOTLIB_HINT = "plotting needs matplotlib: pip install 'symgen[plot]'"
+
+
+class UsageError(Exception):
+    """Bad command-line input: reported as one line, exit code 2."""
+
+
+def _check_output_file(path, flag: str) -> None:
+    """Before any work: ``path`` can be written as a file (its folder exists, it is not a folder,
+    and both are writable).  Raises UsageError."""
+    p = Path(path)
+    if p.is_dir():
+        raise UsageError(f"{flag} {p}: is a folder; give a file name")
+    parent = p.parent
+    if not parent.exists():
+        raise UsageError(f"{flag} {p}: the folder {parent} does not exist")
+    if not parent.is_dir():
+        raise UsageError(f"{flag} {p}: {parent} is not a folder")
+    if p.exists():
+        if not os.access(p, os.W_OK):
+            raise UsageError(f"{flag} {p}: the file is not writable")
+        return
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {p}: the folder {parent} is not writable")
+    try:  # os.access cannot tell for every file system (and says yes to root): try it
+        with open(p, "xb"):
+            pass
+        p.unlink()
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise UsageError(f"{flag} {p}: cannot write there: {exc.strerror or exc}") from None
+
+
+def _check_output_dir(path, flag: str) -> None:
+    """Before any work: ``path`` is a folder or can be created as one.  Raises UsageError."""
+    p = Path(path)
+    if p.exists():
+        if not p.is_dir():
+            raise UsageError(f"{flag} {p}: exists and is not a folder")
+        if not os.access(p, os.W_OK | os.X_OK):
+            raise UsageError(f"{flag} {p}: the folder is not writable")
+        return
+    anc = p.parent
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
+    if anc.exists() and not anc.is_dir():
+        raise UsageError(f"{flag} {p}: cannot create the folder, {anc} is not a folder")
+    if anc.exists() and not os.access(anc, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {p}: cannot create the folder, {anc} is not writable")
+
+
+def _need_matplotlib() -> None:
+    """UsageError (before any work) when matplotlib is not installed."""
+    import importlib.util
+    try:
+        found = importlib.util.find_spec("matplotlib") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise UsageError(MATPLOTLIB_HINT)
+
+
+@contextlib.contextmanager
+def _warnings_as_notes(quiet: bool = False):
+    """Warnings raised inside become one ``note: ...`` line each on stderr when the block ends
+    (dropped when it raises: the error's one line is what matters then; dropped with quiet)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default", RuntimeWarning)   # each distinct warning once
+        yield caught
+    if quiet:
+        caught.clear()
+    _print_notes(caught)
+
+
+def _print_notes(caught) -> None:
+    seen = set()
+    for w in caught:
+        text = " ".join(str(w.message).split())
+        if text and text not in seen:
+            seen.add(text)
+            print(f"note: {text}", file=sys.stderr)
+    caught.clear()
+
+
+def progress_enabled(quiet: bool) -> bool:
+    """A progress bar only for a person watching: stdout and stderr are terminals, no --quiet."""
+    return not quiet and sys.stdout.isatty() and sys.stderr.isatty()
+
+
+class _Progress:
+    """tqdm progress bar, shown only after ~1 s (tqdm's ``delay``) and only on a terminal."""
+
+    def __init__(self, enabled: bool, desc: str):
+        self.enabled, self.desc, self.bar = enabled, desc, None
+
+    def __call__(self, step, n_steps):
+        if not self.enabled:
+            return
+        if self.bar is None:
+            import shutil
+
+            from tqdm import tqdm
+            # get_terminal_size falls back to 80×24 where a terminal reports 0×0 (tqdm then
+            # computes nrows = -1 and draws nothing)
+            size = shutil.get_terminal_size((80, 24))
+            self.bar = tqdm(total=int(n_steps), desc=self.desc, unit="step", delay=1.0,
+                            file=sys.stderr, leave=False, ncols=size.columns, nrows=size.lines)
+        self.bar.update(int(step) - self.bar.n)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _one_line(exc: BaseException, limit: int = 400) -> str:
+    """The message of ``exc`` on one line, cut at ``limit`` characters."""
+    msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+    msg = " ".join(str(msg).split())
+    if len(msg) > limit:
+        msg = msg[:limit].rstrip() + " …"
+    return msg or type(exc).__name__
+
+
+def _build_failure(exc: BaseException, max_lines: int = 3, limit: int = 600) -> str:
+    """One line for a BuildError: its first line, then the compiler's diagnostics (the lines
+    naming an error, else the last lines of its output) rather than the echoed command lines,
+    and where the full log is."""
+    text = str(exc)
+    head, _, rest = text.partition("\n")
+    lines = [ln.strip() for ln in rest.splitlines()
+             if ln.strip() and not ln.startswith("--- compiler output")]
+    import re
+    # the diagnostics, not the echoed command lines (long, and no help)
+    short = [ln for ln in lines if len(ln) <= 300] or lines
+    errors = [ln for ln in short if re.search(r"\berror\b", ln, re.I)]
+    picked = errors[:max_lines] if errors else short[-max_lines:]
+    diag = " | ".join(_cut(" ".join(ln.split()), 200) for ln in picked)
+    if len(diag) > limit:
+        diag = diag[:limit].rstrip() + " …"
+    log = getattr(exc, "log_path", None) or getattr(exc, "log", None)
+    if not (isinstance(log, (str, Path)) and Path(log).is_file()) and rest.strip():
+        log = _save_log(text)
+    msg = " ".join(head.split())
+    if diag:
+        msg += f" {diag}"
+    if log:
+        msg += f" (full log: {log})"
+    return msg
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit].rstrip() + " …"
+
+
+def _save_log(text: str):
+    """Write a compiler log to a temporary file; its path, or None if that failed."""
+    import tempfile
+    try:
+        fd, name = tempfile.mkstemp(prefix="symgen-build-", suffix=".log")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return name
+    except OSError:
+        return None
+
+
+# -- signals: SIGTERM stops a run as Ctrl-C does -------------------------------------------------
+#: Exit codes of a run stopped by Ctrl-C (SIGINT) or SIGTERM: 128 + the signal number.
+EXIT_SIGINT, EXIT_SIGTERM = 128 + 2, 128 + 15
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised by the SIGTERM handler :func:`main` installs: a run stops as on Ctrl-C (the partial
+    result is kept with status ``interrupted``), and the exit code is 143."""
+
+
+_terminated = [False]          # set by the SIGTERM handler: exit 143 rather than 130
+
+
+def _on_sigterm(signum, frame):
+    _terminated[0] = True
+    raise Terminated("SIGTERM")
+
+
+def _interrupt_exit_code() -> int:
+    return EXIT_SIGTERM if _terminated[0] else EXIT_SIGINT
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """SIGTERM raises :class:`Terminated` while the block runs (main thread only)."""
+    _terminated[0] = False
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except (ValueError, OSError, AttributeError):      # not the main thread, or no SIGTERM
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+# -- the library's progress notes (first-run compile) --------------------------------------------
+class _NoteHandler(logging.Handler):
+    """Prints the library's progress notes (log records with ``symgen_note``) as ``note: ...``
+    lines on stderr, e.g. that a first run is compiling."""
+
+    def __init__(self):
+        super().__init__(logging.INFO)
+
+    def emit(self, record):
+        if getattr(record, "symgen_note", False):
+            print(f"note: {record.getMessage()}", file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def _build_notes(enabled: bool):
+    """While building: say when the C is generated or compiled (cache misses only)."""
+    if not enabled:
+        yield
+        return
+    logger = logging.getLogger("symgen.jit")
+    handler, level = _NoteHandler(), logger.level
+    logger.addHandler(handler)
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+# -- simulate's options checked before any work -------------------------------------------------
+def _check_memory(dt: float, t_end: float, every: int, mdl) -> None:
+    """Before building: the run's recorded rows fit in memory (UsageError naming --every)."""
+    from ._record import MemoryBudgetError, check_memory
+
+    steps = max(int(round(t_end / dt)), 1)
+    try:
+        check_memory(steps, every, mdl.n, mdl.m, len(mdl.output_names))
+    except MemoryBudgetError as exc:
+        raise UsageError(f"--dt {dt:g} with --t-end {t_end:g}: {exc}") from None
+
+
+def _newton_options(args) -> dict:
+    """--tol, --max-iter, --rank-tol checked (UsageError naming the flag) for simulate()."""
+    out = {}
+    if args.tol is not None:
+        if not (args.tol > 0 and math.isfinite(args.tol)):
+            raise UsageError(f"--tol must be a positive number, got {args.tol:g}")
+        out["tol"] = args.tol
+    if args.max_iter is not None:
+        if not (math.isfinite(args.max_iter) and args.max_iter.is_integer() and args.max_iter >= 1):
+            raise UsageError(f"--max-iter must be an integer >= 1, got {args.max_iter:g}")
+        out["max_iter"] = int(args.max_iter)
+    if args.rank_tol is not None:
+        if not (0 <= args.rank_tol < 1):
+            raise UsageError(f"--rank-tol must lie in [0, 1), got {args.rank_tol:g}")
+        out["rank_tol"] = args.rank_tol
+    return out

@@ -1,0 +1,154 @@
+"""The layout docs/ARCHITECTURE.md describes: no import cycle, no module named like a public function
+of symgen, every module listed with the symgen modules it may import (lazy imports included)."""
+import ast
+import inspect
+import re
+from pathlib import Path
+
+import symgen
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "symgen"
+
+
+def _modules() -> dict[str, Path]:
+    """Dotted name (``symgen.codegen.table``; a package is its ``__init__``) → file."""
+    out = {}
+    for path in sorted(PKG.rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def _imports(name: str, path: Path, modules) -> set[str]:
+    """The symgen modules ``name`` imports anywhere in its file (module level or inside functions).
+    ``from . import x`` names the submodule x when there is one, else the package."""
+    is_pkg = path.name == "__init__.py"
+    package = name if is_pkg else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == "symgen")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                if node.module and node.module.split(".")[0] == "symgen":
+                    base = node.module
+                else:
+                    continue
+            else:
+                parts = package.split(".")
+                parts = parts[:len(parts) - (node.level - 1)]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                found.add(sub if sub in modules else base)
+    found.discard(name)
+    # "symgen.examples" is the shipped examples folder (a package only in the wheel)
+    return {m for m in found if m in modules or m == "symgen.examples"}
+
+
+def _graph():
+    modules = _modules()
+    return {name: _imports(name, path, modules) for name, path in modules.items()}
+
+
+def _cycle(graph):
+    """One import cycle as a list of modules, or None."""
+    state, stack = {}, []
+
+    def visit(node):
+        state[node] = "open"
+        stack.append(node)
+        for dep in sorted(graph.get(node, ())):
+            if state.get(dep) == "open":
+                return stack[stack.index(dep):] + [dep]
+            if dep not in state:
+                found = visit(dep)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = "done"
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def test_cycle_finder_finds_a_cycle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
+
+
+def test_no_import_cycle():
+    cycle = _cycle(_graph())
+    assert cycle is None, "import cycle: " + " → ".join(cycle)
+
+
+def test_no_module_named_like_a_public_function():
+    functions = {n for n, v in vars(symgen).items()
+                 if not n.startswith("_") and inspect.isfunction(v)}
+    assert {"build", "simulate", "derive", "generate"} <= functions
+    clashes = sorted(f"symgen.{n}" for n in functions if f"symgen.{n}" in _modules())
+    assert not clashes, f"modules named like a public function of symgen: {clashes}"
+
+
+def _documented() -> dict[str, set[str]]:
+    """docs/ARCHITECTURE.md's module table: module → the symgen modules it may import."""
+    text = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    rows = {}
+    for line in text.splitlines():
+        m = re.match(r"\| `(symgen/[\w/]+\.py)` \|[^|]+\| ([^|]+) \|$", line)
+        if not m:
+            continue
+        parts = list(Path(m.group(1)).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        allowed = {w.strip() for w in m.group(2).split(",") if w.strip() not in ("", "—")}
+        rows[".".join(parts)] = {"symgen" if a == "symgen" else f"symgen.{a}" for a in allowed}
+    return rows
+
+
+def test_architecture_lists_every_module_and_only_existing_ones():
+    documented, modules = _documented(), _modules()
+    assert documented, "no module table found in docs/ARCHITECTURE.md"
+    missing = sorted(set(modules) - set(documented))
+    stale = sorted(set(documented) - set(modules))
+    assert not missing, f"modules not in docs/ARCHITECTURE.md: {missing}"
+    assert not stale, f"docs/ARCHITECTURE.md lists modules that do not exist: {stale}"
+
+
+def test_modules_import_only_what_the_architecture_allows():
+    documented = _documented()
+    wrong = []
+    for name, deps in _graph().items():
+        allowed = documented.get(name, set())
+        for dep in deps:
+            # "steppers" allows the package and every module in it
+            if not any(dep == a or dep.startswith(a + ".") for a in allowed):
+                wrong.append(f"{name} imports {dep}")
+    assert not wrong, "imports docs/ARCHITECTURE.md does not allow: " + "; ".join(sorted(wrong))
+
+
+#: "About 500 lines" a module and "about 100" a function (issue 9), with a tenth of slack.
+MODULE_LINES, FUNCTION_LINES = 550, 110
+
+
+def test_modules_and_functions_stay_readable_in_one_sitting():
+    """A longer function must say why in its docstring (the word "Long")."""
+    too_long = []
+    for name, path in _modules().items():
+        src = path.read_text(encoding="utf-8")
+        if len(src.splitlines()) > MODULE_LINES:
+            too_long.append(f"{name}: {len(src.splitlines())} lines")
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                size = node.end_lineno - node.lineno + 1
+                if size > FUNCTION_LINES and "Long" not in (ast.get_docstring(node) or ""):
+                    too_long.append(f"{name}.{node.name}: {size} lines")
+    assert not too_long, "too long to read in one sitting: " + "; ".join(too_long)
