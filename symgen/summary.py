@@ -115,6 +115,13 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
         more = f", last at t = {float(last):.6g} s)" if last is not None and floor > 1 else ")"
         lines.append(f"  at floor        {floor} steps accepted at the round-off floor"
                      f"{first}{more}".replace(" ()", ""))
+    for what, how in (("retried", "retry with K_L's λ term at λ(t)"),
+                      ("halved", "retry as two half steps")):
+        count = int(meta.get(f"{what}_steps") or 0)
+        if count > 0:
+            times = ", ".join(f"{float(v):.6g}" for v in (meta.get(f"{what}_times") or [])[:5])
+            lines.append(f"  {_pad(what, 15)} {count} steps solved only by the {how}"
+                         + (f" (t = {times}{' …' if count > 5 else ''} s)" if times else ""))
     for key, label in (("max_pos_err", "max ‖q‖"), ("max_vel_err", "max ‖q̇‖"),
                        ("max_acc_err", "max ‖q̈‖")):
         lines.append(f"  {_pad(label, 15)} {_fmt(float(stats[key]))}")

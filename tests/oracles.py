@@ -137,15 +137,18 @@ def four_bar_coefficients(N, m=1.0, L=1.0):
     return a_T, a_V
 
 
-def four_bar_reference(N, t_eval, v0=1.0, m=1.0, L=1.0, g=9.81, rtol=1e-12, atol=1e-12):
-    """B0 (x, y, vx, vy) over t_eval, and the angle θ, of the N four-bar started with θ = π/2,
-    θ̇ = −v0/L.  Equation of motion: a_T θ̈ = −a_V g cos θ."""
+def four_bar_reference(N, t_eval, v0=1.0, m=1.0, L=1.0, g=9.81, rtol=1e-12, atol=1e-12, *,
+                       t0=0.0, theta0=np.pi / 2, omega0=None):
+    """B0 (x, y, vx, vy) over t_eval, and the angle θ, of the N four-bar started at t0 with
+    θ = theta0, θ̇ = omega0 (default: θ = π/2, θ̇ = −v0/L at t = 0, the models' initial state).
+    Equation of motion: a_T θ̈ = −a_V g cos θ."""
     a_T, a_V = four_bar_coefficients(N, m, L)
+    omega0 = -v0 / L if omega0 is None else omega0
 
     def rhs(_t, y):
         return [y[1], -a_V * g * np.cos(y[0]) / a_T]
 
-    sol = solve_ivp(rhs, (0.0, float(t_eval[-1])), [np.pi / 2, -v0 / L], method="DOP853",
+    sol = solve_ivp(rhs, (float(t0), float(t_eval[-1])), [theta0, omega0], method="DOP853",
                     t_eval=t_eval, rtol=rtol, atol=atol)
     if not sol.success:
         raise RuntimeError(f"four-bar reference integration failed: {sol.message}")

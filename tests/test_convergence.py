@@ -137,3 +137,53 @@ def test_index3_stepper_rank_follows_the_state(dfb):
     assert not st.redundant                                   # vertical bars: full rank
     st.step(cs.t[-1], cs.x[-1], cs.xd[-1], cs.xdd[-1], cs.lam[-1])
     assert st.redundant                                       # horizontal: rank < 14 here
+
+
+# -- a step that lands within ~1e-5 rad of the singular point (issue 8 §2) ---------------------
+# The state (x, ẋ) at t = 47.36 s of `symgen.simulate(double_four_bar, dt=5e-3, t_end=47.36)`
+# (default settings; printed with repr).  It is an initial condition, not an expected output: the
+# next step lands at θ ≈ −9e-6 rad (s_min/s_max of H ≈ 1e-6), where Newton alone does not
+# converge (it stopped the 100 s run at t = 47.365 s).
+PASSAGE_T0 = 47.36
+PASSAGE_X0 = [
+    4.9985257931711313e-01, 1.2140796927265348e-02, -1.5077216339176798e+02,
+    1.4998525793171131e+00, 1.2140796927270412e-02, -1.5077216339176798e+02,
+    2.4998525793171131e+00, 1.2140796927269919e-02, -1.5077216339176798e+02,
+    1.4997051586342263e+00, 2.4281593854535759e-02, 1.0125541387095504e-14,
+    2.4997051586342258e+00, 2.4281593854540331e-02, -9.8357060774632025e-16]
+PASSAGE_XD0 = [
+    5.8634498808705041e-02, -2.4140594428918623e+00, -4.8295428347891969e+00,
+    5.8634498808704201e-02, -2.4140594428908555e+00, -4.8295428347871860e+00,
+    5.8634498808703556e-02, -2.4140594428909226e+00, -4.8295428347873193e+00,
+    1.1726899761740904e-01, -4.8281188857827155e+00, 2.0109282274274180e-12,
+    1.1726899761740840e-01, -4.8281188857817821e+00, -1.3162872067687956e-13]
+
+
+def test_double_four_bar_step_onto_the_singular_point(dfb):
+    h = 5e-3
+    res = symgen.simulate(dfb, dt=h, t0=PASSAGE_T0, t_end=PASSAGE_T0 + 4 * h,
+                          x0=PASSAGE_X0, xd0=PASSAGE_XD0)
+    assert res.status == "completed", res.reason
+    assert res.meta["rank_H"] == [14, 14]
+    # constraints: positions and velocities at round-off on every step; accelerations within the
+    # step's acceptance (h²‖q̈‖ ≤ constraint_tol) on the step onto the singular point, at round-off
+    # on the steps after it
+    assert res.pos_err.max() < 1e-13 and res.vel_err.max() < 1e-11
+    assert h * h * res.acc_err.max() <= res.meta["constraint_tol"]
+    assert res.acc_err[2:].max() < 1e-10
+    # it passed through horizontal (θ changed sign modulo 2π) …
+    s = np.sin(res.x[:, 2])
+    assert s[0] > 0.02 and s[-1] < -0.07
+    # … and B0 follows the one-dof solution started from the same state (over 4 steps the
+    # discretization error of the smooth steps is ~1.5e-6 m; the step onto the singular point
+    # ends at the floor, see the module docstring of steppers/nullspace, and adds more)
+    B_ref, _ = oracles.four_bar_reference(2, res.t, t0=res.t[0], theta0=res.x[0, 2],
+                                          omega0=res.xd[0, 2])
+    B = np.array([res.output("B0.x"), res.output("B0.y")])
+    assert np.abs(B - B_ref[:2]).max() < 2e-4
+    # a rescued step is counted and shown in the summary, never silent
+    for what in ("retried", "halved"):
+        n = res.meta[f"{what}_steps"]
+        assert len(res.meta[f"{what}_times"]) == n
+        shown = [ln for ln in summary_lines(res, "x", 1.0) if ln.lstrip().startswith(what)]
+        assert len(shown) == (1 if n else 0)

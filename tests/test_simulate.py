@@ -166,19 +166,21 @@ def test_suggest_step(pend, minimal):
 
 # -- failure is data ----------------------------------------------------------------------------
 def test_newton_failure_keeps_partial_result(pend):
-    r = symgen.simulate(pend, method="nullspace", scheme="fox-goodwin", dt=0.79, t_end=0.79 * 100,
+    # (at dt = 0.79 the nullspace stepper's retries, K_L at λ(t) and two half steps, rescue every
+    # step that max_iter = 4 fails; at dt = 3 they do not)
+    r = symgen.simulate(pend, method="nullspace", scheme="fox-goodwin", dt=3.0, t_end=3.0 * 100,
                         max_iter=4)
     assert r.status == "failed"
-    assert "Newton did not converge" in r.reason
+    assert "Newton did not converge" in r.reason and "half steps" in r.reason
     for word in ("t = ", "step ", "iterations", "update", "q"):
         assert word in r.reason
     k = r.n_steps
-    assert 3 <= k < 100
+    assert 2 <= k < 100
     assert len(r.t) == len(r.x) == len(r.lam) == len(r.newton_iters) == len(r.energy) == k + 1
-    assert r.t[-1] == pytest.approx(0.79 * k)
+    assert r.t[-1] == pytest.approx(3.0 * k)
     assert np.isfinite(r.x).all() and r.pos_err.max() < 1e-12
     # the steps kept are exactly those of an unlimited run
-    full = symgen.simulate(pend, method="nullspace", scheme="fox-goodwin", dt=0.79, t_end=0.79 * k)
+    full = symgen.simulate(pend, method="nullspace", scheme="fox-goodwin", dt=3.0, t_end=3.0 * k)
     assert np.array_equal(full.x, r.x)
 
 
