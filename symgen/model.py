@@ -163,6 +163,14 @@ class Model:
         The velocity symbols, when they are not the ``<coordinate>_dot`` Symbols.
     description:
         Free text, kept with the model (docstrings of generated files quote its first line).
+    drawing:
+        Optional drawing data for ``symgen animate`` / ``symgen plot --what mechanism``: polylines
+        of named points.  Each polyline is a sequence of points; a point is either the name of an
+        output point (the outputs ``<name>.x``, ``<name>.y`` and, in 3-D, ``<name>.z``) or a pair
+        ``(name, (X, Y[, Z]))`` of expressions of x, t and parameters.  All points have the same
+        dimension (2 or 3).  Stored as :attr:`drawing`, a tuple of polylines, each a tuple of
+        ``(name, (X, Y[, Z]))``; a one-point polyline is a marker (a ground anchor).  The planar and
+        spatial builders fill it.  It does not change the generated C, so it is not in :attr:`hash`.
     """
 
     def __init__(
@@ -180,6 +188,7 @@ class Model:
         settings: Mapping | None = None,
         velocities: Sequence | None = None,
         description: str = "",
+        drawing: Sequence | None = None,
     ):
         _check_c_identifier(name, "model")
         self.name = name
@@ -281,6 +290,7 @@ class Model:
         if unknown:
             raise ModelError(f"unknown setting(s) {unknown}; known: {list(SETTING_KEYS)}")
         self.settings: Mapping = MappingProxyType(st)
+        self.drawing: tuple = self._drawing(drawing)
         self._hash: str | None = None
 
     # ------------------------------------------------------------------------------------------
@@ -328,6 +338,7 @@ class Model:
             name=self.name, coords=self.coords, M=self.M, f=self.f, q=self.q, V=self.V,
             params=dict(self.params), outputs=dict(self.outputs), x0=self.x0, xd0=self.xd0,
             settings=dict(self.settings), velocities=self.velocities, description=self.description,
+            drawing=self.drawing,
         )
         for key, value in changes.items():
             if key not in args:
@@ -385,6 +396,61 @@ class Model:
             raise ModelError(f"{what} has non-finite entries: {arr}")
         arr.setflags(write=False)
         return arr
+
+    def _drawing(self, value) -> tuple:
+        """Normalize the drawing (see the class docstring) into a tuple of tuples of
+        ``(name, (X, Y[, Z]))`` with sympy expressions of x, t and parameters."""
+        if value is None:
+            return ()
+        allowed = set(self.coords) | set(self.params) | {t}
+        lines, dims = [], set()
+        try:
+            polylines = list(value)
+        except TypeError:
+            raise ModelError("drawing must be a list of polylines (lists of points)") from None
+        for k, line in enumerate(polylines):
+            if isinstance(line, str):
+                raise ModelError(f"drawing polyline {k} is the string {line!r}; give a list of "
+                                 "points, e.g. [['A', 'B']]")
+            try:
+                items = list(line)
+            except TypeError:
+                raise ModelError(f"drawing polyline {k} is not a list of points: {line!r}") from None
+            if not items:
+                raise ModelError(f"drawing polyline {k} has no points")
+            pts = []
+            for item in items:
+                if isinstance(item, str):
+                    axes = ("x", "y", "z") if f"{item}.z" in self.outputs else ("x", "y")
+                    missing = [f"{item}.{a}" for a in axes if f"{item}.{a}" not in self.outputs]
+                    if missing:
+                        raise ModelError(f"drawing point {item!r} needs the outputs {missing}; "
+                                         f"outputs are {list(self.outputs)}")
+                    pname, xyz = item, tuple(self.outputs[f"{item}.{a}"] for a in axes)
+                else:
+                    try:
+                        pname, xyz = item
+                        xyz = tuple(sp.sympify(e) for e in xyz)
+                    except (TypeError, ValueError, sp.SympifyError):
+                        raise ModelError(f"drawing point {item!r} (polyline {k}) is neither an "
+                                         "output point name nor (name, (X, Y[, Z]))") from None
+                    if not isinstance(pname, str) or not pname:
+                        raise ModelError(f"drawing point {item!r} (polyline {k}) needs a name")
+                if len(xyz) not in (2, 3):
+                    raise ModelError(f"drawing point {pname!r} has {len(xyz)} coordinates; "
+                                     "expected 2 or 3")
+                for e in xyz:
+                    unknown = _free(e) - allowed
+                    if unknown:
+                        raise ModelError(
+                            f"drawing point {pname!r} depends on {sorted(s.name for s in unknown)}; "
+                            "it may depend on coordinates, t and parameters only")
+                dims.add(len(xyz))
+                pts.append((pname, xyz))
+            lines.append(tuple(pts))
+        if len(dims) > 1:
+            raise ModelError("drawing mixes 2-D and 3-D points")
+        return tuple(lines)
 
     def _validate_symbols(self) -> None:
         xs, vs = set(self.coords), set(self.velocities)

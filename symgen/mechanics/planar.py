@@ -161,6 +161,7 @@ class PlanarSystem:
         self._gravity: sp.Matrix | None = None
         self._outputs: dict[str, sp.Expr] = {}
         self._names: set[str] = set()
+        self._drawn: dict[str, dict[str, sp.Matrix]] = {}   # body → point name → local (drawing)
 
     # -- elements --------------------------------------------------------------------------------
     def parameter(self, name: str, default: float) -> sp.Symbol:
@@ -209,9 +210,35 @@ class PlanarSystem:
 
     def _point(self, body: Body, point, role: str) -> sp.Matrix:
         try:
-            return body.local(point)
+            local = body.local(point)
         except UnknownElementError as exc:
             raise UnknownElementError(f"{role}: {exc}") from None
+        if role in self._names:     # a joint or force attaches here: the drawing shows the point
+            key = point if isinstance(point, str) else f"{role}"
+            self._drawn.setdefault(body.name, {}).setdefault(key, local)
+        return local
+
+    def _drawing(self, bodies) -> list:
+        """Polylines for Model.drawing: per body its reference point, named points and joint
+        points (a closed polygon from three points on); a marker per ground attachment."""
+        lines = []
+        for b in bodies:
+            pts = {"origin": sp.zeros(2, 1)}
+            pts.update(b.points)
+            pts.update(self._drawn.get(b.name, {}))
+            uniq, seen = [], []
+            for pname, local in pts.items():
+                if any(all(sp.expand(d) == 0 for d in local - o) for o in seen):
+                    continue
+                seen.append(local)
+                r = b.position(local)
+                uniq.append((f"{b.name}.{pname}", (r[0], r[1])))
+            if len(uniq) >= 3:
+                uniq.append(uniq[0])
+            lines.append(uniq)
+        for pname, local in self._drawn.get(GROUND, {}).items():
+            lines.append([(f"{GROUND}.{pname}", (local[0], local[1]))])
+        return lines
 
     # joints ---------------------------------------------------------------------------------
     def revolute(self, body_a, point_a, body_b, point_b, *, drive=None, name: str | None = None):
@@ -512,6 +539,7 @@ class PlanarSystem:
             name or self.name, coords, M, f, q=q, V=V if has_V else None,
             params={s: v for s, v in pvals.items()}, outputs=outs, x0=x0, xd0=xd0,
             settings=settings, velocities=vels, description=description,
+            drawing=self._drawing(bodies),
         )
 
 

@@ -578,7 +578,28 @@ class SpatialSystem:
             check_reduced_mass(self.name, coords, Mnum, H0, owners)
         return Model(name or self.name, coords, M, f, q=q, V=V if has_V else None,
                      params=dict(pvals), outputs=outs, x0=x0, xd0=xd0, settings=settings,
-                     velocities=vels, description=description)
+                     velocities=vels, description=description, drawing=self._drawing(num))
+
+    def _drawing(self, num) -> list:
+        """Polylines for Model.drawing: per body its basic points and markers (a closed polygon
+        from three points on); a marker per fixed (ground) point that a body uses."""
+        lines, anchors = [], []
+        for b in self.bodies.values():
+            pts = []
+            for p in b.points:
+                el = self._elements[self._root(p)]
+                pts.append((el.name, tuple(el.expr())))
+                if el.fixed and el.name not in anchors:
+                    anchors.append(el.name)
+            for mname, pos in b.markers.items():
+                r0 = np.array([num(v, f"body {b.name!r}: marker {mname!r}") for v in pos], float)
+                pts.append((f"{b.name}.{mname}", tuple(b.position(b.local(r0)))))
+            if len(pts) >= 3:
+                pts.append(pts[0])
+            lines.append(pts)
+        for a in anchors:
+            lines.append([(a, tuple(self._elements[a].expr()))])
+        return lines
 
 
 def _dname(key) -> str:
