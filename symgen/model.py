@@ -334,17 +334,27 @@ class Model:
 
     def replace(self, **changes) -> "Model":
         """A new model with some constructor arguments changed (the original stays as it is)."""
-        args = dict(
-            name=self.name, coords=self.coords, M=self.M, f=self.f, q=self.q, V=self.V,
-            params=dict(self.params), outputs=dict(self.outputs), x0=self.x0, xd0=self.xd0,
-            settings=dict(self.settings), velocities=self.velocities, description=self.description,
-            drawing=self.drawing,
-        )
+        args = self._args()
         for key, value in changes.items():
             if key not in args:
                 raise TypeError(f"Model.replace() got an unknown argument {key!r}")
             args[key] = value
         return Model(**args)
+
+    def _args(self) -> dict:
+        """The constructor arguments that make this model again."""
+        return dict(
+            name=self.name, coords=self.coords, M=self.M, f=self.f, q=self.q, V=self.V,
+            params=dict(self.params), outputs=dict(self.outputs), x0=self.x0, xd0=self.xd0,
+            settings=dict(self.settings), velocities=self.velocities, description=self.description,
+            drawing=self.drawing,
+        )
+
+    def __reduce__(self):
+        """Pickle as the constructor arguments (the read-only mappings cannot be pickled
+        directly); unpickling validates again.  This is how ``symgen.sweep`` ships a model to
+        Dask workers."""
+        return (_rebuild, (self._args(),))
 
     @property
     def hash(self) -> str:
@@ -526,3 +536,8 @@ class Model:
                         f"M is not symmetric: M[{i},{j}] = {M[i, j]} but M[{j},{i}] = {M[j, i]} "
                         f"(coordinates {self.coords[i].name}, {self.coords[j].name})"
                     )
+
+
+def _rebuild(args: dict) -> Model:
+    """Unpickle a Model (see :meth:`Model.__reduce__`)."""
+    return Model(**args)
