@@ -5,6 +5,12 @@
     symgen simulate MODEL [--method M] [--scheme S] [--dt H] [--t-end T] [--param NAME=VALUE]...
                           [--out FILE.npz|FILE.csv] [--plot FILE.png] [--quiet]
     symgen plot RESULT [--what VIEW] -o FILE.png
+    symgen plot RESULT --what mechanism [--model MODEL] -o FILE.png
+    symgen plot STUDY/ --what sweep --x KEY --y COLUMN -o FILE.png
+    symgen animate RESULT -o motion.gif|.mp4 [--model MODEL] [--fps F] [--speed S] [--every K]
+                          [--trace POINT]
+    symgen sweep MODEL --param NAME=START:STOP:COUNT|V1,V2... [--out DIR] [--workers N]
+                       [--scheduler tcp://HOST:8786] [--chart FILE.png --x KEY --y COLUMN]
     symgen stability MODEL [--scheme S]
     symgen reproduce [--out DIR] [--quick]
 
@@ -530,6 +536,8 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_plot(args) -> int:
+    if args.what in ("mechanism", "sweep"):
+        return _cmd_plot_extra(args)
     from .result import load_result
 
     path = Path(args.result)
@@ -595,6 +603,157 @@ def cmd_reproduce(args) -> int:
     return EXIT_FAILED if report.errors else EXIT_OK
 
 
+def _drawing_model(args, result):
+    """The model whose drawing fits ``result``: --model (with --param model() options), else the
+    shipped example the result names (symgen.draw.model_for)."""
+    from .draw import model_for
+    model = None
+    if args.model:
+        from .loader import load_model, load_module, model_options
+        opts = parse_params(args.param)
+        allowed = model_options(load_module(args.model))
+        unknown = [k for k in opts if k not in allowed]
+        if unknown:
+            raise UsageError(f"--param {unknown[0]}: only model() options "
+                             f"({', '.join(allowed) or 'none'}) rebuild the model to draw; the "
+                             "parameter values come from the result")
+        model = load_model(args.model, **opts)
+    elif args.param:
+        raise UsageError("--param needs --model")
+    return model_for(result, model)
+
+
+def _load_result_arg(text):
+    from .result import load_result
+    path = Path(text)
+    if not path.exists():
+        raise UsageError(f"result file not found: {path}")
+    if not path.is_file():
+        raise UsageError(f"{path} is not a file; give a .npz or .csv written by simulate --out")
+    return load_result(path)
+
+
+def cmd_animate(args) -> int:
+    out = Path(args.output)
+    if out.suffix.lower() not in (".gif", ".mp4"):
+        raise UsageError(f"-o {out}: the animation must end in .gif or .mp4")
+    _check_output_file(out, "-o")
+    for flag, v in (("--fps", args.fps), ("--speed", args.speed)):
+        if not (v > 0 and math.isfinite(v)):
+            raise UsageError(f"{flag} must be a positive number, got {v}")
+    if args.every is not None and args.every < 1:
+        raise UsageError(f"--every must be a positive integer, got {args.every}")
+    _need_matplotlib()
+    result = _load_result_arg(args.result)
+    model = _drawing_model(args, result)
+    from .draw import animate
+    anim = animate(result, model, out, fps=args.fps, speed=args.speed, trace=args.trace,
+                   every=args.every)
+    span = anim.frames.t[anim.rows[-1]] - anim.frames.t[anim.rows[0]]
+    print(f"wrote {out}: {len(anim.rows)} frames at {args.fps:g} fps, t = "
+          f"{anim.frames.t[anim.rows[0]]:g} … {anim.frames.t[anim.rows[-1]]:g} s "
+          f"({span * args.fps / max(len(anim.rows) - 1, 1):.3g} simulated s per real s)")
+    return EXIT_OK
+
+
+def _cmd_plot_extra(args) -> int:
+    """`symgen plot RESULT --what mechanism` and `symgen plot STUDY/ --what sweep`."""
+    if Path(args.output).suffix.lower() != ".png":
+        raise UsageError(f"-o {args.output}: the plot file must end in .png")
+    _check_output_file(args.output, "-o")
+    _need_matplotlib()
+    from .plot import save
+    if args.what == "sweep":
+        from .study import TABLE, sweep_figure
+        path = Path(args.result)
+        table = path / TABLE if path.is_dir() else path
+        if not table.is_file():
+            raise UsageError(f"{path}: no study table (expected {table}, written by symgen sweep)")
+        fig = sweep_figure(table, args.x, args.y)
+        save(fig, args.output)
+        ax = fig.axes[0]
+        print(f"wrote {args.output}: {ax.get_ylabel()} against {ax.get_xlabel()}, "
+              f"{len(ax.get_lines())} series")
+        return EXIT_OK
+    result = _load_result_arg(args.result)
+    model = _drawing_model(args, result)
+    from .draw import strobe_figure
+    fig = strobe_figure(result, model, snapshots=args.snapshots)
+    save(fig, args.output)
+    print(f"wrote {args.output}: mechanism, {args.snapshots} snapshots of {model.name}")
+    return EXIT_OK
+
+
+def cmd_sweep(args) -> int:
+    from .study import RUN_KEYS, SweepError, parse_values, sweep
+
+    grid = {}
+    for item in args.param or []:
+        name, sep, values = item.partition("=")
+        name = name.strip()
+        if not sep or not name or not values.strip():
+            raise UsageError(f"malformed --param {item!r}: expected NAME=VALUES, e.g. "
+                             "--param T0=5:9:5 or --param dt=0.1,0.05")
+        if name in grid:
+            raise UsageError(f"--param {name} is given twice")
+        try:
+            grid[name] = parse_values(values)
+        except SweepError as exc:
+            raise UsageError(f"--param {item}: {exc}") from None
+    if not grid:
+        raise UsageError("give at least one --param NAME=VALUES to sweep")
+    if args.workers < 0:
+        raise UsageError(f"--workers must be ≥ 0, got {args.workers}")
+    if args.out:
+        _check_output_dir(args.out, "--out")
+    if args.chart:
+        if Path(args.chart).suffix.lower() != ".png":
+            raise UsageError(f"--chart {args.chart}: the chart must end in .png")
+        _check_output_file(args.chart, "--chart")
+        _need_matplotlib()
+    mdl, _ = _load(args.model, {})
+    numeric = {k: v for k, v in grid.items() if k not in RUN_KEYS}
+    unknown = [k for k in numeric if k not in mdl.param_names]
+    if unknown:
+        raise UsageError(f"--param {unknown[0]}: not a parameter of model {mdl.name!r} "
+                         f"({', '.join(mdl.param_names) or 'none'}) nor one of "
+                         f"{', '.join(RUN_KEYS)}")
+    settings = dict(mdl.settings)
+    options = {"method": args.method, "scheme": args.scheme, "dt": args.dt, "t_end": args.t_end}
+    for key in ("method", "scheme", "dt", "t_end"):
+        if options[key] is None and key not in grid:
+            options[key] = settings.get(key)
+        if key in grid:
+            if options[key] is not None and getattr(args, key) is not None:
+                raise UsageError(f"--{key.replace('_', '-')} and --param {key}=… both given")
+            options.pop(key)
+    for key in ("dt", "t_end"):
+        if key in options and options[key] is None:
+            raise UsageError(f"model {mdl.name!r} recommends no {key}; give "
+                             f"--{key.replace('_', '-')}")
+    if "dt" in options and "t_end" in options:
+        _check_steps(float(options["dt"]), float(options["t_end"]), mdl.n)
+    import logging
+    logging.getLogger("distributed").setLevel(logging.ERROR)   # the cluster's start/stop chatter
+    study = sweep(mdl, grid, out=args.out, workers=args.workers, scheduler=args.scheduler,
+                  retries=args.retries, progress=progress_enabled(args.quiet), **options)
+    bad = study.failed()
+    print(f"{mdl.name}: {len(study.rows)} runs ({study.ran} run now, {study.skipped} found in "
+          f"{args.out}), {len(study.rows) - len(bad)} completed, {len(bad)} not, "
+          f"{study.wall_time:.2f} s")
+    for r in bad[:10]:
+        point = ", ".join(f"{k} = {r[k]}" for k in grid)
+        print(f"  {r['status']:9s} {point}: {r['reason']}")
+    if study.table_path is not None:
+        print(f"  table           {study.table_path}")
+    if args.chart:
+        from .plot import save
+        from .study import sweep_figure
+        save(sweep_figure(study.rows, args.x, args.y), args.chart)
+        print(f"  chart           {args.chart}")
+    return EXIT_OK
+
+
 # -- parser ---------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
@@ -647,7 +806,55 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--select", nargs="+", metavar="NAME",
                    help="only these coordinates or outputs")
     s.add_argument("-o", "--output", required=True, metavar="FILE.png", help="the PNG to write")
+    s.add_argument("--model", metavar="MODEL", help="--what mechanism: the model that made the "
+                   "result (default: the shipped example the result names)")
+    s.add_argument("--param", action="append", metavar="NAME=VALUE",
+                   help="--what mechanism: a model() option of --model (e.g. N=40)")
+    s.add_argument("--snapshots", type=int, default=6, help="--what mechanism: positions drawn")
+    s.add_argument("--x", metavar="COLUMN", help="--what sweep: the grid key on the x axis")
+    s.add_argument("--y", metavar="COLUMN", help="--what sweep: the table column plotted "
+                   "(e.g. max_abs.theta)")
     s.set_defaults(func=cmd_plot)
+
+    s = sub.add_parser("animate", help="animate the mechanism of a result (.gif, or .mp4 with "
+                       "ffmpeg)")
+    s.add_argument("result", metavar="RESULT", help="a .npz or .csv written by simulate --out")
+    s.add_argument("-o", "--output", required=True, metavar="FILE", help="motion.gif or .mp4")
+    s.add_argument("--model", metavar="MODEL", help="the model that made the result (default: "
+                   "the shipped example the result names; its hash must match)")
+    s.add_argument("--param", action="append", metavar="NAME=VALUE",
+                   help="a model() option of --model (e.g. N=40)")
+    s.add_argument("--fps", type=float, default=20.0, help="frames per second (default 20)")
+    s.add_argument("--speed", type=float, default=1.0,
+                   help="simulated seconds per real second (default 1)")
+    s.add_argument("--every", type=int, metavar="K", help="one frame every K recorded steps "
+                   "(instead of --speed)")
+    s.add_argument("--trace", metavar="POINT", help="draw the path of a point (e.g. V0.B)")
+    s.set_defaults(func=cmd_animate)
+
+    s = sub.add_parser("sweep", help="a parameter/step-size study on Dask (one task per run)")
+    s.add_argument("model", metavar="MODEL", help=model_help)
+    s.add_argument("--param", action="append", metavar="NAME=VALUES",
+                   help="a grid axis (repeatable): START:STOP:COUNT or V1,V2,…; a model "
+                   "parameter or method, scheme, dt, t_end, tol, max_iter, rank_tol")
+    s.add_argument("--method", choices=METHODS, help="for every run (default: the model's)")
+    s.add_argument("--scheme", metavar="SCHEME", help=SCHEME_HELP)
+    s.add_argument("--dt", type=float, metavar="H", help="step size [s] of every run")
+    s.add_argument("--t-end", type=float, metavar="T", help="end time [s] of every run")
+    s.add_argument("--out", metavar="DIR", help="study folder: runs/*.npz and table.csv; "
+                   "re-running skips the runs already there")
+    s.add_argument("--workers", type=int, default=2, help="local Dask worker processes "
+                   "(default 2; 0: serial, no Dask)")
+    s.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask cluster, e.g. "
+                   "tcp://HOST:8786 (instead of a local one)")
+    s.add_argument("--retries", type=int, default=2, help="retries of a run whose worker was "
+                   "lost (default 2)")
+    s.add_argument("--chart", metavar="FILE.png", help="also plot --y against --x")
+    s.add_argument("--x", metavar="COLUMN", help="--chart: x axis (default: the first --param)")
+    s.add_argument("--y", metavar="COLUMN", help="--chart: column (default: max_abs of the "
+                   "first output)")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(func=cmd_sweep)
 
     s = sub.add_parser("stability", help="ω_max and the safe step at the initial state")
     s.add_argument("model", metavar="MODEL", help=model_help)
@@ -672,7 +879,8 @@ def _terms():
 
 
 def _what():
-    return ["coordinates", "outputs", "constraints", "stability", "energy", "reactions"]
+    return ["coordinates", "outputs", "constraints", "stability", "energy", "reactions",
+            "mechanism", "sweep"]
 
 
 def _one_line(exc: BaseException, limit: int = 400) -> str:
