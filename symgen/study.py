@@ -297,7 +297,9 @@ def sweep(model, grid: Mapping[str, Sequence], *, out=None, workers: int = 2,
     from .model import Model
     if not isinstance(model, Model):
         raise SweepError(f"sweep needs a symgen.Model, got {type(model).__name__}")
-    points = grid_points(grid)
+    # parameter values as floats: T0=5 and T0=5.0 are one run (its id, and so resume)
+    points = [{k: float(v) if k not in RUN_KEYS and isinstance(v, (int, float)) else v
+               for k, v in p.items()} for p in grid_points(grid)]
     for k in grid:
         if k not in RUN_KEYS and k not in model.param_names:
             raise SweepError(f"grid key {k!r} is neither a parameter of model {model.name!r} "
