@@ -802,7 +802,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("plot", help="plot a result file")
     s.add_argument("result", metavar="RESULT", help="a .npz or .csv written by simulate --out")
-    s.add_argument("--what", choices=_what(), default="coordinates", help="what to plot")
+    s.add_argument("--what", choices=_what() + ["mechanism", "sweep"], default="coordinates",
+                   help="what to plot (mechanism: a strobe figure of the mechanism; sweep: a "
+                   "study folder's table)")
     s.add_argument("--select", nargs="+", metavar="NAME",
                    help="only these coordinates or outputs")
     s.add_argument("-o", "--output", required=True, metavar="FILE.png", help="the PNG to write")
@@ -879,8 +881,7 @@ def _terms():
 
 
 def _what():
-    return ["coordinates", "outputs", "constraints", "stability", "energy", "reactions",
-            "mechanism", "sweep"]
+    return ["coordinates", "outputs", "constraints", "stability", "energy", "reactions"]
 
 
 def _one_line(exc: BaseException, limit: int = 400) -> str:

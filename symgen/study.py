@@ -5,7 +5,10 @@ table.
                          out="study/", workers=2, t_end=300)
     study.rows        # one dict per run; study.table_path: study/table.csv (and .parquet)
 
-Every grid point is one Dask task (``retries`` of them when a worker is lost).  The model is
+Every grid point is one Dask task.  The tasks of a worker that dies are rescheduled by the Dask
+scheduler (up to its ``distributed.scheduler.allowed-failures``, then the row is ``failed`` with
+``KilledWorker``); ``retries`` re-runs a task that raised outside the simulation (for example
+while unpickling the model on a worker).  The model is
 shipped once: it is scattered to every worker (broadcast), and each worker builds its kernels
 once through the content-hash cache of :func:`symgen.build` (concurrent workers on one host wait
 for one compilation on the cache's file lock); kernels are kept per worker thread.  A grid key is
