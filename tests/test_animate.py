@@ -145,3 +145,22 @@ def test_model_without_drawing_gives_one_line_error(tmp_path, capsys):
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1 and "--model" in err
     assert not (tmp_path / "o.gif").exists()
+
+
+def test_drawing_uses_the_run_parameters():
+    # the pivot point of the stiff pendulum is (0, L) in body coordinates: with the run's L = 2
+    # it stays on the ground pivot; with the default L = 1 it would be 1 m away
+    model = load_model("stiff_pendulum")
+    result = symgen.simulate(LambdifyKernels(model), t_end=1.0, params={"L": 2.0})
+    frames = draw.evaluate(model, result)
+    np.testing.assert_allclose(frames.point("pendulum.pivot"), 0.0, atol=1e-9)
+    np.testing.assert_allclose(np.hypot(*frames.point("pendulum.origin").T), 2.0, rtol=1e-9)
+
+
+def test_drawing_validation():
+    with pytest.raises(symgen.ModelError, match="mixes 2-D and 3-D"):
+        _raw_model([[("a", (0, 0)), ("b", (0, 0, 1))]])
+    with pytest.raises(symgen.ModelError, match="'x_dot'"):
+        _raw_model([[("a", (sp.Symbol("x_dot"), 0))]])
+    m = _raw_model([[("a", (sp.Symbol("x"), 0))]])
+    assert m.replace(name="other").drawing == m.drawing
