@@ -151,7 +151,8 @@ def test_drawing_uses_the_run_parameters():
     # the pivot point of the stiff pendulum is (0, L) in body coordinates: with the run's L = 2
     # it stays on the ground pivot; with the default L = 1 it would be 1 m away
     model = load_model("stiff_pendulum")
-    result = symgen.simulate(LambdifyKernels(model), t_end=1.0, params={"L": 2.0})
+    result = symgen.simulate(LambdifyKernels(model), t_end=1.0, params={"L": 2.0},
+                             x0=[0.0, -2.0, 0.0])
     frames = draw.evaluate(model, result)
     np.testing.assert_allclose(frames.point("pendulum.pivot"), 0.0, atol=1e-9)
     np.testing.assert_allclose(np.hypot(*frames.point("pendulum.origin").T), 2.0, rtol=1e-9)
