@@ -168,3 +168,19 @@ def test_bad_grid_is_a_usage_error(capsys):
     rc = main(["sweep", "stiff_pendulum", "--param", "T0=5:9", "--workers", "0"])
     err = capsys.readouterr().err
     assert rc == 2 and "START:STOP:COUNT" in err
+
+
+def test_sweep_figure_plots_the_table(model, tmp_path):
+    pytest.importorskip("matplotlib")
+    from symgen.study import sweep_figure
+    study = symgen.sweep(model, {"T0": [5.0, 9.0], "dt": [0.1, 0.05]}, out=tmp_path, workers=0,
+                         t_end=1.0)
+    fig = sweep_figure(tmp_path, "T0", "max_abs.theta")
+    lines = fig.axes[0].get_lines()
+    assert [ln.get_label() for ln in lines] == ["dt = 0.1", "dt = 0.05"]
+    for ln, dt in zip(lines, (0.1, 0.05)):
+        rows = [r for r in study.rows if r["dt"] == dt]
+        np.testing.assert_array_equal(ln.get_xdata(), [r["T0"] for r in rows])
+        np.testing.assert_array_equal(ln.get_ydata(), [r["max_abs.theta"] for r in rows])
+    with pytest.raises(ValueError, match="not a column"):
+        sweep_figure(tmp_path, "T0", "max_abs.nope")
