@@ -5,14 +5,15 @@ table.
                          out="study/", workers=2, t_end=300)
     study.rows        # one dict per run; study.table_path: study/table.csv (and .parquet)
 
-Every grid point is one Dask task.  The tasks of a worker that dies are rescheduled by the Dask
-scheduler (up to its ``distributed.scheduler.allowed-failures``, then the row is ``failed`` with
-``KilledWorker``); ``retries`` re-runs a task that raised outside the simulation (for example
-while unpickling the model on a worker).  The model is
-shipped once: it is scattered to every worker (broadcast), and each worker builds its kernels
-once through the content-hash cache of :func:`symgen.build` (concurrent workers on one host wait
-for one compilation on the cache's file lock); kernels are kept per worker thread.  A grid key is
-either a model parameter (runtime override, no new compilation) or one of :data:`RUN_KEYS`
+Every grid point is one Dask task.  The model is shipped once a worker: a Dask WorkerPlugin
+installs it on every worker, also on workers that join or restart later (scattered data would be
+lost with the worker that held it); workers need symgen installed.  Each worker builds its
+kernels once through the content-hash cache of :func:`symgen.build` (concurrent workers on one
+host wait for one compilation on the cache's file lock); kernels are kept per worker thread.
+The tasks of a worker that dies are rescheduled by the Dask scheduler (up to its
+``distributed.scheduler.allowed-failures``, then the row is ``failed`` with ``KilledWorker``);
+``retries`` re-runs a task that raised outside the simulation (e.g. a model not installed).
+A grid key is either a model parameter (runtime override, no new compilation) or one of :data:`RUN_KEYS`
 (simulate options such as ``dt``, ``method``, ``scheme``, ``t_end``).
 
 Results, under ``out``:
@@ -364,17 +365,46 @@ def sweep(model, grid: Mapping[str, Sequence], *, out=None, workers: int = 2,
                  columns=_columns(grid, ordered))
 
 
+_MODELS: dict = {}      # on a worker: model hash → Model, installed by _ModelPlugin
+
+
+def _model_plugin(model):
+    """A Dask WorkerPlugin that installs ``model`` on every worker, once, including workers that
+    join (or are restarted) later; scattered data would be lost with the worker that held it."""
+    from distributed import WorkerPlugin
+
+    class _ModelPlugin(WorkerPlugin):
+        def __init__(self, model):
+            self.model = model
+
+        def setup(self, worker):
+            # imported here: cloudpickle sends this local class by value, with a copy of the
+            # module globals it names, so `_MODELS` itself would be a copy
+            from symgen import study
+            study._MODELS[self.model.hash] = self.model
+
+    return _ModelPlugin(model)
+
+
+def _run_on_worker(model_hash: str, point: dict, options: dict):
+    model = _MODELS.get(model_hash)
+    if model is None:
+        raise RuntimeError(f"model {model_hash[:12]} is not installed on this worker")
+    return run_row(model, point, options)
+
+
 def _run_dask(model, todo, options, finish, workers, scheduler, client, retries):
     own = None
     if client is None:
         client, own = _client(workers, scheduler)
+    plugin = f"symgen-model-{model.hash[:16]}"
     try:
         from dask.distributed import as_completed
-        shipped = client.scatter(model, broadcast=True)        # once per worker
+        client.register_plugin(_model_plugin(model), name=plugin)   # the model, once a worker
         futures = {}
         for run_id, point in todo:
-            fut = client.submit(run_row, shipped, point, options, key=f"symgen-run-{run_id}",
-                                retries=retries, pure=False)
+            fut = client.submit(_run_on_worker, model.hash, point, options,
+                                key=f"symgen-run-{run_id}", retries=retries, pure=False)
             futures[fut] = (run_id, point)
         for fut in as_completed(futures):
             run_id, point = futures[fut]
@@ -386,6 +416,11 @@ def _run_dask(model, todo, options, finish, workers, scheduler, client, retries)
             finish(run_id, point, row, result)
             fut.release()
     finally:
+        if own is None:
+            try:
+                client.unregister_worker_plugin(plugin)
+            except Exception:  # an old distributed, or the cluster went away
+                log.debug("could not unregister the model plugin %s", plugin)
         if own is not None:
             client.close()
             own.close()

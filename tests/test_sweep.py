@@ -134,30 +134,48 @@ def test_existing_cluster_through_scheduler(serial, tmp_path, capsys):
         for _ in range(2):
             procs.append(subprocess.Popen(
                 [sys.executable, "-m", "distributed.cli.dask_worker", addr, "--nthreads", "1",
-                 "--host", "127.0.0.1", "--no-dashboard", "--death-timeout", "60"],
+                 "--host", "127.0.0.1", "--no-dashboard", "--no-nanny", "--death-timeout", "60"],
                 stdout=log, stderr=subprocess.STDOUT, env=env))
+        marker = tmp_path / "killed"
+
+        class KillOnce(distributed.WorkerPlugin):
+            """The first worker to start a run dies (as a lost machine would); the scheduler
+            gives its runs to the other worker."""
+
+            def transition(self, key, start, finish, **kw):
+                if finish == "executing" and "symgen-run-" in str(key):
+                    try:
+                        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                    except FileExistsError:
+                        return
+                    os._exit(1)
+
         with distributed.Client(addr, timeout="60s") as client:
             client.wait_for_workers(2, timeout=60)
+            client.register_plugin(KillOnce(), name="kill-once")
         out = tmp_path / "study"
         rc = main(["sweep", "stiff_pendulum", "--param", "T0=5:9:3", "--param", "dt=0.1,0.05",
                    "--t-end", str(T_END), "--scheduler", addr, "--out", str(out), "--quiet"])
         text = capsys.readouterr()
         assert rc == 0, text.err
         assert "6 completed, 0 not" in text.out
+        assert marker.exists()                  # a worker did die during the sweep
         _check_rows(read_rows(out), serial)
         png = tmp_path / "sweep.png"
         assert main(["plot", str(out), "--what", "sweep", "--x", "T0", "--y", "max_abs.theta",
                      "-o", str(png)]) == 0
         assert png.stat().st_size > 0
     finally:
-        for p in procs[::-1]:
-            p.terminate()
-        for p in procs[::-1]:
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait(timeout=10)
+        # workers first (no nannies: nothing is left behind), then the scheduler
+        for group in (procs[1:], procs[:1]):
+            for p in group:
+                p.terminate()
+            for p in group:
+                try:
+                    p.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait(timeout=10)
         log.close()
 
 
