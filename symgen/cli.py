@@ -738,12 +738,23 @@ def cmd_sweep(args) -> int:
     study = sweep(mdl, grid, out=args.out, workers=args.workers, scheduler=args.scheduler,
                   retries=args.retries, progress=progress_enabled(args.quiet), **options)
     bad = study.failed()
-    print(f"{mdl.name}: {len(study.rows)} runs ({study.ran} run now, {study.skipped} found in "
-          f"{args.out}), {len(study.rows) - len(bad)} completed, {len(bad)} not, "
-          f"{study.wall_time:.2f} s")
-    for r in bad[:10]:
-        point = ", ".join(f"{k} = {r[k]}" for k in grid)
-        print(f"  {r['status']:9s} {point}: {r['reason']}")
+    where = f", {study.skipped} found in {args.out}" if args.out else ""
+    print(f"{mdl.name}: {len(study.rows)} runs ({study.ran} run now{where}), "
+          f"{len(study.rows) - len(bad)} completed, {len(bad)} not, {study.wall_time:.2f} s")
+    show = [c for c in study.columns if c.startswith("max_abs.")][:2]
+    if len(study.rows) <= 50:
+        for r in study.rows:
+            point = ", ".join(f"{k} = {r[k]:g}" if isinstance(r[k], float) else f"{k} = {r[k]}"
+                              for k in grid)
+            figures = ", ".join(f"{c} = {r[c]:.6g}" for c in show
+                                if isinstance(r.get(c), (int, float)))
+            print(f"  {r['status']:9s} {point}: {figures or r['reason']}"
+                  + (f" ({r['reason'][:100]} …)" if r["status"] != "completed" and figures
+                     else ""))
+    else:
+        for r in bad[:10]:
+            point = ", ".join(f"{k} = {r[k]}" for k in grid)
+            print(f"  {r['status']:9s} {point}: {r['reason']}")
     if study.table_path is not None:
         print(f"  table           {study.table_path}")
     if args.chart:
