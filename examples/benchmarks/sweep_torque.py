@@ -32,6 +32,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, help="keep the two studies here (default: a temp dir)")
     args = ap.parse_args()
     logging.basicConfig(level=logging.ERROR)     # diverged runs are rows of the table
+    logging.getLogger("distributed").setLevel(logging.ERROR)
 
     model = load_model("stiff_pendulum")
     symgen.build(model)                      # compile once up front: both timings exclude it
@@ -47,7 +48,7 @@ def main() -> None:
     from dask.distributed import Client, LocalCluster
     t0 = time.perf_counter()
     cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None)
+                           dashboard_address=None, silence_logs=logging.ERROR)
     client = Client(cluster)
     t_start = time.perf_counter() - t0
     try:
