@@ -30,7 +30,8 @@ Results, under ``out``:
 A run that fails or diverges is a row with its status; a task that raises (bad option, a worker
 that died ``retries`` times) is a ``failed`` row whose reason names the exception, without a
 ``.npz``.  Re-running the same study skips every run whose row and ``.npz`` exist in ``out``
-(resume): a run's id is a hash of the model hash, its grid point and the simulate options.
+(resume): a run's id is a hash of the model hash, its grid point and the simulate options.  Rows
+of other grids in the same folder stay in the table, after the current grid's.
 
 ``workers=0`` runs the grid serially in this process, without Dask.
 """
@@ -319,13 +320,22 @@ def sweep(model, grid: Mapping[str, Sequence], *, out=None, workers: int = 2,
     if len(set(ids)) != len(ids):
         raise SweepError("the grid repeats a point")
 
+    if int(workers) < 0:
+        raise SweepError(f"workers must be ≥ 0 (0: serial), got {workers}")
+
     out = Path(out) if out is not None else None
     done: dict[str, dict] = {}
+    foreign: list = []          # rows of other grids or options in the same folder: kept
+    keys = list(grid)           # the grid columns of the table (with those of foreign rows)
     if out is not None:
         (out / "runs").mkdir(parents=True, exist_ok=True)
         if (out / TABLE).is_file():
-            for r in read_rows(out / TABLE):
-                if r.get("run") in ids and (out / "runs" / f"{r['run']}.npz").is_file():
+            old = read_rows(out / TABLE)
+            keys = list(grid) + [k for k in (grid_keys(old) if old else []) if k not in grid]
+            for r in old:
+                if r.get("run") not in ids:
+                    foreign.append(r)
+                elif (out / "runs" / f"{r['run']}.npz").is_file():
                     done[r["run"]] = r
     rows: dict[str, dict] = dict(done)
     todo = [(i, p) for i, p in zip(ids, points) if i not in done]
@@ -345,8 +355,8 @@ def sweep(model, grid: Mapping[str, Sequence], *, out=None, workers: int = 2,
             _atomic(out / "runs" / f"{run_id}.npz", lambda tmp: result.save(tmp))
         rows[run_id] = row
         if out is not None:
-            ordered = [rows[i] for i in ids if i in rows]
-            _write_table(out / TABLE, _columns(grid, ordered), ordered)
+            ordered = [rows[i] for i in ids if i in rows] + foreign
+            _write_table(out / TABLE, _columns(keys, ordered), ordered)
         if bar is not None:
             bar.update(1)
 

@@ -98,9 +98,12 @@ def test_resume_skips_finished_runs(model, tmp_path):
     for p in (tmp_path / "runs").iterdir():
         if p.name != lost.name:
             assert p.stat().st_mtime_ns == stamps[p.name]
-    # other options are other runs: nothing skipped
-    other = symgen.sweep(model, grid, out=tmp_path, workers=0, t_end=0.5)
-    assert other.skipped == 0
+    # other options are other runs: nothing skipped, and the earlier rows stay in the table
+    other = symgen.sweep(model, {"T0": [7.0]}, out=tmp_path, workers=0, t_end=0.5)
+    assert (other.ran, other.skipped) == (1, 0)
+    table = read_rows(tmp_path)
+    assert [r["run"] for r in table] == [other.rows[0]["run"]] + [r["run"] for r in third.rows]
+    assert list(table[0])[:4] == ["run", "T0", "dt", "status"]
 
 
 def test_table_loads_with_pandas(model, tmp_path):
