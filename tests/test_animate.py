@@ -165,3 +165,22 @@ def test_drawing_validation():
         _raw_model([[("a", (sp.Symbol("x_dot"), 0))]])
     m = _raw_model([[("a", (sp.Symbol("x"), 0))]])
     assert m.replace(name="other").drawing == m.drawing
+
+
+def test_mp4_needs_ffmpeg(dfb, tmp_path, capsys):
+    from matplotlib import animation
+    _, _, npz = dfb
+    mp4 = tmp_path / "m.mp4"
+    rc = main(["animate", str(npz), "-o", str(mp4), "--every", "10"])
+    err = capsys.readouterr().err
+    try:
+        import imageio_ffmpeg  # noqa: F401
+        have = True
+    except ImportError:
+        have = animation.writers.is_available("ffmpeg")
+    if have:
+        assert rc == 0, err
+        assert mp4.read_bytes()[4:8] == b"ftyp"          # an MP4 container
+    else:
+        assert rc == 2 and err.count("\n") == 1 and "symgen[video]" in err
+        assert not mp4.exists()
