@@ -684,6 +684,19 @@ def _cmd_plot_extra(args) -> int:
     return EXIT_OK
 
 
+def _quiet_dask_logs() -> None:
+    """Keep the Dask cluster's start/stop chatter (INFO records of the `distributed` loggers,
+    whose levels distributed sets when imported) out of the terminal."""
+    import logging
+    try:
+        import distributed  # noqa: F401  (sets its loggers' levels; do it before we change them)
+    except ImportError:
+        return
+    for name in ["distributed"] + [n for n in logging.root.manager.loggerDict
+                                   if n.startswith("distributed.")]:
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
 def cmd_sweep(args) -> int:
     from .study import RUN_KEYS, SweepError, parse_values, sweep
 
@@ -733,8 +746,7 @@ def cmd_sweep(args) -> int:
                              f"--{key.replace('_', '-')}")
     if "dt" in options and "t_end" in options:
         _check_steps(float(options["dt"]), float(options["t_end"]), mdl.n)
-    import logging
-    logging.getLogger("distributed").setLevel(logging.ERROR)   # the cluster's start/stop chatter
+    _quiet_dask_logs()
     study = sweep(mdl, grid, out=args.out, workers=args.workers, scheduler=args.scheduler,
                   retries=args.retries, progress=progress_enabled(args.quiet), **options)
     bad = study.failed()

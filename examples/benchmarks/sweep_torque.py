@@ -32,7 +32,10 @@ def main() -> None:
     ap.add_argument("--out", type=Path, help="keep the two studies here (default: a temp dir)")
     args = ap.parse_args()
     logging.basicConfig(level=logging.ERROR)     # diverged runs are rows of the table
-    logging.getLogger("distributed").setLevel(logging.ERROR)
+    import distributed  # noqa: F401  (sets the levels of its loggers, which we lower next)
+    for name in ["distributed"] + [n for n in logging.root.manager.loggerDict
+                                   if n.startswith("distributed.")]:
+        logging.getLogger(name).setLevel(logging.ERROR)
 
     model = load_model("stiff_pendulum")
     symgen.build(model)                      # compile once up front: both timings exclude it
