@@ -24,6 +24,7 @@ _LAZY = {
     "Result": ("result", "Result"),
     "load_result": ("result", "load_result"),
     "load_model": ("loader", "load_model"),
+    "sweep": ("study", "sweep"),        # the module is `study`: `symgen.sweep` stays the function
 }
 
 

@@ -5,6 +5,12 @@
     symgen simulate MODEL [--method M] [--scheme S] [--dt H] [--t-end T] [--param NAME=VALUE]...
                           [--out FILE.npz|FILE.csv] [--plot FILE.png] [--every K] [--quiet]
     symgen plot RESULT [--what VIEW] -o FILE.png
+    symgen plot RESULT --what mechanism [--model MODEL] -o FILE.png
+    symgen plot STUDY/ --what sweep --x KEY --y COLUMN -o FILE.png
+    symgen animate RESULT -o motion.gif|.mp4 [--model MODEL] [--fps F] [--speed S] [--every K]
+                          [--trace POINT]
+    symgen sweep MODEL --param NAME=START:STOP:COUNT|V1,V2... [--out DIR] [--workers N]
+                       [--scheduler tcp://HOST:8786] [--chart FILE.png --x KEY --y COLUMN]
     symgen stability MODEL [--scheme S]
     symgen reproduce [--out DIR] [--quick]
 
@@ -29,8 +35,10 @@ import time
 from pathlib import Path
 
 from .result import summary_lines  # noqa: F401  (the run summary, Result.summary)
+from .cli_extra import add_parsers, add_plot_arguments, cmd_plot_extra
 from .settings import METHODS, SimulationSettings
-from .terminal import (EXIT_SIGINT, EXIT_SIGTERM, MATPLOTLIB_HINT, Terminated,  # noqa: F401
+from .terminal import (EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT,  # noqa: F401
+                       EXIT_SIGTERM, EXIT_USAGE, MATPLOTLIB_HINT, Terminated, parse_params,
                        UsageError, _build_failure, _build_notes, _check_memory, _check_output_dir,
                        _check_output_file, _interrupt_exit_code, _need_matplotlib,
                        _newton_options, _one_line, _Progress, _sigterm_as_interrupt,
@@ -38,7 +46,6 @@ from .terminal import (EXIT_SIGINT, EXIT_SIGTERM, MATPLOTLIB_HINT, Terminated,  
 
 __all__ = ["main", "UsageError", "parse_params", "summary_lines"]
 
-EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 SCHEME_HELP = "trapezoidal, fox-goodwin, linear-acceleration, or GAMMA,BETA (e.g. 0.5001,0.2507)"
 
 
@@ -50,35 +57,6 @@ class _Parser(argparse.ArgumentParser):
 
 
 # -- helpers --------------------------------------------------------------------------------------
-def _number(text: str):
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    value = float(text)  # ValueError for garbage
-    return value
-
-
-def parse_params(items) -> dict:
-    """``["T0=9", "L=2"]`` → ``{"T0": 9, "L": 2}``; malformed items raise UsageError."""
-    out = {}
-    for item in items or []:
-        name, sep, value = item.partition("=")
-        name, value = name.strip(), value.strip()
-        if not sep or not name or not value:
-            raise UsageError(f"malformed --param {item!r}: expected NAME=VALUE, e.g. --param T0=9")
-        try:
-            num = _number(value)
-        except ValueError:
-            raise UsageError(f"malformed --param {item!r}: {value!r} is not a number") from None
-        if isinstance(num, float) and not math.isfinite(num):
-            raise UsageError(f"malformed --param {item!r}: the value must be finite")
-        if name in out:
-            raise UsageError(f"--param {name} is given twice")
-        out[name] = num
-    return out
-
-
 def _load(spec: str, params: dict):
     """The model and the numeric parameter overrides: a --param naming an option of ``model()``
     (like ``N`` of n_four_bar) goes to ``model()``; every other must be a model parameter."""
@@ -306,6 +284,8 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_plot(args) -> int:
+    if args.what in ("mechanism", "sweep"):
+        return cmd_plot_extra(args)
     from .result import load_result
 
     path = Path(args.result)
@@ -434,11 +414,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("plot", help="plot a result file")
     s.add_argument("result", metavar="RESULT", help="a .npz or .csv written by simulate --out")
-    s.add_argument("--what", choices=_what(), default="coordinates", help="what to plot")
+    s.add_argument("--what", choices=_what() + ["mechanism", "sweep"], default="coordinates",
+                   help="what to plot (mechanism: a strobe figure of the mechanism; sweep: a "
+                   "study folder's table)")
     s.add_argument("--select", nargs="+", metavar="NAME",
                    help="only these coordinates or outputs")
     s.add_argument("-o", "--output", required=True, metavar="FILE.png", help="the PNG to write")
+    add_plot_arguments(s)                 # --what mechanism|sweep (cli_extra)
     s.set_defaults(func=cmd_plot)
+
+    add_parsers(sub, model_help, SCHEME_HELP)     # animate, sweep (cli_extra)
 
     s = sub.add_parser("stability", help="ω_max and the safe step at the initial state")
     s.add_argument("model", metavar="MODEL", help=model_help)

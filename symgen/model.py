@@ -24,6 +24,7 @@ import sympy as sp
 from .names import (ACCELERATION_SUFFIX, MAX_MODEL_NAME, MAX_NAME, VELOCITY_SUFFIX,  # noqa: F401
                     ModelError, _check_allowed_name, _check_c_identifier, _check_not_reserved,
                     c_name, check_name)
+from .drawing import normalize_drawing
 from .settings import SimulationSettings
 
 __all__ = ["Model", "ModelError", "coordinates", "t", "VELOCITY_SUFFIX", "ACCELERATION_SUFFIX"]
@@ -152,6 +153,14 @@ class Model:
         The velocity symbols, when they are not the ``<coordinate>_dot`` Symbols.
     description:
         Free text, kept with the model (docstrings of generated files quote its first line).
+    drawing:
+        Optional drawing data for ``symgen animate`` / ``symgen plot --what mechanism``: polylines
+        of named points.  Each polyline is a sequence of points; a point is either the name of an
+        output point (the outputs ``<name>.x``, ``<name>.y`` and, in 3-D, ``<name>.z``) or a pair
+        ``(name, (X, Y[, Z]))`` of expressions of x, t and parameters.  All points have the same
+        dimension (2 or 3).  Stored as :attr:`drawing`, a tuple of polylines, each a tuple of
+        ``(name, (X, Y[, Z]))``; a one-point polyline is a marker (a ground anchor).  The planar and
+        spatial builders fill it.  It does not change the generated C, so it is not in :attr:`hash`.
     """
 
     def __init__(
@@ -169,6 +178,7 @@ class Model:
         settings: Mapping | None = None,
         velocities: Sequence | None = None,
         description: str = "",
+        drawing: Sequence | None = None,
     ):
         """Long on purpose: every check of the model runs here, once, in the order the fields
         are given (the class docstring lists them), so that a Model that exists is valid."""
@@ -265,6 +275,7 @@ class Model:
             raise ModelError(f"model {name!r}: bad recommended setting: {exc}") from None
         self.settings: Mapping = MappingProxyType(st)
         self._check_mass_diagonal()
+        self.drawing: tuple = normalize_drawing(drawing, odict, set(xs) | set(pdict) | {t})
         self._hash: str | None = None
         self._frozen = True
 
@@ -321,16 +332,27 @@ class Model:
 
     def replace(self, **changes) -> "Model":
         """A new model with some constructor arguments changed (the original stays as it is)."""
-        args = dict(
-            name=self.name, coords=self.coords, M=self.M, f=self.f, q=self.q, V=self.V,
-            params=dict(self.params), outputs=dict(self.outputs), x0=self.x0, xd0=self.xd0,
-            settings=dict(self.settings), velocities=self.velocities, description=self.description,
-        )
+        args = self._args()
         for key, value in changes.items():
             if key not in args:
                 raise TypeError(f"Model.replace() got an unknown argument {key!r}")
             args[key] = value
         return Model(**args)
+
+    def _args(self) -> dict:
+        """The constructor arguments that make this model again."""
+        return dict(
+            name=self.name, coords=self.coords, M=self.M, f=self.f, q=self.q, V=self.V,
+            params=dict(self.params), outputs=dict(self.outputs), x0=self.x0, xd0=self.xd0,
+            settings=dict(self.settings), velocities=self.velocities, description=self.description,
+            drawing=self.drawing,
+        )
+
+    def __reduce__(self):
+        """Pickle as the constructor arguments (the read-only mappings cannot be pickled
+        directly); unpickling validates again.  This is how ``symgen.sweep`` ships a model to
+        Dask workers."""
+        return (_rebuild, (self._args(),))
 
     @property
     def hash(self) -> str:
@@ -511,3 +533,8 @@ class Model:
                         f"M is not symmetric: M[{i},{j}] = {M[i, j]} but M[{j},{i}] = {M[j, i]} "
                         f"(coordinates {self.coords[i].name}, {self.coords[j].name})"
                     )
+
+
+def _rebuild(args: dict) -> Model:
+    """Unpickle a Model (see :meth:`Model.__reduce__`)."""
+    return Model(**args)

@@ -1,10 +1,12 @@
-"""Helpers shared by the planar and spatial builders: errors, parameters, the initial-state check.
+"""Helpers shared by the planar and spatial builders: errors, parameters, the initial-state check,
+values deferred to assembly.
 
 Every error is a :class:`symgen.ModelError` subclass and names the element at fault.
 """
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -16,7 +18,7 @@ from ..model import ModelError, check_name, t
 __all__ = [
     "MechanismError", "UnknownElementError", "DuplicateNameError", "SingularMassError",
     "InconsistentInitialStateError", "InitialStateProjectionWarning", "check_initial_state",
-    "check_reduced_mass", "check_mass_properties", "Parameters",
+    "check_reduced_mass", "check_mass_properties", "Parameters", "Deferred", "DeferredRow",
 ]
 
 
@@ -274,3 +276,27 @@ def check_reduced_mass(system: str, coords, M_num: np.ndarray, H0: np.ndarray, o
         f"(smallest eigenvalue {w[0]:.3g}): a motion of {', '.join(elems[:4])} along "
         f"[{', '.join(names)}] is allowed by the joints but carries no mass or inertia. "
         "Give those bodies mass/inertia or constrain that motion.")
+
+
+@dataclass
+class Deferred:
+    """A length or angle taken from the initial configuration when the model is assembled."""
+
+    expr: sp.Expr
+    element: str
+    what: str
+
+    def value(self, subs) -> sp.Expr:
+        return sp.Float(numeric(self.expr, subs, f"{self.element}: {self.what}"), 17)
+
+
+@dataclass
+class DeferredRow:
+    """A constraint row made from a value known only at assembly (``make(arg)``)."""
+
+    make: object
+    arg: object
+
+    def resolve(self, subs) -> sp.Expr:
+        a = self.arg.value(subs) if isinstance(self.arg, Deferred) else sp.sympify(self.arg)
+        return self.make(a)

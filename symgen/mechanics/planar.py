@@ -44,7 +44,9 @@ import sympy as sp
 
 from ..model import Model, check_name, coordinates, t
 from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownElementError,
-                      check_initial_state, check_mass_properties, check_reduced_mass, claim_name, numeric)
+                      check_initial_state, check_mass_properties, check_reduced_mass, claim_name, numeric,
+                      Deferred, DeferredRow)
+from .planar_drawing import PlanarDrawing
 
 __all__ = ["PlanarSystem", "Body", "GROUND"]
 
@@ -159,6 +161,7 @@ class PlanarSystem:
         self._gravity: sp.Matrix | None = None
         self._outputs: dict[str, sp.Expr] = {}
         self._names: set[str] = set()
+        self._drawn = PlanarDrawing()                     # attachments, for Model.drawing
 
     # -- elements --------------------------------------------------------------------------------
     def parameter(self, name: str, default: float) -> sp.Symbol:
@@ -208,9 +211,12 @@ class PlanarSystem:
 
     def _point(self, body: Body, point, role: str) -> sp.Matrix:
         try:
-            return body.local(point)
+            local = body.local(point)
         except UnknownElementError as exc:
             raise UnknownElementError(f"{role}: {exc}") from None
+        if role in self._names:     # a joint or force attaches here: the drawing shows the point
+            self._drawn.attach(body.name, point if isinstance(point, str) else role, local)
+        return local
 
     # joints ---------------------------------------------------------------------------------
     def revolute(self, body_a, point_a, body_b, point_b, *, drive=None, name: str | None = None):
@@ -276,15 +282,15 @@ class PlanarSystem:
         sa, sb = self._point(a, point_a, name), self._point(b, point_b, name)
         d = b.position(sb) - a.position(sa)
         if length is None:
-            length = _Deferred(sp.sqrt(d.dot(d)), name, "initial length")
-        row = _DeferredRow(lambda L: (d.dot(d) - L ** 2) / (2 * L), length)
+            length = Deferred(sp.sqrt(d.dot(d)), name, "initial length")
+        row = DeferredRow(lambda L: (d.dot(d) - L ** 2) / (2 * L), length)
         self._joints.append((name, [("length", row)]))
         return name
 
     def _rel_angle_row(self, a: Body, b: Body, angle, name):
         rel = b.theta - a.theta
         if angle is None:
-            return _DeferredRow(lambda phi: rel - phi, _Deferred(rel, name, "initial relative angle"))
+            return DeferredRow(lambda phi: rel - phi, Deferred(rel, name, "initial relative angle"))
         return rel - sp.sympify(angle)
 
     # forces ---------------------------------------------------------------------------------
@@ -443,6 +449,7 @@ class PlanarSystem:
             name or self.name, coords, M, f, q=q, V=V if has_V else None,
             params={s: v for s, v in pvals.items()}, outputs=outs, x0=x0, xd0=xd0,
             settings=settings, velocities=vels, description=description,
+            drawing=self._drawn.polylines(bodies, GROUND),
         )
 
     def _dynamics(self, bodies, index, n, pvals):
@@ -495,7 +502,7 @@ class PlanarSystem:
         q, labels = [], []
         for jname, rows in self._joints:
             for tag, expr in rows:
-                if isinstance(expr, _DeferredRow):
+                if isinstance(expr, DeferredRow):
                     expr = expr.resolve(subs0)
                 if expr == 0:
                     continue
@@ -527,24 +534,3 @@ class PlanarSystem:
 
         return outs
 
-
-@dataclass
-class _Deferred:
-    """A length or angle taken from the initial configuration when the model is assembled."""
-
-    expr: sp.Expr
-    element: str
-    what: str
-
-    def value(self, subs) -> sp.Expr:
-        return sp.Float(numeric(self.expr, subs, f"{self.element}: {self.what}"), 17)
-
-
-@dataclass
-class _DeferredRow:
-    make: object
-    arg: object
-
-    def resolve(self, subs) -> sp.Expr:
-        a = self.arg.value(subs) if isinstance(self.arg, _Deferred) else sp.sympify(self.arg)
-        return self.make(a)

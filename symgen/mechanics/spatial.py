@@ -392,4 +392,4 @@ class SpatialSystem:
             check_reduced_mass(self.name, coords, Mnum, H0, owners)
         return Model(name or self.name, coords, M, f, q=q, V=V if has_V else None,
                      params=dict(pvals), outputs=outs, x0=x0, xd0=xd0, settings=settings,
-                     velocities=vels, description=description)
+                     velocities=vels, description=description, drawing=asm.drawing())

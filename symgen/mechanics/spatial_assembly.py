@@ -1,6 +1,7 @@
 """Assembling the model of a :class:`~symgen.mechanics.spatial.SpatialSystem`: each body's
 independent directions, mass matrix M_z = [[m, m c̄ᵀ], [m c̄, J]] ⊗ I₃ scattered onto the natural
-coordinates, its rigid-body constraint rows and weight; then forces, springs and outputs.
+coordinates, its rigid-body constraint rows and weight; then forces, springs and outputs, and the
+polylines of ``Model.drawing``.
 """
 from __future__ import annotations
 
@@ -244,6 +245,29 @@ class SpatialAssembly:
             else:
                 outs[oname] = spec
         return outs
+
+    def drawing(self) -> list:
+        """Polylines for ``Model.drawing`` (after every :meth:`body`): per body its basic points
+        and markers (a closed polygon from three points on); a marker per fixed (ground) point
+        that a body uses."""
+        mech, lines, anchors = self.mech, [], []
+        for b in mech.bodies.values():
+            pts = []
+            for p in b.points:
+                el = mech._elements[mech._root(p)]
+                pts.append((el.name, tuple(el.expr())))
+                if el.fixed and el.name not in anchors:
+                    anchors.append(el.name)
+            for mname, pos in b.markers.items():
+                r0 = np.array([self.num(v, f"body {b.name!r}: marker {mname!r}") for v in pos],
+                              float)
+                pts.append((f"{b.name}.{mname}", tuple(b.position(b.local(r0)))))
+            if len(pts) >= 3:
+                pts.append(pts[0])
+            lines.append(pts)
+        for a in anchors:
+            lines.append([(a, tuple(mech._elements[a].expr()))])
+        return lines
 
 
 def _dname(key) -> str:

@@ -1,0 +1,238 @@
+"""Parameter studies (issue 13): symgen.sweep and `symgen sweep` on Dask, the table, resume."""
+import os
+import socket
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import symgen
+from symgen.cli import main
+from symgen.loader import load_model
+from symgen.result import load_result
+from symgen.study import parse_values, read_rows
+
+GRID = {"T0": [5.0, 7.0, 9.0], "dt": [0.1, 0.05]}
+T_END = 5.0
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_model("stiff_pendulum")
+
+
+@pytest.fixture(scope="module")
+def serial(model):
+    """The six runs by plain simulate: (T0, dt) → Result."""
+    k = symgen.build(model)
+    return {(T0, dt): symgen.simulate(k, params={"T0": T0}, dt=dt, t_end=T_END)
+            for T0 in GRID["T0"] for dt in GRID["dt"]}
+
+
+def _check_rows(rows, serial):
+    assert len(rows) == 6
+    for row in rows:
+        ref = serial[(float(row["T0"]), float(row["dt"]))]
+        assert row["status"] == "completed" == ref.status
+        assert int(row["steps"]) == ref.n_steps
+        # same kernels, same steps: identical numbers, not merely close
+        assert float(row["final.theta"]) == ref.output("theta")[-1]
+        assert float(row["max_abs.theta"]) == np.max(np.abs(ref.output("theta")))
+        assert float(row["max_pos_err"]) == np.max(ref.pos_err)
+        assert float(row["min_h_max"]) == np.min(ref.h_max[np.isfinite(ref.h_max)])
+
+
+def test_parse_values():
+    assert parse_values("5:9:5") == [5.0, 6.0, 7.0, 8.0, 9.0]
+    assert parse_values("0.1,0.05") == [0.1, 0.05]
+    assert parse_values("nullspace,index3") == ["nullspace", "index3"]
+    with pytest.raises(ValueError, match="START:STOP:COUNT"):
+        parse_values("5:9")
+
+
+def test_local_cluster_rows_equal_serial_runs(model, serial, tmp_path):
+    pytest.importorskip("distributed")
+    study = symgen.sweep(model, GRID, out=tmp_path, workers=2, t_end=T_END)
+    assert study.ran == 6 and study.skipped == 0
+    _check_rows(study.rows, serial)
+    _check_rows(read_rows(tmp_path), serial)            # the table says the same
+    for row in study.rows:                              # and each .npz holds the run
+        res = load_result(tmp_path / "runs" / f"{row['run']}.npz")
+        ref = serial[(row["T0"], row["dt"])]
+        np.testing.assert_array_equal(res.x, ref.x)
+        assert res.meta["sweep_point"] == {"T0": row["T0"], "dt": row["dt"]}
+
+
+def test_failing_points_are_rows(model, tmp_path):
+    # max_iter = 1 cannot converge (a 'failed' run with its first step kept); an unknown scheme
+    # raises inside the task: both are rows, the other runs complete
+    grid = {"max_iter": [1, 50], "scheme": ["fox-goodwin", "no-such-scheme"]}
+    study = symgen.sweep(model, grid, out=tmp_path, workers=0, dt=0.1, t_end=1.0)
+    by = {(r["max_iter"], r["scheme"]): r for r in study.rows}
+    assert by[(50, "fox-goodwin")]["status"] == "completed"
+    bad = by[(1, "fox-goodwin")]
+    assert bad["status"] == "failed" and "Newton did not converge" in bad["reason"]
+    assert (tmp_path / "runs" / f"{bad['run']}.npz").is_file()
+    for it in (1, 50):
+        r = by[(it, "no-such-scheme")]
+        assert r["status"] == "failed" and r["reason"].startswith("ValueError")
+        assert not (tmp_path / "runs" / f"{r['run']}.npz").exists()
+    assert [r["status"] for r in read_rows(tmp_path)] == [r["status"] for r in study.rows]
+
+
+def test_resume_skips_finished_runs(model, tmp_path):
+    grid = {"T0": [5.0, 9.0], "dt": [0.1, 0.05]}
+    first = symgen.sweep(model, grid, out=tmp_path, workers=0, t_end=1.0)
+    assert first.ran == 4
+    stamps = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "runs").iterdir()}
+    again = symgen.sweep(model, grid, out=tmp_path, workers=0, t_end=1.0)
+    assert (again.ran, again.skipped) == (0, 4)
+    assert again.rows == read_rows(tmp_path)
+    lost = tmp_path / "runs" / f"{first.rows[2]['run']}.npz"
+    lost.unlink()
+    third = symgen.sweep(model, grid, out=tmp_path, workers=0, t_end=1.0)
+    assert (third.ran, third.skipped) == (1, 3)
+    assert lost.is_file()
+    for p in (tmp_path / "runs").iterdir():
+        if p.name != lost.name:
+            assert p.stat().st_mtime_ns == stamps[p.name]
+    # other options are other runs: nothing skipped, and the earlier rows stay in the table
+    other = symgen.sweep(model, {"T0": [7.0]}, out=tmp_path, workers=0, t_end=0.5)
+    assert (other.ran, other.skipped) == (1, 0)
+    table = read_rows(tmp_path)
+    assert [r["run"] for r in table] == [other.rows[0]["run"]] + [r["run"] for r in third.rows]
+    assert list(table[0])[:4] == ["run", "T0", "dt", "status"]
+
+
+def test_table_loads_with_pandas(model, tmp_path):
+    pd = pytest.importorskip("pandas")
+    from symgen.study import load_table
+    study = symgen.sweep(model, {"T0": [5.0, 9.0]}, out=tmp_path, workers=0, t_end=1.0)
+    df = load_table(tmp_path)
+    assert list(df["T0"]) == [5.0, 9.0]
+    assert df["max_abs.theta"].dtype == float
+    np.testing.assert_array_equal(df["max_abs.theta"], [r["max_abs.theta"] for r in study.rows])
+    assert list(df["status"]) == ["completed"] * 2
+    assert pd.api.types.is_integer_dtype(df["steps"])
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_existing_cluster_through_scheduler(serial, tmp_path, capsys):
+    distributed = pytest.importorskip("distributed")
+    port = _free_port()
+    addr = f"tcp://127.0.0.1:{port}"
+    env = dict(os.environ)
+    log = open(tmp_path / "dask.log", "w")
+    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler",
+                               "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+                              stdout=log, stderr=subprocess.STDOUT, env=env)]
+    try:
+        for _ in range(2):
+            procs.append(subprocess.Popen(
+                [sys.executable, "-m", "distributed.cli.dask_worker", addr, "--nthreads", "1",
+                 "--host", "127.0.0.1", "--no-dashboard", "--no-nanny", "--death-timeout", "60"],
+                stdout=log, stderr=subprocess.STDOUT, env=env))
+        marker = tmp_path / "killed"
+
+        class KillOnce(distributed.WorkerPlugin):
+            """The first worker to start a run dies (as a lost machine would); the scheduler
+            gives its runs to the other worker."""
+
+            def transition(self, key, start, finish, **kw):
+                if finish == "executing" and "symgen-run-" in str(key):
+                    try:
+                        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                    except FileExistsError:
+                        return
+                    os._exit(1)
+
+        with distributed.Client(addr, timeout="60s") as client:
+            client.wait_for_workers(2, timeout=60)
+            client.register_plugin(KillOnce(), name="kill-once")
+        out = tmp_path / "study"
+        rc = main(["sweep", "stiff_pendulum", "--param", "T0=5:9:3", "--param", "dt=0.1,0.05",
+                   "--t-end", str(T_END), "--scheduler", addr, "--out", str(out), "--quiet"])
+        text = capsys.readouterr()
+        assert rc == 0, text.err
+        assert "6 completed, 0 not" in text.out
+        assert marker.exists()                  # a worker did die during the sweep
+        _check_rows(read_rows(out), serial)
+        png = tmp_path / "sweep.png"
+        assert main(["plot", str(out), "--what", "sweep", "--x", "T0", "--y", "max_abs.theta",
+                     "-o", str(png)]) == 0
+        assert png.stat().st_size > 0
+    finally:
+        # workers first (no nannies: nothing is left behind), then the scheduler
+        for group in (procs[1:], procs[:1]):
+            for p in group:
+                p.terminate()
+            for p in group:
+                try:
+                    p.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait(timeout=10)
+        log.close()
+
+
+def test_bad_grid_is_a_usage_error(capsys):
+    rc = main(["sweep", "stiff_pendulum", "--param", "nope=1,2", "--workers", "0"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "--param nope" in err
+    rc = main(["sweep", "stiff_pendulum", "--param", "T0=5:9", "--workers", "0"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "START:STOP:COUNT" in err
+
+
+def test_sweep_figure_plots_the_table(model, tmp_path):
+    pytest.importorskip("matplotlib")
+    from symgen.study import sweep_figure
+    study = symgen.sweep(model, {"T0": [5.0, 9.0], "dt": [0.1, 0.05]}, out=tmp_path, workers=0,
+                         t_end=1.0)
+    fig = sweep_figure(tmp_path, "T0", "max_abs.theta")
+    lines = fig.axes[0].get_lines()
+    assert [ln.get_label() for ln in lines] == ["dt = 0.1", "dt = 0.05"]
+    for ln, dt in zip(lines, (0.1, 0.05)):
+        rows = [r for r in study.rows if r["dt"] == dt]
+        np.testing.assert_array_equal(ln.get_xdata(), [r["T0"] for r in rows])
+        np.testing.assert_array_equal(ln.get_ydata(), [r["max_abs.theta"] for r in rows])
+    with pytest.raises(ValueError, match="not a column"):
+        sweep_figure(tmp_path, "T0", "max_abs.nope")
+
+
+def test_every_keeps_the_table_over_every_step(model, tmp_path):
+    # every = 7 records rows 0, 7, 14, 20 of 20 steps; the table's steps and maxima are those of
+    # every step taken (meta['run_stats']), equal to the run that records them all
+    full = symgen.simulate(symgen.build(model), params={"T0": 9.0}, dt=0.05, t_end=1.0)
+    study = symgen.sweep(model, {"T0": [9.0]}, out=tmp_path, workers=0, dt=0.05, t_end=1.0,
+                         every=7)
+    (row,) = study.rows
+    res = load_result(tmp_path / "runs" / f"{row['run']}.npz")
+    assert len(res.t) == 4 and row["steps"] == full.n_steps == 20
+    assert row["max_pos_err"] == np.max(full.pos_err)
+    assert row["max_acc_err"] == np.max(full.acc_err)
+    assert row["min_h_max"] == np.min(full.h_max[np.isfinite(full.h_max)])
+    assert row["final.theta"] == full.output("theta")[-1]
+
+
+def test_tangent_chart_is_a_grid_key_and_not_the_figure(tmp_path, capsys):
+    # --chart is the figure file of `symgen sweep`; the nullspace chart is swept with --param
+    rc = main(["sweep", "stiff_pendulum", "--param", "T0=9", "--chart", "symmetric",
+               "--workers", "0"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "--param chart=symmetric" in err
+    out = tmp_path / "study"
+    rc = main(["sweep", "stiff_pendulum", "--param", "chart=end,symmetric", "--t-end", "0.5",
+               "--workers", "0", "--out", str(out), "--quiet"])
+    assert rc == 0, capsys.readouterr().err
+    rows = read_rows(out)
+    assert [r["chart"] for r in rows] == ["end", "symmetric"]
+    assert all(r["status"] == "completed" for r in rows)
+    for r in rows:
+        assert load_result(out / "runs" / f"{r['run']}.npz").meta["chart"] == r["chart"]
