@@ -14,6 +14,7 @@ from .build import BuildError, Kernels, build  # noqa: F401,E402
 from .codegen import GeneratedSource, generate  # noqa: F401,E402
 
 from .simulate import consistent_state, simulate, suggest_step  # noqa: F401,E402
+from .assemble import Assembly, AssemblyError, assemble  # noqa: F401,E402
 
 # Later stages are imported lazily: `import symgen` stays cheap and needs no compiler.
 _LAZY = {

@@ -90,6 +90,7 @@ class Body:
     y_dot: sp.Expr = None
     theta_dot: sp.Expr = None
     is_ground: bool = False
+    exact: bool = True          # x0 is the initial position (False: a guess to assemble from)
 
     def __post_init__(self):
         if self.is_ground:
@@ -172,9 +173,20 @@ class PlanarSystem:
         return dict(self._params.symbols)
 
     def body(self, name: str, mass, inertia, com=(0, 0), points: Mapping | None = None,
-             x0=(0, 0, 0), v0=(0, 0, 0)) -> Body:
+             x0=None, v0=(0, 0, 0), *, guess=None) -> Body:
         """Add a rigid body: mass, inertia about its centre of mass, com and points in body
-        coordinates, initial (x, y, θ) and (ẋ, ẏ, θ̇) of its reference point."""
+        coordinates, initial (x, y, θ) and (ẋ, ẏ, θ̇) of its reference point.
+
+        Instead of an exact ``x0`` a rough placement ``guess`` (default (0, 0, 0) when neither is
+        given) is enough: :meth:`model` then assembles the mechanism (:func:`symgen.assemble`)
+        from the guesses, with the coordinates given in its ``fix`` held; ``v0`` is then a guess
+        too (the velocities change as little as possible, those in ``xd_fix`` held)."""
+        if x0 is not None and guess is not None:
+            raise MechanismError(f"body {name!r}: give x0 (exact) or guess (a placement to "
+                                 "assemble from), not both")
+        exact = x0 is not None
+        if x0 is None:
+            x0 = guess if guess is not None else (0, 0, 0)
         if not isinstance(name, str) or not name or "." in name or name == GROUND:
             raise MechanismError(f"body name {name!r} is not allowed (non-empty, no '.', not "
                                  f"{GROUND!r})")
@@ -184,7 +196,7 @@ class PlanarSystem:
             if len(tuple(v)) != 3:
                 raise MechanismError(f"body {name!r}: {what} must be (x, y, theta), got {v!r}")
         b = Body(name, sp.sympify(mass), sp.sympify(inertia), _vec2(com, f"com of body {name!r}"),
-                 {}, tuple(x0), tuple(v0))
+                 {}, tuple(x0), tuple(v0), exact=exact)
         for pname, local in (points or {}).items():
             b.add_point(pname, local)
         self.bodies[name] = b
@@ -395,14 +407,17 @@ class PlanarSystem:
     def model(self, params: Mapping | None = None, outputs=None, settings: Mapping | None = None,
               *, x0: Sequence[float] | None = None, xd0: Sequence[float] | None = None,
               name: str | None = None, description: str = "", check: bool = True,
-              max_violation: float = 1e-3) -> Model:
+              max_violation: float = 1e-3, fix: Mapping | None = None,
+              xd_fix: Mapping | None = None) -> Model:
         """The :class:`symgen.Model` of this mechanism.
 
         params: overrides of parameter defaults.  outputs: further outputs, a mapping name → expr
         or a list of ``"<body>.<point>"`` names (position and velocity).  x0/xd0: the whole initial
         state (default: each body's x0/v0).  With ``check`` the initial state is checked against
         the constraints (small violations projected with a warning, large ones refused) and the
-        reduced mass matrix at x0 must be non-singular.
+        reduced mass matrix at x0 must be non-singular.  fix/xd_fix (coordinate or output name →
+        value), or a body placed by a ``guess``: the initial state is assembled
+        (:func:`symgen.assemble`) from the bodies' placements with those values held.
         """
         if not self.bodies:
             raise MechanismError(f"{self.name}: a mechanism needs at least one body")
@@ -414,6 +429,7 @@ class PlanarSystem:
         index = {c: i for i, c in enumerate(coords)}
 
         # initial state (needed first: default lengths/angles of joints come from it)
+        x0_given = x0
         if x0 is None:
             x0 = [numeric(v, pvals, f"body {b.name!r}: x0[{i}]") for b in bodies
                   for i, v in enumerate(b.x0)]
@@ -469,10 +485,16 @@ class PlanarSystem:
             has_V = True
 
         # constraints -------------------------------------------------------------------------
+        guessed = [b.name for b in bodies if not b.exact] if x0_given is None else []
         q, labels = [], []
         for jname, rows in self._joints:
             for tag, expr in rows:
                 if isinstance(expr, _DeferredRow):
+                    if guessed:
+                        raise MechanismError(
+                            f"{self.name}: joint {jname!r} ({tag}) takes its length or angle from "
+                            f"the initial configuration, but body {guessed[0]!r} is only placed "
+                            "by a guess: give the joint's length/angle or the body's exact x0")
                     expr = expr.resolve(subs0)
                 if expr == 0:
                     continue
@@ -499,7 +521,13 @@ class PlanarSystem:
                     raise DuplicateNameError(f"{self.name}: output {k!r} is defined twice")
                 outs[k] = v
 
-        # checks ------------------------------------------------------------------------------
+        # assembly and checks -----------------------------------------------------------------
+        if fix or xd_fix or any(not b.exact for b in bodies):
+            from ..assemble import assemble
+
+            draft = Model(name or self.name, coords, M, f, q=q, params=dict(pvals),
+                          outputs=outs, x0=x0, xd0=xd0, velocities=vels)
+            x0, xd0 = assemble(draft, fix=fix, xd_fix=xd_fix, labels=labels)
         if check:
             x0, xd0, H0 = check_initial_state(self.name, coords, q, labels, pvals, x0, xd0,
                                               max_violation=max_violation)
