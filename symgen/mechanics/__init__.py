@@ -36,3 +36,7 @@ __all__ = ["PlanarSystem", "Body", "GROUND", "SpatialSystem", "SpatialBody", "Me
            "UnknownElementError", "DuplicateNameError", "SingularMassError",
            "InconsistentInitialStateError", "InitialStateProjectionWarning",
            "NeglectedInertiaWarning"]
+
+from .from_sympy import from_sympy  # noqa: F401,E402
+
+__all__ += ["from_sympy"]
