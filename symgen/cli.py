@@ -369,20 +369,21 @@ def _size_line(name, A, model_spec) -> str:
             f"(symgen show {model_spec} --term {name})")
 
 
-def _print_term(name, A, latex: bool) -> None:
-    """A small matrix in 2-D; a large one as ``name[i, j] = expr``, one non-zero entry a line."""
-    import sympy as sp
+def _print_term(name, A, latex: bool, model=None, lam=()) -> None:
+    """A small matrix in 2-D; a large one as ``name[i, j] = expr``, one non-zero entry a line
+    (display names θ_body and shortest floats, see ``symgen.derive.show``)."""
+    from .derive import show
 
     if A.cols <= MAX_COLS and A.rows * A.cols <= MAX_ENTRIES:
-        print(sp.latex(A) if latex else sp.pretty(A, use_unicode=True, wrap_line=False))
+        print(show(A, model, latex, lam))
         return
     entries = _nonzeros(A)
     print(f"{A.rows}×{A.cols}, {len(entries)} non-zero entries (the others are 0):")
     for i, j, e in entries:
         if latex:
-            print(f"{name}[{i}, {j}] = {sp.latex(e)}")
+            print(f"{name}[{i}, {j}] = {show(e, model, True, lam)}")
             continue
-        text = sp.pretty(e, use_unicode=True, wrap_line=False)
+        text = show(e, model, False, lam)
         if "\n" in text:
             print(f"{name}[{i}, {j}] =")
             print("\n".join("    " + ln for ln in text.splitlines()))
@@ -416,14 +417,14 @@ def cmd_show(args) -> int:
                 print(_size_line(name, A, args.model))
                 continue
             print(f"{name}  ({_labels(mdl, name)})")
-            print(sp.latex(A) if args.latex else sp.pretty(A, use_unicode=True, wrap_line=False))
+            _print_term(name, A, args.latex, mdl)
         return EXIT_OK
     from .derive import derive
 
     d = derive(mdl)
     name = args.term
     print(f"{name}  ({d.labels(name)})")
-    _print_term(name, d.term(name), args.latex)
+    _print_term(name, d.term(name), args.latex, mdl, d.lam)
     return EXIT_OK
 
 

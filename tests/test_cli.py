@@ -623,3 +623,21 @@ def test_no_compiler_points_to_the_lambdify_backend(tmp_path, capsys, monkeypatc
     proc = call(capsys, "simulate", "stiff_pendulum", "--t-end", "0.5", "--backend", "lambdify")
     assert proc.returncode == 0, proc.stderr
     assert "completed" in proc.stdout
+
+
+# -- show: display names and short floats (issue 12 §3) --------------------------------------------
+def test_show_latex_uses_display_names_and_floats_print_shortest(tmp_path, capsys):
+    (tmp_path / "gm.py").write_text(
+        "import symgen, sympy as sp\n"
+        "def model():\n"
+        "    (th,), _ = symgen.coordinates('pendulum.theta')\n"
+        "    return symgen.Model('gm', [th], [[1]],\n"
+        "        [sp.Float(-9.81, 17) * sp.sin(th) + sp.Float(0.1 + 0.2, 17)])\n")
+    out = call(capsys, "show", tmp_path / "gm.py", "--latex").stdout
+    assert r"{\theta}_{\mathrm{pendulum}}" in out and "pendulum.theta}" not in out.split("\n", 3)[3]
+    assert "- 9.81 " in out and "9.8100000000000005" not in out
+    assert "0.30000000000000004" in out                     # shortest repr, not rounded away
+    out = call(capsys, "show", tmp_path / "gm.py").stdout
+    assert "9.81⋅sin(θ_pendulum)" in out and "9.8100000000000005" not in out
+    out = call(capsys, "show", tmp_path / "gm.py", "--term", "K", "--latex").stdout
+    assert r"\cos{\left({\theta}_{\mathrm{pendulum}} \right)}" in out
