@@ -3,6 +3,7 @@
     symgen show MODEL [--term NAME] [--latex]
     symgen generate MODEL [-o DIR]
     symgen simulate MODEL [--method M] [--scheme S] [--dt H] [--t-end T] [--param NAME=VALUE]...
+                          [--set NAME=VALUE]... [--set-velocity NAME=VALUE]...
                           [--out FILE.npz|FILE.csv] [--plot FILE.png] [--quiet]
     symgen plot RESULT [--what VIEW] -o FILE.png
     symgen stability MODEL [--scheme S]
@@ -60,22 +61,22 @@ def _number(text: str):
     return value
 
 
-def parse_params(items) -> dict:
+def parse_params(items, flag: str = "--param") -> dict:
     """``["T0=9", "L=2"]`` → ``{"T0": 9, "L": 2}``; malformed items raise UsageError."""
     out = {}
     for item in items or []:
         name, sep, value = item.partition("=")
         name, value = name.strip(), value.strip()
         if not sep or not name or not value:
-            raise UsageError(f"malformed --param {item!r}: expected NAME=VALUE, e.g. --param T0=9")
+            raise UsageError(f"malformed {flag} {item!r}: expected NAME=VALUE, e.g. {flag} T0=9")
         try:
             num = _number(value)
         except ValueError:
-            raise UsageError(f"malformed --param {item!r}: {value!r} is not a number") from None
+            raise UsageError(f"malformed {flag} {item!r}: {value!r} is not a number") from None
         if isinstance(num, float) and not math.isfinite(num):
-            raise UsageError(f"malformed --param {item!r}: the value must be finite")
+            raise UsageError(f"malformed {flag} {item!r}: the value must be finite")
         if name in out:
-            raise UsageError(f"--param {name} is given twice")
+            raise UsageError(f"{flag} {name} is given twice")
         out[name] = num
     return out
 
@@ -464,6 +465,8 @@ def _check_steps(dt: float, t_end: float, n: int) -> None:
 
 def cmd_simulate(args) -> int:
     params = parse_params(args.param)
+    held = parse_params(args.set, "--set")
+    held_v = parse_params(args.set_velocity, "--set-velocity")
     if args.out and Path(args.out).suffix.lower() not in (".npz", ".csv"):
         raise UsageError(f"--out {args.out}: the result file must end in .npz or .csv")
     if args.plot and Path(args.plot).suffix.lower() != ".png":
@@ -492,6 +495,10 @@ def cmd_simulate(args) -> int:
     if isinstance(scheme, str):
         _scheme(scheme)
     kernels = _kernels(mdl, args.backend, numeric)
+    x0 = xd0 = None
+    if held or held_v:
+        from . import assemble
+        x0, xd0 = assemble(mdl, fix=held, xd_fix=held_v, params=numeric)
 
     from . import simulate
 
@@ -500,7 +507,8 @@ def cmd_simulate(args) -> int:
     try:
         with _warnings_as_notes():
             result = simulate(kernels, method=method, scheme=scheme, dt=float(dt),
-                              t_end=float(t_end), params=numeric or None, progress=progress)
+                              t_end=float(t_end), params=numeric or None, progress=progress,
+                              x0=x0, xd0=xd0)
     finally:
         progress.close()
     wall = time.perf_counter() - start
@@ -632,6 +640,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--dt", type=float, metavar="H", help="step size [s]")
     s.add_argument("--t-end", type=float, metavar="T", help="end time [s]")
     s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
+    s.add_argument("--set", action="append", metavar="NAME=VALUE",
+                   help="assemble the start with this coordinate or output held (repeatable), "
+                   "e.g. --set crank.theta=0.3")
+    s.add_argument("--set-velocity", action="append", metavar="NAME=VALUE",
+                   help="hold this velocity when assembling the start (repeatable)")
     s.add_argument("--out", metavar="FILE", help="write the result (.npz or .csv)")
     s.add_argument("--plot", metavar="FILE.png", help="plot the result to a PNG")
     s.add_argument("--what", choices=_what(), default=None,
