@@ -111,3 +111,18 @@ def test_andrews_squeezer_assembled_from_the_test_set_crank_angle():
     angles = sp.lambdify([mdl.coords], [mdl.outputs[n] for n in names])(list(x))
     assert np.max(np.abs(np.array(angles) - ANDREWS_Q0)) < 1e-12
     assert np.max(np.abs(xd)) < 1e-12
+
+
+def test_spatial_builder_assembles_with_held_coordinates():
+    """A spherical pendulum defined at P = (1, 0, 0), started with P.y held at −0.5 and P.z at 0:
+    P = (√0.75, −0.5, 0) (the assembled point nearest the definition), moving along z at 2 m/s."""
+    from symgen.mechanics import SpatialSystem
+
+    s = SpatialSystem("sph")
+    s.ground_point("O", (0, 0, 0))
+    s.point("P", (1, 0, 0))
+    s.body("bob", mass=1, inertia=0, com=(1, 0, 0), points=["O", "P"])
+    s.gravity(9.81)
+    mdl = s.model(fix={"P.y": -0.5, "P.z": 0.0}, xd_fix={"P.z": 2.0})
+    np.testing.assert_allclose(mdl.x0, [np.sqrt(0.75), -0.5, 0.0], atol=1e-14)
+    np.testing.assert_allclose(mdl.xd0, [0.0, 0.0, 2.0], atol=1e-14)

@@ -345,8 +345,14 @@ class SpatialSystem:
 
     def model(self, params: Mapping | None = None, outputs=None, settings: Mapping | None = None,
               *, x0=None, xd0=None, name: str | None = None, description: str = "",
-              check: bool = True, max_violation: float = 1e-3) -> Model:
-        """The :class:`symgen.Model`; arguments as for :meth:`PlanarSystem.model`."""
+              check: bool = True, max_violation: float = 1e-3, fix: Mapping | None = None,
+              xd_fix: Mapping | None = None) -> Model:
+        """The :class:`symgen.Model`; arguments as for :meth:`PlanarSystem.model`.
+
+        The positions given to :meth:`point` and :meth:`vector` define the bodies' geometry, so
+        they are needed; ``fix``/``xd_fix`` (coordinate or output name → value) move the start
+        to the assembled configuration nearest them with those values held
+        (:func:`symgen.assemble`), e.g. a crank turned to another angle."""
         if not self.bodies:
             raise MechanismError(f"{self.name}: a mechanism needs at least one body")
         pvals = self._params.values(params)
@@ -571,6 +577,12 @@ class SpatialSystem:
             else:
                 outs[oname] = spec
 
+        if fix or xd_fix:
+            from ..assemble import assemble
+
+            draft = Model(name or self.name, coords, M, f, q=q, params=dict(pvals), outputs=outs,
+                          x0=x0, xd0=xd0, velocities=vels)
+            x0, xd0 = assemble(draft, fix=fix, xd_fix=xd_fix, labels=labels)
         if check:
             x0, xd0, H0 = check_initial_state(self.name, coords, q, labels, pvals, x0, xd0,
                                               max_violation=max_violation)
