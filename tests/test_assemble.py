@@ -57,7 +57,8 @@ def test_four_bar_assembled_over_a_full_turn_matches_the_closed_form():
         x, xd = assemble(mdl, fix={"crank.theta": phi}, guess=x, xd_fix={"crank.theta": 1.0})
         assert x[i["crank.theta"]] == pytest.approx(phi, abs=1e-14)
         th_r = x[i["rocker.theta"]]
-        B = np.array([x[i["rocker.x"]] + c / 2 * np.cos(th_r), x[i["rocker.y"]] + c / 2 * np.sin(th_r)])
+        B = np.array([x[i["rocker.x"]] + c / 2 * np.cos(th_r),
+                      x[i["rocker.y"]] + c / 2 * np.sin(th_r)])
         Bc = closed_form_B(phi)
         worst_pos = max(worst_pos, np.max(np.abs(B - Bc)),
                         abs(_wrap(th_r - np.arctan2(Bc[1], Bc[0] - d))))
@@ -126,3 +127,16 @@ def test_spatial_builder_assembles_with_held_coordinates():
     mdl = s.model(fix={"P.y": -0.5, "P.z": 0.0}, xd_fix={"P.z": 2.0})
     np.testing.assert_allclose(mdl.x0, [np.sqrt(0.75), -0.5, 0.0], atol=1e-14)
     np.testing.assert_allclose(mdl.xd0, [0.0, 0.0, 2.0], atol=1e-14)
+
+
+def test_a_joint_that_takes_its_angle_from_a_guessed_placement_is_named():
+    s = PlanarSystem("slide")
+    cart = s.body("cart", mass=1, inertia=0.1, guess=(0.1, 0.05, 0.02))
+    s.prismatic("ground", (0, 0), cart, (0, 0), axis=(1, 0), name="rail")
+    with pytest.raises(symgen.ModelError, match=r"joint 'rail' \(angle\).*body 'cart' is only "
+                                                 r"placed by a guess"):
+        s.model()
+    s = PlanarSystem("slide")
+    cart = s.body("cart", mass=1, inertia=0.1, guess=(0.1, 0.05, 0.02))
+    s.prismatic("ground", (0, 0), cart, (0, 0), axis=(1, 0), angle=0, name="rail")
+    np.testing.assert_allclose(s.model(fix={"cart.x": 0.3}).x0, [0.3, 0, 0], atol=1e-15)

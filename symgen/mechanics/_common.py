@@ -174,7 +174,8 @@ def check_initial_state(
         raise InconsistentInitialStateError(
             f"{system}: the initial configuration violates constraint {row_labels[worst]} by "
             f"{viol:.3g} (more than max_violation = {max_violation:g}); fix the initial "
-            "positions or allow a larger projection")
+            "positions, allow a larger projection, or assemble the start (symgen.assemble; the "
+            "builders: place bodies with guess= and hold coordinates with model(fix=...))")
     if viol > 1e-15:
         x = x0.copy()
         for _ in range(50):

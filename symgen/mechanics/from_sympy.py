@@ -15,7 +15,8 @@ What becomes what:
   again by ``KanesMethod`` with every coordinate and speed taken as independent (Kane's
   constrained equations eliminate the dependent speeds; symgen wants the unreduced ones), giving
   M_u u̇ = F_u.  When the kinematic differential equations say u = q̇ these are M and f directly;
-  otherwise they are **converted** through the kinematic differential equations, u = W(q) q̇ + w(q, t):
+  otherwise they are **converted** through the kinematic differential equations,
+  u = W(q) q̇ + w(q, t):
   u̇ = W q̈ + a(q, q̇, t) and (premultiplying by Wᵀ, the partial velocities of q̇)
 
       M = Wᵀ M_u W,     f = Wᵀ (F_u − M_u a)                                 (symmetric M)
@@ -38,7 +39,7 @@ speeds, specified inputs without a value, a different number of speeds than coor
 from __future__ import annotations
 
 import re
-from typing import Mapping, Sequence
+from typing import Mapping
 
 import numpy as np
 import sympy as sp

@@ -177,14 +177,14 @@ class PlanarSystem:
         """Add a rigid body: mass, inertia about its centre of mass, com and points in body
         coordinates, initial (x, y, θ) and (ẋ, ẏ, θ̇) of its reference point.
 
-        Instead of an exact ``x0`` a rough placement ``guess`` (default (0, 0, 0) when neither is
-        given) is enough: :meth:`model` then assembles the mechanism (:func:`symgen.assemble`)
-        from the guesses, with the coordinates given in its ``fix`` held; ``v0`` is then a guess
-        too (the velocities change as little as possible, those in ``xd_fix`` held)."""
+        Instead of an exact ``x0`` (default (0, 0, 0)) a rough placement ``guess`` is enough:
+        :meth:`model` then assembles the mechanism (:func:`symgen.assemble`) from the placements,
+        with the coordinates or outputs given in its ``fix`` held; ``v0`` is then a guess too (the
+        velocities change as little as possible, those in ``xd_fix`` held)."""
         if x0 is not None and guess is not None:
             raise MechanismError(f"body {name!r}: give x0 (exact) or guess (a placement to "
                                  "assemble from), not both")
-        exact = x0 is not None
+        exact = guess is None
         if x0 is None:
             x0 = guess if guess is not None else (0, 0, 0)
         if not isinstance(name, str) or not name or "." in name or name == GROUND:
@@ -485,11 +485,12 @@ class PlanarSystem:
             has_V = True
 
         # constraints -------------------------------------------------------------------------
-        guessed = [b.name for b in bodies if not b.exact] if x0_given is None else []
         q, labels = [], []
         for jname, rows in self._joints:
             for tag, expr in rows:
                 if isinstance(expr, _DeferredRow):
+                    guessed = [b.name for b in bodies if not b.exact and x0_given is None
+                               and set(b.coords) & expr.free_symbols()]
                     if guessed:
                         raise MechanismError(
                             f"{self.name}: joint {jname!r} ({tag}) takes its length or angle from "
@@ -559,6 +560,10 @@ class _Deferred:
 class _DeferredRow:
     make: object
     arg: object
+
+    def free_symbols(self) -> set:
+        """The symbols the deferred initial value is computed from."""
+        return set(self.arg.expr.free_symbols) if isinstance(self.arg, _Deferred) else set()
 
     def resolve(self, subs) -> sp.Expr:
         a = self.arg.value(subs) if isinstance(self.arg, _Deferred) else sp.sympify(self.arg)
