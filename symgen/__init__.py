@@ -15,7 +15,7 @@ from .kernels import Kernels, LambdifyKernels  # noqa: F401,E402
 from .codegen import GeneratedSource, generate  # noqa: F401,E402
 from .jit import BuildError, build  # noqa: F401,E402
 from .settings import SimulationSettings  # noqa: F401,E402
-from .assemble import consistent_state  # noqa: F401,E402
+from .assembly import Assembly, AssemblyError, assemble, consistent_state  # noqa: F401,E402
 from .stability import suggest_step  # noqa: F401,E402
 from .run import simulate  # noqa: F401,E402
 

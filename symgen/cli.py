@@ -3,6 +3,7 @@
     symgen show MODEL [--term NAME] [--latex]
     symgen generate MODEL [-o DIR]
     symgen simulate MODEL [--method M] [--scheme S] [--dt H] [--t-end T] [--param NAME=VALUE]...
+                          [--set NAME=VALUE]... [--set-velocity NAME=VALUE]...
                           [--out FILE.npz|FILE.csv] [--plot FILE.png] [--every K] [--quiet]
     symgen plot RESULT [--what VIEW] -o FILE.png
     symgen plot RESULT --what mechanism [--model MODEL] -o FILE.png
@@ -38,11 +39,11 @@ from .result import summary_lines  # noqa: F401  (the run summary, Result.summar
 from .cli_extra import add_parsers, add_plot_arguments, cmd_plot_extra
 from .settings import METHODS, SimulationSettings
 from .terminal import (EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT,  # noqa: F401
-                       EXIT_SIGTERM, EXIT_USAGE, MATPLOTLIB_HINT, Terminated, parse_params,
+                       EXIT_SIGTERM, EXIT_USAGE, MATPLOTLIB_HINT, Terminated,
                        UsageError, _build_failure, _build_notes, _check_memory, _check_output_dir,
                        _check_output_file, _interrupt_exit_code, _need_matplotlib,
                        _newton_options, _one_line, _Progress, _sigterm_as_interrupt,
-                       _warnings_as_notes, progress_enabled)
+                       _warnings_as_notes, parse_params, progress_enabled)
 
 __all__ = ["main", "UsageError", "parse_params", "summary_lines"]
 
@@ -122,20 +123,21 @@ def _size_line(name, A, model_spec) -> str:
             f"(symgen show {model_spec} --term {name})")
 
 
-def _print_term(name, A, latex: bool) -> None:
-    """A small matrix in 2-D; a large one as ``name[i, j] = expr``, one non-zero entry a line."""
-    import sympy as sp
+def _print_term(name, A, latex: bool, model=None, lam=()) -> None:
+    """A small matrix in 2-D; a large one as ``name[i, j] = expr``, one non-zero entry a line
+    (display names θ_body and shortest floats, see ``symgen.derived.show``)."""
+    from .derived import show
 
     if A.cols <= MAX_COLS and A.rows * A.cols <= MAX_ENTRIES:
-        print(sp.latex(A) if latex else sp.pretty(A, use_unicode=True, wrap_line=False))
+        print(show(A, model, latex, lam))
         return
     entries = _nonzeros(A)
     print(f"{A.rows}×{A.cols}, {len(entries)} non-zero entries (the others are 0):")
     for i, j, e in entries:
         if latex:
-            print(f"{name}[{i}, {j}] = {sp.latex(e)}")
+            print(f"{name}[{i}, {j}] = {show(e, model, True, lam)}")
             continue
-        text = sp.pretty(e, use_unicode=True, wrap_line=False)
+        text = show(e, model, False, lam)
         if "\n" in text:
             print(f"{name}[{i}, {j}] =")
             print("\n".join("    " + ln for ln in text.splitlines()))
@@ -169,14 +171,14 @@ def cmd_show(args) -> int:
                 print(_size_line(name, A, args.model))
                 continue
             print(f"{name}  ({_labels(mdl, name)})")
-            print(sp.latex(A) if args.latex else sp.pretty(A, use_unicode=True, wrap_line=False))
+            _print_term(name, A, args.latex, mdl)
         return EXIT_OK
     from .derived import derive
 
     d = derive(mdl)
     name = args.term
     print(f"{name}  ({d.labels(name)})")
-    _print_term(name, d.term(name), args.latex)
+    _print_term(name, d.term(name), args.latex, mdl, d.lam)
     return EXIT_OK
 
 
@@ -207,6 +209,8 @@ def cmd_generate(args) -> int:
 
 def cmd_simulate(args) -> int:
     params = parse_params(args.param)
+    held = parse_params(args.set, "--set")
+    held_v = parse_params(args.set_velocity, "--set-velocity")
     if args.out and Path(args.out).suffix.lower() not in (".npz", ".csv"):
         raise UsageError(f"--out {args.out}: the result file must end in .npz or .csv")
     if args.plot and Path(args.plot).suffix.lower() != ".png":
@@ -235,6 +239,10 @@ def cmd_simulate(args) -> int:
     dt = float(settings.dt)
     _check_memory(dt, float(settings.t_end), args.every, mdl)
     kernels = _kernels(mdl, args.backend, numeric, quiet=args.quiet)
+    x0 = xd0 = None
+    if held or held_v:
+        from . import assemble
+        x0, xd0 = assemble(mdl, fix=held, xd_fix=held_v, params=numeric)
 
     from . import simulate
 
@@ -243,7 +251,7 @@ def cmd_simulate(args) -> int:
     try:
         with _warnings_as_notes(quiet=args.quiet):
             result = simulate(kernels, settings, params=numeric or None, progress=progress,
-                              every=args.every,
+                              every=args.every, x0=x0, xd0=xd0,
                               meta={"model_spec": str(args.model), "model_options": options})
     finally:
         progress.close()
@@ -391,6 +399,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--dt", type=float, metavar="H", help="step size [s]")
     s.add_argument("--t-end", type=float, metavar="T", help="end time [s]")
     s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
+    s.add_argument("--set", action="append", metavar="NAME=VALUE",
+                   help="assemble the start with this coordinate or output held (repeatable), "
+                   "e.g. --set crank.theta=0.3")
+    s.add_argument("--set-velocity", action="append", metavar="NAME=VALUE",
+                   help="hold this velocity when assembling the start (repeatable)")
     s.add_argument("--out", metavar="FILE", help="write the result (.npz or .csv)")
     s.add_argument("--plot", metavar="FILE.png", help="plot the result to a PNG")
     s.add_argument("--what", choices=_what(), default=None,

@@ -20,7 +20,7 @@ import sympy as sp
 
 from .model import Model, t
 
-__all__ = ["Derived", "derive", "TERMS", "jacobian"]
+__all__ = ["Derived", "derive", "TERMS", "jacobian", "display_names", "show", "shortest_floats"]
 
 #: Names of the derived terms, in the order `symgen show` lists them.
 TERMS = ("M", "f", "q", "H", "q_dot", "H_dot", "q_ddot", "H_ddot", "K", "C", "energy", "outputs")
@@ -112,31 +112,58 @@ class Derived:
         return "rows: " + ", ".join(mdl.output_names)
 
     def _display(self) -> tuple[dict, dict]:
-        """Display symbols for ``pretty`` and LaTeX names for ``latex``: ``body.theta`` shows as
-        θ with the body as a superscript, its velocity and acceleration with dots, λ_i as λ_i."""
-        mdl = self.model
-        pretty_map, latex_names = {}, {}
-        for x, v, a in zip(mdl.coords, mdl.velocities, self.xdd):
-            body, _, base = x.name.rpartition(".")
-            sup = f"^{{(\\mathrm{{{body}}})}}" if body else ""
-            base_tex = sp.latex(sp.Symbol(base))
-            for sym, mod, tex in ((x, "", base_tex), (v, "dot", f"\\dot{{{base_tex}}}"),
-                                  (a, "ddot", f"\\ddot{{{base_tex}}}")):
-                shown = f"{base}{mod}" + (f"_{body}" if body else "")
-                pretty_map[sym] = sp.Symbol(shown)
-                latex_names[sym] = (f"{{{tex}}}" + sup) if body else tex
-        for i, lam in enumerate(self.lam):
-            pretty_map[lam] = sp.Symbol(f"lambda_{i}")
-            latex_names[lam] = f"\\lambda_{{{i}}}"
-        return pretty_map, latex_names
+        return display_names(self.model, self.lam)
 
     def pretty(self, name: str) -> str:
-        pretty_map, _ = self._display()
-        return sp.pretty(self.term(name).xreplace(pretty_map), use_unicode=True, wrap_line=False)
+        return show(self.term(name), self.model, latex=False, lam=self.lam)
 
     def latex(self, name: str) -> str:
-        _, latex_names = self._display()
-        return sp.latex(self.term(name), symbol_names=latex_names)
+        return show(self.term(name), self.model, latex=True, lam=self.lam)
+
+
+def display_names(model: Model, lam=()) -> tuple[dict, dict]:
+    """Display symbols for ``pretty`` and LaTeX names for ``latex``: ``body.theta`` shows as θ with
+    the body as a subscript (θ_pend, ``\\theta_{\\mathrm{pend}}``), its velocity and acceleration
+    with dots, λ_i as λ_i."""
+    pretty_map, latex_names = {}, {}
+    for x, v, a in zip(model.coords, model.velocities, model.accelerations):
+        body, _, base = x.name.rpartition(".")
+        sub = f"_{{\\mathrm{{{body}}}}}" if body else ""
+        base_tex = sp.latex(sp.Symbol(base))
+        for sym, mod, tex in ((x, "", base_tex), (v, "dot", f"\\dot{{{base_tex}}}"),
+                              (a, "ddot", f"\\ddot{{{base_tex}}}")):
+            shown = f"{base}{mod}" + (f"_{body}" if body else "")
+            pretty_map[sym] = sp.Symbol(shown)
+            latex_names[sym] = (f"{{{tex}}}" + sub) if body else tex
+    for i, lm in enumerate(lam):
+        pretty_map[lm] = sp.Symbol(f"lambda_{i}")
+        latex_names[lm] = f"\\lambda_{{{i}}}"
+    return pretty_map, latex_names
+
+
+def shortest_floats(expr):
+    """``expr`` with every Float that holds a double printed as its shortest repr (-9.81, not
+    -9.8100000000000005); Floats beyond double precision are left as they are."""
+    import mpmath
+
+    floats = expr.atoms(sp.Float) if hasattr(expr, "atoms") else set()
+    subs = {}
+    for f in floats:
+        d = float(f)
+        if mpmath.mpf(d) == mpmath.mpf(f._mpf_):
+            text = repr(d)
+            digits = len(text.lstrip("-").split("e")[0].replace(".", "").lstrip("0")) or 1
+            subs[f] = sp.Float(text, max(digits, 1))
+    return expr.xreplace(subs) if subs else expr
+
+
+def show(expr, model: Model, latex: bool = False, lam=()) -> str:
+    """``expr`` (a term of ``model``) as Unicode or LaTeX, with display names and short floats."""
+    pretty_map, latex_names = display_names(model, lam)
+    expr = shortest_floats(expr)
+    if latex:
+        return sp.latex(expr, symbol_names=latex_names)
+    return sp.pretty(expr.xreplace(pretty_map), use_unicode=True, wrap_line=False)
 
 
 def _real_versions(symbols) -> dict:

@@ -22,7 +22,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from ._record import Recorder, check_memory
-from .assemble import consistent_state
+from .assembly import consistent_state
 from .jit import as_kernels
 from .result import Result
 from .settings import SimulationSettings

@@ -13,7 +13,7 @@ from typing import Mapping, NamedTuple
 
 import numpy as np
 
-from .assemble import consistent_state
+from .assembly import consistent_state
 from .jit import as_kernels
 from .settings import SimulationSettings
 from .steppers.linalg import Linearization

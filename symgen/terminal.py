@@ -14,7 +14,7 @@ import sys
 import warnings
 from pathlib import Path
 
-__all__ = ["UsageError", "MATPLOTLIB_HINT", "progress_enabled", "parse_params"]
+__all__ = ["UsageError", "MATPLOTLIB_HINT", "parse_params", "progress_enabled"]
 
 MATPLOTLIB_HINT = "plotting needs matplotlib: pip install 'symgen[plot]'"
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
@@ -22,6 +22,35 @@ EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 
 class UsageError(Exception):
     """Bad command-line input: reported as one line, exit code 2."""
+
+
+def _number(text: str):
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    value = float(text)  # ValueError for garbage
+    return value
+
+
+def parse_params(items, flag: str = "--param") -> dict:
+    """``["T0=9", "L=2"]`` → ``{"T0": 9, "L": 2}``; malformed items raise UsageError."""
+    out = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or not name or not value:
+            raise UsageError(f"malformed {flag} {item!r}: expected NAME=VALUE, e.g. {flag} T0=9")
+        try:
+            num = _number(value)
+        except ValueError:
+            raise UsageError(f"malformed {flag} {item!r}: {value!r} is not a number") from None
+        if isinstance(num, float) and not math.isfinite(num):
+            raise UsageError(f"malformed {flag} {item!r}: the value must be finite")
+        if name in out:
+            raise UsageError(f"{flag} {name} is given twice")
+        out[name] = num
+    return out
 
 
 def _check_output_file(path, flag: str) -> None:
@@ -67,36 +96,6 @@ def _check_output_dir(path, flag: str) -> None:
         raise UsageError(f"{flag} {p}: cannot create the folder, {anc} is not a folder")
     if anc.exists() and not os.access(anc, os.W_OK | os.X_OK):
         raise UsageError(f"{flag} {p}: cannot create the folder, {anc} is not writable")
-
-
-# -- options -----------------------------------------------------------------------------------
-def _number(text: str):
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    value = float(text)  # ValueError for garbage
-    return value
-
-
-def parse_params(items) -> dict:
-    """``["T0=9", "L=2"]`` → ``{"T0": 9, "L": 2}``; malformed items raise UsageError."""
-    out = {}
-    for item in items or []:
-        name, sep, value = item.partition("=")
-        name, value = name.strip(), value.strip()
-        if not sep or not name or not value:
-            raise UsageError(f"malformed --param {item!r}: expected NAME=VALUE, e.g. --param T0=9")
-        try:
-            num = _number(value)
-        except ValueError:
-            raise UsageError(f"malformed --param {item!r}: {value!r} is not a number") from None
-        if isinstance(num, float) and not math.isfinite(num):
-            raise UsageError(f"malformed --param {item!r}: the value must be finite")
-        if name in out:
-            raise UsageError(f"--param {name} is given twice")
-        out[name] = num
-    return out
 
 
 def _need_matplotlib() -> None:

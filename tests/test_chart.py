@@ -15,7 +15,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import symgen
-from symgen.assemble import consistent_state
+from symgen.assembly import consistent_state
 from symgen.steppers import make_stepper
 from symgen.steppers import nullspace as nullspace_module
 from symgen.steppers.linalg import Linearization

@@ -625,3 +625,45 @@ def test_no_compiler_points_to_the_lambdify_backend(tmp_path, capsys, monkeypatc
     proc = call(capsys, "simulate", "stiff_pendulum", "--t-end", "0.5", "--backend", "lambdify")
     assert proc.returncode == 0, proc.stderr
     assert "completed" in proc.stdout
+
+
+# -- show: display names and short floats (issue 12 §3) --------------------------------------------
+def test_show_latex_uses_display_names_and_floats_print_shortest(tmp_path, capsys):
+    (tmp_path / "gm.py").write_text(
+        "import symgen, sympy as sp\n"
+        "def model():\n"
+        "    (th,), _ = symgen.coordinates('pendulum.theta')\n"
+        "    return symgen.Model('gm', [th], [[1]],\n"
+        "        [sp.Float(-9.81, 17) * sp.sin(th) + sp.Float(0.1 + 0.2, 17)])\n")
+    out = call(capsys, "show", tmp_path / "gm.py", "--latex").stdout
+    assert r"{\theta}_{\mathrm{pendulum}}" in out and "pendulum.theta}" not in out.split("\n", 3)[3]
+    assert "- 9.81 " in out and "9.8100000000000005" not in out
+    assert "0.30000000000000004" in out                     # shortest repr, not rounded away
+    out = call(capsys, "show", tmp_path / "gm.py").stdout
+    assert "9.81⋅sin(θ_pendulum)" in out and "9.8100000000000005" not in out
+    out = call(capsys, "show", tmp_path / "gm.py", "--term", "K", "--latex").stdout
+    assert r"\cos{\left({\theta}_{\mathrm{pendulum}} \right)}" in out
+
+
+def test_simulate_set_assembles_the_start(tmp_path, capsys):
+    out = tmp_path / "r.npz"
+    proc = call(capsys, "simulate", "double_pendulum", "--backend", "lambdify", "--t-end", "0.002",
+                "--set", "bar1.theta=1.0", "--set", "bar2.theta=1.2",
+                "--set-velocity", "bar2.theta=2", "--quiet", "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    assert "note:" not in proc.stderr                       # no projection needed: assembled
+    from symgen import load_result
+    res = load_result(out)
+    x, xd = res.x[0], res.xd[0]
+    L = 1.0
+    assert x[2] == pytest.approx(1.0, abs=1e-14) and x[5] == pytest.approx(1.2, abs=1e-14)
+    assert xd[5] == pytest.approx(2.0, abs=1e-12)
+    # bar 1 hangs from the origin, bar 2 from bar 1's end (centres at L/2 along −body y)
+    assert x[0] == pytest.approx(L / 2 * np.sin(1.0), abs=1e-13)
+    assert x[4] == pytest.approx(-L * np.cos(1.0) - L / 2 * np.cos(1.2), abs=1e-13)
+    assert res.pos_err[0] < 1e-14 and res.vel_err[0] < 1e-13
+    proc = call(capsys, "simulate", "double_pendulum", "--backend", "lambdify", "--set",
+                "bar1.phi=1", "--quiet")
+    assert proc.returncode == 2 and "no coordinate or output 'bar1.phi'" in proc.stderr
+    proc = call(capsys, "simulate", "double_pendulum", "--set", "bar1.theta", "--quiet")
+    assert proc.returncode == 2 and "malformed --set" in proc.stderr

@@ -141,7 +141,7 @@ def test_derived_terms_display_names():
                 params={L: 1.0})
     d = derive(mdl)
     tex = d.latex("H_ddot")
-    assert r"{\ddot{\theta}}^{(\mathrm{pend})}" in tex and r"{\dot{\theta}}^{(\mathrm{pend})}" in tex
+    assert r"{\ddot{\theta}}_{\mathrm{pend}}" in tex and r"{\dot{\theta}}_{\mathrm{pend}}" in tex
     assert "_ddot" not in tex and "{dot}" not in tex
     assert r"\lambda_{0}" in d.latex("K")
     pretty = d.pretty("H_ddot")

@@ -20,6 +20,11 @@ Spatial (``symgen.mechanics.spatial``), natural coordinates ``<point>.x|y|z`` an
 points and unit vectors; shared names are joints), ``spherical``, ``revolute``, ``gravity``,
 ``force``, ``spring``, ``output_point``.
 
+A body may be placed by a rough ``guess=(x, y, θ)`` instead of an exact ``x0``; ``model(fix={...},
+xd_fix={...})`` then assembles the start (:func:`symgen.assemble`) with those coordinates or
+outputs held.  ``from_sympy`` imports a ``sympy.physics.mechanics`` ``System``, ``KanesMethod`` or
+``LagrangesMethod`` with holonomic constraints (see :mod:`symgen.mechanics.from_sympy`).
+
 ``model()`` checks the initial state (small constraint violations are projected with an
 :class:`InitialStateProjectionWarning`, large ones raise :class:`InconsistentInitialStateError`)
 and refuses a singular reduced mass matrix (:class:`SingularMassError`).  Every error is a
@@ -36,3 +41,7 @@ __all__ = ["PlanarSystem", "Body", "GROUND", "SpatialSystem", "SpatialBody", "Me
            "UnknownElementError", "DuplicateNameError", "SingularMassError",
            "InconsistentInitialStateError", "InitialStateProjectionWarning",
            "NeglectedInertiaWarning"]
+
+from .from_sympy import from_sympy  # noqa: F401,E402
+
+__all__ += ["from_sympy"]

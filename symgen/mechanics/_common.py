@@ -13,12 +13,13 @@ import numpy as np
 import sympy as sp
 
 from ..derived import jacobian
-from ..model import ModelError, check_name, t
+from ..model import Model, ModelError, check_name, t
 
 __all__ = [
     "MechanismError", "UnknownElementError", "DuplicateNameError", "SingularMassError",
     "InconsistentInitialStateError", "InitialStateProjectionWarning", "check_initial_state",
     "check_reduced_mass", "check_mass_properties", "Parameters", "Deferred", "DeferredRow",
+    "assembled_start",
 ]
 
 
@@ -147,6 +148,17 @@ def _null_space(H: np.ndarray, rank_tol: float) -> np.ndarray:
     return Vt[r:].T
 
 
+def assembled_start(name: str, coords, vels, M, f, q, labels, pvals: Mapping, outs: Mapping,
+                    x0, xd0, fix: Mapping | None, xd_fix: Mapping | None):
+    """(x0, ẋ0) assembled by :func:`symgen.assemble` from the placements x0, ẋ0 with the
+    coordinates or outputs in ``fix``/``xd_fix`` held; errors name the joints (``labels``)."""
+    from ..assembly import assemble
+
+    draft = Model(name, coords, M, f, q=q, params=dict(pvals), outputs=outs, x0=x0, xd0=xd0,
+                  velocities=vels)
+    return assemble(draft, fix=fix, xd_fix=xd_fix, labels=labels)
+
+
 def check_initial_state(
     system: str,
     coords: Sequence[sp.Symbol],
@@ -205,7 +217,8 @@ def check_initial_state(
         raise InconsistentInitialStateError(
             f"{system}: the initial configuration violates constraint {row_labels[worst]} by "
             f"{viol:.3g} (more than max_violation = {max_violation:g}); fix the initial "
-            "positions or allow a larger projection")
+            "positions, allow a larger projection, or assemble the start (symgen.assemble; the "
+            "builders: place bodies with guess= and hold coordinates with model(fix=...))")
     if viol > 1e-15:
         x = x0.copy()
         for _ in range(50):
@@ -296,6 +309,10 @@ class DeferredRow:
 
     make: object
     arg: object
+
+    def free_symbols(self) -> set:
+        """The symbols the deferred initial value is computed from."""
+        return set(self.arg.expr.free_symbols) if isinstance(self.arg, Deferred) else set()
 
     def resolve(self, subs) -> sp.Expr:
         a = self.arg.value(subs) if isinstance(self.arg, Deferred) else sp.sympify(self.arg)

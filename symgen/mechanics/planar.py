@@ -36,105 +36,21 @@ Example::
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
 import sympy as sp
 
-from ..model import Model, check_name, coordinates, t
+from ..model import Model, check_name, t
 from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownElementError,
-                      check_initial_state, check_mass_properties, check_reduced_mass, claim_name, numeric,
-                      Deferred, DeferredRow)
+                      Deferred, DeferredRow, assembled_start, check_initial_state,
+                      check_mass_properties, check_reduced_mass, claim_name, numeric)
+from .planar_body import Body, _perp, _vec2
 from .planar_drawing import PlanarDrawing
 
 __all__ = ["PlanarSystem", "Body", "GROUND"]
 
 GROUND = "ground"
-
-
-def _vec2(value, what: str) -> sp.Matrix:
-    try:
-        items = list(value)
-    except TypeError:
-        raise MechanismError(f"{what} must be a pair (x, y), got {value!r}") from None
-    if len(items) != 2:
-        raise MechanismError(f"{what} must be a pair (x, y), got {value!r}")
-    return sp.Matrix([sp.sympify(items[0]), sp.sympify(items[1])])
-
-
-def _perp(a: sp.Matrix) -> sp.Matrix:
-    return sp.Matrix([-a[1], a[0]])
-
-
-def _rot(th) -> sp.Matrix:
-    c, s = sp.cos(th), sp.sin(th)
-    return sp.Matrix([[c, -s], [s, c]])
-
-
-@dataclass
-class Body:
-    """A planar rigid body; ``x``, ``y``, ``theta`` are its coordinate Symbols (ground: numbers)."""
-
-    name: str
-    mass: sp.Expr
-    inertia: sp.Expr
-    com: sp.Matrix
-    points: dict
-    x0: tuple
-    v0: tuple
-    x: sp.Expr = None
-    y: sp.Expr = None
-    theta: sp.Expr = None
-    x_dot: sp.Expr = None
-    y_dot: sp.Expr = None
-    theta_dot: sp.Expr = None
-    is_ground: bool = False
-
-    def __post_init__(self):
-        if self.is_ground:
-            self.x = self.y = self.theta = sp.S.Zero
-            self.x_dot = self.y_dot = self.theta_dot = sp.S.Zero
-        else:
-            (self.x, self.y, self.theta), (self.x_dot, self.y_dot, self.theta_dot) = coordinates(
-                [f"{self.name}.x", f"{self.name}.y", f"{self.name}.theta"])
-        self._R = _rot(self.theta) if not self.is_ground else sp.eye(2)
-
-    @property
-    def coords(self):
-        return (self.x, self.y, self.theta)
-
-    @property
-    def velocities(self):
-        return (self.x_dot, self.y_dot, self.theta_dot)
-
-    def add_point(self, name: str, local) -> None:
-        """Name a point given in body coordinates (ground: global coordinates)."""
-        if name in self.points:
-            raise DuplicateNameError(f"body {self.name!r} already has a point named {name!r}")
-        self.points[name] = _vec2(local, f"point {name!r} of body {self.name!r}")
-
-    def local(self, point) -> sp.Matrix:
-        """Body coordinates of a point given by name or as a pair."""
-        if isinstance(point, str):
-            if point == "com":
-                return self.com
-            if point not in self.points:
-                raise UnknownElementError(
-                    f"body {self.name!r} has no point {point!r}; its points are "
-                    f"{sorted(self.points) + ['com']}")
-            return self.points[point]
-        return _vec2(point, f"point of body {self.name!r}")
-
-    def arm(self, point) -> sp.Matrix:
-        """R s: the global vector from the reference point to the body point."""
-        return self._R * self.local(point)
-
-    def position(self, point=(0, 0)) -> sp.Matrix:
-        return sp.Matrix([self.x, self.y]) + self.arm(point)
-
-    def velocity(self, point=(0, 0)) -> sp.Matrix:
-        return sp.Matrix([self.x_dot, self.y_dot]) + self.theta_dot * _perp(self.arm(point))
 
 
 class PlanarSystem:
@@ -173,9 +89,20 @@ class PlanarSystem:
         return dict(self._params.symbols)
 
     def body(self, name: str, mass, inertia, com=(0, 0), points: Mapping | None = None,
-             x0=(0, 0, 0), v0=(0, 0, 0)) -> Body:
+             x0=None, v0=(0, 0, 0), *, guess=None) -> Body:
         """Add a rigid body: mass, inertia about its centre of mass, com and points in body
-        coordinates, initial (x, y, θ) and (ẋ, ẏ, θ̇) of its reference point."""
+        coordinates, initial (x, y, θ) and (ẋ, ẏ, θ̇) of its reference point.
+
+        Instead of an exact ``x0`` (default (0, 0, 0)) a rough placement ``guess`` is enough:
+        :meth:`model` then assembles the mechanism (:func:`symgen.assemble`) from the placements,
+        with the coordinates or outputs given in its ``fix`` held; ``v0`` is then a guess too (the
+        velocities change as little as possible, those in ``xd_fix`` held)."""
+        if x0 is not None and guess is not None:
+            raise MechanismError(f"body {name!r}: give x0 (exact) or guess (a placement to "
+                                 "assemble from), not both")
+        exact = guess is None
+        if x0 is None:
+            x0 = guess if guess is not None else (0, 0, 0)
         if not isinstance(name, str) or not name or "." in name or name == GROUND:
             raise MechanismError(f"body name {name!r} is not allowed (non-empty, no '.', not "
                                  f"{GROUND!r})")
@@ -186,7 +113,7 @@ class PlanarSystem:
             if len(tuple(v)) != 3:
                 raise MechanismError(f"body {name!r}: {what} must be (x, y, theta), got {v!r}")
         b = Body(name, sp.sympify(mass), sp.sympify(inertia), _vec2(com, f"com of body {name!r}"),
-                 {}, tuple(x0), tuple(v0))
+                 {}, tuple(x0), tuple(v0), exact=exact)
         for pname, local in (points or {}).items():
             b.add_point(pname, local)
         self.bodies[name] = b
@@ -400,14 +327,17 @@ class PlanarSystem:
     def model(self, params: Mapping | None = None, outputs=None, settings: Mapping | None = None,
               *, x0: Sequence[float] | None = None, xd0: Sequence[float] | None = None,
               name: str | None = None, description: str = "", check: bool = True,
-              max_violation: float = 1e-3) -> Model:
+              max_violation: float = 1e-3, fix: Mapping | None = None,
+              xd_fix: Mapping | None = None) -> Model:
         """The :class:`symgen.Model` of this mechanism.
 
         params: overrides of parameter defaults.  outputs: further outputs, a mapping name → expr
         or a list of ``"<body>.<point>"`` names (position and velocity).  x0/xd0: the whole initial
         state (default: each body's x0/v0).  With ``check`` the initial state is checked against
         the constraints (small violations projected with a warning, large ones refused) and the
-        reduced mass matrix at x0 must be non-singular.
+        reduced mass matrix at x0 must be non-singular.  fix/xd_fix (coordinate or output name →
+        value), or a body placed by a ``guess``: the initial state is assembled
+        (:func:`symgen.assemble`) from the bodies' placements with those values held.
         """
         if not self.bodies:
             raise MechanismError(f"{self.name}: a mechanism needs at least one body")
@@ -419,6 +349,7 @@ class PlanarSystem:
         index = {c: i for i, c in enumerate(coords)}
 
         # initial state (needed first: default lengths/angles of joints come from it)
+        x0_given = x0
         if x0 is None:
             x0 = [numeric(v, pvals, f"body {b.name!r}: x0[{i}]") for b in bodies
                   for i, v in enumerate(b.x0)]
@@ -433,10 +364,14 @@ class PlanarSystem:
         subs0[t] = 0.0
 
         M, f, V, has_V = self._dynamics(bodies, index, n, pvals)   # M, f and the potential
-        q, labels = self._constraint_rows(pvals, subs0)
+        guessed = [b for b in bodies if not b.exact] if x0_given is None else []
+        q, labels = self._constraint_rows(pvals, subs0, guessed)
         outs = self._all_outputs(outputs)
 
-        # checks ------------------------------------------------------------------------------
+        # assembly and checks -----------------------------------------------------------------
+        if fix or xd_fix or guessed:
+            x0, xd0 = assembled_start(name or self.name, coords, vels, M, f, q, labels, pvals, outs,
+                                      x0, xd0, fix, xd_fix)
         if check:
             x0, xd0, H0 = check_initial_state(self.name, coords, q, labels, pvals, x0, xd0,
                                               max_violation=max_violation)
@@ -497,12 +432,19 @@ class PlanarSystem:
 
         return M, f, V, has_V
 
-    def _constraint_rows(self, pvals, subs0):
-        """The joints' constraint rows (deferred lengths and angles resolved at x0) and labels."""
+    def _constraint_rows(self, pvals, subs0, guessed=()):
+        """The joints' constraint rows (deferred lengths and angles resolved at x0) and labels;
+        a deferred length or angle may not come from a body in ``guessed`` (placed by a guess)."""
         q, labels = [], []
         for jname, rows in self._joints:
             for tag, expr in rows:
                 if isinstance(expr, DeferredRow):
+                    from_guess = [b.name for b in guessed if set(b.coords) & expr.free_symbols()]
+                    if from_guess:
+                        raise MechanismError(
+                            f"{self.name}: joint {jname!r} ({tag}) takes its length or angle from "
+                            f"the initial configuration, but body {from_guess[0]!r} is only placed "
+                            "by a guess: give the joint's length/angle or the body's exact x0")
                     expr = expr.resolve(subs0)
                 if expr == 0:
                     continue

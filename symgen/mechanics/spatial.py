@@ -52,7 +52,8 @@ import sympy as sp
 
 from ..model import Model, check_name, coordinates
 from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownElementError,
-                      check_initial_state, check_reduced_mass, claim_name, numeric)
+                      assembled_start, check_initial_state, check_reduced_mass, claim_name,
+                      numeric)
 from .spatial_assembly import NeglectedInertiaWarning, SpatialAssembly
 
 __all__ = ["SpatialSystem", "SpatialBody", "NeglectedInertiaWarning"]
@@ -343,8 +344,14 @@ class SpatialSystem:
 
     def model(self, params: Mapping | None = None, outputs=None, settings: Mapping | None = None,
               *, x0=None, xd0=None, name: str | None = None, description: str = "",
-              check: bool = True, max_violation: float = 1e-3) -> Model:
-        """The :class:`symgen.Model`; arguments as for :meth:`PlanarSystem.model`."""
+              check: bool = True, max_violation: float = 1e-3, fix: Mapping | None = None,
+              xd_fix: Mapping | None = None) -> Model:
+        """The :class:`symgen.Model`; arguments as for :meth:`PlanarSystem.model`.
+
+        The positions given to :meth:`point` and :meth:`vector` define the bodies' geometry, so
+        they are needed; ``fix``/``xd_fix`` (coordinate or output name → value) move the start
+        to the assembled configuration nearest them with those values held
+        (:func:`symgen.assemble`), e.g. a crank turned to another angle."""
         if not self.bodies:
             raise MechanismError(f"{self.name}: a mechanism needs at least one body")
         pvals = self._params.values(params)
@@ -385,6 +392,9 @@ class SpatialSystem:
         outs = asm.outputs(outputs)
         M, f, q, labels, V, has_V = asm.M, asm.f, asm.q, asm.labels, asm.V, asm.has_V
 
+        if fix or xd_fix:
+            x0, xd0 = assembled_start(name or self.name, coords, vels, M, f, q, labels, pvals, outs,
+                                      x0, xd0, fix, xd_fix)
         if check:
             x0, xd0, H0 = check_initial_state(self.name, coords, q, labels, pvals, x0, xd0,
                                               max_violation=max_violation)

@@ -120,7 +120,7 @@ def experiment(ctx) -> None:
     Long on purpose, as the other experiments: one linear script (runs, then the claim each
     decides, then its figure), so that a reader can audit it top to bottom."""
     from .. import build
-    from ..assemble import consistent_state
+    from ..assembly import consistent_state
     from ..plot import Panel, Series, panels_figure
     from ..steppers import make_stepper
     from .references import minimal_pendulum
