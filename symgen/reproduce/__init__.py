@@ -21,6 +21,9 @@ stay in the table as "not run (--quick)"):
 * Andrews' squeezer: classical (0.5, 0.25) and (0.5001, 0.2507) against the null-space method with
   Fox–Goodwin at h = 2e-6; the ω_max history; runs at 5e-4 and 6e-4; the reference is the Test Set
   for IVP Solvers' solution at t = 0.03.
+* efficiency (Sec. 7 and the cost claim of Sec. 8): the IFToMM double four-bar and Bricard
+  benchmarks (energy drift limits, CPU time beside the paper's and Table 3/4's, measured on other
+  processors) and the CPU time per Newton iteration of the null-space against the index-3 step.
 
 The package: :mod:`.claims` (the table and the rules of "agree?"), :mod:`.references` (reference
 models and SciPy oracles, shared with the tests), :mod:`.context` (runs, figures, notes), one
@@ -34,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from . import andrews, beyond, double_pendulum, pendulum
+from . import andrews, beyond, double_pendulum, efficiency, pendulum
 from .claims import CLAIMS, GROWTH, STABLE_RATIO, Claim, _p2_growth  # noqa: F401
 from .context import Context, Failed
 from .references import (ANDREWS_REF, ANDREWS_REF_T, minimal_double_pendulum,  # noqa: F401
@@ -50,7 +53,8 @@ log = logging.getLogger(__name__)
 EXPERIMENTS = (("stiff pendulum", pendulum.experiment, ("P",)),
                ("double pendulum", double_pendulum.experiment, ("D",)),
                ("Andrews' squeezer", andrews.experiment, ("A",)),
-               ("beyond the paper", beyond.experiment, ("B",)))
+               ("beyond the paper", beyond.experiment, ("B",)),
+               (efficiency.SECTION, efficiency.experiment, ("E",)))
 
 
 def run(out="reproduction", quick: bool = False, experiments=None,

@@ -74,7 +74,8 @@ def write_report(report: Report, ctx, errors: dict) -> None:
     for c in report.claims:
         fig = f" Figure: [{c.figure}]({c.figure})." if c.figure else ""
         lines.append(f"- **{c.id}** ({c.experiment}): agree ⇔ {c.rule}.{fig}")
-    for section in ("stiff pendulum", "double pendulum", "Andrews' squeezer", "beyond the paper"):
+    for section in ("stiff pendulum", "double pendulum", "Andrews' squeezer", "beyond the paper",
+                    "efficiency (Sec. 7)"):
         figs = [(f, cap) for s, f, cap in ctx.figures if s == section]
         notes = ctx.notes.get(section, [])
         if not figs and not notes and section not in errors:
