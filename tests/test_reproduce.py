@@ -309,3 +309,53 @@ def test_p2_p3_are_marked_derived_and_not_counted(tmp_path, monkeypatch):
     assert "| P2: central-difference stability limit 2/ω_max (Eq. 18) (derived from P1) |" in text
     saved = {c["id"]: c for c in json.loads((tmp_path / "claims.json").read_text())}
     assert saved["P3"]["derived_from"] == "P1" and saved["P1"]["derived_from"] == ""
+
+
+EFFICIENCY = "efficiency (Sec. 7)"
+
+
+@pytest.fixture(scope="module")
+def efficiency_quick(tmp_path_factory):
+    out = tmp_path_factory.mktemp("efficiency")
+    return out, reproduce.run(out=out, quick=True, experiments=(EFFICIENCY,))
+
+
+def test_efficiency_rows_after_a_quick_run(efficiency_quick):
+    """Sec. 7 (symgen/reproduce/efficiency.py): one row per claim E1–E3, checked on the 2 s runs
+    (the span is said in the row); the energy limits of the IFToMM benchmarks hold on them; the
+    other experiments are marked not run."""
+    out, rep = efficiency_quick
+    claims = {c.id: c for c in rep.claims}
+    assert not rep.errors
+    assert [i for i in reproduce.CLAIMS if i.startswith("E")] == ["E1", "E2", "E3"]
+    for cid in ("E1", "E2", "E3"):
+        assert claims[cid].agree in ("yes", "no"), claims[cid]
+        assert claims[cid].ours.startswith("(2 s run, --quick)"), claims[cid].ours
+    # the drift the row reports is the limit's quantity, below 0.1 J and 1e-3 J
+    d = float(re.search(r"max \|E − E₀\| = ([\d.e+-]+) J", claims["E1"].ours).group(1))
+    assert 0 < d <= 0.1
+    assert claims["E1"].agree == "yes" and claims["E2"].agree == "yes"
+    assert re.search(r"\(\w+ stepper\)", claims["E3"].ours) and "per iteration" in claims["E3"].ours
+    assert "not like-for-like" in claims["E1"].paper and "0.4 s" in claims["E1"].paper
+    assert all(c.agree == "not run" for c in rep.claims if not c.id.startswith("E"))
+    report = (out / "report.md").read_text()
+    assert "## Efficiency (Sec. 7)" in report
+    for name in ("efficiency_four_bar.png", "efficiency_bricard.png"):
+        assert (out / name).read_bytes()[:8] == PNG
+
+
+def test_efficiency_rules_can_fail(tmp_path, monkeypatch):
+    """A drift limit no run can meet flips E1 and E2 (Bricard then tries every step), and a
+    cost ratio of 1 (exactly equal costs) flips E3."""
+    from symgen.reproduce import claims as rules
+
+    monkeypatch.setattr(rules, "FOUR_BAR_DRIFT", 1e-9)
+    monkeypatch.setattr(rules, "BRICARD_DRIFT", 1e-12)
+    monkeypatch.setattr(rules, "COST_RATIO", 1.0 - 1e-12)
+    rep = reproduce.run(out=tmp_path, quick=True, experiments=(EFFICIENCY,))
+    claims = {c.id: c for c in rep.claims}
+    assert not rep.errors
+    assert claims["E1"].agree == "no", claims["E1"].ours
+    assert claims["E2"].agree == "no" and "no step meets the limit" in claims["E2"].ours
+    assert all(f"h = {h:g}" in claims["E2"].ours for h in (1e-2, 5e-3, 2.5e-3))
+    assert claims["E3"].agree == "no", claims["E3"].ours
