@@ -1,5 +1,6 @@
 """``symgen reproduce``: rerun the experiments of Fernández de Bustos et al. (Meccanica 2022),
-Secs. 3, 6 and 7 (with the cost claim of Sec. 8), and write a Markdown report with PNG figures and a table
+Secs. 3, 6 and 7 (with the cost claim of Sec. 8), and write a Markdown report with PNG figures and
+a table
 
     claim | the paper's value | ours | agree?
 
