@@ -86,6 +86,8 @@ def cmd_plot_extra(args) -> int:
         print(f"wrote {args.output}: {ax.get_ylabel()} against {ax.get_xlabel()}, "
               f"{len(ax.get_lines())} series")
         return EXIT_OK
+    if args.snapshots < 1:
+        raise UsageError(f"--snapshots must be at least 1, got {args.snapshots}")
     result = _load_result_arg(args.result)
     model = _drawing_model(args, result)
     from .draw import strobe_figure
@@ -138,6 +140,12 @@ def _sweep_options(args, mdl, grid: dict) -> dict:
         raise UsageError(f"--param {unknown[0]}: not a parameter of model {mdl.name!r} "
                          f"({', '.join(mdl.param_names) or 'none'}) nor one of "
                          f"{', '.join(RUN_KEYS)}")
+    if args.scheme is not None:                 # a bad --scheme is a usage error (exit 2)
+        from .steppers import parse_scheme
+        try:
+            parse_scheme(args.scheme)
+        except ValueError as exc:
+            raise UsageError(f"--scheme {args.scheme}: {exc}") from None
     options = {}
     for key in ("method", "scheme", "dt", "t_end"):
         given = getattr(args, key)

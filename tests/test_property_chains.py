@@ -102,6 +102,8 @@ def run(spec):
             kernels = symgen.LambdifyKernels(model)
             return model, symgen.simulate(kernels, method=spec["method"], scheme=spec["scheme"],
                                           dt=spec["dt"], t_end=spec["dt"] * spec["steps"])
+        except np.linalg.LinAlgError:      # a ValueError too, but an internal failure, not input
+            raise
         except ValueError as exc:          # symgen.ModelError is a ValueError
             return None, exc
 

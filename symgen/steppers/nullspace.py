@@ -121,6 +121,8 @@ class NullspaceStepper(Stepper):
         return first.iteration + second.iteration + it
 
     def _count(self, what: str, t1: float) -> None:
+        if self._halving:                       # a half step counts as part of the halved step
+            return
         setattr(self, f"{what}_steps", getattr(self, f"{what}_steps") + 1)
         times = getattr(self, f"{what}_times")
         if len(times) < FLOOR_TIMES_KEPT:
