@@ -141,13 +141,16 @@ print(ffi.compile(tmpdir=".", verbose=True))
 """
 
 
-def _compile(src, module: str, cflags: tuple, workdir: Path) -> Path:
-    """Compile ``src`` into ``workdir`` in a child process; returns the module's path."""
+def _compile(src, module: str, cflags: tuple, workdir: Path, cdef: str | None = None,
+             source: str | None = None) -> Path:
+    """Compile ``src`` (or the given cdef/source text) into ``workdir`` in a child process;
+    returns the module's path."""
     if os.environ.get(_ENV_NO_COMPILE):
         raise BuildError(f"compiling {module} is needed but {_ENV_NO_COMPILE} is set")
     for fname, text in src.files.items():
         (workdir / fname).write_text(text)
-    spec = {"cdef": src.cdef, "module": module, "source": src.source, "cflags": list(cflags)}
+    spec = {"cdef": src.cdef if cdef is None else cdef, "module": module,
+            "source": src.source if source is None else source, "cflags": list(cflags)}
     (workdir / "spec.json").write_text(json.dumps(spec))
     try:
         proc = subprocess.run([sys.executable, "-c", _BUILD_SCRIPT, "spec.json"], cwd=workdir,
@@ -188,8 +191,26 @@ def _valid(final: Path, manifest: Path) -> bool:
         return False
 
 
-def build(model: Model, *, cflags=DEFAULT_CFLAGS, cache: str | os.PathLike | None = None) -> "Kernels":
-    """Compile (or load from the cache) the kernels of ``model``."""
+def _runtime_cdef(src) -> tuple[str, str]:
+    """cdef and source of the module that adds the stepper runtime (templates/runtime/) to the
+    model's kernels: one translation unit, plus ``sg_module_model()`` returning the descriptor."""
+    header = src.files["symgen_runtime.h"]
+    begin, end = "/* SG_CDEF_BEGIN */", "/* SG_CDEF_END */"
+    cdef_rt = header[header.index(begin) + len(begin):header.index(end)]
+    cdef = src.cdef + "\n" + cdef_rt + "\nconst sg_model *sg_module_model(void);\n"
+    source = (src.source + "\n" + src.files["symgen_runtime.c"]
+              + f"\nconst sg_model *sg_module_model(void) {{ return &{src.name}_model; }}\n")
+    return cdef, source
+
+
+def build(model: Model, *, cflags=DEFAULT_CFLAGS, cache: str | os.PathLike | None = None,
+          runtime: bool = True) -> "Kernels":
+    """Compile (or load from the cache) the kernels of ``model``.
+
+    With ``runtime`` (the default) the module also holds the steppers' C runtime
+    (``templates/runtime/``; the ``sg_*`` functions of :mod:`symgen.steppers.compiled`), compiled
+    with the kernels into one translation unit; ``runtime=False`` builds the kernels alone.
+    """
     from filelock import FileLock, Timeout
 
     if not isinstance(model, Model):
@@ -197,7 +218,8 @@ def build(model: Model, *, cflags=DEFAULT_CFLAGS, cache: str | os.PathLike | Non
     root = Path(cache) if cache is not None else cache_dir()
     src = generated_source(model, root)
     cflags = tuple(cflags)
-    key_material = "\n".join([src.cdef, src.source, " ".join(cflags), _compiler_identity(),
+    cdef, source = _runtime_cdef(src) if runtime else (src.cdef, src.source)
+    key_material = "\n".join([cdef, source, " ".join(cflags), _compiler_identity(),
                               _flags_identity(), _abi_identity(), __version__])
     key = hashlib.sha256(key_material.encode()).hexdigest()
     module = f"_symgen_{model.name}_{key[:16]}"
@@ -223,7 +245,7 @@ def build(model: Model, *, cflags=DEFAULT_CFLAGS, cache: str | os.PathLike | Non
                 libdir.mkdir(parents=True, exist_ok=True)
                 work = Path(tempfile.mkdtemp(dir=libdir.parent, prefix=f".build-{key[:8]}-"))
                 try:
-                    built = _compile(src, module, cflags, work)
+                    built = _compile(src, module, cflags, work, cdef, source)
                     os.replace(built, final)                      # atomic publish
                     for fname, text in src.files.items():
                         (libdir / fname).write_text(text)

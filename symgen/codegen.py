@@ -67,12 +67,36 @@ def template_dir() -> Path:
     )
 
 
+#: The model-independent C runtime of the steppers (templates/runtime/), copied verbatim next to
+#: every model's generated C.
+RUNTIME_FILES = ("symgen_runtime.h", "symgen_runtime.c")
+
+
+def runtime_files() -> list[Path]:
+    """Paths of the C runtime's files (``templates/runtime/``), in :data:`RUNTIME_FILES` order."""
+    return [template_dir() / "runtime" / name for name in RUNTIME_FILES]
+
+
+def _c_string(value: str) -> str:
+    """A C string literal for ``value`` (non-ASCII bytes as octal escapes)."""
+    out = []
+    for byte in str(value).encode("utf-8"):
+        ch = chr(byte)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif 32 <= byte < 127 and ch != "?":
+            out.append(ch)
+        else:
+            out.append(f"\\{byte:03o}")
+    return '"' + "".join(out) + '"'
+
+
 def generator_fingerprint() -> str:
     """Hash of everything besides the model that shapes the generated text."""
     h = hashlib.sha256(__version__.encode())
     h.update(Path(__file__).read_bytes())
     h.update(Path(__file__).with_name("derive.py").read_bytes())
-    for path in sorted(template_dir().glob("*.j2")):
+    for path in sorted(template_dir().glob("*.j2")) + runtime_files():
         h.update(path.name.encode())
         h.update(path.read_bytes())
     h.update(sp.__version__.encode())
@@ -178,7 +202,7 @@ def _print_kernel(name: str, inputs: list, outputs: list, mapping: dict, printer
                 nonzero += 1
         out_info.append({
             "name": oname, "rows": rows, "cols": cols, "size": rows * cols,
-            "zero_fill": nonzero < rows * cols, "doc": _OUTPUT_DOC.get(oname, ""),
+            "zero_fill": nonzero < rows * cols, "nnz": nonzero, "doc": _OUTPUT_DOC.get(oname, ""),
         })
     temporaries, assignments = [], []
     if entries:
@@ -198,16 +222,19 @@ def _print_kernel(name: str, inputs: list, outputs: list, mapping: dict, printer
 
 
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(template_dir())),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
     )
+    env.filters["c_string"] = _c_string
+    return env
 
 
 def generate(model_or_derived: Model | Derived, outdir=None) -> GeneratedSource:
-    """The standalone C99 source (``<name>.h``, ``<name>.c``, ``README.md``) of a model.
+    """The standalone C99 source (``<name>.h``, ``<name>.c``, ``README.md``) of a model, with the
+    steppers' C runtime (``symgen_runtime.h``, ``symgen_runtime.c``) its descriptor refers to.
 
     With ``outdir`` the files are also written there.
     """
@@ -235,6 +262,9 @@ def generate(model_or_derived: Model | Derived, outdir=None) -> GeneratedSource:
         "outputs": list(model.output_names),
         "output_cnames": [c_name(o) for o in model.output_names],
         "kernels": kernels,
+        "has_potential": int(model.V is not None),
+        "C_is_zero": int(next(o["nnz"] for k in kernels if k["name"] == "dynamics"
+                              for o in k["outputs"] if o["name"] == "C") == 0),
     }
     env = _environment()
     declarations = env.get_template("declarations.h.j2").render(ctx).strip() + "\n"
@@ -244,6 +274,8 @@ def generate(model_or_derived: Model | Derived, outdir=None) -> GeneratedSource:
         f"{prefix}.c": env.get_template("source.c.j2").render(ctx),
         "README.md": env.get_template("README.md.j2").render(ctx),
     }
+    for path in runtime_files():
+        files[path.name] = path.read_text()
     src = GeneratedSource(name=prefix, model_hash=model.hash, files=files, cdef=declarations)
     if outdir is not None:
         src.write(outdir)

@@ -25,8 +25,8 @@ outputs (N × n_out), output_names:
     the model's named outputs.
 status:
     ``'completed'``, ``'diverged'`` (non-finite values or |x| past the divergence bound) or
-    ``'failed'`` (Newton did not converge, or a singular step matrix); all steps before the failure
-    are kept.
+    ``'failed'`` (Newton did not converge, or a singular step matrix) or ``'interrupted'``
+    (Ctrl-C between two chunks of the compiled stepper); all steps before the stop are kept.
 reason:
     empty when completed, otherwise a sentence naming time, step, iteration and residual norms.
 meta:
@@ -43,7 +43,7 @@ import numpy as np
 
 __all__ = ["Result", "load_result", "STATUSES"]
 
-STATUSES = ("completed", "diverged", "failed")
+STATUSES = ("completed", "diverged", "failed", "interrupted")
 
 _ARRAYS = ("t", "x", "xd", "xdd", "lam", "pos_err", "vel_err", "acc_err", "omega_max", "h_max",
            "newton_iters", "outputs")

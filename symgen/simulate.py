@@ -218,7 +218,8 @@ def simulate(model_or_kernels, method: str | None = None, scheme=None, dt: float
              divergence_bound: float = DEFAULT_DIVERGENCE_BOUND, *,
              constraint_tol: float = DEFAULT_CONSTRAINT_TOL, t0: float = 0.0,
              estimate: bool = True, consistent: bool = True,
-             blas_threads: int | None = 1, factorization: str = "auto") -> Result:
+             blas_threads: int | None = 1, factorization: str = "auto",
+             stepper: str | None = None) -> Result:
     """Integrate a model from t0 to t_end with fixed steps dt; returns a :class:`~symgen.Result`.
 
     Parameters
@@ -253,6 +254,10 @@ def simulate(model_or_kernels, method: str | None = None, scheme=None, dt: float
         is not finite.
     estimate:
         record ω_max and h_max every step (index3 pays one extra SVD and kernel call for it).
+    stepper:
+        ``"compiled"`` (the whole step in C, :mod:`symgen.steppers.compiled`; the default when the
+        kernels are compiled and the method and options are supported) or ``"python"`` (the
+        readable reference steppers; the default otherwise).  Recorded in ``meta['stepper']``.
     blas_threads:
         BLAS threads during the run (threadpoolctl; ``None`` leaves BLAS as it is).  The step's
         matrices are small: one thread is faster (2.3× on the 243-coordinate N four-bar on an idle
@@ -305,9 +310,10 @@ def simulate(model_or_kernels, method: str | None = None, scheme=None, dt: float
     try:
         if params:
             kernels.set_params(dict(params))
-        stepper = make_stepper(method, kernels, sch, dt, tol=tol, constraint_tol=constraint_tol,
-                               max_iter=max_iter, rank_tol=rank_tol, estimate=estimate,
-                               factorization=factorization)
+        stepper = _make_stepper(stepper, method, kernels, sch, dt, tol=tol,
+                                constraint_tol=constraint_tol, max_iter=max_iter,
+                                rank_tol=rank_tol, estimate=estimate, factorization=factorization,
+                                divergence_bound=float(divergence_bound))
         # overflow/invalid values in a diverging run are reported as status, not as warnings
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"), \
                 _blas_limit(blas_threads):
@@ -316,6 +322,22 @@ def simulate(model_or_kernels, method: str | None = None, scheme=None, dt: float
                         consistent, estimate, t_wall)
     finally:
         kernels.p[:] = saved_p
+
+
+def _make_stepper(kind, method, kernels, sch, dt, *, divergence_bound, factorization, **kw):
+    """The compiled stepper (``kind`` "compiled", or None when it supports the case) or the Python
+    one (``kind`` "python", or None otherwise)."""
+    from .steppers.compiled import CompiledStepper, unsupported
+
+    if kind not in (None, "compiled", "python"):
+        raise ValueError(f"unknown stepper {kind!r}; known: 'compiled', 'python'")
+    if kind != "python":
+        why = unsupported(kernels, method, sch, factorization)
+        if why is None:
+            return CompiledStepper(kernels, method, sch, dt, divergence_bound=divergence_bound, **kw)
+        if kind == "compiled":
+            raise ValueError(f"stepper='compiled' cannot run this case: {why} (use stepper='python')")
+    return make_stepper(method, kernels, sch, dt, factorization=factorization, **kw)
 
 
 def _blas_limit(threads: int | None):
@@ -370,7 +392,12 @@ def _run(kernels, stepper, model, method, sch, dt, t0, t_end, n_steps, x0, xd0, 
     stepper.start(t0, X[0], XD[0], XDD[0], LAM[0])
 
     status, reason, last = "completed", "", 0
-    for i in range(n_steps):
+    steps = range(n_steps)
+    if getattr(stepper, "compiled", False):         # C steps chunk by chunk into the arrays
+        status, reason, last = stepper.run(T, X, XD, XDD, LAM, PE, VE, AE, OM, HM, IT, EK, EP, OUT,
+                                           t0, dt, n_steps, progress, bound)
+        steps = ()
+    for i in steps:
         t = t0 + i * dt
         t1 = t0 + (i + 1) * dt
         try:
@@ -443,7 +470,9 @@ def _run(kernels, stepper, model, method, sch, dt, t0, t_end, n_steps, x0, xd0, 
         "constraint_tol": constraint_tol,
         "max_iter": max_iter,
         "rank_tol": rank_tol,
-        "factorization": getattr(getattr(stepper, "lin", None), "factorization", None),
+        "factorization": getattr(stepper, "factorization", None)
+        or getattr(getattr(stepper, "lin", None), "factorization", None),
+        "stepper": "compiled" if getattr(stepper, "compiled", False) else "python",
         "divergence_bound": bound,
         "parameters": kernels.params() if hasattr(kernels, "params") else {},
         "initial_projection": cs.as_dict(),
