@@ -55,8 +55,8 @@ struct sg_stepper {
     /* index3 */
     int redundant;
     double *Ab, *bb, *db, *g_n, *Wnn;             /* (n+m)^2, n+m, n+m, n, n x n */
-    double *Ls, *Lw;                              /* least squares work: (n+m)^2 + 4 (n+m) */
-    int *lpiv;
+    double *Ls, *Lw, *Wb;                         /* least squares work: 2 (n+m)^2 + 4 (n+m);
+                                                     LU copy (n+m)^2 */
     double E[2];
 };
 
@@ -730,47 +730,67 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
  * index3.py: Index3Stepper
  * ------------------------------------------------------------------------------------------- */
 
-/* numpy.linalg.lstsq(A, b, rcond=None): the minimum-norm least-squares solution with the rank
- * |R_ii| > eps max(N) |R_00| of a pivoted QR (a complete orthogonal decomposition instead of the
- * SVD).  A (N x N, row-major) is destroyed; the solution overwrites b. */
-static void lstsq_min_norm(sg_stepper *s, double *A, double *b, int N)
+/* numpy.linalg.lstsq(A, b, rcond=None): the minimum-norm least-squares solution, singular values
+ * <= eps max(N) s_max counting as zero, from a one-sided Jacobi SVD (Hestenes): rotations of the
+ * columns of U = A until they are orthogonal, A = U V^T with the singular values the column norms
+ * of U.  A (N x N, row-major) is left alone; the solution overwrites b. */
+static void lstsq_min_norm(sg_stepper *s, const double *A, double *b, int N)
 {
-    double *Ac = s->Ls, *Bt = s->Ls + (size_t)N * N;
-    double *tau = s->Lw, *cn = s->Lw + N, *tau2 = s->Lw + 2 * (size_t)N, *y = s->Lw + 3 * (size_t)N;
-    int *piv = s->lpiv;
-    int i, j, l, r = 0;
-    double d0;
-    /* column-major copy of A */
+    double *U = s->Ls, *V = s->Ls + (size_t)N * N, *sv = s->Lw, *y = s->Lw + N;
+    int i, j, l, sweep;
+    double smax = 0.0, cut;
+    /* column-major U = A, V = I */
     for (i = 0; i < N; ++i)
-        for (j = 0; j < N; ++j) Ac[(size_t)j * N + i] = A[(size_t)i * N + j];
-    householder_qr(Ac, N, N, tau, piv, cn);
-    d0 = N ? fabs(Ac[0]) : 0.0;
-    if (d0 > 0.0)
-        for (i = 0; i < N; ++i)
-            if (fabs(Ac[(size_t)i * N + i]) > SG_EPS * N * d0) ++r;
-    householder_qt(Ac, N, N, tau, b);                   /* c = Q^T b; use c[:r] */
-    /* [R11 R12] z = c[:r], minimum norm: [R11 R12]^T = Q2 R2, z = Q2 R2^-T c */
-    for (j = 0; j < r; ++j)             /* column j of [R11 R12]^T = row j of R (N entries) */
-        for (l = 0; l < N; ++l) Bt[(size_t)j * N + l] = (l >= j) ? Ac[(size_t)l * N + j] : 0.0;
-    householder_qr(Bt, N, r, tau2, NULL, NULL);
-    for (i = 0; i < r; ++i) {           /* R2^T u = c */
-        double v = b[i];
-        for (l = 0; l < i; ++l) v -= Bt[(size_t)i * N + l] * y[l];
-        y[i] = v / Bt[(size_t)i * N + i];
+        for (j = 0; j < N; ++j) {
+            U[(size_t)j * N + i] = A[(size_t)i * N + j];
+            V[(size_t)j * N + i] = (i == j) ? 1.0 : 0.0;
+        }
+    for (sweep = 0; sweep < 100; ++sweep) {
+        int rotated = 0;
+        for (i = 0; i < N - 1; ++i)
+            for (j = i + 1; j < N; ++j) {
+                double *ui = U + (size_t)i * N, *uj = U + (size_t)j * N;
+                double *vi = V + (size_t)i * N, *vj = V + (size_t)j * N;
+                double al = 0.0, be = 0.0, ga = 0.0, zeta, t, c, sn;
+                for (l = 0; l < N; ++l) {
+                    al += ui[l] * ui[l];
+                    be += uj[l] * uj[l];
+                    ga += ui[l] * uj[l];
+                }
+                if (al == 0.0 || be == 0.0 || fabs(ga) <= SG_EPS * sqrt(al * be)) continue;
+                rotated = 1;
+                zeta = (be - al) / (2.0 * ga);
+                t = (zeta >= 0.0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1.0 + zeta * zeta));
+                c = 1.0 / sqrt(1.0 + t * t);
+                sn = c * t;
+                for (l = 0; l < N; ++l) {
+                    double a1 = ui[l], a2 = uj[l];
+                    ui[l] = c * a1 - sn * a2;
+                    uj[l] = sn * a1 + c * a2;
+                    a1 = vi[l];
+                    a2 = vj[l];
+                    vi[l] = c * a1 - sn * a2;
+                    vj[l] = sn * a1 + c * a2;
+                }
+            }
+        if (!rotated) break;
     }
-    for (i = r; i < N; ++i) y[i] = 0.0;
-    /* z = Q2 y: apply the reflectors in reverse order */
-    for (i = r - 1; i >= 0; --i) {
-        const double *v = Bt + (size_t)i * N;
-        double t;
-        if (tau2[i] == 0.0) continue;
-        t = y[i];
-        for (l = i + 1; l < N; ++l) t += v[l] * y[l];
-        t *= tau2[i];
-        y[i] -= t;
-        for (l = i + 1; l < N; ++l) y[l] -= t * v[l];
+    for (j = 0; j < N; ++j) {
+        double v = 0.0;
+        for (l = 0; l < N; ++l) v += U[(size_t)j * N + l] * U[(size_t)j * N + l];
+        sv[j] = sqrt(v);
+        if (sv[j] > smax) smax = sv[j];
     }
-    for (i = 0; i < N; ++i) b[piv[i]] = y[i];           /* x = Pi z */
+    cut = SG_EPS * N * smax;
+    for (i = 0; i < N; ++i) y[i] = 0.0;
+    for (j = 0; j < N; ++j) {
+        double c = 0.0;
+        if (!(sv[j] > cut)) continue;
+        for (l = 0; l < N; ++l) c += U[(size_t)j * N + l] * b[l];
+        c /= sv[j] * sv[j];
+        for (l = 0; l < N; ++l) y[l] += c * V[(size_t)j * N + l];
+    }
+    memcpy(b, y, sizeof(double) * (size_t)N);
 }
 
 static double omega_at(sg_stepper *s, const double *p, double t1)
@@ -863,10 +883,9 @@ static int step_index3(sg_stepper *s, const double *p, double t, int *iters, sg_
         if (s->redundant) {
             lstsq_min_norm(s, A, d, N);                                  /* redundant constraints */
         } else {
-            memcpy(s->Ls, A, sizeof(double) * (size_t)N * N);
-            if (lu_solve(A, d, N, s->ipiv)) {                            /* Eq. 29 */
+            memcpy(s->Wb, A, sizeof(double) * (size_t)N * N);
+            if (lu_solve(s->Wb, d, N, s->ipiv)) {                        /* Eq. 29 */
                 for (i = 0; i < N; ++i) d[i] = -b[i];
-                memcpy(A, s->Ls, sizeof(double) * (size_t)N * N);
                 lstsq_min_norm(s, A, d, N);
             }
         }
@@ -1047,9 +1066,9 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
           + 2 * (size_t)mm1 + 3 * (size_t)n + 8 * (size_t)n       /* wm wm2 rhs w w2 a_n.. */
           + 3 * nn                                                /* om_work */
           + (size_t)N * N + 2 * (size_t)N + n + nn                /* Ab bb db g_n Wnn */
-          + 2 * (size_t)N * N + 4 * (size_t)N;                    /* Ls Lw */
+          + 3 * (size_t)N * N + 4 * (size_t)N;                    /* Ls Lw Wb */
     blk = (double *)calloc(total + 1, sizeof(double));
-    ib = (int *)calloc((size_t)mm1 + 2 * (size_t)N + 1, sizeof(int));
+    ib = (int *)calloc((size_t)mm1 + (size_t)N + 1, sizeof(int));
     if (!blk || !ib) {
         free(blk);
         free(ib);
@@ -1078,11 +1097,10 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
     TAKE(s->add, n); TAKE(s->rk, n); TAKE(s->rk2, n);
     TAKE(s->om_work, 3 * nn);
     TAKE(s->Ab, (size_t)N * N); TAKE(s->bb, N); TAKE(s->db, N); TAKE(s->g_n, n); TAKE(s->Wnn, nn);
-    TAKE(s->Ls, 2 * (size_t)N * N); TAKE(s->Lw, 4 * (size_t)N);
+    TAKE(s->Ls, 2 * (size_t)N * N); TAKE(s->Lw, 4 * (size_t)N); TAKE(s->Wb, (size_t)N * N);
 #undef TAKE
     s->piv = ib;
     s->ipiv = ib + mm1;
-    s->lpiv = ib + mm1 + N;
     s->upd_last = s->upd_prev = HUGE_VAL;
     s->omega = NAN;
     s->min_rank = m;
