@@ -499,7 +499,8 @@ def cmd_simulate(args) -> int:
     try:
         with _warnings_as_notes():
             result = simulate(kernels, method=method, scheme=scheme, dt=float(dt),
-                              t_end=float(t_end), params=numeric or None, progress=progress)
+                              t_end=float(t_end), params=numeric or None, progress=progress,
+                              stepper=args.stepper)
     finally:
         progress.close()
     wall = time.perf_counter() - start
@@ -639,6 +640,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.add_argument("--backend", choices=("c", "lambdify"), default="c",
                    help="kernels: compiled C (default) or sympy.lambdify (slow, no compiler)")
+    s.add_argument("--stepper", choices=("compiled", "python"), default=None,
+                   help="compiled: the whole step in C (default with C kernels); python: the "
+                   "reference steppers (default with --backend lambdify)")
     s.set_defaults(func=cmd_simulate)
 
     s = sub.add_parser("plot", help="plot a result file")
