@@ -221,6 +221,33 @@ def _print_kernel(name: str, inputs: list, outputs: list, mapping: dict, printer
             "doc": _KERNEL_DOC[name], "temporaries": temporaries, "assignments": assignments}
 
 
+def _main_settings(model: Model) -> dict:
+    """The recommended settings of ``model`` as C literals for main.c (simulate's defaults)."""
+    from .simulate import DEFAULT_METHOD, DEFAULT_SCHEME
+    from .steppers import (DEFAULT_CONSTRAINT_TOL, DEFAULT_MAX_ITER, DEFAULT_RANK_TOL,
+                           DEFAULT_TOL, parse_scheme)
+
+    st = dict(model.settings or {})
+    method = st.get("method", DEFAULT_METHOD)
+    if method not in ("nullspace", "index3"):
+        method = DEFAULT_METHOD
+    sch = parse_scheme(st.get("scheme", DEFAULT_SCHEME))
+    if method == "nullspace" and sch.is_hht:
+        sch = parse_scheme(DEFAULT_SCHEME)
+
+    def lit(v) -> str:
+        return repr(float(v))
+    return {
+        "method": method, "method_code": "SG_NULLSPACE" if method == "nullspace" else "SG_INDEX3",
+        "gamma": lit(sch.gamma), "beta": lit(sch.beta), "hht_alpha": lit(sch.alpha),
+        "dt": lit(st.get("dt", 1e-3)), "t_end": lit(st.get("t_end", 1.0)),
+        "tol": lit(st.get("tol", DEFAULT_TOL)), "constraint_tol": lit(DEFAULT_CONSTRAINT_TOL),
+        "max_iter": int(st.get("max_iter", DEFAULT_MAX_ITER)),
+        "rank_tol": lit(st.get("rank_tol", DEFAULT_RANK_TOL)),
+        "x0": ", ".join(lit(v) for v in model.x0), "xd0": ", ".join(lit(v) for v in model.xd0),
+    }
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(template_dir())),
@@ -234,7 +261,8 @@ def _environment() -> jinja2.Environment:
 
 def generate(model_or_derived: Model | Derived, outdir=None) -> GeneratedSource:
     """The standalone C99 source (``<name>.h``, ``<name>.c``, ``README.md``) of a model, with the
-    steppers' C runtime (``symgen_runtime.h``, ``symgen_runtime.c``) its descriptor refers to.
+    steppers' C runtime (``symgen_runtime.h``, ``symgen_runtime.c``) its descriptor refers to and a
+    ``main.c`` that simulates the model with its recommended settings and prints CSV.
 
     With ``outdir`` the files are also written there.
     """
@@ -276,6 +304,7 @@ def generate(model_or_derived: Model | Derived, outdir=None) -> GeneratedSource:
     }
     for path in runtime_files():
         files[path.name] = path.read_text()
+    files["main.c"] = env.get_template("main.c.j2").render({**ctx, **_main_settings(model)})
     src = GeneratedSource(name=prefix, model_hash=model.hash, files=files, cdef=declarations)
     if outdir is not None:
         src.write(outdir)

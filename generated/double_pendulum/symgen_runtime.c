@@ -930,6 +930,65 @@ void sg_start(sg_stepper *s, const double *p, double t, const double *x, const d
     }
 }
 
+/* simulate.py consistent_state: project (x, xd) onto q = 0 (Gauss-Newton, minimum-norm
+ * corrections, until max|q| <= 1e-13 max(1, max|x|), at most 50 iterations) and q_dot = 0, then
+ * the index-1 solve xdd = xdd_p + N_H z, N_H^T M N_H z = N_H^T (f - M xdd_p), lam from
+ * H^T lam = M xdd - f (least squares).  Returns 0, 1 (the positions cannot be projected) or 2
+ * (singular reduced mass: a massless degree of freedom). */
+int sg_initial_state(sg_stepper *s, const double *p, double t, double *x, double *xd,
+                     double *xdd, double *lam)
+{
+    const sg_model *mdl = s->mdl;
+    int n = s->n, m = s->m, i, j, k, it;
+    for (i = 0; i < n; ++i) xdd[i] = 0.0;
+    for (i = 0; i < m; ++i) lam[i] = 0.0;
+    if (m) {
+        for (it = 0; it <= 50; ++it) {
+            double rq = 0.0, xm = 1.0;
+            mdl->constraints(t, x, xd, xdd, p, s->q, s->H, s->qd, s->Hd, s->qdd, s->Hdd);
+            for (i = 0; i < m; ++i) {
+                double v = fabs(s->q[i]);
+                if (v != v) { rq = v; break; }
+                if (v > rq) rq = v;
+            }
+            if (!sg_isfinite(rq)) return 1;
+            for (i = 0; i < n; ++i) if (fabs(x[i]) > xm) xm = fabs(x[i]);
+            if (rq <= 1e-13 * xm) break;
+            if (it == 50 || lin_factor(s, s->H) < 0) return 1;
+            mv(s->Hp, s->q, s->w, n, m);
+            for (i = 0; i < n; ++i) x[i] -= s->w[i];                 /* minimum-norm correction */
+        }
+        mdl->constraints(t, x, xd, xdd, p, s->q, s->H, s->qd, s->Hd, s->qdd, s->Hdd);
+        if (lin_factor(s, s->H) < 0) return 1;
+        mv(s->Hp, s->qd, s->w, n, m);
+        for (i = 0; i < n; ++i) xd[i] -= s->w[i];                    /* velocity correction */
+        mdl->constraints(t, x, xd, xdd, p, s->q, s->H, s->qd, s->Hd, s->qdd, s->Hdd);
+        if (lin_factor(s, s->H) < 0) return 1;
+        mv(s->Hp, s->qdd, s->xdd_p, n, m);
+        for (i = 0; i < n; ++i) s->xdd_p[i] = -s->xdd_p[i];          /* H xdd = -q_ddot(xdd = 0) */
+    } else {
+        lin_factor(s, s->H);
+        for (i = 0; i < n; ++i) s->xdd_p[i] = 0.0;
+    }
+    k = s->k;
+    mdl->dynamics(t, x, xd, xdd, lam, p, s->M, s->f, s->K, s->C);
+    mm(s->M, s->N, s->MN, n, n, k);
+    mtm(s->N, s->MN, s->S, n, k, k);                                 /* M_R */
+    mv(s->M, s->xdd_p, s->w, n, n);
+    for (i = 0; i < n; ++i) s->w[i] = s->f[i] - s->w[i];
+    mtv(s->N, s->w, s->rk, n, k);
+    if (k && lu_solve(s->S, s->rk, k, s->ipiv)) return 2;
+    mv(s->N, s->rk, xdd, n, k);
+    for (i = 0; i < n; ++i) xdd[i] += s->xdd_p[i];
+    if (m) {
+        mv(s->M, xdd, s->w, n, n);
+        for (i = 0; i < n; ++i) s->w[i] -= s->f[i];
+        mtv(s->Hp, s->w, lam, n, m);                                 /* H^T lam = M xdd - f */
+    }
+    (void)j;
+    return 0;
+}
+
 int sg_step(sg_stepper *s, const double *p, double t, const double *x, const double *xd,
             const double *xdd, const double *lam, int *iterations, sg_failure *fail)
 {

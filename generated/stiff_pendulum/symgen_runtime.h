@@ -115,6 +115,12 @@ void sg_stepper_free(sg_stepper *s);
 void sg_start(sg_stepper *s, const double *p, double t, const double *x, const double *xd,
               const double *xdd, const double *lam);
 
+/* The consistent initial state (as symgen.simulate's consistent_state): x, xd projected onto
+ * q = 0, q_dot = 0 in place; xdd, lam from the index-1 equations.  Returns 0, 1 (positions cannot
+ * be projected onto q = 0) or 2 (singular reduced mass). */
+int sg_initial_state(sg_stepper *s, const double *p, double t, double *x, double *xd,
+                     double *xdd, double *lam);
+
 /* One step from (x, xd, xdd, lam) at t; the new state is left in the stepper (sg_state).
  * Returns SG_OK, SG_FAILED or SG_DIVERGED (then *fail says why), and the Newton iterations in
  * *iterations. */
