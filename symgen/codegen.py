@@ -224,6 +224,7 @@ def _print_kernel(name: str, inputs: list, outputs: list, mapping: dict, printer
 def _main_settings(model: Model) -> dict:
     """The recommended settings of ``model`` as C literals for main.c (simulate's defaults)."""
     from .simulate import DEFAULT_METHOD, DEFAULT_SCHEME
+    from .steppers.compiled import CONVERGENCE_RULE
     from .steppers import (DEFAULT_CONSTRAINT_TOL, DEFAULT_MAX_ITER, DEFAULT_RANK_TOL,
                            DEFAULT_TOL, parse_scheme)
 
@@ -245,6 +246,7 @@ def _main_settings(model: Model) -> dict:
         "max_iter": int(st.get("max_iter", DEFAULT_MAX_ITER)),
         "rank_tol": lit(st.get("rank_tol", DEFAULT_RANK_TOL)),
         "x0": ", ".join(lit(v) for v in model.x0), "xd0": ", ".join(lit(v) for v in model.xd0),
+        "convergence": CONVERGENCE_RULE,
     }
 
 

@@ -19,6 +19,8 @@
 /* An update within this factor of the tolerance that no longer shrinks is accepted (round-off). */
 #define SG_STALL_FACTOR 1e3
 #define SG_EPS 2.220446049250313e-16
+/* How many times of steps accepted at the round-off floor a stepper keeps (the count is exact). */
+#define SG_FLOOR_TIMES_KEPT 100
 
 struct sg_stepper {
     const sg_model *mdl;
@@ -30,6 +32,11 @@ struct sg_stepper {
     double *x, *xd, *xdd, *lam, *x_old, *xd_old, *xdd_old, *wt, *wn;
     double upd_last, upd_prev;
     long stalled;
+    /* convergence rule 1 (the round-off floor) */
+    double upd_abs[3], upd_lvl[3], floor[3];
+    long floor_steps, redundant_steps;
+    double floor_times[SG_FLOOR_TIMES_KEPT], floor_t_last;
+    double i3_smax, i3_smin;
     double res[3];
     double omega;
     /* the linearization (symgen/steppers/linalg.py) */
@@ -543,6 +550,8 @@ static void predict(sg_stepper *s, const double *x, const double *xd, const doub
         s->x[i] = xdd[i] * (0.5 * h * h) + x[i] + xd[i] * h;
     }
     s->upd_last = s->upd_prev = HUGE_VAL;
+    s->upd_lvl[0] = s->upd_lvl[1] = s->upd_lvl[2] = HUGE_VAL;
+    s->floor[0] = s->floor[1] = s->floor[2] = NAN;
     if (s->m) memcpy(s->lam, lam, sizeof(double) * (size_t)s->m);
 }
 
@@ -554,14 +563,32 @@ static void save_old(sg_stepper *s)
     memcpy(s->xdd_old, s->xdd, b);
 }
 
+/* numpy's max|a_i - b_i| with NaN propagation (initial 0). */
+static double amax(const double *a, const double *b, int n)
+{
+    double r = 0.0, v;
+    int i;
+    for (i = 0; i < n; ++i) {
+        v = fabs(a[i] - b[i]);
+        if (v != v) return v;
+        if (v > r) r = v;
+    }
+    return r;
+}
+
 static double update_norm(sg_stepper *s)
 {
     double h = s->o.h;
-    double a = wmax(s->x, s->x_old, s->wt, s->n);
-    double b = h * wmax(s->xd, s->xd_old, s->wt, s->n);
-    double c = h * h * wmax(s->xdd, s->xdd_old, s->wt, s->n);
+    s->upd_lvl[0] = wmax(s->x, s->x_old, s->wt, s->n);
+    s->upd_lvl[1] = h * wmax(s->xd, s->xd_old, s->wt, s->n);
+    s->upd_lvl[2] = h * h * wmax(s->xdd, s->xdd_old, s->wt, s->n);
+    if (s->o.convergence) {
+        s->upd_abs[0] = amax(s->x, s->x_old, s->n);
+        s->upd_abs[1] = h * amax(s->xd, s->xd_old, s->n);
+        s->upd_abs[2] = h * h * amax(s->xdd, s->xdd_old, s->n);
+    }
     s->upd_prev = s->upd_last;
-    s->upd_last = py_max3(a, b, c);
+    s->upd_last = py_max3(s->upd_lvl[0], s->upd_lvl[1], s->upd_lvl[2]);
     return s->upd_last;
 }
 
@@ -571,11 +598,83 @@ static double update_norm(sg_stepper *s)
 static int sg_converged(sg_stepper *s, double upd)
 {
     if (upd <= 1.0) return 1;
+    if (s->o.convergence) return 0;         /* rule 1: see sg_at_floor */
     if (upd <= SG_STALL_FACTOR && upd >= 0.5 * s->upd_prev) {
         s->stalled += 1;
         return 1;
     }
     return 0;
+}
+
+/* Rule 1 (the conv branch's base.py): an update above the tolerance may be accepted only if it is
+ * not larger than the one before (a growing update never is) ... */
+static int sg_may_be_at_floor(const sg_stepper *s, double upd)
+{
+    return 1.0 < upd && upd <= s->upd_prev;
+}
+
+static double absmax(const double *v, int n)
+{
+    double r = 0.0, a;
+    int i;
+    for (i = 0; i < n; ++i) {
+        a = fabs(v[i]);
+        if (a != a) return a;
+        if (a > r) r = a;
+    }
+    return r;
+}
+
+/* ... and it is, on each level, within w_i or within the attainable accuracy of the iterate:
+ *   dx = eps k (1 + |x|inf), dv = eps k h|xd|inf + r1 dx, da = eps k h^2|xdd|inf + r1 dv + r2 dx,
+ *   k = s_max/s_min of H, r1 = h |H_dot|_F / s_min, r2 = h^2 |H_ddot|_F / s_min. */
+static void sg_floor(sg_stepper *s, const double *x, const double *xd, const double *xdd,
+                     double s_max, double s_min, double hd_norm, double hdd_norm)
+{
+    double h = s->o.h, kappa, rho1, rho2, ek, dx, dv, da;
+    int n = s->n;
+    if (s_min > 0.0 && s_max > 0.0) {
+        kappa = s_max / s_min;
+        rho1 = h * hd_norm / s_min;
+        rho2 = h * h * hdd_norm / s_min;
+    } else if (s_max > 0.0) {
+        s->floor[0] = s->floor[1] = s->floor[2] = HUGE_VAL;
+        return;
+    } else {
+        kappa = 1.0;
+        rho1 = rho2 = 0.0;
+    }
+    ek = SG_EPS * kappa;
+    dx = ek * (1.0 + absmax(x, n));
+    dv = ek * h * absmax(xd, n) + rho1 * dx;
+    da = ek * h * h * absmax(xdd, n) + rho1 * dv + rho2 * dx;
+    s->floor[0] = dx;
+    s->floor[1] = dv;
+    s->floor[2] = da;
+}
+
+static int sg_at_floor(sg_stepper *s, double t1)
+{
+    int l;
+    if (!sg_may_be_at_floor(s, s->upd_last)) return 0;
+    for (l = 0; l < 3; ++l)
+        if (s->upd_lvl[l] > 1.0 && s->upd_abs[l] > s->floor[l]) return 0;
+    if (s->floor_steps < SG_FLOOR_TIMES_KEPT) s->floor_times[s->floor_steps] = t1;
+    s->floor_t_last = t1;
+    s->floor_steps += 1;
+    return 1;
+}
+
+/* the floor at a nullspace iterate from the factorization of H there (kept |R_ii|) */
+static void sg_floor_at(sg_stepper *s, const double *x, const double *xd, const double *xdd)
+{
+    int n = s->n, m = s->m, r = s->rank;
+    if (r == 0) {
+        sg_floor(s, x, xd, xdd, 0.0, 0.0, 0.0, 0.0);
+        return;
+    }
+    sg_floor(s, x, xd, xdd, fabs(s->A[0]), fabs(s->A[(size_t)(r - 1) * n + (r - 1)]),
+             norm2(s->Hd, m * n), norm2(s->Hdd, m * n));
 }
 
 static void fail_set(sg_failure *f, int kind, double t1, int it)
@@ -584,6 +683,29 @@ static void fail_set(sg_failure *f, int kind, double t1, int it)
     f->kind = kind;
     f->t = t1;
     f->iteration = it;
+}
+
+static void fail_floor(const sg_stepper *s, sg_failure *fail)
+{
+    int l;
+    for (l = 0; l < 3; ++l) {
+        fail->floor[l] = s->floor[l];
+        fail->upd_abs[l] = s->upd_abs[l];
+    }
+}
+
+/* nullspace.py _factor: factor H at the iterate, keep the run's range of ranks; -1 (and *fail
+ * set) when H has non-finite entries. */
+static int ns_factor(sg_stepper *s, double t1, int it, sg_failure *fail)
+{
+    int k = lin_factor(s, s->H);
+    if (k < 0) {
+        fail_set(fail, SG_FAIL_FACTOR_NONFINITE, t1, it);
+        return -1;
+    }
+    if (s->rank < s->min_rank) s->min_rank = s->rank;
+    if (s->rank > s->max_rank) s->max_rank = s->rank;
+    return k;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -597,10 +719,12 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
     double h = s->o.h, gam = s->o.gamma, bet = s->o.beta, t1 = t + h, upd = HUGE_VAL;
     double *x0 = s->x, *xd0 = s->xd, *xdd0 = s->xdd, *lam0 = s->lam;
     for (it = 0; it <= s->o.max_iter; ++it) {
+        int factored = 0;
         /* 1. constraints at the estimate */
         mdl->constraints(t1, x0, xd0, xdd0, p, s->q, s->H, s->qd, s->Hd, s->qdd, s->Hdd);
         if (it > 0) {
             double rq, rqd, rqdd, resid;
+            int ok;
             if (!sg_isfinite(upd)) {
                 fail_set(fail, SG_FAIL_NONFINITE_ITERATE, t1, it);
                 return SG_DIVERGED;
@@ -609,11 +733,28 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
             rqd = norm2(s->qd, m);
             rqdd = norm2(s->qdd, m);
             resid = py_max3(rq, h * rqd, h * h * rqdd);
-            if (resid <= s->o.constraint_tol && sg_converged(s, upd)) {
+            ok = resid <= s->o.constraint_tol && sg_converged(s, upd);
+            if (s->o.convergence && !ok && (sg_may_be_at_floor(s, upd) || it == s->o.max_iter)) {
+                /* above tol: is the update at the round-off floor of this iterate? */
+                if (ns_factor(s, t1, it, fail) < 0) return SG_FAILED;
+                factored = 1;
+                sg_floor_at(s, x0, xd0, xdd0);
+                ok = resid <= s->o.constraint_tol && sg_at_floor(s, t1);
+            }
+            if (ok) {
                 s->res[0] = rq;
                 s->res[1] = rqd;
                 s->res[2] = rqdd;
-                if (s->o.estimate) s->omega = sg_omega_from(s->k, s->M_R, s->K_R, s->om_work);
+                if (s->o.estimate) {
+                    if (s->o.convergence) {
+                        /* omega_max of the reduced system linearized at the accepted state */
+                        if (!factored && ns_factor(s, t1, it, fail) < 0) return SG_FAILED;
+                        lin_particular(s, xd0, xdd0);
+                        mdl->dynamics(t1, x0, xd0, xdd0, lam0, p, s->M, s->f, s->K, s->C);
+                        lin_reduce(s);
+                    }
+                    s->omega = sg_omega_from(s->k, s->M_R, s->K_R, s->om_work);
+                }
                 *iters = it;
                 return SG_OK;
             }
@@ -621,17 +762,15 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
                 fail_set(fail, SG_FAIL_NOT_CONVERGED, t1, it);
                 fail->value0 = upd;
                 fail->value1 = resid;
+                fail_floor(s, fail);
+                fail->s_ratio = (s->rank > 0 && fabs(s->A[0]) > 0.0)
+                    ? fabs(s->A[(size_t)(s->rank - 1) * n + (s->rank - 1)]) / fabs(s->A[0]) : NAN;
                 return SG_FAILED;
             }
         }
         /* 2. one factorization of H: N_H, H^+, particular solutions */
-        k = lin_factor(s, s->H);
-        if (k < 0) {
-            fail_set(fail, SG_FAIL_FACTOR_NONFINITE, t1, it);
-            return SG_FAILED;
-        }
-        if (s->rank < s->min_rank) s->min_rank = s->rank;
-        if (s->rank > s->max_rank) s->max_rank = s->rank;
+        k = factored ? s->k : ns_factor(s, t1, it, fail);
+        if (k < 0) return SG_FAILED;
         lin_particular(s, xd0, xdd0);                                     /* Eqs. 33-48 */
         for (i = 0; i < n; ++i) s->x_p[i] = x0[i] + s->dx_p[i];            /* Eq. 33 (corrected) */
 
@@ -805,6 +944,19 @@ static double omega_at(sg_stepper *s, const double *p, double t1)
     return sg_omega_from(s->k, s->M_R, s->K_R, s->om_work);
 }
 
+/* index3.py _decide_rank: redundant (rank < m) rows make the bordered matrix singular, so the
+ * Newton steps become least-squares solves; a failed factorization counts as redundant. */
+static void i3_decide_rank(sg_stepper *s)
+{
+    if (lin_factor(s, s->H) < 0) {
+        s->redundant = 1;
+        return;
+    }
+    s->redundant = s->rank < s->m;
+    if (s->rank < s->min_rank) s->min_rank = s->rank;
+    if (s->rank > s->max_rank) s->max_rank = s->rank;
+}
+
 static int step_index3(sg_stepper *s, const double *p, double t, int *iters, sg_failure *fail)
 {
     const sg_model *mdl = s->mdl;
@@ -814,13 +966,35 @@ static int step_index3(sg_stepper *s, const double *p, double t, int *iters, sg_
     double *A = s->Ab, *b = s->bb, *d = s->db;
     for (it = 0; it <= s->o.max_iter; ++it) {
         double rq;
+        int ok;
         mdl->constraints(t1, s->x, s->xd, s->xdd, p, s->q, s->H, s->qd, s->Hd, s->qdd, s->Hdd);
+        if (s->o.convergence && it == 0 && m) {
+            i3_decide_rank(s);                               /* rank at this step's predictor */
+            s->redundant_steps += s->redundant;
+            if (s->rank > 0) {
+                s->i3_smax = fabs(s->A[0]);
+                s->i3_smin = fabs(s->A[(size_t)(s->rank - 1) * n + (s->rank - 1)]);
+            } else {
+                s->i3_smax = s->i3_smin = 0.0;
+            }
+        }
         rq = m ? norm2(s->q, m) : 0.0;
         if (!(sg_isfinite(rq) && sg_isfinite(it ? upd : 0.0))) {
             fail_set(fail, SG_FAIL_I3_NONFINITE, t1, it);
             return SG_DIVERGED;
         }
-        if (it > 0 && rq <= s->o.constraint_tol && sg_converged(s, upd)) {
+        ok = it > 0 && rq <= s->o.constraint_tol && sg_converged(s, upd);
+        if (s->o.convergence && !ok && it > 0 && rq <= s->o.constraint_tol
+                && (sg_may_be_at_floor(s, upd) || it == s->o.max_iter)) {
+            /* kappa of H at the predictor, H_dot and H_ddot at the iterate */
+            if (m)
+                sg_floor(s, s->x, s->xd, s->xdd, s->i3_smax, s->i3_smin, norm2(s->Hd, m * n),
+                         norm2(s->Hdd, m * n));
+            else
+                sg_floor(s, s->x, s->xd, s->xdd, 0.0, 0.0, 0.0, 0.0);
+            ok = sg_at_floor(s, t1);
+        }
+        if (ok) {
             if (m) {
                 s->res[0] = norm2(s->q, m);
                 s->res[1] = norm2(s->qd, m);
@@ -846,6 +1020,7 @@ static int step_index3(sg_stepper *s, const double *p, double t, int *iters, sg_
             fail->value0 = upd;
             fail->value1 = rq;
             fail->value2 = lm;
+            fail_floor(s, fail);
             return SG_FAILED;
         }
         mdl->dynamics(t1, s->x, s->xd, s->xdd, s->lam, p, s->M, s->f, s->K, s->C);
@@ -915,9 +1090,13 @@ void sg_start(sg_stepper *s, const double *p, double t, const double *x, const d
     int n = s->n, m = s->m, i;
     if (s->o.method != SG_INDEX3) return;
     s->redundant = 0;
+    s->redundant_steps = 0;
     if (m) {
         s->mdl->constraints(t, x, xd, xdd, p, s->q, s->H, s->qd, s->Hd, s->qdd, s->Hdd);
-        if (lin_factor(s, s->H) >= 0) s->redundant = s->rank < m;
+        if (s->o.convergence)
+            i3_decide_rank(s);
+        else if (lin_factor(s, s->H) >= 0)
+            s->redundant = s->rank < m;
     }
     if (s->o.alpha != 0.0) {
         s->mdl->dynamics(t, x, xd, xdd, lam, p, s->M, s->f, s->K, s->C);
@@ -1080,6 +1259,17 @@ int sg_run_chunk(sg_stepper *s, const double *p, double t0, long i_start, long i
 }
 
 long sg_stalled_steps(const sg_stepper *s) { return s->stalled; }
+long sg_floor_steps(const sg_stepper *s) { return s->floor_steps; }
+double sg_floor_t_last(const sg_stepper *s) { return s->floor_t_last; }
+long sg_redundant_steps(const sg_stepper *s) { return s->redundant_steps; }
+
+int sg_floor_times(const sg_stepper *s, double *out, int max)
+{
+    int i, cnt = s->floor_steps < SG_FLOOR_TIMES_KEPT ? (int)s->floor_steps : SG_FLOOR_TIMES_KEPT;
+    if (cnt > max) cnt = max;
+    for (i = 0; i < cnt; ++i) out[i] = s->floor_times[i];
+    return cnt;
+}
 int sg_min_rank(const sg_stepper *s) { return s->min_rank; }
 int sg_max_rank(const sg_stepper *s) { return s->max_rank; }
 
@@ -1162,6 +1352,8 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
     s->ipiv = ib + mm1;
     s->upd_last = s->upd_prev = HUGE_VAL;
     s->omega = NAN;
+    s->floor_t_last = NAN;
+    s->floor[0] = s->floor[1] = s->floor[2] = NAN;
     s->min_rank = m;
     s->max_rank = 0;
     s->k = -1;

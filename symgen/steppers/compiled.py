@@ -27,6 +27,10 @@ log = logging.getLogger(__name__)
 #: method name → the runtime's method code
 COMPILED_METHODS = {"nullspace": 0, "index3": 1}
 _SG_OK, _SG_FAILED, _SG_DIVERGED = 0, 1, 2
+#: the convergence rule of the Python steppers present (base.py): 1 = the round-off floor rule of
+#: issue 8 (``Stepper._floor``: conditioning-aware floor, ω_max at the accepted state, index3's
+#: rank at every step), 0 = the earlier "stalled within 1e3 × tol" rule; the C runtime has both
+CONVERGENCE_RULE = 1 if hasattr(Stepper, "_floor") else 0
 #: wall time one chunk of C steps aims at (progress and Ctrl-C are handled between chunks)
 CHUNK_SECONDS = 0.05
 
@@ -81,6 +85,7 @@ class CompiledStepper:
         opts.h, opts.tol, opts.constraint_tol = self.h, self.tol, self.constraint_tol
         opts.max_iter, opts.rank_tol = self.max_iter, float(rank_tol)
         opts.estimate, opts.divergence_bound = int(self.estimate), float(divergence_bound)
+        opts.convergence = CONVERGENCE_RULE
         ptr = self.lib.sg_stepper_new(self.lib.sg_module_model(), opts)
         if ptr == self.ffi.NULL:
             raise ValueError(f"the C runtime refused the options {dict(method=method, h=h, tol=tol)}"
@@ -89,8 +94,13 @@ class CompiledStepper:
         self._fail = self.ffi.new("sg_failure *")
         self._last = self.ffi.new("long *")
         self.stalled_steps = 0
-        if method == "nullspace":
+        self.floor_steps, self.floor_times, self.floor_t_last = 0, [], math.nan
+        self.floor = (math.nan, math.nan, math.nan)
+        self._upd_abs = [0.0, 0.0, 0.0]
+        if method == "nullspace" or CONVERGENCE_RULE:
             self.min_rank, self.max_rank = self.m, 0
+        if method == "index3" and CONVERGENCE_RULE:
+            self.redundant_steps = 0
 
     # -- helpers ----------------------------------------------------------------------------------
     def _ptr(self, a: np.ndarray, ctype: str = "double[]"):
@@ -119,6 +129,10 @@ class CompiledStepper:
             else:
                 extra = (f"; max(|q|, h|q_dot|, h²|q_ddot|) {fail.value1:.3e} (tolerance "
                          f"{self.constraint_tol:.1e})")
+                if CONVERGENCE_RULE:
+                    extra += f"; s_min/s_max of H {fail.s_ratio:.2e}"
+            self.floor = tuple(fail.floor)
+            self._upd_abs = list(fail.upd_abs)
             msg = str(Stepper._not_converged(self, t1, it, fail.value0, extra))
         elif kind == 3:
             diverged = False
@@ -183,9 +197,15 @@ class CompiledStepper:
             log.warning("simulation of %s stopped: %s", self.kernels.name, reason)
         finally:
             self.stalled_steps = int(lib.sg_stalled_steps(self._s))
-            if self.method == "nullspace":
+            self.floor_steps = int(lib.sg_floor_steps(self._s))
+            buf = ffi.new("double[100]")
+            self.floor_times = list(buf[0:int(lib.sg_floor_times(self._s, buf, 100))])
+            self.floor_t_last = float(lib.sg_floor_t_last(self._s))
+            if hasattr(self, "min_rank"):
                 self.min_rank = int(lib.sg_min_rank(self._s))
                 self.max_rank = int(lib.sg_max_rank(self._s))
+            if hasattr(self, "redundant_steps"):
+                self.redundant_steps = int(lib.sg_redundant_steps(self._s))
             if it_buf is not IT:
                 IT[:] = it_buf
         return status, reason, int(last[0])

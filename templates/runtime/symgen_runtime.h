@@ -88,6 +88,9 @@ typedef struct sg_failure {
     int k;               /* size of alpha (SG_FAIL_SINGULAR_REDUCED) */
     int which;           /* SG_FAIL_RUN_BOUND */
     double value0, value1, value2;
+    double floor[3];     /* the round-off floor of (x, h xd, h^2 xdd) at the last iterate (rule 1) */
+    double upd_abs[3];   /* the last update: max|dx|, h max|dxd|, h^2 max|dxdd| */
+    double s_ratio;      /* s_min/s_max of the kept |R_ii| of H (nullspace, rule 1) */
 } sg_failure;
 
 /* The options of a run (the same names and meaning as symgen.simulate's). */
@@ -102,6 +105,9 @@ typedef struct sg_options {
     double rank_tol;             /* relative rank tolerance of H (|R_ii| <= rank_tol |R_00|) */
     int estimate;                /* record omega_max and h_max every step */
     double divergence_bound;     /* |x|, h|xd| or h^2|xdd| beyond it: diverged */
+    int convergence;             /* 0: an update within 1e3 tol that stopped shrinking is accepted
+                                    (stalled); 1: the conditioning-aware round-off floor, omega_max
+                                    at the accepted state, index3's rank at every step */
 } sg_options;
 
 typedef struct sg_stepper sg_stepper;
@@ -143,8 +149,15 @@ int sg_run_chunk(sg_stepper *s, const double *p, double t0, long i_start, long i
                  double *PE, double *VE, double *AE, double *OM, double *HM, long long *IT,
                  double *EK, double *EP, double *OUT, long *last, sg_failure *fail);
 
-/* Run statistics: steps accepted at Newton's round-off floor, smallest/largest rank of H. */
+/* Run statistics: steps accepted at Newton's round-off floor (stalled: rule 0, floor: rule 1;
+ * sg_floor_times copies the times of the first ones, up to max, and returns how many it copied;
+ * the time of the last is sg_floor_t_last), smallest/largest rank of H, index3 steps with a
+ * rank-deficient H at the predictor. */
 long sg_stalled_steps(const sg_stepper *s);
+long sg_floor_steps(const sg_stepper *s);
+int sg_floor_times(const sg_stepper *s, double *out, int max);
+double sg_floor_t_last(const sg_stepper *s);
+long sg_redundant_steps(const sg_stepper *s);
 int sg_min_rank(const sg_stepper *s);
 int sg_max_rank(const sg_stepper *s);
 
