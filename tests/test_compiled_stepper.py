@@ -201,3 +201,15 @@ def test_standalone_main_c_agrees_with_simulate(name, tmp_path, kernels):
     assert data.shape == (201, 1 + 2 * n)
     np.testing.assert_array_equal(data[:, 0], res.t)
     assert _rel(data[:, 1:1 + n], res.x) < 1e-10 and _rel(data[:, 1 + n:], res.xd) < 1e-10
+
+
+@pytest.mark.skipif(__import__("symgen.steppers.compiled", fromlist=["x"]).CONVERGENCE_RULE == 0,
+                    reason="the 'stalled' rule (no longer halving) decides on round-off noise")
+def test_round_off_floor_acceptance_agrees(kernels):
+    # tol = 1e-17 is below the round-off floor: every step is accepted by the conditioning-aware
+    # floor rule of issue 8 (base.py), in C as in Python (checked against branch conv: 30 floor
+    # steps in both, trajectories to 3e-16)
+    k = kernels("double_four_bar")
+    c, p = _pair(k, 30, tol=1e-17)
+    _same_run(c, p)
+    assert _rel(c.x, p.x) < 1e-10 and _rel(c.lam, p.lam) < 1e-10
