@@ -331,13 +331,15 @@ def _make_stepper(kind, method, kernels, sch, dt, *, divergence_bound, factoriza
 
     if kind not in (None, "compiled", "python"):
         raise ValueError(f"unknown stepper {kind!r}; known: 'compiled', 'python'")
+    # the Python stepper also validates the options (the same errors for both)
+    py = make_stepper(method, kernels, sch, dt, factorization=factorization, **kw)
     if kind != "python":
         why = unsupported(kernels, method, sch, factorization)
         if why is None:
             return CompiledStepper(kernels, method, sch, dt, divergence_bound=divergence_bound, **kw)
         if kind == "compiled":
             raise ValueError(f"stepper='compiled' cannot run this case: {why} (use stepper='python')")
-    return make_stepper(method, kernels, sch, dt, factorization=factorization, **kw)
+    return py
 
 
 def _blas_limit(threads: int | None):

@@ -213,3 +213,13 @@ def test_round_off_floor_acceptance_agrees(kernels):
     c, p = _pair(k, 30, tol=1e-17)
     _same_run(c, p)
     assert _rel(c.x, p.x) < 1e-10 and _rel(c.lam, p.lam) < 1e-10
+
+
+def test_bad_options_give_the_python_errors(kernels):
+    k = kernels("stiff_pendulum")
+    for kw, match in ((dict(tol=-1.0), "tol must be positive"),
+                      (dict(rank_tol=2.0), "rank_tol must lie"),
+                      (dict(method="index3", scheme="central-difference"), "beta > 0"),
+                      (dict(scheme="hht:-0.1"), "HHT")):
+        with pytest.raises(ValueError, match=match):
+            symgen.simulate(k, t_end=0.5, stepper="compiled", **kw)
