@@ -41,6 +41,8 @@ struct sg_stepper {
     double omega;
     /* the linearization (symgen/steppers/linalg.py) */
     int rank, k, min_rank, max_rank;
+    int implicit;       /* full row rank: H^+ applied through the reflectors, not formed */
+    double *hw, *hw2;   /* n work for the implicit H^+ */
     double *A;          /* QR of H^T, column-major n x m (= H row-major) */
     double *tau;        /* [min(n, m)] */
     int *piv;           /* [m] */
@@ -297,6 +299,22 @@ static void householder_qt(const double *A, int rows, int kmin, const double *ta
     }
 }
 
+/* y = Q y = H_0 H_1 ... H_{kmin-1} y for the reflectors of householder_qr. */
+static void q_apply(const double *A, int rows, int kmin, const double *tau, double *y)
+{
+    int i, l;
+    for (i = kmin - 1; i >= 0; --i) {
+        const double *v = A + (size_t)i * rows;
+        double s;
+        if (tau[i] == 0.0) continue;
+        s = y[i];
+        for (l = i + 1; l < rows; ++l) s += v[l] * y[l];
+        s *= tau[i];
+        y[i] -= s;
+        for (l = i + 1; l < rows; ++l) y[l] -= s * v[l];
+    }
+}
+
 /* ---------------------------------------------------------------------------------------------
  * linalg.py: Linearization
  * ------------------------------------------------------------------------------------------- */
@@ -327,6 +345,17 @@ static int lin_factor(sg_stepper *s, const double *H)
     s->rank = r;
     k = n - r;
     s->k = k;
+    s->implicit = (r == m);
+    if (s->implicit) {
+        /* N_H = Q[:, r:] = H_0 ... H_{kmin-1} e_{r+j}; H^+ stays implicit (hp_apply) */
+        double *v = s->hw;
+        for (j = 0; j < k; ++j) {
+            for (l = 0; l < n; ++l) v[l] = (l == r + j) ? 1.0 : 0.0;
+            q_apply(s->A, n, kmin, s->tau, v);
+            for (i = 0; i < n; ++i) s->N[(size_t)i * k + j] = v[i];
+        }
+        return k;
+    }
     householder_q(s->A, n, kmin, s->tau, s->Q);
     for (i = 0; i < n; ++i)
         for (j = 0; j < k; ++j) s->N[(size_t)i * k + j] = s->Q[(size_t)i * n + r + j];   /* N_H */
@@ -366,6 +395,61 @@ static int lin_factor(sg_stepper *s, const double *H)
     return k;
 }
 
+/* out = H^+ v (v: m, out: n).  Full row rank: H^+ = Q_1 R_1^-T Pi^T applied through the
+ * reflectors; otherwise the H^+ formed by lin_factor. */
+static void hp_apply(sg_stepper *s, const double *v, double *out)
+{
+    int n = s->n, m = s->m, i, l;
+    const double *A = s->A;
+    if (!s->implicit) {
+        mv(s->Hp, v, out, n, m);
+        return;
+    }
+    for (l = 0; l < m; ++l) {                 /* R_1^T z = Pi^T v (R[i][l] = A[l*n + i]) */
+        double z = v[s->piv[l]];
+        for (i = 0; i < l; ++i) z -= A[(size_t)l * n + i] * out[i];
+        out[l] = z / A[(size_t)l * n + l];
+    }
+    for (l = m; l < n; ++l) out[l] = 0.0;
+    q_apply(A, n, m, s->tau, out);
+}
+
+/* out = H^+T v (v: n, out: m) = Pi R_1^-1 Q_1^T v. */
+static void hpT_apply(sg_stepper *s, const double *v, double *out)
+{
+    int n = s->n, m = s->m, i, l;
+    const double *A = s->A;
+    double *y = s->hw;
+    if (!s->implicit) {
+        mtv(s->Hp, v, out, n, m);
+        return;
+    }
+    memcpy(y, v, sizeof(double) * (size_t)n);
+    householder_qt(A, n, m, s->tau, y);
+    for (l = m - 1; l >= 0; --l) {            /* R_1 u = y[:m] */
+        double u = y[l];
+        for (i = l + 1; i < m; ++i) u -= A[(size_t)i * n + l] * y[i];
+        y[l] = u / A[(size_t)l * n + l];
+    }
+    for (l = 0; l < m; ++l) out[s->piv[l]] = y[l];
+}
+
+/* Out = H^+ W for W m x k (row-major), Out n x k. */
+static void hp_apply_mat(sg_stepper *s, const double *W, double *Out, int k)
+{
+    int n = s->n, m = s->m, i, j;
+    double *col = s->wm2, *res = s->hw2;
+    if (!s->implicit) {
+        mm(s->Hp, W, Out, n, m, k);
+        return;
+    }
+    for (j = 0; j < k; ++j) {
+        for (i = 0; i < m; ++i) col[i] = W[(size_t)i * k + j];
+        hp_apply(s, col, res);
+        for (i = 0; i < n; ++i) Out[(size_t)i * k + j] = res[i];
+    }
+}
+
 /* particular(): dx_p, xd_p, Xd_p, xdd_p, Xdd_p1, X_p2 (Eqs. 33, 39, 40, 46, 47, 48) */
 static void lin_particular(sg_stepper *s, const double *xd0, const double *xdd0)
 {
@@ -382,28 +466,28 @@ static void lin_particular(sg_stepper *s, const double *xd0, const double *xdd0)
         for (i = 0; i < n * k; ++i) s->Xd_p[i] = s->Xdd_p1[i] = s->X_p2[i] = 0.0;
         return;
     }
-    mv(s->Hp, s->q, s->dx_p, n, m);
+    hp_apply(s, s->q, s->dx_p);
     for (i = 0; i < n; ++i) s->dx_p[i] = -s->dx_p[i];              /* Eq. 33: x_p - x0 = -H^+ q */
     mv(s->Hd, s->dx_p, wm, m, n);
     for (i = 0; i < m; ++i) wm[i] += s->qd[i];
     mv(s->H, xd0, wm2, m, n);
     for (i = 0; i < m; ++i) wm2[i] -= wm[i];
-    mv(s->Hp, wm2, s->xd_p, n, m);                                  /* Eq. 39 */
+    hp_apply(s, wm2, s->xd_p);                                  /* Eq. 39 */
     for (i = 0; i < n; ++i) s->dxd_p[i] = s->xd_p[i] - xd0[i];
     mm(s->Hd, s->N, s->Wmk, m, n, k);
-    mm(s->Hp, s->Wmk, s->Xd_p, n, m, k);
+    hp_apply_mat(s, s->Wmk, s->Xd_p, k);
     for (i = 0; i < n * k; ++i) s->Xd_p[i] = -s->Xd_p[i];           /* Eq. 40 */
     mv(s->Hdd, s->dx_p, wm, m, n);
     mv(s->Hd, s->dxd_p, wm2, m, n);
     for (i = 0; i < m; ++i) wm[i] = wm[i] + 2.0 * wm2[i] + s->qdd[i];
     mv(s->H, xdd0, wm2, m, n);
     for (i = 0; i < m; ++i) wm2[i] -= wm[i];
-    mv(s->Hp, wm2, s->xdd_p, n, m);                                 /* Eq. 46 */
+    hp_apply(s, wm2, s->xdd_p);                                 /* Eq. 46 */
     for (i = 0; i < n; ++i) s->dxdd_p[i] = s->xdd_p[i] - xdd0[i];
     mm(s->Hd, s->Xd_p, s->Wmk, m, n, k);
     mm(s->Hdd, s->N, s->Wmk2, m, n, k);
     for (i = 0; i < m * k; ++i) s->Wmk[i] = -(2.0 * s->Wmk[i] + s->Wmk2[i]);
-    mm(s->Hp, s->Wmk, s->Xdd_p1, n, m, k);                          /* Eq. 47 */
+    hp_apply_mat(s, s->Wmk, s->Xdd_p1, k);                          /* Eq. 47 */
     for (i = 0; i < n * k; ++i) s->X_p2[i] = 2.0 * s->Xd_p[i];      /* Eqs. 48-49 */
 }
 
@@ -854,7 +938,7 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
             for (i = 0; i < n; ++i) s->w[i] = x0[i] - s->x_old[i];
             mv(s->K, s->w, s->w2, n, n);
             for (i = 0; i < n; ++i) s->rhs[i] += s->w2[i];
-            mtv(s->Hp, s->rhs, lam0, n, m);                               /* Eq. 51 */
+            hpT_apply(s, s->rhs, lam0);                                    /* Eq. 51 */
         }
         upd = update_norm(s);
         if (!sg_isfinite(upd)) {
@@ -1134,16 +1218,16 @@ int sg_initial_state(sg_stepper *s, const double *p, double t, double *x, double
             for (i = 0; i < n; ++i) if (fabs(x[i]) > xm) xm = fabs(x[i]);
             if (rq <= 1e-13 * xm) break;
             if (it == 50 || lin_factor(s, s->H) < 0) return 1;
-            mv(s->Hp, s->q, s->w, n, m);
+            hp_apply(s, s->q, s->w);
             for (i = 0; i < n; ++i) x[i] -= s->w[i];                 /* minimum-norm correction */
         }
         mdl->constraints(t, x, xd, xdd, p, s->q, s->H, s->qd, s->Hd, s->qdd, s->Hdd);
         if (lin_factor(s, s->H) < 0) return 1;
-        mv(s->Hp, s->qd, s->w, n, m);
+        hp_apply(s, s->qd, s->w);
         for (i = 0; i < n; ++i) xd[i] -= s->w[i];                    /* velocity correction */
         mdl->constraints(t, x, xd, xdd, p, s->q, s->H, s->qd, s->Hd, s->qdd, s->Hdd);
         if (lin_factor(s, s->H) < 0) return 1;
-        mv(s->Hp, s->qdd, s->xdd_p, n, m);
+        hp_apply(s, s->qdd, s->xdd_p);
         for (i = 0; i < n; ++i) s->xdd_p[i] = -s->xdd_p[i];          /* H xdd = -q_ddot(xdd = 0) */
     } else {
         lin_factor(s, s->H);
@@ -1162,7 +1246,7 @@ int sg_initial_state(sg_stepper *s, const double *p, double t, double *x, double
     if (m) {
         mv(s->M, xdd, s->w, n, n);
         for (i = 0; i < n; ++i) s->w[i] -= s->f[i];
-        mtv(s->Hp, s->w, lam, n, m);                                 /* H^T lam = M xdd - f */
+        hpT_apply(s, s->w, lam);                                 /* H^T lam = M xdd - f */
     }
     (void)j;
     return 0;
@@ -1315,7 +1399,8 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
           + 2 * (size_t)mm1 + 3 * (size_t)n + 8 * (size_t)n       /* wm wm2 rhs w w2 a_n.. */
           + 3 * nn                                                /* om_work */
           + (size_t)N * N + 2 * (size_t)N + n + nn                /* Ab bb db g_n Wnn */
-          + 3 * (size_t)N * N + 4 * (size_t)N;                    /* Ls Lw Wb */
+          + 3 * (size_t)N * N + 4 * (size_t)N                     /* Ls Lw Wb */
+          + 2 * (size_t)n;                                        /* hw hw2 */
     blk = (double *)calloc(total + 1, sizeof(double));
     ib = (int *)calloc((size_t)mm1 + (size_t)N + 1, sizeof(int));
     if (!blk || !ib) {
@@ -1347,6 +1432,7 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
     TAKE(s->om_work, 3 * nn);
     TAKE(s->Ab, (size_t)N * N); TAKE(s->bb, N); TAKE(s->db, N); TAKE(s->g_n, n); TAKE(s->Wnn, nn);
     TAKE(s->Ls, 2 * (size_t)N * N); TAKE(s->Lw, 4 * (size_t)N); TAKE(s->Wb, (size_t)N * N);
+    TAKE(s->hw, n); TAKE(s->hw2, n);
 #undef TAKE
     s->piv = ib;
     s->ipiv = ib + mm1;
