@@ -216,27 +216,35 @@ static int lu_solve(double *A, double *b, int k, int *ipiv)
  * ------------------------------------------------------------------------------------------- */
 static void householder_qr(double *A, int rows, int cols, double *tau, int *piv, double *cn)
 {
+    /* cn: 2 cols doubles when pivoting: partial column norms (LAPACK's vn1) and the norms they
+     * were last computed from (vn2), downdated after every reflector as dgeqp3 does */
     int kmin = rows < cols ? rows : cols;
     int i, j, l;
-    if (piv)
-        for (j = 0; j < cols; ++j) piv[j] = j;
+    double *vn1 = cn, *vn2 = cn ? cn + cols : (double *)0;
+    const double tol3z = sqrt(SG_EPS);
+    if (piv) {
+        for (j = 0; j < cols; ++j) {
+            double s = 0.0;
+            const double *aj = A + (size_t)j * rows;
+            piv[j] = j;
+            for (l = 0; l < rows; ++l) s += aj[l] * aj[l];
+            vn1[j] = vn2[j] = sqrt(s);
+        }
+    }
     for (i = 0; i < kmin; ++i) {
         double *ai;
         double alpha, xnorm, beta, t;
         if (piv) {
             int p = i;
-            double big = -1.0;
-            for (j = i; j < cols; ++j) {
-                double s = 0.0;
-                const double *aj = A + (size_t)j * rows;
-                for (l = i; l < rows; ++l) s += aj[l] * aj[l];
-                cn[j] = s;
-                if (s > big) { big = s; p = j; }
-            }
+            double big = vn1[i];
+            for (j = i + 1; j < cols; ++j)
+                if (vn1[j] > big) { big = vn1[j]; p = j; }
             if (p != i) {
                 double *ap = A + (size_t)p * rows, *aq = A + (size_t)i * rows;
                 for (l = 0; l < rows; ++l) { t = ap[l]; ap[l] = aq[l]; aq[l] = t; }
                 l = piv[p]; piv[p] = piv[i]; piv[i] = l;
+                vn1[p] = vn1[i];
+                vn2[p] = vn2[i];
             }
         }
         ai = A + (size_t)i * rows;
@@ -246,20 +254,37 @@ static void householder_qr(double *A, int rows, int cols, double *tau, int *piv,
         xnorm = sqrt(xnorm);
         if (xnorm == 0.0) {
             tau[i] = 0.0;
-            continue;
+        } else {
+            beta = -copysign(hypot(alpha, xnorm), alpha);
+            tau[i] = (beta - alpha) / beta;
+            t = 1.0 / (alpha - beta);
+            for (l = i + 1; l < rows; ++l) ai[l] *= t;
+            ai[i] = beta;
+            for (j = i + 1; j < cols; ++j) {
+                double *aj = A + (size_t)j * rows;
+                double sum = aj[i];
+                for (l = i + 1; l < rows; ++l) sum += ai[l] * aj[l];
+                sum *= tau[i];
+                aj[i] -= sum;
+                for (l = i + 1; l < rows; ++l) aj[l] -= sum * ai[l];
+            }
         }
-        beta = -copysign(hypot(alpha, xnorm), alpha);
-        tau[i] = (beta - alpha) / beta;
-        t = 1.0 / (alpha - beta);
-        for (l = i + 1; l < rows; ++l) ai[l] *= t;
-        ai[i] = beta;
-        for (j = i + 1; j < cols; ++j) {
-            double *aj = A + (size_t)j * rows;
-            double s = aj[i];
-            for (l = i + 1; l < rows; ++l) s += ai[l] * aj[l];
-            s *= tau[i];
-            aj[i] -= s;
-            for (l = i + 1; l < rows; ++l) aj[l] -= s * ai[l];
+        if (piv) {
+            for (j = i + 1; j < cols; ++j) {
+                double *aj = A + (size_t)j * rows, temp, temp2;
+                if (vn1[j] == 0.0) continue;
+                temp = fabs(aj[i]) / vn1[j];
+                temp = 1.0 - temp * temp;
+                if (temp < 0.0) temp = 0.0;
+                temp2 = temp * (vn1[j] / vn2[j]) * (vn1[j] / vn2[j]);
+                if (temp2 <= tol3z) {
+                    double sum = 0.0;
+                    for (l = i + 1; l < rows; ++l) sum += aj[l] * aj[l];
+                    vn1[j] = vn2[j] = sqrt(sum);
+                } else {
+                    vn1[j] *= sqrt(temp);
+                }
+            }
         }
     }
 }
@@ -1391,7 +1416,7 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
     /* doubles: kernel outputs 3nn + n + 3m + 3mn; state 9n + m; linearization ... */
     total = 3 * nn + n + 3 * (size_t)mm1 + 3 * (size_t)mm1 * n    /* M f K C q H qd Hd qdd Hdd */
           + 9 * (size_t)n + mm1                                   /* x .. wn, lam */
-          + (size_t)n * mm1 + mm1 + mm1 + nn + nn + (size_t)n * mm1  /* A tau cn Q N Hp */
+          + (size_t)n * mm1 + mm1 + 2 * (size_t)mm1 + nn + nn + (size_t)n * mm1  /* A tau cn Q N Hp */
           + 3 * (size_t)mm1 * mm1                                 /* B Z Y */
           + 6 * (size_t)n                                         /* dx_p .. x_p */
           + 3 * nn + 2 * (size_t)mm1 * n + 6 * nn                 /* Xd_p.. Wmk.. MN.. */
@@ -1416,7 +1441,7 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
     TAKE(s->qdd, mm1); TAKE(s->Hdd, (size_t)mm1 * n);
     TAKE(s->x, n); TAKE(s->xd, n); TAKE(s->xdd, n); TAKE(s->lam, mm1);
     TAKE(s->x_old, n); TAKE(s->xd_old, n); TAKE(s->xdd_old, n); TAKE(s->wt, n); TAKE(s->wn, n);
-    TAKE(s->A, (size_t)n * mm1); TAKE(s->tau, mm1); TAKE(s->cn, mm1); TAKE(s->Q, nn);
+    TAKE(s->A, (size_t)n * mm1); TAKE(s->tau, mm1); TAKE(s->cn, 2 * (size_t)mm1); TAKE(s->Q, nn);
     TAKE(s->N, nn); TAKE(s->Hp, (size_t)n * mm1);
     TAKE(s->B, (size_t)mm1 * mm1); TAKE(s->Z, (size_t)mm1 * mm1); TAKE(s->Y, (size_t)mm1 * mm1);
     TAKE(s->dx_p, n); TAKE(s->xd_p, n); TAKE(s->xdd_p, n); TAKE(s->dxd_p, n); TAKE(s->dxdd_p, n);
