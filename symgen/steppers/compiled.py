@@ -180,8 +180,9 @@ class CompiledStepper:
                 tic = time.perf_counter()
                 st = lib.sg_run_chunk(self._s, p, float(t0), i, stop, *ptrs, last, fail)
                 elapsed = time.perf_counter() - tic
-                if progress is not None and last[0] > i:
-                    progress(int(last[0]), n_steps)
+                if progress is not None:
+                    for j in range(i + 1, int(last[0]) + 1):     # after every step, as the loop
+                        progress(j, n_steps)
                 if st != _SG_OK:
                     status, reason = self._reason(fail, t0, dt)
                     log.warning("simulation of %s stopped: %s", self.kernels.name, reason)
