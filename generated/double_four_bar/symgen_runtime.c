@@ -43,6 +43,7 @@ struct sg_stepper {
     int rank, k, min_rank, max_rank;
     int implicit;       /* full row rank: H^+ applied through the reflectors, not formed */
     double *hw, *hw2;   /* n work for the implicit H^+ */
+    double *tauB;       /* [m] reflectors of the QR of R_1^T (redundant rows) */
     double *A;          /* QR of H^T, column-major n x m (= H row-major) */
     double *tau;        /* [min(n, m)] */
     int *piv;           /* [m] */
@@ -370,7 +371,14 @@ static int lin_factor(sg_stepper *s, const double *H)
     s->rank = r;
     k = n - r;
     s->k = k;
-    s->implicit = (r == m);
+    s->implicit = (r == m) ? 1 : (r > 0 ? 2 : 0);
+    if (s->implicit == 2) {
+        /* redundant rows: R_1^T (m x r) = Q' R', (R_1^T)^+ = R'^-1 Q'^T[:r, :] (hp_apply) */
+        double *B = s->B;
+        for (j = 0; j < r; ++j)                 /* column j of R_1^T = row j of R_1 */
+            for (l = 0; l < m; ++l) B[(size_t)j * m + l] = (l >= j) ? s->A[(size_t)l * n + j] : 0.0;
+        householder_qr(B, m, r, s->tauB, NULL, NULL);
+    }
     if (s->implicit) {
         /* N_H = Q[:, r:] = H_0 ... H_{kmin-1} e_{r+j}; H^+ stays implicit (hp_apply) */
         double *v = s->hw;
@@ -420,14 +428,28 @@ static int lin_factor(sg_stepper *s, const double *H)
     return k;
 }
 
-/* out = H^+ v (v: m, out: n).  Full row rank: H^+ = Q_1 R_1^-T Pi^T applied through the
- * reflectors; otherwise the H^+ formed by lin_factor. */
+/* out = H^+ v (v: m, out: n), applied through the reflectors: full row rank H^+ = Q_1 R_1^-T Pi^T,
+ * redundant rows H^+ = Q_1 R'^-1 Q'^T Pi^T (R_1^T = Q' R'); rank 0: the H^+ = 0 of lin_factor. */
 static void hp_apply(sg_stepper *s, const double *v, double *out)
 {
     int n = s->n, m = s->m, i, l;
     const double *A = s->A;
     if (!s->implicit) {
         mv(s->Hp, v, out, n, m);
+        return;
+    }
+    if (s->implicit == 2) {
+        int r = s->rank, kmin = n < m ? n : m;
+        double *z = s->Z;
+        for (l = 0; l < m; ++l) z[l] = v[s->piv[l]];
+        householder_qt(s->B, m, r, s->tauB, z);
+        for (i = r - 1; i >= 0; --i) {        /* R' y = (Q'^T Pi^T v)[:r] */
+            double u = z[i];
+            for (l = i + 1; l < r; ++l) u -= s->B[(size_t)l * m + i] * z[l];
+            z[i] = u / s->B[(size_t)i * m + i];
+        }
+        for (l = 0; l < n; ++l) out[l] = l < r ? z[l] : 0.0;
+        q_apply(A, n, kmin, s->tau, out);
         return;
     }
     for (l = 0; l < m; ++l) {                 /* R_1^T z = Pi^T v (R[i][l] = A[l*n + i]) */
@@ -447,6 +469,21 @@ static void hpT_apply(sg_stepper *s, const double *v, double *out)
     double *y = s->hw;
     if (!s->implicit) {
         mtv(s->Hp, v, out, n, m);
+        return;
+    }
+    if (s->implicit == 2) {
+        int r = s->rank, kmin = n < m ? n : m;
+        double *w = s->Z;
+        memcpy(y, v, sizeof(double) * (size_t)n);
+        householder_qt(A, n, kmin, s->tau, y);
+        for (i = 0; i < r; ++i) {             /* R'^T u = (Q^T v)[:r] */
+            double u = y[i];
+            for (l = 0; l < i; ++l) u -= s->B[(size_t)i * m + l] * w[l];
+            w[i] = u / s->B[(size_t)i * m + i];
+        }
+        for (l = r; l < m; ++l) w[l] = 0.0;
+        q_apply(s->B, m, r, s->tauB, w);
+        for (l = 0; l < m; ++l) out[s->piv[l]] = w[l];
         return;
     }
     memcpy(y, v, sizeof(double) * (size_t)n);
@@ -1425,7 +1462,7 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
           + 3 * nn                                                /* om_work */
           + (size_t)N * N + 2 * (size_t)N + n + nn                /* Ab bb db g_n Wnn */
           + 3 * (size_t)N * N + 4 * (size_t)N                     /* Ls Lw Wb */
-          + 2 * (size_t)n;                                        /* hw hw2 */
+          + 2 * (size_t)n + mm1;                                  /* hw hw2 tauB */
     blk = (double *)calloc(total + 1, sizeof(double));
     ib = (int *)calloc((size_t)mm1 + (size_t)N + 1, sizeof(int));
     if (!blk || !ib) {
@@ -1457,7 +1494,7 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
     TAKE(s->om_work, 3 * nn);
     TAKE(s->Ab, (size_t)N * N); TAKE(s->bb, N); TAKE(s->db, N); TAKE(s->g_n, n); TAKE(s->Wnn, nn);
     TAKE(s->Ls, 2 * (size_t)N * N); TAKE(s->Lw, 4 * (size_t)N); TAKE(s->Wb, (size_t)N * N);
-    TAKE(s->hw, n); TAKE(s->hw2, n);
+    TAKE(s->hw, n); TAKE(s->hw2, n); TAKE(s->tauB, mm1);
 #undef TAKE
     s->piv = ib;
     s->ipiv = ib + mm1;
