@@ -40,7 +40,7 @@ int main(int argc, char **argv)
     o.rank_tol = 1e-06;
     o.estimate = 0;
     o.divergence_bound = 1e8;
-    o.convergence = 0;
+    o.convergence = 1;
     s = sg_stepper_new(&bricard_model, &o);
     if (!s) {
         fprintf(stderr, "cannot create the stepper (invalid options or out of memory)\n");

@@ -137,15 +137,16 @@ int sg_step(sg_stepper *s, const double *p, double t, const double *x, const dou
 void sg_state(const sg_stepper *s, const double **x, const double **xd, const double **xdd,
               const double **lam, const double **residuals, double *omega_max);
 
-/* Steps i = i_start .. i_stop - 1 of a run with times t_i = t0 + i h, reading row i and writing
- * row i + 1 of the caller's arrays (row-major, one row per recorded time):
+/* Steps i = i_start .. i_stop - 1 of a run with times t_i = t0 + i h, reading row i - row0 and
+ * writing row i + 1 - row0 of the caller's arrays (row-major, one row per step; row0 = i_start
+ * lets a buffer of i_stop - i_start + 1 rows take one chunk):
  *   T[N], X/XD/XDD[N][n], LAM[N][m], PE/VE/AE[N] (|q|, |q_dot|, |q_ddot|), OM/HM[N] (omega_max,
  *   h_max; written only when estimating), IT[N] (Newton iterations), EK/EP[N] (energy),
  *   OUT[N][n_out] (outputs; may be NULL when n_out = 0).
  * Returns SG_OK with *last = i_stop when every step succeeded; otherwise the status, *last = the
- * last row written and *fail describing the failed step (nothing of it is recorded). */
+ * step of the last row written and *fail describing the failed step (nothing of it is recorded). */
 int sg_run_chunk(sg_stepper *s, const double *p, double t0, long i_start, long i_stop,
-                 double *T, double *X, double *XD, double *XDD, double *LAM,
+                 long row0, double *T, double *X, double *XD, double *XDD, double *LAM,
                  double *PE, double *VE, double *AE, double *OM, double *HM, long long *IT,
                  double *EK, double *EP, double *OUT, long *last, sg_failure *fail);
 

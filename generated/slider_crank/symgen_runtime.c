@@ -1336,7 +1336,7 @@ void sg_state(const sg_stepper *s, const double **x, const double **xd, const do
 
 /* simulate.py _run: one step per row, the divergence checks, the recording. */
 int sg_run_chunk(sg_stepper *s, const double *p, double t0, long i_start, long i_stop,
-                 double *T, double *X, double *XD, double *XDD, double *LAM,
+                 long row0, double *T, double *X, double *XD, double *XDD, double *LAM,
                  double *PE, double *VE, double *AE, double *OM, double *HM, long long *IT,
                  double *EK, double *EP, double *OUT, long *last, sg_failure *fail)
 {
@@ -1352,8 +1352,8 @@ int sg_run_chunk(sg_stepper *s, const double *p, double t0, long i_start, long i
         int iters = 0, st;
         double sum, sizes[3], big;
         int which;
-        st = sg_step(s, p, t, X + (size_t)i * n, XD + (size_t)i * n, XDD + (size_t)i * n,
-                     LAM + (size_t)i * m, &iters, fail);
+        size_t r = (size_t)(i - row0), w = r + 1;      /* rows read and written */
+        st = sg_step(s, p, t, X + r * n, XD + r * n, XDD + r * n, LAM + r * m, &iters, fail);
         if (st != SG_OK) {
             fail->step = j;             /* fail->t stays the stepper's t + h */
             return st;
@@ -1382,23 +1382,23 @@ int sg_run_chunk(sg_stepper *s, const double *p, double t0, long i_start, long i
             fail->value0 = big;
             return SG_DIVERGED;
         }
-        T[j] = t1;
-        memcpy(X + (size_t)j * n, s->x, sizeof(double) * (size_t)n);
-        memcpy(XD + (size_t)j * n, s->xd, sizeof(double) * (size_t)n);
-        memcpy(XDD + (size_t)j * n, s->xdd, sizeof(double) * (size_t)n);
-        if (m) memcpy(LAM + (size_t)j * m, s->lam, sizeof(double) * (size_t)m);
-        PE[j] = s->res[0];
-        VE[j] = s->res[1];
-        AE[j] = s->res[2];
-        IT[j] = iters;
+        T[w] = t1;
+        memcpy(X + w * n, s->x, sizeof(double) * (size_t)n);
+        memcpy(XD + w * n, s->xd, sizeof(double) * (size_t)n);
+        memcpy(XDD + w * n, s->xdd, sizeof(double) * (size_t)n);
+        if (m) memcpy(LAM + w * m, s->lam, sizeof(double) * (size_t)m);
+        PE[w] = s->res[0];
+        VE[w] = s->res[1];
+        AE[w] = s->res[2];
+        IT[w] = iters;
         if (s->o.estimate) {
-            OM[j] = s->omega;
-            HM[j] = sg_h_max(s->o.gamma, s->o.beta, s->omega);
+            OM[w] = s->omega;
+            HM[w] = sg_h_max(s->o.gamma, s->o.beta, s->omega);
         }
         mdl->energy(t1, s->x, s->xd, p, s->E);
-        EK[j] = s->E[0];
-        EP[j] = s->E[1];
-        if (no && OUT) mdl->outputs(t1, s->x, s->xd, p, OUT + (size_t)j * no);
+        EK[w] = s->E[0];
+        EP[w] = s->E[1];
+        if (no && OUT) mdl->outputs(t1, s->x, s->xd, p, OUT + w * no);
         *last = j;
     }
     return SG_OK;

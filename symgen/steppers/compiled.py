@@ -162,10 +162,11 @@ class CompiledStepper:
         return ("diverged" if diverged else "failed"), prefix + msg
 
     # -- the run -----------------------------------------------------------------------------------
-    def advance(self, t0: float, n_steps: int, state, rec, progress=None, bound: float = math.inf,
-                sch=None) -> tuple[str, str]:
+    def advance(self, t0: float, n_steps: int, state, rec, progress, bound: float, sch,
+                stop_reason) -> tuple[str, str]:
         """Steps 1..n_steps from ``state`` = (x, ẋ, ẍ, λ, residuals) of step 0, each folded into
-        ``rec`` as :func:`symgen.simulate`'s loop does; returns (status, reason).  On return (also
+        ``rec`` as :func:`symgen.simulate`'s loop does (``stop_reason``: its divergence check of
+        a step the Python stepper took); returns (status, reason).  On return (also
         by KeyboardInterrupt) ``state`` holds the last accepted step ``self.done`` (its Newton
         iterations ``self.it_last``, ω_max ``self.w``, h_max ``self.hm``).  Long on purpose: the
         chunk loop, the hand-over of a failed null-space step to Python and the recording of the
@@ -222,7 +223,8 @@ class CompiledStepper:
                     status, reason = self._reason(fail, t0, dt)
                     break
                 status, reason = self._python_step(t0, row, (T, X, XD, XDD, LAM, PE, VE, AE, OM,
-                                                             HM, IT, EK, EP, OUT), bound, sch)
+                                                             HM, IT, EK, EP, OUT), bound, sch,
+                                                   stop_reason)
                 if status:
                     break
                 self.done, row = self.done + 1, row + 1
@@ -237,12 +239,10 @@ class CompiledStepper:
             self._collect()
         return status or "completed", reason
 
-    def _python_step(self, t0, row, arrays, bound, sch) -> tuple[str, str]:
+    def _python_step(self, t0, row, arrays, bound, sch, stop_reason) -> tuple[str, str]:
         """The step after scratch row ``row`` by the Python stepper (its retries); on success
         its state goes into row ``row + 1`` and ("", "") is returned, else (status, reason) as
         simulate's loop words them."""
-        from ..run import _stop_reason
-
         T, X, XD, XDD, LAM, PE, VE, AE, OM, HM, IT, EK, EP, OUT = arrays
         py, j, dt = self.py, self.done + 1, self.h
         t, t1 = t0 + self.done * dt, t0 + j * dt
@@ -254,7 +254,7 @@ class CompiledStepper:
                 np.linalg.LinAlgError) as exc:
             return "failed", (f"step {j} (t = {t1:.9g}): numerical error inside the {self.method} "
                               f"step: {type(exc).__name__}: {exc}")
-        why = _stop_reason(py, j, t1, dt, bound, iters)
+        why = stop_reason(py, j, t1, dt, bound, iters)
         if why:
             return "diverged", why
         r = row + 1
