@@ -4,9 +4,11 @@
  *   symgen/steppers/base.py       predictor, convergence weights and test (sg_converged)
  *   symgen/steppers/linalg.py     factorization="qr": pivoted QR of H^T, N_H, H^+, particular
  *                                 solutions (Eqs. 33-48), reduced matrices (Eq. 52), omega_max
- *   symgen/steppers/nullspace.py  the paper's Newton step (Eqs. 32-58)
+ *   symgen/steppers/nullspace.py  the paper's Newton step (Eqs. 32-58), end chart; its retries
+ *                                 of a failed step stay in Python (steppers/compiled.py)
  *   symgen/steppers/index3.py     classical index-3 Newmark / HHT-alpha (Eq. 29)
- *   symgen/simulate.py (_run)     the divergence checks and the recording of every step
+ *   symgen/run.py (_run)          the divergence checks and the step's row (the Recorder
+ *                                 in Python keeps every K-th row and the maxima)
  * Dense linear algebra written out (no BLAS/LAPACK): row-major matrices like numpy's.
  * Standard C99; only <math.h>, <string.h> and <stdlib.h>.
  */
@@ -1255,7 +1257,7 @@ void sg_start(sg_stepper *s, const double *p, double t, const double *x, const d
     }
 }
 
-/* simulate.py consistent_state: project (x, xd) onto q = 0 (Gauss-Newton, minimum-norm
+/* assembly.py consistent_state: project (x, xd) onto q = 0 (Gauss-Newton, minimum-norm
  * corrections, until max|q| <= 1e-13 max(1, max|x|), at most 50 iterations) and q_dot = 0, then
  * the index-1 solve xdd = xdd_p + N_H z, N_H^T M N_H z = N_H^T (f - M xdd_p), lam from
  * H^T lam = M xdd - f (least squares).  Returns 0, 1 (the positions cannot be projected) or 2
@@ -1334,7 +1336,7 @@ void sg_state(const sg_stepper *s, const double **x, const double **xd, const do
     *omega_max = s->omega;
 }
 
-/* simulate.py _run: one step per row, the divergence checks, the recording. */
+/* run.py _run: one step per row, the divergence checks, the recording. */
 int sg_run_chunk(sg_stepper *s, const double *p, double t0, long i_start, long i_stop,
                  long row0, double *T, double *X, double *XD, double *XDD, double *LAM,
                  double *PE, double *VE, double *AE, double *OM, double *HM, long long *IT,
