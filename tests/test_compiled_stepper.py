@@ -51,9 +51,14 @@ def _same_run(c, p):
     for key in ("floor_steps", "floor_times", "floor_t_last", "retried_steps", "retried_times",
                 "halved_steps", "halved_times", "chart", "steps_done", "every"):
         assert c.meta.get(key) == p.meta.get(key), key
-    cs, ps = c.meta["run_stats"], p.meta["run_stats"]
-    assert {k: cs[k] for k in ("states", "newton_iters_total", "newton_iters_max")} == \
-        {k: ps[k] for k in ("states", "newton_iters_total", "newton_iters_max")}
+    cs, ps = c.meta["run_stats"], p.meta["run_stats"]       # folded a chunk at a time in C's path
+    for key in ("states", "newton_iters_total", "newton_iters_max", "steps_h_over_h_max",
+                "t_h_max_min"):
+        assert cs[key] == ps[key] or (cs[key] != cs[key] and ps[key] != ps[key]), key
+    for key in ("omega_max", "h_max_min"):
+        np.testing.assert_allclose(cs[key], ps[key], rtol=1e-6, equal_nan=True)
+    for key in ("max_pos_err", "max_vel_err", "max_acc_err"):
+        assert cs[key] <= max(10 * ps[key], 1e-12), key
     assert c.meta.get("rank_H") == p.meta.get("rank_H")
     # ω_max: the C estimate (closed form for k ≤ 2, repeated squaring above) to 1e-6
     np.testing.assert_allclose(c.omega_max, p.omega_max, rtol=1e-6, atol=0, equal_nan=True)

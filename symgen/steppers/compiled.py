@@ -192,15 +192,29 @@ class CompiledStepper:
         last, fail = self._last, self._fail
         status, reason, chunk = "completed", "", 8
 
-        def take(r: int, step: int) -> None:      # fold scratch row r (step `step`) into rec
-            w, hm = (OM[r], HM[r]) if self.estimate else (math.nan, math.nan)
-            rec.observe(T[r], (PE[r], VE[r], AE[r]), int(IT[r]), w, hm)
-            if step % every == 0:
-                rec.add(step, T[r], X[r], XD[r], XDD[r], LAM[r], (PE[r], VE[r], AE[r]),
-                        int(IT[r]), w, hm, (EK[r], EP[r]) if energy else None,
-                        OUT[r] if outputs else None)
+        RES = np.empty((R, 3))
+        NAN = np.full(R, math.nan)
+
+        def take(r0: int, r1: int, step0: int) -> None:
+            """Fold scratch rows r0..r1 - 1 (steps step0, …) into rec, as the loop's
+            observe/record/progress of each step."""
+            if r1 <= r0:
+                return
+            sl = slice(r0, r1)
+            RES[sl, 0], RES[sl, 1], RES[sl, 2] = PE[sl], VE[sl], AE[sl]
+            om, hm = (OM[sl], HM[sl]) if self.estimate else (NAN[sl], NAN[sl])
+            rec.observe_rows(T[sl], RES[sl], IT[sl], om, hm)
+            steps = np.arange(step0, step0 + r1 - r0)
+            keep = np.flatnonzero(steps % every == 0)
+            if keep.size:
+                rows = keep + r0
+                rec.add_rows(steps[keep], T[rows], X[rows], XD[rows], XDD[rows], LAM[rows],
+                             RES[rows], IT[rows], om[keep], hm[keep],
+                             (EK[rows], EP[rows]) if energy else None,
+                             OUT[rows] if outputs else None)
             if progress is not None:
-                progress(step, n_steps)
+                for j in range(step0, step0 + r1 - r0):     # after every step, as the loop
+                    progress(j, n_steps)
         try:
             while self.done < n_steps:
                 if row:                                        # the next chunk starts at row 0
@@ -212,9 +226,10 @@ class CompiledStepper:
                 tic = time.perf_counter()
                 st = lib.sg_run_chunk(self._s, p, float(t0), i, stop, i, *ptrs, last, fail)
                 elapsed = time.perf_counter() - tic
-                for r in range(1, int(last[0]) - i + 1):
-                    self.done, row = i + r, r
-                    take(r, i + r)
+                k = int(last[0]) - i                         # rows 1..k written
+                if k:
+                    self.done, row = i + k, k
+                    take(1, k + 1, i + 1)
                 if st == _SG_OK:
                     # aim at CHUNK_SECONDS per chunk (grow at most 4× at a time)
                     chunk = max(1, min(4 * chunk, int(CHUNK_SECONDS * chunk / max(elapsed, 1e-9))))
@@ -228,7 +243,7 @@ class CompiledStepper:
                 if status:
                     break
                 self.done, row = self.done + 1, row + 1
-                take(row, self.done)
+                take(row, row + 1, self.done)
         finally:
             r = row
             for buf, v in zip(state[:4], bufs):
