@@ -109,6 +109,49 @@ class Recorder:
                 self.over += 1
         self.observed += 1
 
+    def observe_rows(self, t, res, iters, omega, h_max) -> None:
+        """:meth:`observe` of k states at once (arrays of k; ``res`` k × 3), in order: the same
+        maxima, the first smallest h_max, NaN kept once seen."""
+        if len(t) == 0:
+            return
+        r = self.max_res
+        for c in range(3):
+            col = res[:, c]
+            r[c] = math.nan if (r[c] != r[c] or np.isnan(col).any()) else max(r[c], float(col.max()))
+        self.iters_total += int(iters.sum())
+        self.iters_max = max(self.iters_max, int(iters.max()))
+        ok = omega[omega == omega]
+        if ok.size and not (float(ok.max()) <= self.omega_max):
+            self.omega_max = float(ok.max())
+        mask = (h_max == h_max) & (h_max != math.inf)
+        if mask.any():
+            hv = h_max[mask]
+            j = int(np.argmin(hv))
+            if hv[j] < self.h_max_min:
+                self.h_max_min, self.t_h_max_min = float(hv[j]), float(t[mask][j])
+            self.over += int((hv < self.h).sum())
+        self.observed += len(t)
+
+    def add_rows(self, steps, t, x, xd, xdd, lam, res, iters, omega, h_max, energy=None,
+                 out=None) -> None:
+        """:meth:`add` of k rows at once (``steps``: their step indices, increasing; ``energy``
+        a pair of arrays of k)."""
+        k, K = self.k, len(steps)
+        if K == 0:
+            return
+        sl = slice(k, k + K)
+        self.T[sl] = t
+        self.X[sl], self.XD[sl], self.XDD[sl] = x, xd, xdd
+        self.LAM[sl] = lam
+        self.PE[sl], self.VE[sl], self.AE[sl] = res[:, 0], res[:, 1], res[:, 2]
+        self.OM[sl], self.HM[sl] = omega, h_max
+        self.IT[sl] = iters
+        if self.EK is not None:
+            self.EK[sl], self.EP[sl] = energy
+        if out is not None:
+            self.OUT[sl] = out
+        self.k, self.last_step = k + K, int(steps[-1])
+
     def add(self, step: int, t, x, xd, xdd, lam, res, iters, omega, h_max, energy=None,
             out=None) -> None:
         """Write one row (the row counts only once it is complete)."""

@@ -231,7 +231,8 @@ def cmd_simulate(args) -> int:
     mdl, numeric = _load(args.model, params)
     options = {k: v for k, v in params.items() if k not in numeric}   # went to model()
     settings = SimulationSettings.merged(mdl.settings, method=args.method, scheme=args.scheme,
-                                         dt=args.dt, t_end=args.t_end, chart=args.chart, **newton)
+                                         dt=args.dt, t_end=args.t_end, chart=args.chart,
+                                         stepper=args.stepper, **newton)
     if settings.dt is None or settings.t_end is None:
         missing = "--dt" if settings.dt is None else "--t-end"
         raise UsageError(f"model {mdl.name!r} recommends no {missing.lstrip('-').replace('-', '_')}; "
@@ -423,6 +424,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "0 <= R < 1 (default: the model's, else 1e-10)")
     s.add_argument("--backend", choices=("c", "lambdify"), default="c",
                    help="kernels: compiled C (default) or sympy.lambdify (slow, no compiler)")
+    s.add_argument("--stepper", choices=("auto", "compiled", "python"), default=None,
+                   help="compiled: the whole step in C; python: the reference steppers; auto "
+                   "(default): compiled with C kernels where the runtime has the case")
     s.set_defaults(func=cmd_simulate)
 
     s = sub.add_parser("plot", help="plot a result file")

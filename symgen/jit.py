@@ -214,15 +214,18 @@ print(ffi.compile(tmpdir=".", verbose=True))
 """
 
 
-def _compile(src, module: str, cflags: tuple, workdir: Path) -> Path:
-    """Compile ``src`` into ``workdir`` in a child process; returns the module's path."""
+def _compile(src, module: str, cflags: tuple, workdir: Path, cdef: str | None = None,
+             source: str | None = None) -> Path:
+    """Compile ``cdef``/``source`` (default: ``src``'s; its files next to it) into ``workdir`` in
+    a child process; returns the module's path."""
     if os.environ.get(_ENV_NO_COMPILE):
         raise BuildError(f"compiling {module} is needed but {_ENV_NO_COMPILE} is set")
     _check_compiler(src.name)
     _check_file_names(src.files)
     for fname, text in src.files.items():
         (workdir / fname).write_text(text)
-    spec = {"cdef": src.cdef, "module": module, "source": src.source, "cflags": list(cflags)}
+    spec = {"cdef": src.cdef if cdef is None else cdef, "module": module,
+            "source": src.source if source is None else source, "cflags": list(cflags)}
     (workdir / "spec.json").write_text(json.dumps(spec))
     # its own process group: an interrupted build stops the compiler too (not only its driver),
     # so nothing writes into the work folder after it is removed
@@ -335,7 +338,7 @@ def _sweep_stale(libs: Path, key: str) -> None:
 
 
 def _build_entry(model: Model, src, module: str, cflags: tuple, key: str, libs: Path,
-                 bad_sha: str | None = None) -> None:
+                 code: tuple[str, str], bad_sha: str | None = None) -> None:
     """Compile and publish ``libs/<key>`` unless another process did (a valid entry whose module
     is not ``bad_sha``, the one that failed to load)."""
     from filelock import FileLock, Timeout
@@ -370,7 +373,7 @@ def _build_entry(model: Model, src, module: str, cflags: tuple, key: str, libs: 
             try:
                 log.info("compiling %s kernels (first run; cached afterwards)…", model.name,
                          extra={"symgen_note": True})
-                built = _compile(src, module, cflags, work)
+                built = _compile(src, module, cflags, work, *code)
                 out = work / "entry"
                 _private_dir(out)
                 os.replace(built, out / final.name)
@@ -387,14 +390,33 @@ def _build_entry(model: Model, src, module: str, cflags: tuple, key: str, libs: 
                 _remove_work(work)
 
 
-def build(model: Model, *, cflags=DEFAULT_CFLAGS, cache: str | os.PathLike | None = None) -> "Kernels":
-    """Compile (or load from the cache) the kernels of ``model``."""
+def _runtime_cdef(src) -> tuple[str, str]:
+    """cdef and source of the module that adds the stepper runtime (templates/runtime/) to the
+    model's kernels: one translation unit, plus ``sg_module_model()`` returning the descriptor."""
+    header = src.files["symgen_runtime.h"]
+    begin, end = "/* SG_CDEF_BEGIN */", "/* SG_CDEF_END */"
+    cdef_rt = header[header.index(begin) + len(begin):header.index(end)]
+    cdef = src.cdef + "\n" + cdef_rt + "\nconst sg_model *sg_module_model(void);\n"
+    source = (src.source + "\n" + src.files["symgen_runtime.c"]
+              + f"\nconst sg_model *sg_module_model(void) {{ return &{src.name}_model; }}\n")
+    return cdef, source
+
+
+def build(model: Model, *, cflags=DEFAULT_CFLAGS, cache: str | os.PathLike | None = None,
+          runtime: bool = True) -> "Kernels":
+    """Compile (or load from the cache) the kernels of ``model``.
+
+    With ``runtime`` (the default) the module also holds the steppers' C runtime
+    (``templates/runtime/``; the ``sg_*`` functions of :mod:`symgen.steppers.compiled`), compiled
+    with the kernels into one translation unit; ``runtime=False`` builds the kernels alone.
+    """
     if not isinstance(model, Model):
         raise TypeError(f"build() takes a symgen.Model, got {type(model).__name__}")
     root = _trusted_root(Path(cache) if cache is not None else cache_dir())
     src = generated_source(model, root)
     cflags = tuple(cflags)
-    key_material = "\n".join([src.cdef, src.source, " ".join(cflags), _compiler_identity(),
+    code = _runtime_cdef(src) if runtime else (src.cdef, src.source)
+    key_material = "\n".join([*code, " ".join(cflags), _compiler_identity(),
                               _flags_identity(), _abi_identity(), __version__])
     key = hashlib.sha256(key_material.encode()).hexdigest()
     module = f"_symgen_{model.name}_{key[:16]}"
@@ -406,7 +428,7 @@ def build(model: Model, *, cflags=DEFAULT_CFLAGS, cache: str | os.PathLike | Non
         try:
             _check_entry(libdir, final, key)
         except (OSError, _CacheEntryError):
-            _build_entry(model, src, module, cflags, key, libs)
+            _build_entry(model, src, module, cflags, key, libs, code)
     try:
         mod = _load(module, final)
     except ImportError as exc:
@@ -416,7 +438,7 @@ def build(model: Model, *, cflags=DEFAULT_CFLAGS, cache: str | os.PathLike | Non
             bad = hashlib.sha256(_read_private(final)).hexdigest()
         except (OSError, _CacheEntryError):
             bad = None
-        _build_entry(model, src, module, cflags, key, libs, bad_sha=bad)
+        _build_entry(model, src, module, cflags, key, libs, code, bad_sha=bad)
         try:
             mod = _load(module, final)
         except ImportError as exc2:

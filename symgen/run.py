@@ -63,7 +63,7 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
              tol: float | None = None, max_iter: int | None = None, rank_tol: float | None = None,
              constraint_tol: float | None = None, factorization: str | None = None,
              divergence_bound: float | None = None, chart: str | None = None,
-             every: int = 1, meta: Mapping | None = None,
+             stepper: str | None = None, every: int = 1, meta: Mapping | None = None,
              progress: Callable[[int, int], None] | None = None, t0: float = 0.0,
              estimate: bool = True, consistent: bool = True,
              blas_threads: int | None = 1) -> Result:
@@ -78,7 +78,7 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         a :class:`~symgen.SimulationSettings` (or a mapping of its fields); it overrides the
         model's recommended settings, and the keyword arguments below override it.
     method, scheme, dt, t_end, tol, max_iter, rank_tol, constraint_tol, factorization,
-    divergence_bound, chart:
+    divergence_bound, chart, stepper:
         the fields of :class:`~symgen.SimulationSettings` (None: not given).  ``method``:
         ``"nullspace"`` (the paper's method), ``"index3"`` (classical Newmark / HHT with
         multipliers), ``"newmark"`` or ``"central-difference"`` (minimal coordinates, m = 0).
@@ -89,6 +89,10 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         space at t + h) or ``"symmetric"`` (beyond the paper: Newmark on the null space of
         ½(H(t) + H(t + h)); no energy drift at large rotations per step, see
         ``symgen.steppers.chart``).  Recorded in ``meta['chart']`` (None for other methods).
+        ``stepper``: ``"compiled"`` (the whole step in C, :mod:`symgen.steppers.compiled`: same
+        statuses, reasons and meta), ``"python"`` (the reference steppers) or ``"auto"`` (default:
+        compiled when the kernels are compiled and the runtime has the case, e.g. not
+        ``chart="symmetric"``).  Recorded in ``meta['stepper']``.
     params:
         parameter overrides by name (unknown names raise KeyError); the kernels' parameters are
         restored after the run.
@@ -127,7 +131,8 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
     cfg = SimulationSettings.merged(
         getattr(model, "settings", None), settings, method=method, scheme=scheme, dt=dt,
         t_end=t_end, tol=tol, max_iter=max_iter, rank_tol=rank_tol, constraint_tol=constraint_tol,
-        factorization=factorization, divergence_bound=divergence_bound, chart=chart)
+        factorization=factorization, divergence_bound=divergence_bound, chart=chart,
+        stepper=stepper)
     if cfg.method in ("newmark", "central-difference") and kernels.m:
         raise ValueError(f"method {cfg.method!r} is a minimal-coordinate reference for models without "
                          f"constraints; {kernels.name!r} has m = {kernels.m} constraints "
@@ -161,11 +166,7 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
     try:
         if params:
             kernels.set_params(dict(params))
-        stepper = make_stepper(cfg.method, kernels, cfg.parsed_scheme(), dt, tol=cfg.tol,
-                               constraint_tol=cfg.constraint_tol, max_iter=cfg.max_iter,
-                               rank_tol=cfg.rank_tol, estimate=estimate,
-                               factorization=cfg.factorization,
-                               **({"chart": cfg.chart} if cfg.method == "nullspace" else {}))
+        stepper = _make_stepper(kernels, cfg, dt, estimate)
         # overflow/invalid values in a diverging run are reported as status, not as warnings
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"), \
                 _blas_limit(blas_threads):
@@ -173,6 +174,29 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
                         estimate, t_wall, every, meta)
     finally:
         kernels.p[:] = saved_p
+
+
+def _make_stepper(kernels, cfg: SimulationSettings, dt: float, estimate: bool):
+    """The compiled stepper (``cfg.stepper`` "compiled", or "auto" when it has the case) or the
+    Python one; the Python stepper is made first, so both validate the options alike."""
+    from .steppers.compiled import CompiledStepper, unsupported
+
+    sch = cfg.parsed_scheme()
+    why = unsupported(kernels, cfg.method, sch, cfg.factorization, cfg.chart)
+    if cfg.stepper == "compiled" and why:
+        raise ValueError(f"stepper='compiled' cannot run this case: {why} (use stepper='python' "
+                         "or 'auto')")
+    compiled = cfg.stepper != "python" and why is None
+    kw = dict(tol=cfg.tol, constraint_tol=cfg.constraint_tol, max_iter=cfg.max_iter,
+              rank_tol=cfg.rank_tol, estimate=estimate)
+    # the compiled stepper factors H by QR: its Python fallback (retries) does too
+    py = make_stepper(cfg.method, kernels, sch, dt, factorization="qr" if compiled
+                      else cfg.factorization,
+                      **({"chart": cfg.chart} if cfg.method == "nullspace" else {}), **kw)
+    if not compiled:
+        return py
+    return CompiledStepper(kernels, cfg.method, sch, dt, divergence_bound=float(cfg.divergence_bound),
+                           fallback=py, **kw)
 
 
 def _blas_limit(threads: int | None):
@@ -245,8 +269,12 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
     stepper.start(t0, x, xd, xdd, lam)
 
     status, reason, last, it_last, whole = "completed", "", 0, 0, True
+    compiled = getattr(stepper, "compiled", False)
     try:
-        for i in range(n_steps):
+        if compiled:                        # C steps chunk by chunk into rec (steppers/compiled.py)
+            status, reason = stepper.advance(t0, n_steps, (x, xd, xdd, lam, res), rec, progress,
+                                             bound, sch, _stop_reason)
+        for i in range(0 if compiled else n_steps):
             t = t0 + i * dt
             t1 = t0 + (i + 1) * dt
             try:
@@ -283,10 +311,14 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
     except KeyboardInterrupt as exc:
         status = "interrupted"
         why = str(exc) or "KeyboardInterrupt (Ctrl-C)"
+        if compiled:
+            last = stepper.done
         if not whole:                       # the state of step `last + 1` is half-copied
             last = rec.last_step
         reason = (f"interrupted by {why} after step {last} of {n_steps} "
                   f"(t = {t0 + last * dt:.9g})")
+    if compiled:                            # the state buffers hold step stepper.done
+        last, it_last, w, hm = stepper.done, stepper.it_last, stepper.w, stepper.hm
     if status != "completed":
         log.warning("simulation of %s stopped: %s", kernels.name, reason)
     if rec.last_step != last:               # always keep the last computed state
@@ -312,8 +344,10 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
         "constraint_tol": cfg.constraint_tol,
         "max_iter": int(cfg.max_iter),
         "rank_tol": float(cfg.rank_tol),
-        "factorization": getattr(getattr(stepper, "lin", None), "factorization", None),
+        "factorization": getattr(stepper, "factorization", None)
+        or getattr(getattr(stepper, "lin", None), "factorization", None),
         "chart": getattr(stepper, "chart", None),
+        "stepper": "compiled" if compiled else "python",
         "divergence_bound": bound,
         "parameters": kernels.params() if hasattr(kernels, "params") else {},
         "initial_projection": cs.as_dict(),

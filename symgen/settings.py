@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, fields, replace
 from typing import Any, Mapping
 
-__all__ = ["SimulationSettings", "METHODS", "FACTORIZATIONS", "CHARTS"]
+__all__ = ["SimulationSettings", "METHODS", "FACTORIZATIONS", "CHARTS", "STEPPERS"]
 
 #: The steppers by name (:data:`symgen.steppers.METHODS` maps them to classes).
 METHODS = ("nullspace", "index3", "newmark", "central-difference")
@@ -20,6 +20,8 @@ METHODS = ("nullspace", "index3", "newmark", "central-difference")
 FACTORIZATIONS = ("auto", "svd", "qr")
 #: The null-space step's tangent charts (:mod:`symgen.steppers.chart`).
 CHARTS = ("end", "symmetric")
+#: Who steps (:mod:`symgen.steppers.compiled` or the Python steppers).
+STEPPERS = ("auto", "compiled", "python")
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,9 @@ class SimulationSettings:
     divergence_bound: float = 1e8
     #: nullspace tangent chart: "end" (the paper's) or "symmetric" (no energy drift; beyond the paper)
     chart: str = "end"
+    #: "compiled" (the whole step in C), "python" (the reference steppers) or "auto" (compiled
+    #: when the kernels are compiled and the C runtime has the method and options, else python)
+    stepper: str = "auto"
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -71,6 +76,8 @@ class SimulationSettings:
         if self.chart != "end" and self.method != "nullspace":
             raise ValueError(f"chart {self.chart!r} applies to the nullspace method only, not "
                              f"{self.method!r}")
+        if self.stepper not in STEPPERS:
+            raise ValueError(f"unknown stepper {self.stepper!r}; known: {', '.join(STEPPERS)}")
         if self.factorization not in FACTORIZATIONS:
             raise ValueError(f"unknown factorization {self.factorization!r}; known: {FACTORIZATIONS}")
 

@@ -62,4 +62,5 @@ def test_installed_wheel_generates_c_from_elsewhere(wheel, tmp_path):
     module_file, tdir, files = run.stdout.strip().splitlines()
     assert str(env_dir) in module_file               # the installed copy, not the checkout
     assert Path(tdir) == Path(module_file).parent / "templates"
-    assert files == "['README.md', 'spring.c', 'spring.h']"
+    assert files == ("['README.md', 'main.c', 'spring.c', 'spring.h', 'symgen_runtime.c', "
+                     "'symgen_runtime.h']")

@@ -54,7 +54,8 @@ def test_standalone_c_compiles_strictly_and_agrees(which, tmp_path):
     src = symgen.generate(model, tmp_path)
     assert "#include <math.h>" in src.source
     includes = [ln for ln in (src.source + src.header).splitlines() if ln.startswith("#include")]
-    assert sorted(set(includes)) == sorted({"#include <math.h>", f'#include "{model.name}.h"'})
+    assert sorted(set(includes)) == sorted({"#include <math.h>", f'#include "{model.name}.h"',
+                                            '#include "symgen_runtime.h"'})
     rng = np.random.default_rng(7)
     t = 0.37
     x, xd, xdd = rng.normal(size=(3, model.n))
@@ -91,9 +92,14 @@ def test_standalone_c_compiles_strictly_and_agrees(which, tmp_path):
 def test_every_generated_file_names_version_and_model_hash(tmp_path):
     model = MODELS["pendulum"]()
     src = symgen.generate(model)
+    from symgen.codegen import RUNTIME_FILES, runtime_files
     for fname, text in src.files.items():
+        if fname in RUNTIME_FILES:          # the model-independent stepper runtime, verbatim
+            continue
         assert symgen.__version__ in text, fname
         assert model.hash in text, fname
+    for path in runtime_files():
+        assert src.files[path.name] == path.read_text()
 
 
 @pytest.mark.parametrize("which", ["pendulum", "four_bar"])

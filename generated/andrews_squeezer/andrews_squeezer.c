@@ -543,3 +543,76 @@ void andrews_squeezer_outputs(double t, const double *x, const double *xd, const
     y[7] = 0.0060800000000000003*cos(x[2]) + x[0];
     y[8] = 0.0060800000000000003*sin(x[2]) + x[1];
 }
+
+static const char *const andrews_squeezer_coord_names[21] = {
+    "K1.x",
+    "K1.y",
+    "K1.theta",
+    "K2.x",
+    "K2.y",
+    "K2.theta",
+    "K3.x",
+    "K3.y",
+    "K3.theta",
+    "K4.x",
+    "K4.y",
+    "K4.theta",
+    "K5.x",
+    "K5.y",
+    "K5.theta",
+    "K6.x",
+    "K6.y",
+    "K6.theta",
+    "K7.x",
+    "K7.y",
+    "K7.theta"
+};
+
+static const char *const andrews_squeezer_param_names[17] = {
+    "m1",
+    "m2",
+    "m3",
+    "m4",
+    "m5",
+    "m6",
+    "m7",
+    "I1",
+    "I2",
+    "I3",
+    "I4",
+    "I5",
+    "I6",
+    "I7",
+    "c0",
+    "l0",
+    "mom"
+};
+
+static const char *const andrews_squeezer_output_names[9] = {
+    "beta",
+    "Theta",
+    "gamma",
+    "Phi",
+    "delta",
+    "Omega",
+    "epsilon",
+    "F.x",
+    "F.y"
+};
+
+/* the model descriptor for the stepper runtime (symgen_runtime.h) */
+const sg_model andrews_squeezer_model = {
+    "andrews_squeezer",
+    "3bbccdd6814eabcccfa97c8019ad5e5bf21045898a16974a18752d19667c8616",
+    21, 20, 17, 9,
+    andrews_squeezer_coord_names,
+    andrews_squeezer_param_names,
+    andrews_squeezer_output_names,
+    andrews_squeezer_param_defaults,
+    1,  /* has_potential */
+    1,  /* C_is_zero: C = -df/dxd vanishes identically */
+    andrews_squeezer_dynamics,
+    andrews_squeezer_constraints,
+    andrews_squeezer_energy,
+    andrews_squeezer_outputs
+};

@@ -3,6 +3,7 @@
  *
  * Equations:  M(x) xdd = f(x, xd, t) + H^T lam,   q(x, t) = 0,   H = dq/dx.
  * Standard C99; the implementation (andrews_squeezer.c) needs only <math.h>.
+ * andrews_squeezer_model describes the model to the steppers of symgen_runtime.c (see that header).
  *
  * Sizes: n = ANDREWS_SQUEEZER_N = 21 coordinates, m = ANDREWS_SQUEEZER_M = 20 constraints,
  *        ANDREWS_SQUEEZER_NP = 17 parameters, ANDREWS_SQUEEZER_NY = 9 outputs.
@@ -87,6 +88,8 @@
 #ifndef ANDREWS_SQUEEZER_SYMGEN_H
 #define ANDREWS_SQUEEZER_SYMGEN_H
 
+#include "symgen_runtime.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -148,6 +151,8 @@ void andrews_squeezer_constraints(double t, const double *x, const double *xd, c
 void andrews_squeezer_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void andrews_squeezer_outputs(double t, const double *x, const double *xd, const double *p, double *y);
 
+/* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
+extern const sg_model andrews_squeezer_model;
 
 #ifdef __cplusplus
 }

@@ -941,3 +941,61 @@ void bricard_outputs(double t, const double *x, const double *xd, const double *
     y[4] = 0.5*xd[1] + 0.5*xd[7];
     y[5] = 0.5*xd[2] + 0.5*xd[8];
 }
+
+static const char *const bricard_coord_names[24] = {
+    "P1.x",
+    "P1.y",
+    "P1.z",
+    "u1.x",
+    "u1.y",
+    "u1.z",
+    "P2.x",
+    "P2.y",
+    "P2.z",
+    "u2.x",
+    "u2.y",
+    "u2.z",
+    "P3.x",
+    "P3.y",
+    "P3.z",
+    "u3.x",
+    "u3.y",
+    "u3.z",
+    "P4.x",
+    "P4.y",
+    "P4.z",
+    "u4.x",
+    "u4.y",
+    "u4.z"
+};
+
+static const char *const bricard_param_names[2] = {
+    "m",
+    "g"
+};
+
+static const char *const bricard_output_names[6] = {
+    "rod2.mid.x",
+    "rod2.mid.y",
+    "rod2.mid.z",
+    "rod2.mid.vx",
+    "rod2.mid.vy",
+    "rod2.mid.vz"
+};
+
+/* the model descriptor for the stepper runtime (symgen_runtime.h) */
+const sg_model bricard_model = {
+    "bricard",
+    "587087830cd45c5de89619f54547e989b52408993f41cbae7a0986bac1a4637a",
+    24, 24, 2, 6,
+    bricard_coord_names,
+    bricard_param_names,
+    bricard_output_names,
+    bricard_param_defaults,
+    1,  /* has_potential */
+    1,  /* C_is_zero: C = -df/dxd vanishes identically */
+    bricard_dynamics,
+    bricard_constraints,
+    bricard_energy,
+    bricard_outputs
+};

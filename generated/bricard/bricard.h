@@ -3,6 +3,7 @@
  *
  * Equations:  M(x) xdd = f(x, xd, t) + H^T lam,   q(x, t) = 0,   H = dq/dx.
  * Standard C99; the implementation (bricard.c) needs only <math.h>.
+ * bricard_model describes the model to the steppers of symgen_runtime.c (see that header).
  *
  * Sizes: n = BRICARD_N = 24 coordinates, m = BRICARD_M = 24 constraints,
  *        BRICARD_NP = 2 parameters, BRICARD_NY = 6 outputs.
@@ -72,6 +73,8 @@
 #ifndef BRICARD_SYMGEN_H
 #define BRICARD_SYMGEN_H
 
+#include "symgen_runtime.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -118,6 +121,8 @@ void bricard_constraints(double t, const double *x, const double *xd, const doub
 void bricard_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void bricard_outputs(double t, const double *x, const double *xd, const double *p, double *y);
 
+/* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
+extern const sg_model bricard_model;
 
 #ifdef __cplusplus
 }

@@ -322,3 +322,50 @@ void double_four_bar_outputs(double t, const double *x, const double *xd, const 
     y[2] = -w1*xd[2] + xd[0];
     y[3] = w0*xd[2] + xd[1];
 }
+
+static const char *const double_four_bar_coord_names[15] = {
+    "V0.x",
+    "V0.y",
+    "V0.theta",
+    "V1.x",
+    "V1.y",
+    "V1.theta",
+    "V2.x",
+    "V2.y",
+    "V2.theta",
+    "C1.x",
+    "C1.y",
+    "C1.theta",
+    "C2.x",
+    "C2.y",
+    "C2.theta"
+};
+
+static const char *const double_four_bar_param_names[2] = {
+    "m",
+    "g"
+};
+
+static const char *const double_four_bar_output_names[4] = {
+    "B0.x",
+    "B0.y",
+    "B0.vx",
+    "B0.vy"
+};
+
+/* the model descriptor for the stepper runtime (symgen_runtime.h) */
+const sg_model double_four_bar_model = {
+    "double_four_bar",
+    "58583c3037971e5ebf06770bd5c1b4d063ed0ce40a9e0a6c1475ece02b943396",
+    15, 14, 2, 4,
+    double_four_bar_coord_names,
+    double_four_bar_param_names,
+    double_four_bar_output_names,
+    double_four_bar_param_defaults,
+    1,  /* has_potential */
+    1,  /* C_is_zero: C = -df/dxd vanishes identically */
+    double_four_bar_dynamics,
+    double_four_bar_constraints,
+    double_four_bar_energy,
+    double_four_bar_outputs
+};

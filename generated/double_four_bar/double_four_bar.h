@@ -3,6 +3,7 @@
  *
  * Equations:  M(x) xdd = f(x, xd, t) + H^T lam,   q(x, t) = 0,   H = dq/dx.
  * Standard C99; the implementation (double_four_bar.c) needs only <math.h>.
+ * double_four_bar_model describes the model to the steppers of symgen_runtime.c (see that header).
  *
  * Sizes: n = DOUBLE_FOUR_BAR_N = 15 coordinates, m = DOUBLE_FOUR_BAR_M = 14 constraints,
  *        DOUBLE_FOUR_BAR_NP = 2 parameters, DOUBLE_FOUR_BAR_NY = 4 outputs.
@@ -61,6 +62,8 @@
 #ifndef DOUBLE_FOUR_BAR_SYMGEN_H
 #define DOUBLE_FOUR_BAR_SYMGEN_H
 
+#include "symgen_runtime.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -96,6 +99,8 @@ void double_four_bar_constraints(double t, const double *x, const double *xd, co
 void double_four_bar_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void double_four_bar_outputs(double t, const double *x, const double *xd, const double *p, double *y);
 
+/* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
+extern const sg_model double_four_bar_model;
 
 #ifdef __cplusplus
 }

@@ -185,3 +185,44 @@ void double_pendulum_outputs(double t, const double *x, const double *xd, const 
     y[2] = w2*xd[5] + xd[3];
     y[3] = w1*xd[5] + xd[4];
 }
+
+static const char *const double_pendulum_coord_names[6] = {
+    "bar1.x",
+    "bar1.y",
+    "bar1.theta",
+    "bar2.x",
+    "bar2.y",
+    "bar2.theta"
+};
+
+static const char *const double_pendulum_param_names[5] = {
+    "L",
+    "m",
+    "g",
+    "k",
+    "c"
+};
+
+static const char *const double_pendulum_output_names[4] = {
+    "tip.x",
+    "tip.y",
+    "tip.vx",
+    "tip.vy"
+};
+
+/* the model descriptor for the stepper runtime (symgen_runtime.h) */
+const sg_model double_pendulum_model = {
+    "double_pendulum",
+    "ae124ed1353b8e7754d1955076f5797b403770a730ce91f94f0b7906e906aa21",
+    6, 4, 5, 4,
+    double_pendulum_coord_names,
+    double_pendulum_param_names,
+    double_pendulum_output_names,
+    double_pendulum_param_defaults,
+    1,  /* has_potential */
+    0,  /* C_is_zero: C = -df/dxd vanishes identically */
+    double_pendulum_dynamics,
+    double_pendulum_constraints,
+    double_pendulum_energy,
+    double_pendulum_outputs
+};

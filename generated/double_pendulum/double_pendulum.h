@@ -3,6 +3,7 @@
  *
  * Equations:  M(x) xdd = f(x, xd, t) + H^T lam,   q(x, t) = 0,   H = dq/dx.
  * Standard C99; the implementation (double_pendulum.c) needs only <math.h>.
+ * double_pendulum_model describes the model to the steppers of symgen_runtime.c (see that header).
  *
  * Sizes: n = DOUBLE_PENDULUM_N = 6 coordinates, m = DOUBLE_PENDULUM_M = 4 constraints,
  *        DOUBLE_PENDULUM_NP = 5 parameters, DOUBLE_PENDULUM_NY = 4 outputs.
@@ -55,6 +56,8 @@
 #ifndef DOUBLE_PENDULUM_SYMGEN_H
 #define DOUBLE_PENDULUM_SYMGEN_H
 
+#include "symgen_runtime.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -84,6 +87,8 @@ void double_pendulum_constraints(double t, const double *x, const double *xd, co
 void double_pendulum_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void double_pendulum_outputs(double t, const double *x, const double *xd, const double *p, double *y);
 
+/* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
+extern const sg_model double_pendulum_model;
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,7 @@
  *
  * Equations:  M(x) xdd = f(x, xd, t) + H^T lam,   q(x, t) = 0,   H = dq/dx.
  * Standard C99; the implementation (n_four_bar.c) needs only <math.h>.
+ * n_four_bar_model describes the model to the steppers of symgen_runtime.c (see that header).
  *
  * Sizes: n = N_FOUR_BAR_N = 243 coordinates, m = N_FOUR_BAR_M = 242 constraints,
  *        N_FOUR_BAR_NP = 2 parameters, N_FOUR_BAR_NY = 4 outputs.
@@ -289,6 +290,8 @@
 #ifndef N_FOUR_BAR_SYMGEN_H
 #define N_FOUR_BAR_SYMGEN_H
 
+#include "symgen_runtime.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -552,6 +555,8 @@ void n_four_bar_constraints(double t, const double *x, const double *xd, const d
 void n_four_bar_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void n_four_bar_outputs(double t, const double *x, const double *xd, const double *p, double *y);
 
+/* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
+extern const sg_model n_four_bar_model;
 
 #ifdef __cplusplus
 }

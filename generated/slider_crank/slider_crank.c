@@ -201,3 +201,47 @@ void slider_crank_outputs(double t, const double *x, const double *xd, const dou
     y[1] = xd[6];
     y[2] = x[2];
 }
+
+static const char *const slider_crank_coord_names[9] = {
+    "crank.x",
+    "crank.y",
+    "crank.theta",
+    "rod.x",
+    "rod.y",
+    "rod.theta",
+    "slider.x",
+    "slider.y",
+    "slider.theta"
+};
+
+static const char *const slider_crank_param_names[6] = {
+    "m1",
+    "m2",
+    "m3",
+    "I3",
+    "omega",
+    "g"
+};
+
+static const char *const slider_crank_output_names[3] = {
+    "B.x",
+    "B.vx",
+    "phi"
+};
+
+/* the model descriptor for the stepper runtime (symgen_runtime.h) */
+const sg_model slider_crank_model = {
+    "slider_crank",
+    "ade96a8a027df9addc72ef814fe307c4e6e055f03a74cf5fed2fda9169352483",
+    9, 9, 6, 3,
+    slider_crank_coord_names,
+    slider_crank_param_names,
+    slider_crank_output_names,
+    slider_crank_param_defaults,
+    1,  /* has_potential */
+    1,  /* C_is_zero: C = -df/dxd vanishes identically */
+    slider_crank_dynamics,
+    slider_crank_constraints,
+    slider_crank_energy,
+    slider_crank_outputs
+};

@@ -3,6 +3,7 @@
  *
  * Equations:  M(x) xdd = f(x, xd, t) + H^T lam,   q(x, t) = 0,   H = dq/dx.
  * Standard C99; the implementation (slider_crank.c) needs only <math.h>.
+ * slider_crank_model describes the model to the steppers of symgen_runtime.c (see that header).
  *
  * Sizes: n = SLIDER_CRANK_N = 9 coordinates, m = SLIDER_CRANK_M = 9 constraints,
  *        SLIDER_CRANK_NP = 6 parameters, SLIDER_CRANK_NY = 3 outputs.
@@ -58,6 +59,8 @@
 #ifndef SLIDER_CRANK_SYMGEN_H
 #define SLIDER_CRANK_SYMGEN_H
 
+#include "symgen_runtime.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -90,6 +93,8 @@ void slider_crank_constraints(double t, const double *x, const double *xd, const
 void slider_crank_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void slider_crank_outputs(double t, const double *x, const double *xd, const double *p, double *y);
 
+/* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
+extern const sg_model slider_crank_model;
 
 #ifdef __cplusplus
 }

@@ -122,3 +122,38 @@ void stiff_pendulum_outputs(double t, const double *x, const double *xd, const d
     (void)y;
     y[0] = x[2];
 }
+
+static const char *const stiff_pendulum_coord_names[3] = {
+    "pendulum.x",
+    "pendulum.y",
+    "pendulum.theta"
+};
+
+static const char *const stiff_pendulum_param_names[5] = {
+    "m",
+    "L",
+    "g",
+    "T0",
+    "wbar"
+};
+
+static const char *const stiff_pendulum_output_names[1] = {
+    "theta"
+};
+
+/* the model descriptor for the stepper runtime (symgen_runtime.h) */
+const sg_model stiff_pendulum_model = {
+    "stiff_pendulum",
+    "4e003b1ba870baa2eea5caeeba89d0fc7ea4ab924e7c733f3efff1fe5ef5eb20",
+    3, 2, 5, 1,
+    stiff_pendulum_coord_names,
+    stiff_pendulum_param_names,
+    stiff_pendulum_output_names,
+    stiff_pendulum_param_defaults,
+    1,  /* has_potential */
+    1,  /* C_is_zero: C = -df/dxd vanishes identically */
+    stiff_pendulum_dynamics,
+    stiff_pendulum_constraints,
+    stiff_pendulum_energy,
+    stiff_pendulum_outputs
+};

@@ -3,6 +3,7 @@
  *
  * Equations:  M(x) xdd = f(x, xd, t) + H^T lam,   q(x, t) = 0,   H = dq/dx.
  * Standard C99; the implementation (stiff_pendulum.c) needs only <math.h>.
+ * stiff_pendulum_model describes the model to the steppers of symgen_runtime.c (see that header).
  *
  * Sizes: n = STIFF_PENDULUM_N = 3 coordinates, m = STIFF_PENDULUM_M = 2 constraints,
  *        STIFF_PENDULUM_NP = 5 parameters, STIFF_PENDULUM_NY = 1 outputs.
@@ -49,6 +50,8 @@
 #ifndef STIFF_PENDULUM_SYMGEN_H
 #define STIFF_PENDULUM_SYMGEN_H
 
+#include "symgen_runtime.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -72,6 +75,8 @@ void stiff_pendulum_constraints(double t, const double *x, const double *xd, con
 void stiff_pendulum_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void stiff_pendulum_outputs(double t, const double *x, const double *xd, const double *p, double *y);
 
+/* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
+extern const sg_model stiff_pendulum_model;
 
 #ifdef __cplusplus
 }

@@ -323,3 +323,42 @@ void sympy_four_bar_outputs(double t, const double *x, const double *xd, const d
     y[2] = w1 + (w0*w5 - w2*w4)*p[1];
     y[3] = w3 + (w0*w4 + w2*w5)*p[1];
 }
+
+static const char *const sympy_four_bar_coord_names[3] = {
+    "q_crank",
+    "q_coupler",
+    "q_rocker"
+};
+
+static const char *const sympy_four_bar_param_names[6] = {
+    "a",
+    "b",
+    "c",
+    "d",
+    "g",
+    "m"
+};
+
+static const char *const sympy_four_bar_output_names[4] = {
+    "A.x",
+    "A.y",
+    "B.x",
+    "B.y"
+};
+
+/* the model descriptor for the stepper runtime (symgen_runtime.h) */
+const sg_model sympy_four_bar_model = {
+    "sympy_four_bar",
+    "f7ba41e90e6c0e63f3c16ca5e218c5da648d13767b35f455ec708f9c1245a696",
+    3, 2, 6, 4,
+    sympy_four_bar_coord_names,
+    sympy_four_bar_param_names,
+    sympy_four_bar_output_names,
+    sympy_four_bar_param_defaults,
+    1,  /* has_potential */
+    0,  /* C_is_zero: C = -df/dxd vanishes identically */
+    sympy_four_bar_dynamics,
+    sympy_four_bar_constraints,
+    sympy_four_bar_energy,
+    sympy_four_bar_outputs
+};

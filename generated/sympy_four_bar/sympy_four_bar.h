@@ -3,6 +3,7 @@
  *
  * Equations:  M(x) xdd = f(x, xd, t) + H^T lam,   q(x, t) = 0,   H = dq/dx.
  * Standard C99; the implementation (sympy_four_bar.c) needs only <math.h>.
+ * sympy_four_bar_model describes the model to the steppers of symgen_runtime.c (see that header).
  *
  * Sizes: n = SYMPY_FOUR_BAR_N = 3 coordinates, m = SYMPY_FOUR_BAR_M = 2 constraints,
  *        SYMPY_FOUR_BAR_NP = 6 parameters, SYMPY_FOUR_BAR_NY = 4 outputs.
@@ -53,6 +54,8 @@
 #ifndef SYMPY_FOUR_BAR_SYMGEN_H
 #define SYMPY_FOUR_BAR_SYMGEN_H
 
+#include "symgen_runtime.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -80,6 +83,8 @@ void sympy_four_bar_constraints(double t, const double *x, const double *xd, con
 void sympy_four_bar_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void sympy_four_bar_outputs(double t, const double *x, const double *xd, const double *p, double *y);
 
+/* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
+extern const sg_model sympy_four_bar_model;
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,9 @@
 * :mod:`.printer` — sympy → C99 after one ``cse`` per kernel, symbols → array slots;
 * :mod:`.render` — the templates filled in: :func:`generate` → :class:`GeneratedSource`.
 """
-from .render import GeneratedSource, generate, generator_fingerprint, template_dir
+from .render import (RUNTIME_FILES, GeneratedSource, generate, generator_fingerprint,
+                     runtime_files, template_dir)
 from .table import kernel_terms
 
-__all__ = ["generate", "GeneratedSource", "template_dir", "generator_fingerprint", "kernel_terms"]
+__all__ = ["generate", "GeneratedSource", "template_dir", "generator_fingerprint", "kernel_terms",
+           "RUNTIME_FILES", "runtime_files"]

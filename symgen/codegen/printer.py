@@ -77,7 +77,7 @@ def print_kernel(name: str, inputs: list, outputs: list, mapping: dict, printer)
                 nonzero += 1
         out_info.append({
             "name": oname, "rows": rows, "cols": cols, "size": rows * cols,
-            "zero_fill": nonzero < rows * cols, "doc": OUTPUT_DOC.get(oname, ""),
+            "zero_fill": nonzero < rows * cols, "nnz": nonzero, "doc": OUTPUT_DOC.get(oname, ""),
         })
     temporaries, assignments = [], []
     if entries:

@@ -1,5 +1,6 @@
 """Rendering: the printed kernels into the Jinja templates, giving ``<name>.h``, ``<name>.c`` and
-``README.md`` (:func:`generate`), and the fingerprint of everything besides the model that shapes
+``README.md`` (:func:`generate`) with the steppers' C runtime (``templates/runtime/``, copied
+verbatim) and a standalone ``main.c``, and the fingerprint of everything besides the model that shapes
 that text.
 
 Each kernel of :func:`~symgen.codegen.table.kernel_terms` is printed by
@@ -25,7 +26,12 @@ from ..model import Model, c_name
 from .printer import Printer, print_kernel, slot_map
 from .table import kernel_terms
 
-__all__ = ["generate", "GeneratedSource", "template_dir", "generator_fingerprint"]
+__all__ = ["generate", "GeneratedSource", "template_dir", "generator_fingerprint", "RUNTIME_FILES",
+           "runtime_files"]
+
+#: The model-independent C runtime of the steppers (templates/runtime/), copied verbatim next to
+#: every model's generated C.
+RUNTIME_FILES = ("symgen_runtime.h", "symgen_runtime.c")
 
 
 def template_dir() -> Path:
@@ -40,6 +46,25 @@ def template_dir() -> Path:
     )
 
 
+def runtime_files() -> list[Path]:
+    """Paths of the C runtime's files (``templates/runtime/``), in :data:`RUNTIME_FILES` order."""
+    return [template_dir() / "runtime" / name for name in RUNTIME_FILES]
+
+
+def _c_string(value: str) -> str:
+    """A C string literal for ``value`` (non-ASCII bytes as octal escapes)."""
+    out = []
+    for byte in str(value).encode("utf-8"):
+        ch = chr(byte)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif 32 <= byte < 127 and ch != "?":
+            out.append(ch)
+        else:
+            out.append(f"\\{byte:03o}")
+    return '"' + "".join(out) + '"'
+
+
 def generator_fingerprint() -> str:
     """Hash of everything besides the model that shapes the generated text."""
     h = hashlib.sha256(__version__.encode())
@@ -47,7 +72,7 @@ def generator_fingerprint() -> str:
         h.update(path.name.encode())
         h.update(path.read_bytes())
     h.update(Path(_derived_module.__file__).read_bytes())      # derive shapes every expression
-    for path in sorted(template_dir().glob("*.j2")):
+    for path in sorted(template_dir().glob("*.j2")) + runtime_files():
         h.update(path.name.encode())
         h.update(path.read_bytes())
     h.update(sp.__version__.encode())
@@ -92,17 +117,50 @@ class GeneratedSource:
                    cdef=data["cdef"])
 
 
+def _main_settings(model: Model) -> dict:
+    """The recommended settings of ``model`` as C literals for main.c (simulate's defaults; the
+    compiled stepper's methods only, nullspace with its default scheme otherwise)."""
+    from ..settings import SimulationSettings
+
+    default = SimulationSettings()
+    try:
+        st = SimulationSettings.merged(model.settings)
+    except (TypeError, ValueError):
+        st = default
+    method = st.method if st.method in ("nullspace", "index3") else default.method
+    sch = st.parsed_scheme()
+    if method == "nullspace" and sch.is_hht:
+        sch = default.parsed_scheme()
+
+    def lit(v) -> str:
+        return repr(float(v))
+    return {
+        "method": method, "method_code": "SG_NULLSPACE" if method == "nullspace" else "SG_INDEX3",
+        "gamma": lit(sch.gamma), "beta": lit(sch.beta), "hht_alpha": lit(sch.alpha),
+        "dt": lit(st.dt if st.dt is not None else 1e-3),
+        "t_end": lit(st.t_end if st.t_end is not None else 1.0),
+        "tol": lit(st.tol), "constraint_tol": lit(st.constraint_tol),
+        "max_iter": int(st.max_iter), "rank_tol": lit(st.rank_tol),
+        "x0": ", ".join(lit(v) for v in model.x0), "xd0": ", ".join(lit(v) for v in model.xd0),
+        "convergence": 1,
+    }
+
+
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(template_dir())),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
     )
+    env.filters["c_string"] = _c_string
+    return env
 
 
 def generate(model_or_derived: Model | Derived, outdir=None) -> GeneratedSource:
-    """The standalone C99 source (``<name>.h``, ``<name>.c``, ``README.md``) of a model.
+    """The standalone C99 source (``<name>.h``, ``<name>.c``, ``README.md``) of a model, with the
+    steppers' C runtime (``symgen_runtime.h``, ``symgen_runtime.c``) its descriptor refers to and a
+    ``main.c`` that simulates the model with its recommended settings and prints CSV.
 
     With ``outdir`` the files are also written there.
     """
@@ -130,6 +188,9 @@ def generate(model_or_derived: Model | Derived, outdir=None) -> GeneratedSource:
         "outputs": list(model.output_names),
         "output_cnames": [c_name(o) for o in model.output_names],
         "kernels": kernels,
+        "has_potential": int(model.V is not None),
+        "C_is_zero": int(next(o["nnz"] for k in kernels if k["name"] == "dynamics"
+                              for o in k["outputs"] if o["name"] == "C") == 0),
     }
     env = _environment()
     declarations = env.get_template("declarations.h.j2").render(ctx).strip() + "\n"
@@ -139,6 +200,9 @@ def generate(model_or_derived: Model | Derived, outdir=None) -> GeneratedSource:
         f"{prefix}.c": env.get_template("source.c.j2").render(ctx),
         "README.md": env.get_template("README.md.j2").render(ctx),
     }
+    for path in runtime_files():
+        files[path.name] = path.read_text()
+    files["main.c"] = env.get_template("main.c.j2").render({**ctx, **_main_settings(model)})
     src = GeneratedSource(name=prefix, model_hash=model.hash, files=files, cdef=declarations)
     if outdir is not None:
         src.write(outdir)

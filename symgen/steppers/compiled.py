@@ -1,0 +1,304 @@
+"""The compiled stepper: the whole Newton step in C (``templates/runtime/symgen_runtime.c``).
+
+The C runtime transcribes the Python steppers of this package line by line — ``nullspace``
+(end chart, a pivoted Householder QR of Hᵀ) and ``index3`` (Newmark / HHT-α with the bordered
+solve) — with the convergence rule of ``base.py`` (the round-off floor of issue 8), and
+:func:`symgen.simulate`'s per-step checks.  Python calls C once per chunk of steps into a small
+scratch buffer and folds each step into the run's :class:`~symgen._record.Recorder` (every K-th
+row, the maxima over all steps), so progress, Ctrl-C between chunks (status ``interrupted``) and
+failure as data work as in the Python loop, with the same statuses and reasons.
+
+A null-space step whose Newton iteration fails in C is handed, from the same state, to the
+Python :class:`~symgen.steppers.nullspace.NullspaceStepper` (same kernels, QR), which applies its
+retries (K_L's λ term at λ(t), then two half steps; ``meta['retried_*']``/``['halved_*']``) or
+raises the same :class:`~symgen.steppers.StepFailure`; C resumes from the accepted state.
+
+What it does not do (``stepper="auto"`` then uses the Python stepper): Kernels that are not
+compiled (:class:`~symgen.LambdifyKernels`), the minimal-coordinate methods, ``factorization=
+"svd"``, ``chart="symmetric"``.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import time
+
+import numpy as np
+
+from .base import FLOOR_TIMES_KEPT, Stepper, StepFailure
+
+__all__ = ["CompiledStepper", "unsupported", "COMPILED_METHODS"]
+
+log = logging.getLogger(__name__)
+
+#: method name → the runtime's method code
+COMPILED_METHODS = {"nullspace": 0, "index3": 1}
+_SG_OK, _SG_FAILED, _SG_DIVERGED = 0, 1, 2
+#: sg_failure kinds that sg_step reports (a Newton failure; 7, 8 are the run's divergence checks)
+_STEP_KINDS = (1, 2, 3, 4, 5, 6)
+#: wall time one chunk of C steps aims at (progress and Ctrl-C are handled between chunks), and
+#: the most steps a chunk takes (the rows of the scratch buffer)
+CHUNK_SECONDS = 0.05
+CHUNK_MAX = 2048
+
+
+def unsupported(kernels, method: str, scheme, factorization: str, chart: str = "end") -> str | None:
+    """Why the compiled stepper cannot run this case (``None`` when it can)."""
+    from ..kernels import Kernels
+
+    if not isinstance(kernels, Kernels):
+        return f"the kernels are {type(kernels).__name__}, not compiled Kernels"
+    if method not in COMPILED_METHODS:
+        return f"method {method!r} has no compiled stepper (compiled: {', '.join(COMPILED_METHODS)})"
+    if factorization not in ("auto", "qr"):
+        return f"factorization {factorization!r}: the compiled stepper factors H by pivoted QR only"
+    if method == "nullspace" and scheme.is_hht:
+        return "HHT-α is a variant of the classical index-3 stepper"
+    if chart != "end":
+        return f"chart {chart!r} is not in the C runtime (the compiled stepper has the end chart)"
+    return None
+
+
+class CompiledStepper:
+    """Drives the C runtime's stepper chunk by chunk (see the module docstring); ``fallback`` is
+    the Python stepper of the same case (a null-space step that fails in C is retried by it)."""
+
+    compiled = True
+    factorization = "qr"
+
+    def __init__(self, kernels, method: str, scheme, h: float, *, tol: float,
+                 constraint_tol: float, max_iter: int, rank_tol: float, estimate: bool,
+                 divergence_bound: float, fallback: Stepper):
+        from ..jit import build
+
+        why = unsupported(kernels, method, scheme, "qr")
+        if why:
+            raise ValueError(f"stepper='compiled': {why}")
+        self.method, self.scheme, self.h = method, scheme, float(h)
+        self.tol, self.constraint_tol, self.max_iter = float(tol), float(constraint_tol), int(max_iter)
+        self.estimate = bool(estimate)
+        self.kernels, self.py = kernels, fallback
+        self.chart = "end" if method == "nullspace" else None
+        self.n, self.m = kernels.n, kernels.m
+        # kernels built with the runtime (build's default) carry it; others get a second module
+        rt = kernels if hasattr(kernels.lib, "sg_stepper_new") else build(kernels.model, runtime=True)
+        self.ffi, self.lib = rt.ffi, rt.lib
+        opts = self.ffi.new("sg_options *")
+        opts.method = COMPILED_METHODS[method]
+        opts.gamma, opts.beta, opts.alpha = scheme.gamma, scheme.beta, scheme.alpha
+        opts.h, opts.tol, opts.constraint_tol = self.h, self.tol, self.constraint_tol
+        opts.max_iter, opts.rank_tol = self.max_iter, float(rank_tol)
+        opts.estimate, opts.divergence_bound = int(self.estimate), float(divergence_bound)
+        opts.convergence = 1                      # base.py's rule: the round-off floor (issue 8)
+        ptr = self.lib.sg_stepper_new(self.lib.sg_module_model(), opts)
+        if ptr == self.ffi.NULL:
+            raise ValueError(f"the C runtime refused the options {dict(method=method, h=h, tol=tol)}"
+                             " (or is out of memory)")
+        self._s = self.ffi.gc(ptr, self.lib.sg_stepper_free)
+        self._fail = self.ffi.new("sg_failure *")
+        self._last = self.ffi.new("long *")
+        self.floor = (math.nan, math.nan, math.nan)
+        self._upd_abs = [0.0, 0.0, 0.0]
+        self.done, self.it_last, self.w, self.hm = 0, 0, math.nan, math.nan
+        self.floor_steps, self.floor_times, self.floor_t_last = 0, [], math.nan
+        self.min_rank, self.max_rank = self.m, 0
+        if method == "nullspace":
+            self.retried_steps, self.retried_times = 0, []
+            self.halved_steps, self.halved_times = 0, []
+        else:
+            self.redundant_steps = 0
+
+    def _ptr(self, a: np.ndarray, ctype: str = "double[]"):
+        if a.size == 0:
+            return self.ffi.new(ctype.replace("[]", "[1]"))
+        return self.ffi.from_buffer(ctype, a, require_writable=True)
+
+    def start(self, t, x, xd, xdd, lam) -> None:
+        self.py.start(t, x, xd, xdd, lam)
+        p = self._ptr(self.kernels.p)
+        self.lib.sg_start(self._s, p, float(t), *(self._ptr(np.ascontiguousarray(v, dtype=float))
+                                                  for v in (x, xd, xdd, lam)))
+
+    def _reason(self, fail, t0: float, dt: float) -> tuple[str, str]:
+        """(status, reason) worded as the Python steppers and simulate's loop word them."""
+        kind, it, t1 = fail.kind, fail.iteration, fail.t
+        step = int(fail.step)
+        prefix = f"step {step} (t = {t0 + step * dt:.9g}): "
+        diverged = True
+        if kind == 1:
+            msg = f"non-finite Newton iterate at t = {t1:.9g}, iteration {it}"
+        elif kind == 2:
+            diverged = False
+            if self.method == "index3":
+                extra = (f"; |q| {fail.value1:.3e} (tolerance {self.constraint_tol:.1e}); "
+                         f"max|lambda| {fail.value2:.3e}")
+            else:
+                extra = (f"; max(|q|, h|q_dot|, h²|q_ddot|) {fail.value1:.3e} (tolerance "
+                         f"{self.constraint_tol:.1e}); s_min/s_max of H {fail.s_ratio:.2e}")
+            self.floor = tuple(fail.floor)
+            self._upd_abs = list(fail.upd_abs)
+            msg = str(Stepper._not_converged(self, t1, it, fail.value0, extra))
+        elif kind == 3:
+            diverged = False
+            msg = f"factorization of H failed at t = {t1:.9g}, iteration {it}: H has non-finite entries"
+        elif kind == 4:
+            diverged = False
+            msg = (f"singular reduced step matrix M_R + γh C_R + βh² K_R at t = {t1:.9g}, "
+                   f"iteration {it} (k = {fail.k})")
+        elif kind == 5:
+            msg = f"non-finite Newton update at t = {t1:.9g}, iteration {it}"
+        elif kind == 6:
+            msg = f"non-finite state or constraint residual at t = {t1:.9g}, Newton iteration {it}"
+        elif kind == 7:
+            msg = (f"non-finite values in the state or its constraint residuals (Newton iterations "
+                   f"{it})")
+        elif kind == 8:
+            which = ("|x|", "h|xd|", "h²|xdd|")[fail.which]
+            msg = (f"{which} = {fail.value0:.3e} exceeds the divergence bound "
+                   f"{self._bound:.3e}")
+        else:
+            diverged = False
+            msg = f"the C runtime stopped with an unknown failure kind {kind}"
+        return ("diverged" if diverged else "failed"), prefix + msg
+
+    # -- the run -----------------------------------------------------------------------------------
+    def advance(self, t0: float, n_steps: int, state, rec, progress, bound: float, sch,
+                stop_reason) -> tuple[str, str]:
+        """Steps 1..n_steps from ``state`` = (x, ẋ, ẍ, λ, residuals) of step 0, each folded into
+        ``rec`` as :func:`symgen.simulate`'s loop does (``stop_reason``: its divergence check of
+        a step the Python stepper took); returns (status, reason).  On return (also
+        by KeyboardInterrupt) ``state`` holds the last accepted step ``self.done`` (its Newton
+        iterations ``self.it_last``, ω_max ``self.w``, h_max ``self.hm``).  Long on purpose: the
+        chunk loop, the hand-over of a failed null-space step to Python and the recording of the
+        rows read as one piece, as simulate's loop does."""
+        self._bound = bound
+        n, m, dt = self.n, self.m, self.h
+        ffi, lib, kern = self.ffi, self.lib, self.kernels
+        R = min(CHUNK_MAX, n_steps) + 1
+        T, PE, VE, AE, OM, HM, EK, EP = (np.full(R, math.nan) for _ in range(8))
+        X, XD, XDD, LAM = np.zeros((R, n)), np.zeros((R, n)), np.zeros((R, n)), np.zeros((R, m))
+        OUT = np.zeros((R, kern.n_out))
+        IT = np.zeros(R, dtype=np.int64)
+        bufs = (X, XD, XDD, LAM)
+        for buf, v in zip(bufs, state):
+            buf[0] = v
+        PE[0], VE[0], AE[0] = state[4]
+        ptrs = [self._ptr(a) for a in (T, X, XD, XDD, LAM, PE, VE, AE, OM, HM)]
+        ptrs.append(self._ptr(IT, "long long[]"))
+        ptrs += [self._ptr(EK), self._ptr(EP), self._ptr(OUT) if OUT.size else ffi.NULL]
+        p = self._ptr(kern.p)
+        energy, outputs = rec.EK is not None, bool(rec.OUT.size)
+        every, row = rec.every, 0                 # row: the scratch row of step self.done
+        last, fail = self._last, self._fail
+        status, reason, chunk = "completed", "", 8
+
+        RES = np.empty((R, 3))
+        NAN = np.full(R, math.nan)
+
+        def take(r0: int, r1: int, step0: int) -> None:
+            """Fold scratch rows r0..r1 - 1 (steps step0, …) into rec, as the loop's
+            observe/record/progress of each step."""
+            if r1 <= r0:
+                return
+            sl = slice(r0, r1)
+            RES[sl, 0], RES[sl, 1], RES[sl, 2] = PE[sl], VE[sl], AE[sl]
+            om, hm = (OM[sl], HM[sl]) if self.estimate else (NAN[sl], NAN[sl])
+            rec.observe_rows(T[sl], RES[sl], IT[sl], om, hm)
+            steps = np.arange(step0, step0 + r1 - r0)
+            keep = np.flatnonzero(steps % every == 0)
+            if keep.size:
+                rows = keep + r0
+                rec.add_rows(steps[keep], T[rows], X[rows], XD[rows], XDD[rows], LAM[rows],
+                             RES[rows], IT[rows], om[keep], hm[keep],
+                             (EK[rows], EP[rows]) if energy else None,
+                             OUT[rows] if outputs else None)
+            if progress is not None:
+                for j in range(step0, step0 + r1 - r0):     # after every step, as the loop
+                    progress(j, n_steps)
+        try:
+            while self.done < n_steps:
+                if row:                                        # the next chunk starts at row 0
+                    for a in (T, X, XD, XDD, LAM, PE, VE, AE, OM, HM, IT, EK, EP, OUT):
+                        a[0] = a[row]
+                    row = 0
+                i = self.done
+                stop = min(n_steps, i + chunk, i + R - 1)
+                tic = time.perf_counter()
+                st = lib.sg_run_chunk(self._s, p, float(t0), i, stop, i, *ptrs, last, fail)
+                elapsed = time.perf_counter() - tic
+                k = int(last[0]) - i                         # rows 1..k written
+                if k:
+                    self.done, row = i + k, k
+                    take(1, k + 1, i + 1)
+                if st == _SG_OK:
+                    # aim at CHUNK_SECONDS per chunk (grow at most 4× at a time)
+                    chunk = max(1, min(4 * chunk, int(CHUNK_SECONDS * chunk / max(elapsed, 1e-9))))
+                    continue
+                if not (self.method == "nullspace" and fail.kind in _STEP_KINDS):
+                    status, reason = self._reason(fail, t0, dt)
+                    break
+                status, reason = self._python_step(t0, row, (T, X, XD, XDD, LAM, PE, VE, AE, OM,
+                                                             HM, IT, EK, EP, OUT), bound, sch,
+                                                   stop_reason)
+                if status:
+                    break
+                self.done, row = self.done + 1, row + 1
+                take(row, row + 1, self.done)
+        finally:
+            r = row
+            for buf, v in zip(state[:4], bufs):
+                buf[:] = v[r]
+            state[4][:] = (PE[r], VE[r], AE[r])
+            self.it_last = int(IT[r])
+            self.w, self.hm = (float(OM[r]), float(HM[r])) if self.estimate else (math.nan, math.nan)
+            self._collect()
+        return status or "completed", reason
+
+    def _python_step(self, t0, row, arrays, bound, sch, stop_reason) -> tuple[str, str]:
+        """The step after scratch row ``row`` by the Python stepper (its retries); on success
+        its state goes into row ``row + 1`` and ("", "") is returned, else (status, reason) as
+        simulate's loop words them."""
+        T, X, XD, XDD, LAM, PE, VE, AE, OM, HM, IT, EK, EP, OUT = arrays
+        py, j, dt = self.py, self.done + 1, self.h
+        t, t1 = t0 + self.done * dt, t0 + j * dt
+        try:
+            iters = py.step(t, X[row].copy(), XD[row].copy(), XDD[row].copy(), LAM[row].copy())
+        except StepFailure as exc:
+            return ("diverged" if exc.nonfinite else "failed"), f"step {j} (t = {t1:.9g}): {exc}"
+        except (FloatingPointError, OverflowError, ZeroDivisionError,
+                np.linalg.LinAlgError) as exc:
+            return "failed", (f"step {j} (t = {t1:.9g}): numerical error inside the {self.method} "
+                              f"step: {type(exc).__name__}: {exc}")
+        why = stop_reason(py, j, t1, dt, bound, iters)
+        if why:
+            return "diverged", why
+        r = row + 1
+        T[r], X[r], XD[r], XDD[r], LAM[r] = t1, py.x, py.xd, py.xdd, py.lam
+        PE[r], VE[r], AE[r] = py.res
+        IT[r] = iters
+        if self.estimate:
+            OM[r] = py.omega_max
+            HM[r] = sch.h_max(OM[r])
+        kern = self.kernels
+        EK[r], EP[r] = kern.energy(t1, py.x, py.xd)
+        if OUT.size:
+            OUT[r] = kern.outputs(t1, py.x, py.xd)
+        return "", ""
+
+    def _collect(self) -> None:
+        """The run's counters: the C stepper's, with the Python stepper's (retried steps)."""
+        lib, ffi, py = self.lib, self.ffi, self.py
+        buf = ffi.new(f"double[{FLOOR_TIMES_KEPT}]")
+        times = list(buf[0:int(lib.sg_floor_times(self._s, buf, FLOOR_TIMES_KEPT))])
+        self.floor_steps = int(lib.sg_floor_steps(self._s)) + py.floor_steps
+        self.floor_times = sorted(times + list(py.floor_times))[:FLOOR_TIMES_KEPT]
+        lasts = [v for v in (float(lib.sg_floor_t_last(self._s)), py.floor_t_last) if v == v]
+        self.floor_t_last = max(lasts) if lasts else math.nan
+        self.min_rank = min(int(lib.sg_min_rank(self._s)), getattr(py, "min_rank", self.m))
+        self.max_rank = max(int(lib.sg_max_rank(self._s)), getattr(py, "max_rank", 0))
+        if self.method == "nullspace":
+            for what in ("retried", "halved"):
+                setattr(self, f"{what}_steps", getattr(py, f"{what}_steps"))
+                setattr(self, f"{what}_times", list(getattr(py, f"{what}_times")))
+        else:
+            self.redundant_steps = int(lib.sg_redundant_steps(self._s))
