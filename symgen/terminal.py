@@ -137,18 +137,34 @@ def progress_enabled(quiet: bool) -> bool:
 
 
 class _Progress:
-    """tqdm progress bar, shown only after ~1 s (tqdm's ``delay``) and only on a terminal."""
+    """tqdm progress bar, shown only after ~1 s (tqdm's ``delay``) and only on a terminal.
+
+    Ctrl-C and SIGTERM are held back while tqdm draws (``pthread_sigmask``) and delivered right
+    after: an interrupt raised inside tqdm's refresh leaves its write lock taken (tqdm releases it
+    without ``finally``).  tqdm's monitor thread is off; the bar is redrawn from the step loop."""
+
+    _SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
     def __init__(self, enabled: bool, desc: str):
         self.enabled, self.desc, self.bar = enabled, desc, None
+        self._next = 0                      # redraw at most ~2000 times a run
 
-    def __call__(self, step, n_steps):
-        if not self.enabled:
-            return
+    def _guarded(self, fn, *args):
+        try:
+            old = signal.pthread_sigmask(signal.SIG_BLOCK, self._SIGNALS)
+        except (AttributeError, OSError, ValueError):          # no POSIX signal masks here
+            return fn(*args)
+        try:
+            return fn(*args)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+    def _update(self, step, n_steps):
         if self.bar is None:
             import shutil
 
             from tqdm import tqdm
+            tqdm.monitor_interval = 0
             # get_terminal_size falls back to 80×24 where a terminal reports 0×0 (tqdm then
             # computes nrows = -1 and draws nothing)
             size = shutil.get_terminal_size((80, 24))
@@ -156,9 +172,14 @@ class _Progress:
                             file=sys.stderr, leave=False, ncols=size.columns, nrows=size.lines)
         self.bar.update(int(step) - self.bar.n)
 
+    def __call__(self, step, n_steps):
+        if self.enabled and (step >= self._next or step >= n_steps):
+            self._next = step + max(1, n_steps // 2000)
+            self._guarded(self._update, step, n_steps)
+
     def close(self):
         if self.bar is not None:
-            self.bar.close()
+            self._guarded(self.bar.close)
 
 
 def _one_line(exc: BaseException, limit: int = 400) -> str:
