@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from .settings import METHODS
+from .settings import METHODS, SimulationSettings
 from .terminal import (EXIT_OK, UsageError, _check_memory, _check_output_dir, _check_output_file,
                        _need_matplotlib, parse_params, progress_enabled)
 
@@ -141,9 +141,8 @@ def _sweep_options(args, mdl, grid: dict) -> dict:
                          f"({', '.join(mdl.param_names) or 'none'}) nor one of "
                          f"{', '.join(RUN_KEYS)}")
     if args.scheme is not None:                 # a bad --scheme is a usage error (exit 2)
-        from .steppers import parse_scheme
         try:
-            parse_scheme(args.scheme)
+            SimulationSettings(scheme=args.scheme)
         except ValueError as exc:
             raise UsageError(f"--scheme {args.scheme}: {exc}") from None
     options = {}
