@@ -158,8 +158,10 @@ def test_ctrl_c_between_chunks_keeps_the_partial_result(tmp_path, kernels):
         res.save({str(out)!r})
         print(res.status, res.meta["steps_done"], len(res.t), flush=True)
     """)
+    # SIGINT as from a terminal even when this test runs in a background job that ignores it
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+                            stderr=subprocess.PIPE, text=True, env=dict(os.environ),
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert proc.stdout.readline().strip() == "running"
         proc.send_signal(signal.SIGINT)

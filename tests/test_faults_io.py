@@ -188,13 +188,20 @@ def test_simulate_returns_the_steps_taken_when_interrupted(pend, every):
     np.testing.assert_array_equal(r.x, full.x[rows])
 
 
+def _default_sigint():
+    """In the child: Ctrl-C acts as it does for a program started from a terminal.  A test run
+    started in the background of a non-interactive shell has SIGINT ignored, the child inherits
+    that, and Python then installs no KeyboardInterrupt handler."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _spawn_on_a_terminal(args, cwd):
     """Run ``symgen ARGS`` on a pseudo-terminal (so its progress bar shows); returns the process
     and the terminal's reading end."""
     import pty
     master, slave = pty.openpty()
     proc = subprocess.Popen(SYMGEN + [str(a) for a in args], cwd=cwd, stdin=slave, stdout=slave,
-                            stderr=slave, close_fds=True)
+                            stderr=slave, close_fds=True, preexec_fn=_default_sigint)
     os.close(slave)
     return proc, master
 

@@ -197,7 +197,25 @@ class CompiledStepper:
 
         def take(r0: int, r1: int, step0: int) -> None:
             """Fold scratch rows r0..r1 - 1 (steps step0, …) into rec, as the loop's
-            observe/record/progress of each step."""
+            observe/record/progress of each step.  A KeyboardInterrupt from ``progress`` after
+            step j keeps the steps up to j, as the Python loop does, and is re-raised."""
+            nonlocal row
+            if r1 <= r0:
+                return
+            stop, interrupt = r1, None
+            if progress is not None:
+                for j in range(step0, step0 + r1 - r0):     # after every step, as the loop
+                    try:
+                        progress(j, n_steps)
+                    except KeyboardInterrupt as exc:
+                        stop, interrupt = r0 + (j - step0) + 1, exc
+                        break
+            fold(r0, stop, step0)
+            if interrupt is not None:
+                self.done, row = j, stop - 1
+                raise interrupt
+
+        def fold(r0: int, r1: int, step0: int) -> None:
             if r1 <= r0:
                 return
             sl = slice(r0, r1)
@@ -212,9 +230,6 @@ class CompiledStepper:
                              RES[rows], IT[rows], om[keep], hm[keep],
                              (EK[rows], EP[rows]) if energy else None,
                              OUT[rows] if outputs else None)
-            if progress is not None:
-                for j in range(step0, step0 + r1 - r0):     # after every step, as the loop
-                    progress(j, n_steps)
         try:
             while self.done < n_steps:
                 if row:                                        # the next chunk starts at row 0
