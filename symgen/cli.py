@@ -42,7 +42,7 @@ from .terminal import (EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT,  # noqa
                        EXIT_SIGTERM, EXIT_USAGE, MATPLOTLIB_HINT, Terminated,
                        UsageError, _build_failure, _build_notes, _check_memory, _check_output_dir,
                        _check_output_file, _interrupt_exit_code, _need_matplotlib,
-                       _newton_options, _one_line, _Progress, _sigterm_as_interrupt,
+                       _newton_options, _one_line, _Progress, _result_path, _sigterm_as_interrupt,
                        _warnings_as_notes, parse_params, progress_enabled)
 
 __all__ = ["main", "UsageError", "parse_params", "summary_lines"]
@@ -297,11 +297,7 @@ def cmd_plot(args) -> int:
         return cmd_plot_extra(args)
     from .result import load_result
 
-    path = Path(args.result)
-    if not path.exists():
-        raise UsageError(f"result file not found: {path}")
-    if not path.is_file():
-        raise UsageError(f"{path} is not a file; give a .npz or .csv written by simulate --out")
+    path = _result_path(args.result)
     if Path(args.output).suffix.lower() != ".png":
         raise UsageError(f"-o {args.output}: the plot file must end in .png")
     _check_output_file(args.output, "-o")

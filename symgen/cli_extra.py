@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .settings import METHODS, SimulationSettings
 from .terminal import (EXIT_OK, UsageError, _check_memory, _check_output_dir, _check_output_file,
-                       _need_matplotlib, parse_params, progress_enabled)
+                       _need_matplotlib, _result_path, parse_params, progress_enabled)
 
 __all__ = ["add_parsers", "add_plot_arguments", "cmd_animate", "cmd_sweep", "cmd_plot_extra"]
 
@@ -36,12 +36,7 @@ def _drawing_model(args, result):
 
 def _load_result_arg(text):
     from .result import load_result
-    path = Path(text)
-    if not path.exists():
-        raise UsageError(f"result file not found: {path}")
-    if not path.is_file():
-        raise UsageError(f"{path} is not a file; give a .npz or .csv written by simulate --out")
-    return load_result(path)
+    return load_result(_result_path(text))
 
 
 def cmd_animate(args) -> int:

@@ -98,6 +98,16 @@ def _check_output_dir(path, flag: str) -> None:
         raise UsageError(f"{flag} {p}: cannot create the folder, {anc} is not writable")
 
 
+def _result_path(text) -> Path:
+    """The path of a result file given on the command line (UsageError if it is not a file)."""
+    path = Path(text)
+    if not path.exists():
+        raise UsageError(f"result file not found: {path}")
+    if not path.is_file():
+        raise UsageError(f"{path} is not a file; give a .npz or .csv written by simulate --out")
+    return path
+
+
 def _need_matplotlib() -> None:
     """UsageError (before any work) when matplotlib is not installed."""
     import importlib.util
