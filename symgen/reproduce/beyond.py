@@ -28,6 +28,8 @@ import warnings
 
 import numpy as np
 
+from .claims import _ok
+
 
 __all__ = ["SECTION", "experiment", "minimal_four_bar", "four_bar_exact"]
 
@@ -108,10 +110,6 @@ def _window(res, y, a, b):
 
 def _g(x, digits=2):
     return "n/a" if x is None or not math.isfinite(x) else f"{x:.{digits}g}"
-
-
-def _ok(res):
-    return res.status == "completed"
 
 
 def experiment(ctx) -> None:
