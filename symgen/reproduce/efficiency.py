@@ -147,12 +147,9 @@ def experiment(ctx) -> None:
         c["E1" if name == "double four-bar" else "E2"].figure = f
     c["E3"].figure = c["E1"].figure
 
-    try:
-        import exudyn  # noqa: F401
-        ctx.note(SECTION, "Exudyn is installed but its rows are not implemented here yet "
-                 "(see examples/benchmarks).")
-    except ImportError:
-        ctx.note(SECTION, "Exudyn is not installed: no Exudyn rows (install the benchmark extra).")
+    ctx.note(SECTION, "No Exudyn rows: the report does not run Exudyn; "
+             "examples/benchmarks/bench_peers.py compares symgen with Exudyn side by side on the "
+             "double four-bar when `exudyn` is installed (pip install exudyn).")
     ctx.note(SECTION, "CPU time is time.process_time around simulate with the per-step ω_max "
              "estimate off (estimate=False: diagnostics, not part of either step; the stepper "
              "backend is named in each row); the paper's times and Table 3/4's rows were measured on other "
