@@ -9,6 +9,9 @@
  * reference they mirror line by line):
  *   SG_NULLSPACE  the null-space (tangent-space) Newmark method of Fernandez de Bustos et al.,
  *                 Meccanica 57 (2022), Sec. 5, Eqs. 32-58, with a pivoted Householder QR of H^T;
+ *                 the Newmark relations on the tangent space at the end of the step (the paper's
+ *                 chart, SG_CHART_END) or on the null space of H_s = (H(t) + H(t+h))/2
+ *                 (SG_CHART_SYMMETRIC, beyond the paper: symgen/steppers/chart.py);
  *   SG_INDEX3     the classical index-3 Newmark / HHT-alpha step with Lagrange multipliers
  *                 (bordered Newton matrix, Eq. 29).
  *
@@ -61,6 +64,9 @@ typedef struct sg_model {
 /* Methods. */
 enum { SG_NULLSPACE = 0, SG_INDEX3 = 1 };
 
+/* Tangent charts of the null-space step (sg_options.chart). */
+enum { SG_CHART_END = 0, SG_CHART_SYMMETRIC = 1 };
+
 /* Status of a step or a chunk of steps. */
 enum { SG_OK = 0, SG_FAILED = 1, SG_DIVERGED = 2, SG_NOMEM = 3 };
 
@@ -77,7 +83,11 @@ enum {
     SG_FAIL_I3_NONFINITE = 6,        /* index3: non-finite state or |q| (iteration)           */
     SG_FAIL_RUN_NONFINITE = 7,       /* the accepted state or residuals are not finite
                                         (iteration = Newton iterations of the step)            */
-    SG_FAIL_RUN_BOUND = 8            /* value0 = the size, which = 0 |x|, 1 h|xd|, 2 h^2|xdd| */
+    SG_FAIL_RUN_BOUND = 8,           /* value0 = the size, which = 0 |x|, 1 h|xd|, 2 h^2|xdd| */
+    SG_FAIL_CHART_T_SINGULAR = 9,    /* symmetric chart: T = N_s^T N_H singular (iteration,
+                                        value0 = its smallest singular value)                  */
+    SG_FAIL_CHART_SINGULAR = 10      /* symmetric chart: singular 3k x 3k step matrix
+                                        (iteration, k)                                         */
 };
 
 typedef struct sg_failure {
@@ -108,6 +118,8 @@ typedef struct sg_options {
     int convergence;             /* 0: an update within 1e3 tol that stopped shrinking is accepted
                                     (stalled); 1: the conditioning-aware round-off floor, omega_max
                                     at the accepted state, index3's rank at every step */
+    int chart;                   /* nullspace: SG_CHART_END (the paper's method) or
+                                    SG_CHART_SYMMETRIC; index3: SG_CHART_END */
 } sg_options;
 
 typedef struct sg_stepper sg_stepper;

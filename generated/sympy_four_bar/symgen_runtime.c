@@ -4,8 +4,10 @@
  *   symgen/steppers/base.py       predictor, convergence weights and test (sg_converged)
  *   symgen/steppers/linalg.py     factorization="qr": pivoted QR of H^T, N_H, H^+, particular
  *                                 solutions (Eqs. 33-48), reduced matrices (Eq. 52), omega_max
- *   symgen/steppers/nullspace.py  the paper's Newton step (Eqs. 32-58), end chart; its retries
- *                                 of a failed step stay in Python (steppers/compiled.py)
+ *   symgen/steppers/nullspace.py  the paper's Newton step (Eqs. 32-58); its retries of a failed
+ *                                 step stay in Python (steppers/compiled.py)
+ *   symgen/steppers/chart.py      the symmetric chart: N_s from a pivoted QR of H_s^T and the
+ *                                 3k x 3k solve for (alpha, alpha_dot, alpha_ddot)
  *   symgen/steppers/index3.py     classical index-3 Newmark / HHT-alpha (Eq. 29)
  *   symgen/run.py (_run)          the divergence checks and the step's row (the Recorder
  *                                 in Python keeps every K-th row and the maxima)
@@ -23,6 +25,8 @@
 #define SG_EPS 2.220446049250313e-16
 /* How many times of steps accepted at the round-off floor a stepper keeps (the count is exact). */
 #define SG_FLOOR_TIMES_KEPT 100
+/* chart.py T_SINGULAR: T = N_s^T N_H with a singular value below this is treated as singular. */
+#define SG_T_SINGULAR 1e-6
 
 struct sg_stepper {
     const sg_model *mdl;
@@ -70,6 +74,17 @@ struct sg_stepper {
     double *Ls, *Lw, *Wb;                         /* least squares work: 2 (n+m)^2 + 4 (n+m);
                                                      LU copy (n+m)^2 */
     double E[2];
+    /* the symmetric chart (chart.py; allocated for SG_CHART_SYMMETRIC only, chart_alloc) */
+    double *ch_blk;
+    int *ch_ib;
+    double t_n;                                   /* time of x_n (NaN: none kept) */
+    double *H_n, *x_n;                            /* H of the accepted state x_n at t_n */
+    double *Hs, *tau_s, *cn_s;                    /* pivoted QR of H_s^T (as A, tau, cn) */
+    int *piv_s, *ipiv3;                           /* [m], [3n] */
+    double *Ns;                                   /* N_s, n x k */
+    double *Tm, *NsXd, *NsXdd1, *NsX2, *Jw;       /* k x k: T, N_s^T Xd_p, .., Jacobi work */
+    double *A3, *b3;                              /* the 3k x 3k system */
+    double *r_R, *cw;                             /* k: N_H^T rhs of Eq. 52; n work */
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -210,6 +225,47 @@ static int lu_solve(double *A, double *b, int k, int *ipiv)
         b[i] = s / A[(size_t)i * k + i];
     }
     return 0;
+}
+
+/* One-sided Jacobi (Hestenes): rotate the N columns of U (N x N, column-major) until they are
+ * orthogonal; the singular values are then the column norms of U.  V (N x N, column-major), when
+ * not NULL, takes the same rotations (A = U V^T for V = I on entry). */
+static void jacobi_rotate(double *U, double *V, int N)
+{
+    int i, j, l, sweep;
+    for (sweep = 0; sweep < 100; ++sweep) {
+        int rotated = 0;
+        for (i = 0; i < N - 1; ++i)
+            for (j = i + 1; j < N; ++j) {
+                double *ui = U + (size_t)i * N, *uj = U + (size_t)j * N;
+                double al = 0.0, be = 0.0, ga = 0.0, zeta, t, c, sn;
+                for (l = 0; l < N; ++l) {
+                    al += ui[l] * ui[l];
+                    be += uj[l] * uj[l];
+                    ga += ui[l] * uj[l];
+                }
+                if (al == 0.0 || be == 0.0 || fabs(ga) <= SG_EPS * sqrt(al * be)) continue;
+                rotated = 1;
+                zeta = (be - al) / (2.0 * ga);
+                t = (zeta >= 0.0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1.0 + zeta * zeta));
+                c = 1.0 / sqrt(1.0 + t * t);
+                sn = c * t;
+                for (l = 0; l < N; ++l) {
+                    double a1 = ui[l], a2 = uj[l];
+                    ui[l] = c * a1 - sn * a2;
+                    uj[l] = sn * a1 + c * a2;
+                }
+                if (V) {
+                    double *vi = V + (size_t)i * N, *vj = V + (size_t)j * N;
+                    for (l = 0; l < N; ++l) {
+                        double a1 = vi[l], a2 = vj[l];
+                        vi[l] = c * a1 - sn * a2;
+                        vj[l] = sn * a1 + c * a2;
+                    }
+                }
+            }
+        if (!rotated) break;
+    }
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -857,6 +913,127 @@ static int ns_factor(sg_stepper *s, double t1, int it, sg_failure *fail)
 }
 
 /* ---------------------------------------------------------------------------------------------
+ * chart.py: the symmetric chart (beyond the paper; docs/symmetric-chart.md)
+ * ------------------------------------------------------------------------------------------- */
+
+/* SymmetricChart.H_at: H_n = H(x(t), t), kept from the state last accepted (t up to round-off),
+ * else evaluated there once (the first step, or a step after one the Python fallback took). */
+static void chart_H_at(sg_stepper *s, const double *p, double t, const double *x,
+                       const double *xd, const double *xdd)
+{
+    int n = s->n, i, same = fabs(t - s->t_n) <= 1e-12 * (fabs(t) > 1.0 ? fabs(t) : 1.0);
+    for (i = 0; same && i < n; ++i) same = x[i] == s->x_n[i];
+    if (same) return;
+    s->mdl->constraints(t, x, xd, xdd, p, s->q, s->H_n, s->qd, s->Hd, s->qdd, s->Hdd);
+    s->t_n = t;
+    memcpy(s->x_n, x, sizeof(double) * (size_t)n);
+}
+
+/* SymmetricChart.accept: H of the accepted state (in s->H) is the next step's H_n. */
+static void chart_accept(sg_stepper *s, double t1)
+{
+    s->t_n = t1;
+    memcpy(s->x_n, s->x, sizeof(double) * (size_t)s->n);
+    memcpy(s->H_n, s->H, sizeof(double) * (size_t)s->n * (size_t)s->m);
+}
+
+/* SymmetricChart.basis, null_basis(.., "qr"): N_s (n x k), the last k columns of Q in the pivoted
+ * QR of H_s^T, H_s = (H_n + H(x, t + h)) / 2; k = n - rank H(x, t + h) is given. */
+static void chart_basis(sg_stepper *s, int k)
+{
+    int n = s->n, m = s->m, kmin = n < m ? n : m, i, j, l;
+    double *v = s->cw;
+    if (k == 0) return;
+    if (m == 0) {
+        for (i = 0; i < n; ++i)
+            for (j = 0; j < k; ++j) s->Ns[(size_t)i * k + j] = (i == n - k + j) ? 1.0 : 0.0;
+        return;
+    }
+    for (i = 0; i < m * n; ++i) s->Hs[i] = (s->H_n[i] + s->H[i]) * 0.5;
+    householder_qr(s->Hs, n, m, s->tau_s, s->piv_s, s->cn_s);   /* column-major H_s^T = H_s */
+    for (j = 0; j < k; ++j) {
+        for (l = 0; l < n; ++l) v[l] = (l == n - k + j) ? 1.0 : 0.0;
+        q_apply(s->Hs, n, kmin, s->tau_s, v);
+        for (i = 0; i < n; ++i) s->Ns[(size_t)i * k + j] = v[i];
+    }
+}
+
+/* solve_chart_step: (alpha, alpha_dot, alpha_ddot) at t + h into s->a, s->ad, s->add from the
+ * 3k x 3k system in the scaled unknowns (alpha, h alpha_dot, h^2 alpha_ddot), T = N_s^T N_H:
+ *   [ h^2 K_R                    h C_R              M_R    ]   [ h^2 r ]
+ *   [ T - bh^2 N_s^T Xdd_p1      -bh N_s^T X_p2     -b T   ] = [ b_x   ]   (N_s^T R_x = 0)
+ *   [ hN_s^T Xd_p - gh^2 ..Xdd_p1  T - gh N_s^T X_p2  -g T   ]   [ h b_v ]   (N_s^T R_v = 0)
+ * with r = N_H^T rhs of Eq. 52 (s->r_R) and x, xd, xdd the state at t.  Returns 0, or -1 with
+ * *fail set (T or the system singular). */
+static int chart_solve(sg_stepper *s, const double *x, const double *xd, const double *xdd,
+                       double t1, int it, sg_failure *fail)
+{
+    int n = s->n, k = s->k, K3 = 3 * s->k, i, j;
+    double h = s->o.h, gam = s->o.gamma, bet = s->o.beta, hh = h * h, smin;
+    double *T = s->Tm, *A = s->A3, *b = s->b3, *w = s->cw;
+    if (k == 0) return 0;
+    mtm(s->Ns, s->N, T, n, k, k);                                     /* T = N_s^T N_H */
+    if (k == 1) {
+        smin = fabs(T[0]);
+    } else {
+        double *U = s->Jw;
+        for (i = 0; i < k; ++i)
+            for (j = 0; j < k; ++j) U[(size_t)j * k + i] = T[(size_t)i * k + j];
+        jacobi_rotate(U, NULL, k);
+        smin = HUGE_VAL;
+        for (j = 0; j < k; ++j) {
+            double v = norm2(U + (size_t)j * k, k);
+            if (v < smin || v != v) smin = v;
+        }
+    }
+    if (!(smin > SG_T_SINGULAR)) {
+        fail_set(fail, SG_FAIL_CHART_T_SINGULAR, t1, it);
+        fail->value0 = smin;
+        return -1;
+    }
+    mtm(s->Ns, s->Xd_p, s->NsXd, n, k, k);                            /* N_s^T Xd_p */
+    mtm(s->Ns, s->Xdd_p1, s->NsXdd1, n, k, k);                        /* N_s^T Xdd_p1 */
+    mtm(s->Ns, s->X_p2, s->NsX2, n, k, k);                            /* N_s^T X_p2 */
+    for (i = 0; i < k; ++i)
+        for (j = 0; j < k; ++j) {
+            size_t e = (size_t)i * k + j;
+            double *r1 = A + (size_t)i * K3 + j, *r2 = A + (size_t)(k + i) * K3 + j;
+            double *r3 = A + (size_t)(2 * k + i) * K3 + j;
+            /* row 1: Eq. 52, M_R alpha_dd + C_R alpha_d + K_R alpha = r, times h^2 */
+            r1[0] = hh * s->K_R[e];
+            r1[k] = h * s->C_R[e];
+            r1[2 * k] = s->M_R[e];
+            /* row 2: N_s^T R_x = 0 */
+            r2[0] = T[e] - bet * hh * s->NsXdd1[e];
+            r2[k] = -bet * h * s->NsX2[e];
+            r2[2 * k] = -bet * T[e];
+            /* row 3: N_s^T R_v = 0, times h */
+            r3[0] = h * (s->NsXd[e] - gam * h * s->NsXdd1[e]);
+            r3[k] = T[e] - gam * h * s->NsX2[e];
+            r3[2 * k] = -gam * T[e];
+        }
+    for (i = 0; i < k; ++i) b[i] = hh * s->r_R[i];
+    for (i = 0; i < n; ++i)
+        w[i] = x[i] + h * xd[i] + hh * (0.5 - bet) * xdd[i] - s->x_p[i] + bet * hh * s->xdd_p[i];
+    mtv(s->Ns, w, b + k, n, k);
+    for (i = 0; i < n; ++i)
+        w[i] = xd[i] + h * (1.0 - gam) * xdd[i] - s->xd_p[i] + gam * h * s->xdd_p[i];
+    mtv(s->Ns, w, b + 2 * k, n, k);
+    for (i = 0; i < k; ++i) b[2 * k + i] *= h;
+    if (lu_solve(A, b, K3, s->ipiv3)) {
+        fail_set(fail, SG_FAIL_CHART_SINGULAR, t1, it);
+        fail->k = k;
+        return -1;
+    }
+    for (i = 0; i < k; ++i) {
+        s->a[i] = b[i];
+        s->ad[i] = b[k + i] * (1.0 / h);
+        s->add[i] = b[2 * k + i] * (1.0 / hh);
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
  * nullspace.py: NullspaceStepper.step
  * ------------------------------------------------------------------------------------------- */
 static int step_nullspace(sg_stepper *s, const double *p, double t, const double *x,
@@ -866,6 +1043,8 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
     int n = s->n, m = s->m, it, i, k;
     double h = s->o.h, gam = s->o.gamma, bet = s->o.beta, t1 = t + h, upd = HUGE_VAL;
     double *x0 = s->x, *xd0 = s->xd, *xdd0 = s->xdd, *lam0 = s->lam;
+    int sym = s->o.chart == SG_CHART_SYMMETRIC;
+    if (sym) chart_H_at(s, p, t, x, xd, xdd);                         /* symmetric chart: H_n */
     for (it = 0; it <= s->o.max_iter; ++it) {
         int factored = 0;
         /* 1. constraints at the estimate */
@@ -903,6 +1082,7 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
                     }
                     s->omega = sg_omega_from(s->k, s->M_R, s->K_R, s->om_work);
                 }
+                if (sym) chart_accept(s, t1);                             /* the next H_n */
                 *iters = it;
                 return SG_OK;
             }
@@ -934,6 +1114,7 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
             for (i = 0; i < n; ++i) s->rhs[i] -= s->w[i];                 /* - C_L ẋ_p */
         }
         mtv(s->N, s->rhs, s->rk, n, k);                                   /* Eq. 52: N_G^T(...) */
+        if (sym) memcpy(s->r_R, s->rk, sizeof(double) * (size_t)k);
 
         /* 4. re-project the state at t onto this linearization (Eqs. 56-58) */
         for (i = 0; i < n; ++i) s->w[i] = x[i] - s->x_p[i];
@@ -978,6 +1159,13 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
             s->a[i] += s->add[i] * (bet * h * h);                         /* Newmark: alpha(t+h) */
             s->ad[i] += s->add[i] * (gam * h);
         }
+        if (sym) {
+            /* symmetric chart: (alpha, alpha_d, alpha_dd) at t + h from the 3k x 3k system on N_s
+             * instead of steps 4-5, whose result it replaces (as nullspace.py: they still run, so
+             * that a singular reduced matrix fails the step in both) */
+            chart_basis(s, k);
+            if (chart_solve(s, x, xd, xdd, t1, it, fail) < 0) return SG_FAILED;
+        }
 
         /* 6. recover x, xd, xdd (Eqs. 34, 38, 45) and lambda (Eq. 51) */
         save_old(s);
@@ -1018,13 +1206,13 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
  * ------------------------------------------------------------------------------------------- */
 
 /* numpy.linalg.lstsq(A, b, rcond=None): the minimum-norm least-squares solution, singular values
- * <= eps max(N) s_max counting as zero, from a one-sided Jacobi SVD (Hestenes): rotations of the
- * columns of U = A until they are orthogonal, A = U V^T with the singular values the column norms
- * of U.  A (N x N, row-major) is left alone; the solution overwrites b. */
+ * <= eps max(N) s_max counting as zero, from a one-sided Jacobi SVD (Hestenes, jacobi_rotate):
+ * A = U V^T with the singular values the column norms of U.  A (N x N, row-major) is left alone;
+ * the solution overwrites b. */
 static void lstsq_min_norm(sg_stepper *s, const double *A, double *b, int N)
 {
     double *U = s->Ls, *V = s->Ls + (size_t)N * N, *sv = s->Lw, *y = s->Lw + N;
-    int i, j, l, sweep;
+    int i, j, l;
     double smax = 0.0, cut;
     /* column-major U = A, V = I */
     for (i = 0; i < N; ++i)
@@ -1032,36 +1220,7 @@ static void lstsq_min_norm(sg_stepper *s, const double *A, double *b, int N)
             U[(size_t)j * N + i] = A[(size_t)i * N + j];
             V[(size_t)j * N + i] = (i == j) ? 1.0 : 0.0;
         }
-    for (sweep = 0; sweep < 100; ++sweep) {
-        int rotated = 0;
-        for (i = 0; i < N - 1; ++i)
-            for (j = i + 1; j < N; ++j) {
-                double *ui = U + (size_t)i * N, *uj = U + (size_t)j * N;
-                double *vi = V + (size_t)i * N, *vj = V + (size_t)j * N;
-                double al = 0.0, be = 0.0, ga = 0.0, zeta, t, c, sn;
-                for (l = 0; l < N; ++l) {
-                    al += ui[l] * ui[l];
-                    be += uj[l] * uj[l];
-                    ga += ui[l] * uj[l];
-                }
-                if (al == 0.0 || be == 0.0 || fabs(ga) <= SG_EPS * sqrt(al * be)) continue;
-                rotated = 1;
-                zeta = (be - al) / (2.0 * ga);
-                t = (zeta >= 0.0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1.0 + zeta * zeta));
-                c = 1.0 / sqrt(1.0 + t * t);
-                sn = c * t;
-                for (l = 0; l < N; ++l) {
-                    double a1 = ui[l], a2 = uj[l];
-                    ui[l] = c * a1 - sn * a2;
-                    uj[l] = sn * a1 + c * a2;
-                    a1 = vi[l];
-                    a2 = vj[l];
-                    vi[l] = c * a1 - sn * a2;
-                    vj[l] = sn * a1 + c * a2;
-                }
-            }
-        if (!rotated) break;
-    }
+    jacobi_rotate(U, V, N);
     for (j = 0; j < N; ++j) {
         double v = 0.0;
         for (l = 0; l < N; ++l) v += U[(size_t)j * N + l] * U[(size_t)j * N + l];
@@ -1429,7 +1588,34 @@ void sg_stepper_free(sg_stepper *s)
     if (!s) return;
     free(s->M);      /* one block holds every double buffer */
     free(s->piv);    /* one block holds every int buffer */
+    free(s->ch_blk); /* the symmetric chart's (chart_alloc) */
+    free(s->ch_ib);
     free(s);
+}
+
+/* The symmetric chart's buffers (n coordinates, m constraints; k <= n).  Returns 0, or 1 when out
+ * of memory. */
+static int chart_alloc(sg_stepper *s)
+{
+    int n = s->n, mm1 = s->m > 0 ? s->m : 1;
+    size_t nn = (size_t)n * n, total, nb = 0;
+    double *blk;
+    total = 2 * (size_t)mm1 * n + n + 3 * (size_t)mm1   /* H_n Hs x_n tau_s cn_s */
+          + 6 * nn + 9 * nn + 5 * (size_t)n;            /* Ns Tm NsXd NsXdd1 NsX2 Jw, A3, b3 r_R cw */
+    blk = s->ch_blk = (double *)calloc(total + 1, sizeof(double));
+    s->ch_ib = (int *)calloc((size_t)mm1 + 3 * (size_t)n + 1, sizeof(int));
+    if (!s->ch_blk || !s->ch_ib) return 1;
+#define TAKE(ptr, cnt) do { (ptr) = blk + nb; nb += (cnt); } while (0)
+    TAKE(s->H_n, (size_t)mm1 * n); TAKE(s->Hs, (size_t)mm1 * n); TAKE(s->x_n, n);
+    TAKE(s->tau_s, mm1); TAKE(s->cn_s, 2 * (size_t)mm1);
+    TAKE(s->Ns, nn); TAKE(s->Tm, nn); TAKE(s->NsXd, nn); TAKE(s->NsXdd1, nn); TAKE(s->NsX2, nn);
+    TAKE(s->Jw, nn); TAKE(s->A3, 9 * nn); TAKE(s->b3, 3 * (size_t)n); TAKE(s->r_R, n);
+    TAKE(s->cw, n);
+#undef TAKE
+    s->piv_s = s->ch_ib;
+    s->ipiv3 = s->ch_ib + mm1;
+    s->t_n = NAN;
+    return 0;
 }
 
 sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
@@ -1443,6 +1629,8 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
     if (!(o->h > 0.0) || !(o->tol > 0.0) || !(o->constraint_tol > 0.0) || o->max_iter < 1)
         return NULL;
     if (o->method != SG_NULLSPACE && o->method != SG_INDEX3) return NULL;
+    if (o->chart != SG_CHART_END && (o->chart != SG_CHART_SYMMETRIC || o->method != SG_NULLSPACE))
+        return NULL;
     s = (sg_stepper *)calloc(1, sizeof *s);
     if (!s) return NULL;
     s->mdl = model;
@@ -1507,5 +1695,9 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
     s->min_rank = m;
     s->max_rank = 0;
     s->k = -1;
+    if (o->chart == SG_CHART_SYMMETRIC && chart_alloc(s)) {
+        sg_stepper_free(s);
+        return NULL;
+    }
     return s;
 }

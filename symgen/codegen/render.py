@@ -128,6 +128,7 @@ def _main_settings(model: Model) -> dict:
     except (TypeError, ValueError):
         st = default
     method = st.method if st.method in ("nullspace", "index3") else default.method
+    chart = st.chart if method == "nullspace" else "end"
     sch = st.parsed_scheme()
     if method == "nullspace" and sch.is_hht:
         sch = default.parsed_scheme()
@@ -143,6 +144,7 @@ def _main_settings(model: Model) -> dict:
         "max_iter": int(st.max_iter), "rank_tol": lit(st.rank_tol),
         "x0": ", ".join(lit(v) for v in model.x0), "xd0": ", ".join(lit(v) for v in model.xd0),
         "convergence": 1,
+        "chart": chart, "chart_code": "SG_CHART_SYMMETRIC" if chart == "symmetric" else "SG_CHART_END",
     }
 
 
@@ -195,14 +197,15 @@ def generate(model_or_derived: Model | Derived, outdir=None) -> GeneratedSource:
     env = _environment()
     declarations = env.get_template("declarations.h.j2").render(ctx).strip() + "\n"
     ctx["declarations"] = declarations
+    main = {**ctx, **_main_settings(model)}
     files = {
         f"{prefix}.h": env.get_template("header.h.j2").render(ctx),
         f"{prefix}.c": env.get_template("source.c.j2").render(ctx),
-        "README.md": env.get_template("README.md.j2").render(ctx),
+        "README.md": env.get_template("README.md.j2").render(main),
     }
     for path in runtime_files():
         files[path.name] = path.read_text()
-    files["main.c"] = env.get_template("main.c.j2").render({**ctx, **_main_settings(model)})
+    files["main.c"] = env.get_template("main.c.j2").render(main)
     src = GeneratedSource(name=prefix, model_hash=model.hash, files=files, cdef=declarations)
     if outdir is not None:
         src.write(outdir)
