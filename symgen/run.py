@@ -91,8 +91,8 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         ``symgen.steppers.chart``).  Recorded in ``meta['chart']`` (None for other methods).
         ``stepper``: ``"compiled"`` (the whole step in C, :mod:`symgen.steppers.compiled`: same
         statuses, reasons and meta), ``"python"`` (the reference steppers) or ``"auto"`` (default:
-        compiled when the kernels are compiled and the runtime has the case, e.g. not
-        ``chart="symmetric"``).  Recorded in ``meta['stepper']``.
+        compiled when the kernels are compiled and the runtime has the case: both charts, not
+        ``factorization="svd"``).  Recorded in ``meta['stepper']``.
     params:
         parameter overrides by name (unknown names raise KeyError); the kernels' parameters are
         restored after the run.
@@ -182,7 +182,7 @@ def _make_stepper(kernels, cfg: SimulationSettings, dt: float, estimate: bool):
     from .steppers.compiled import CompiledStepper, unsupported
 
     sch = cfg.parsed_scheme()
-    why = unsupported(kernels, cfg.method, sch, cfg.factorization, cfg.chart)
+    why = unsupported(kernels, cfg.method, sch, cfg.factorization)
     if cfg.stepper == "compiled" and why:
         raise ValueError(f"stepper='compiled' cannot run this case: {why} (use stepper='python' "
                          "or 'auto')")
@@ -196,7 +196,7 @@ def _make_stepper(kernels, cfg: SimulationSettings, dt: float, estimate: bool):
     if not compiled:
         return py
     return CompiledStepper(kernels, cfg.method, sch, dt, divergence_bound=float(cfg.divergence_bound),
-                           fallback=py, **kw)
+                           fallback=py, chart=cfg.chart, **kw)
 
 
 def _blas_limit(threads: int | None):

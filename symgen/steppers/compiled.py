@@ -1,8 +1,8 @@
 """The compiled stepper: the whole Newton step in C (``templates/runtime/symgen_runtime.c``).
 
 The C runtime transcribes the Python steppers of this package line by line — ``nullspace``
-(end chart, a pivoted Householder QR of Hᵀ) and ``index3`` (Newmark / HHT-α with the bordered
-solve) — with the convergence rule of ``base.py`` (the round-off floor of issue 8), and
+(a pivoted Householder QR of Hᵀ; both charts, the symmetric one of ``chart.py`` with a pivoted QR
+of H_sᵀ) and ``index3`` (Newmark / HHT-α with the bordered solve) — with the convergence rule of ``base.py`` (the round-off floor of issue 8), and
 :func:`symgen.simulate`'s per-step checks.  Python calls C once per chunk of steps into a small
 scratch buffer and folds each step into the run's :class:`~symgen._record.Recorder` (every K-th
 row, the maxima over all steps), so progress, Ctrl-C between chunks (status ``interrupted``) and
@@ -15,7 +15,7 @@ raises the same :class:`~symgen.steppers.StepFailure`; C resumes from the accept
 
 What it does not do (``stepper="auto"`` then uses the Python stepper): Kernels that are not
 compiled (:class:`~symgen.LambdifyKernels`), the minimal-coordinate methods, ``factorization=
-"svd"``, ``chart="symmetric"``.
+"svd"``.
 """
 from __future__ import annotations
 
@@ -27,22 +27,25 @@ import numpy as np
 
 from .base import FLOOR_TIMES_KEPT, Stepper, StepFailure
 
-__all__ = ["CompiledStepper", "unsupported", "COMPILED_METHODS"]
+__all__ = ["CompiledStepper", "unsupported", "COMPILED_METHODS", "COMPILED_CHARTS"]
 
 log = logging.getLogger(__name__)
 
 #: method name → the runtime's method code
 COMPILED_METHODS = {"nullspace": 0, "index3": 1}
+#: chart name → the runtime's chart code (SG_CHART_*)
+COMPILED_CHARTS = {"end": 0, "symmetric": 1}
 _SG_OK, _SG_FAILED, _SG_DIVERGED = 0, 1, 2
-#: sg_failure kinds that sg_step reports (a Newton failure; 7, 8 are the run's divergence checks)
-_STEP_KINDS = (1, 2, 3, 4, 5, 6)
+#: sg_failure kinds that sg_step reports (a Newton failure; 7, 8 are the run's divergence checks,
+#: 9, 10 the symmetric chart's singular T and 3k × 3k matrix)
+_STEP_KINDS = (1, 2, 3, 4, 5, 6, 9, 10)
 #: wall time one chunk of C steps aims at (progress and Ctrl-C are handled between chunks), and
 #: the most steps a chunk takes (the rows of the scratch buffer)
 CHUNK_SECONDS = 0.05
 CHUNK_MAX = 2048
 
 
-def unsupported(kernels, method: str, scheme, factorization: str, chart: str = "end") -> str | None:
+def unsupported(kernels, method: str, scheme, factorization: str) -> str | None:
     """Why the compiled stepper cannot run this case (``None`` when it can)."""
     from ..kernels import Kernels
 
@@ -54,8 +57,6 @@ def unsupported(kernels, method: str, scheme, factorization: str, chart: str = "
         return f"factorization {factorization!r}: the compiled stepper factors H by pivoted QR only"
     if method == "nullspace" and scheme.is_hht:
         return "HHT-α is a variant of the classical index-3 stepper"
-    if chart != "end":
-        return f"chart {chart!r} is not in the C runtime (the compiled stepper has the end chart)"
     return None
 
 
@@ -68,7 +69,7 @@ class CompiledStepper:
 
     def __init__(self, kernels, method: str, scheme, h: float, *, tol: float,
                  constraint_tol: float, max_iter: int, rank_tol: float, estimate: bool,
-                 divergence_bound: float, fallback: Stepper):
+                 divergence_bound: float, fallback: Stepper, chart: str = "end"):
         from ..jit import build
 
         why = unsupported(kernels, method, scheme, "qr")
@@ -78,7 +79,7 @@ class CompiledStepper:
         self.tol, self.constraint_tol, self.max_iter = float(tol), float(constraint_tol), int(max_iter)
         self.estimate = bool(estimate)
         self.kernels, self.py = kernels, fallback
-        self.chart = "end" if method == "nullspace" else None
+        self.chart = chart if method == "nullspace" else None
         self.n, self.m = kernels.n, kernels.m
         # kernels built with the runtime (build's default) carry it; others get a second module
         rt = kernels if hasattr(kernels.lib, "sg_stepper_new") else build(kernels.model, runtime=True)
@@ -90,6 +91,7 @@ class CompiledStepper:
         opts.max_iter, opts.rank_tol = self.max_iter, float(rank_tol)
         opts.estimate, opts.divergence_bound = int(self.estimate), float(divergence_bound)
         opts.convergence = 1                      # base.py's rule: the round-off floor (issue 8)
+        opts.chart = COMPILED_CHARTS[self.chart or "end"]
         ptr = self.lib.sg_stepper_new(self.lib.sg_module_model(), opts)
         if ptr == self.ffi.NULL:
             raise ValueError(f"the C runtime refused the options {dict(method=method, h=h, tol=tol)}"
