@@ -1,6 +1,7 @@
 """The compiled stepper (templates/runtime/symgen_runtime.c) against the Python reference steppers:
-same trajectories to round-off, same Newton iterations, same statuses, steps and reasons; the
-chunked loop keeps what it computed when interrupted."""
+same trajectories to round-off, same Newton iterations, same statuses, steps and reasons, with both
+charts of the null-space step (the paper's "end" and the "symmetric" one of issue 11); the chunked
+loop keeps what it computed when interrupted."""
 import os
 import signal
 import subprocess
@@ -14,6 +15,7 @@ import symgen
 from symgen.loader import known_examples
 
 EXAMPLES = sorted(known_examples())
+CHARTS = ("end", "symmetric")
 #: N four-bar (n = 243): a short run (Python takes 80 ms a step there)
 STEPS = {"n_four_bar": 20}
 
@@ -67,11 +69,15 @@ def _same_run(c, p):
     assert _rel(c.outputs, p.outputs) < 1e-9
 
 
+@pytest.mark.parametrize("chart", CHARTS)
 @pytest.mark.parametrize("name", EXAMPLES)
-def test_nullspace_compiled_agrees_with_python(name, kernels):
+def test_nullspace_compiled_agrees_with_python(name, chart, kernels):
+    # Bricard: redundant constraints (rank 23 of 24 rows); the symmetric chart factors
+    # H_s = ½(H(t) + H(t + h)) by a pivoted QR of H_sᵀ in C as in Python (chart.py)
     k = kernels(name)
-    c, p = _pair(k, STEPS.get(name, 200))      # the example's recommended settings
+    c, p = _pair(k, STEPS.get(name, 200), chart=chart)      # the example's recommended settings
     assert c.status == "completed", c.reason
+    assert c.meta["chart"] == p.meta["chart"] == chart
     _same_run(c, p)
     assert _rel(c.x, p.x) < 1e-10 and _rel(c.xd, p.xd) < 1e-10
     if name in ("double_four_bar", "n_four_bar"):
@@ -79,7 +85,7 @@ def test_nullspace_compiled_agrees_with_python(name, kernels):
         # ~1/s_min; the Python SVD and QR factorizations differ from each other as much
         s = symgen.simulate(k, dt=k.model.settings["dt"],
                             t_end=STEPS.get(name, 200) * k.model.settings["dt"],
-                            stepper="python", factorization="svd")
+                            stepper="python", factorization="svd", chart=chart)
         for what in ("xdd", "lam"):
             spread = _rel(getattr(s, what), getattr(p, what))
             assert _rel(getattr(c, what), getattr(p, what)) < max(1e-10, 10 * spread), what
@@ -118,9 +124,11 @@ def test_bricard_redundant_index3_minimum_norm_multipliers(kernels):
 
 @pytest.mark.parametrize("method,kw", [
     ("nullspace", dict(max_iter=1)),                     # Newton needs 2 iterations
+    ("nullspace", dict(max_iter=1, chart="symmetric")),
     ("index3", dict(max_iter=1, scheme="trapezoidal")),
     ("index3", dict(scheme="fox-goodwin")),               # multipliers grow 9.9× a step
     ("nullspace", dict(divergence_bound=1.001, params={"T0": 9.0})),   # |x| = √(1 + θ²) passes
+    ("nullspace", dict(divergence_bound=1.001, params={"T0": 9.0}, chart="symmetric")),
 ])
 def test_failures_have_the_same_status_step_and_reason(method, kw, kernels):
     c, p = _pair(kernels("stiff_pendulum"), 100, method=method, **kw)
@@ -194,8 +202,9 @@ CC = __import__("shutil").which("cc") or __import__("shutil").which("gcc")
 
 
 @pytest.mark.skipif(CC is None, reason="no C compiler")
-@pytest.mark.parametrize("name", ["stiff_pendulum", "double_four_bar", "bricard"])
-def test_standalone_main_c_agrees_with_simulate(name, tmp_path, kernels):
+@pytest.mark.parametrize("name,chart", [("stiff_pendulum", None), ("double_four_bar", None),
+                                        ("bricard", None), ("double_four_bar", "symmetric")])
+def test_standalone_main_c_agrees_with_simulate(name, chart, tmp_path, kernels):
     # symgen generate writes the runtime and a main.c; built strictly, its CSV is the simulation
     model = symgen.load_model(name)
     symgen.generate(model, tmp_path)
@@ -204,26 +213,29 @@ def test_standalone_main_c_agrees_with_simulate(name, tmp_path, kernels):
                           capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     dt = model.settings["dt"]
-    run = subprocess.run([str(tmp_path / "sim"), repr(dt), repr(200 * dt)], capture_output=True,
-                         text=True)
+    run = subprocess.run([str(tmp_path / "sim"), repr(dt), repr(200 * dt)] + ([chart] if chart else []),
+                         capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert lines[0].split(",")[1:] == list(model.coord_names) + [f"{c}_dot" for c in model.coord_names]
     data = np.array([[float(v) for v in ln.split(",")] for ln in lines[1:]])
-    res = symgen.simulate(kernels(name), t_end=200 * dt, stepper="python", factorization="qr")
+    res = symgen.simulate(kernels(name), t_end=200 * dt, stepper="python", factorization="qr",
+                          chart=chart or "end")
     n = model.n
     assert data.shape == (201, 1 + 2 * n)
     np.testing.assert_array_equal(data[:, 0], res.t)
     assert _rel(data[:, 1:1 + n], res.x) < 1e-10 and _rel(data[:, 1 + n:], res.xd) < 1e-10
 
 
-def test_round_off_floor_acceptance_agrees(kernels):
+@pytest.mark.parametrize("chart", CHARTS)
+def test_round_off_floor_acceptance_agrees(chart, kernels):
     # tol = 1e-17 is below the round-off floor: every step is accepted by the conditioning-aware
     # floor rule of issue 8 (base.py), in C as in Python (checked against branch conv: 30 floor
     # steps in both, trajectories to 3e-16)
     k = kernels("double_four_bar")
-    c, p = _pair(k, 30, tol=1e-17)
+    c, p = _pair(k, 30, tol=1e-17, chart=chart)
     _same_run(c, p)
+    assert c.meta["floor_steps"] > 0
     assert _rel(c.x, p.x) < 1e-10 and _rel(c.lam, p.lam) < 1e-10
 
 
@@ -245,26 +257,36 @@ def test_every_k_records_the_same_rows_and_stats(kernels):
     assert _rel(c.x, p.x) < 1e-10 and _rel(c.lam, p.lam) < 1e-10
 
 
-def test_symmetric_chart_is_python_only(kernels):
+def test_symmetric_chart_runs_compiled(tmp_path, kernels):
+    # "auto" takes the compiled stepper for both charts; the CLI's --chart with --stepper compiled
     k = kernels("double_four_bar")
     res = symgen.simulate(k, t_end=0.05, chart="symmetric")
-    assert res.meta["stepper"] == "python" and res.meta["chart"] == "symmetric"
-    with pytest.raises(ValueError, match="chart 'symmetric'"):
-        symgen.simulate(k, t_end=0.05, chart="symmetric", stepper="compiled")
+    assert res.meta["stepper"] == "compiled" and res.meta["chart"] == "symmetric"
+    from symgen.cli import main
+
+    out = tmp_path / "sym.npz"
+    assert main(["simulate", "double_four_bar", "--t-end", "0.05", "--quiet", "--chart",
+                 "symmetric", "--stepper", "compiled", "--out", str(out)]) == 0
+    saved = symgen.load_result(out)
+    assert saved.meta["stepper"] == "compiled" and saved.meta["chart"] == "symmetric"
+    np.testing.assert_array_equal(saved.x, res.x)
 
 
-def test_failed_newton_step_is_retried_in_python():
+@pytest.mark.parametrize("chart", CHARTS)
+def test_failed_newton_step_is_retried_in_python(chart):
     # the double four-bar step onto its singular point (tests/test_convergence.py): the step C
     # cannot converge is handed to the Python stepper, whose retries solve it; C goes on after it
+    # (symmetric chart: from H_n evaluated at the state the Python stepper accepted)
     from test_convergence import PASSAGE_T0, PASSAGE_X0, PASSAGE_XD0
 
     k = symgen.build(symgen.load_model("double_four_bar"))
     h = 5e-3
     runs = [symgen.simulate(k, dt=h, t0=PASSAGE_T0, t_end=PASSAGE_T0 + 4 * h, x0=PASSAGE_X0,
-                            xd0=PASSAGE_XD0, stepper=st, factorization="qr")
+                            xd0=PASSAGE_XD0, stepper=st, factorization="qr", chart=chart)
             for st in ("compiled", "python")]
     c, p = runs
     assert c.status == "completed", c.reason
+    assert c.meta["chart"] == chart
     _same_run(c, p)
     assert c.meta["retried_steps"] + c.meta["halved_steps"] >= 1
     assert _rel(c.x, p.x) < 1e-10 and _rel(c.xd, p.xd) < 1e-10
