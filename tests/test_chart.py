@@ -5,7 +5,14 @@ complete, Newton iterations within +0.7 of the end chart on every shipped exampl
 The "whirl" is the stiff pendulum with no torque started at θ̇ = 30 rad/s (h·θ̇ = 0.15 … 0.6 rad
 per step); "free rotation" is the same with g = 0, where the end chart's per-step energy ratio is
 exactly 1 − (1 − 3β)/12·(hθ̇)⁴.
+
+One set of tests for both steppers (issue 11): the short ones run with ``stepper="python"`` and
+``"compiled"`` (the C runtime's chart, templates/runtime/); the long runs (100 s, the N four-bar)
+with the compiled stepper only, which tests/test_compiled_stepper.py holds equal to the Python
+one to 1e-10 over 200 steps of every example with both charts.
 """
+import dataclasses
+import functools
 import importlib
 import math
 import warnings
@@ -24,6 +31,7 @@ import oracles
 import stepper_models as sm
 
 CHARTS = ("end", "symmetric")
+STEPPERS = ("python", "compiled")
 WHIRL = dict(xd0=[30.0, 0.0, 30.0], params={"T0": 0.0})
 FREE = dict(xd0=[30.0, 0.0, 30.0], params={"T0": 0.0, "g": 0.0})
 
@@ -74,8 +82,8 @@ def test_end_chart_is_the_default_and_never_enters_the_chart_code(pend, monkeypa
 
     monkeypatch.setattr(nullspace_module, "solve_chart_step", boom)
     monkeypatch.setattr(nullspace_module, "SymmetricChart", boom)
-    a = _sim(pend, scheme="trapezoidal", dt=0.02, t_end=1.0, **WHIRL)
-    b = _sim(pend, scheme="trapezoidal", dt=0.02, t_end=1.0, chart="end", **WHIRL)
+    a = _sim(pend, scheme="trapezoidal", dt=0.02, t_end=1.0, stepper="python", **WHIRL)
+    b = _sim(pend, scheme="trapezoidal", dt=0.02, t_end=1.0, chart="end", stepper="python", **WHIRL)
     assert a.meta["chart"] == b.meta["chart"] == "end"
     for name in ("x", "xd", "xdd", "lam", "newton_iters"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
@@ -111,11 +119,26 @@ def test_unified_system_with_N_s_forced_to_N_H_is_the_end_chart(model, scheme, p
     assert np.abs(a - c).max() > 1e-6           # the real symmetric chart is another method
 
 
+def _one_step(stepper, k, scheme, h, chart, t, cs, **kw):
+    """(x, ẋ, ẍ, λ) at t + h and (γ, β) of one step from the consistent state ``cs`` at t: the
+    Python stepper's step, or the compiled stepper's first step of a run started there."""
+    if stepper == "python":
+        st = make_stepper("nullspace", k, scheme, h, chart=chart, **kw)
+        st.step(t, cs.x, cs.xd, cs.xdd, cs.lam)
+        return (st.x.copy(), st.xd.copy(), st.xdd.copy(), st.lam.copy(), st.scheme.gamma,
+                st.scheme.beta)
+    r = _sim(k, scheme=scheme, dt=h, t0=t, t_end=t + h, x0=cs.x, xd0=cs.xd, chart=chart,
+             stepper="compiled", **kw)
+    assert r.status == "completed" and r.meta["stepper"] == "compiled", r.reason
+    return r.x[1], r.xd[1], r.xdd[1], r.lam[1], r.meta["gamma"], r.meta["beta"]
+
+
 # -- 2. one converged step satisfies (C), (E) and its chart's Newmark relations ---------------------
+@pytest.mark.parametrize("stepper", STEPPERS)
 @pytest.mark.parametrize("chart", CHARTS)
 @pytest.mark.parametrize("model", ["pendulum", "four_bar"])
-def test_one_step_satisfies_constraints_equilibrium_and_newmark_on_its_chart(model, chart, pend,
-                                                                              four):
+def test_one_step_satisfies_constraints_equilibrium_and_newmark_on_its_chart(model, chart, stepper,
+                                                                              pend, four):
     rng = np.random.default_rng(7)
     for trial in range(3):
         t = float(rng.uniform(0.0, 10.0))
@@ -126,10 +149,7 @@ def test_one_step_satisfies_constraints_equilibrium_and_newmark_on_its_chart(mod
             k, h = four, 0.01
             cs = _four_bar_state(k, rng.uniform(0.0, 2 * math.pi), rng, t)
         scheme = ("trapezoidal", "fox-goodwin")[trial % 2]
-        st = make_stepper("nullspace", k, scheme, h, chart=chart, tol=1e-12)
-        gam, bet = st.scheme.gamma, st.scheme.beta
-        st.step(t, cs.x, cs.xd, cs.xdd, cs.lam)
-        x1, xd1, xdd1, lam1 = st.x.copy(), st.xd.copy(), st.xdd.copy(), st.lam.copy()
+        x1, xd1, xdd1, lam1, gam, bet = _one_step(stepper, k, scheme, h, chart, t, cs, tol=1e-12)
         x0, xd0, xdd0 = cs.x, cs.xd, cs.xdd
         t1 = t + h
         # (C)
@@ -159,43 +179,50 @@ def test_one_step_satisfies_constraints_equilibrium_and_newmark_on_its_chart(mod
 
 
 # -- 3. reversibility ------------------------------------------------------------------------------
+@pytest.mark.parametrize("stepper", STEPPERS)
 @pytest.mark.parametrize("scheme, end_miss", [("trapezoidal", 1.8e-3), ("fox-goodwin", 5.6e-3)])
-def test_symmetric_step_is_reversible(scheme, end_miss):
+def test_symmetric_step_is_reversible(scheme, end_miss, stepper):
     """Step, flip ẋ, step again: the symmetric chart returns to the start (x, hẋ, h²ẍ) to 1e-12;
-    the end chart misses by 1.8e-3 (TR) / 5.6e-3 (FG) at θ = 0.3, θ̇ = 30, h = 0.02."""
+    the end chart misses by 1.8e-3 (TR) / 5.6e-3 (FG) at θ = 0.3, θ̇ = 30, h = 0.02.  (The
+    compiled stepper's second step starts from ẍ, λ of the index-1 equations at the flipped
+    state, which the first step's ẍ satisfies to round-off.)"""
     k = symgen.build(sm.stiff_pendulum(T0=0.0))
     h = 0.02
     cs = _pendulum_state(k, 0.3, 30.0)
     miss = {}
     for chart in CHARTS:
-        st = make_stepper("nullspace", k, scheme, h, chart=chart)
-        st.step(0.0, cs.x, cs.xd, cs.xdd, cs.lam)
-        st.step(h, st.x.copy(), -st.xd, st.xdd.copy(), st.lam.copy())
-        miss[chart] = max(np.abs(st.x - cs.x).max(), h * np.abs(st.xd + cs.xd).max(),
-                          h * h * np.abs(st.xdd - cs.xdd).max())
+        x1, xd1, xdd1, lam1, *_ = _one_step(stepper, k, scheme, h, chart, 0.0, cs)
+        back = dataclasses.replace(cs, x=x1, xd=-xd1, xdd=xdd1, lam=lam1)
+        x2, xd2, xdd2, *_ = _one_step(stepper, k, scheme, h, chart, h, back)
+        miss[chart] = max(np.abs(x2 - cs.x).max(), h * np.abs(xd2 + cs.xd).max(),
+                          h * h * np.abs(xdd2 - cs.xdd).max())
     assert miss["symmetric"] <= 1e-12
     assert miss["end"] == pytest.approx(end_miss, rel=0.05)
 
 
 # -- 4. free rotation ------------------------------------------------------------------------------
+@pytest.mark.parametrize("stepper", STEPPERS)
 @pytest.mark.parametrize("scheme", ["trapezoidal", "fox-goodwin"])
-def test_free_rotation_symmetric_chart_keeps_the_energy(pend, scheme):
-    r = _sim(pend, scheme=scheme, dt=0.02, t_end=20.0, chart="symmetric", tol=1e-12, **FREE)
+def test_free_rotation_symmetric_chart_keeps_the_energy(pend, scheme, stepper):
+    r = _sim(pend, scheme=scheme, dt=0.02, t_end=20.0, chart="symmetric", tol=1e-12,
+             stepper=stepper, **FREE)
+    assert r.meta["stepper"] == stepper
     assert r.status == "completed" and len(r.t) == 1001
     err = _rel_energy_error(r)
     assert err[1] <= 1e-14
     assert err.max() <= 2e-11
-    rend = _sim(pend, scheme=scheme, dt=0.02, t_end=20.0, **FREE)
+    rend = _sim(pend, scheme=scheme, dt=0.02, t_end=20.0, stepper=stepper, **FREE)
     assert _rel_energy_error(rend)[-1] > 0.5                           # −60 % (TR), −76 % (FG)
 
 
+@pytest.mark.parametrize("stepper", STEPPERS)
 @pytest.mark.parametrize("scheme", ["trapezoidal", "fox-goodwin", "linear-acceleration"])
-def test_free_rotation_end_chart_loses_the_closed_form(pend, scheme):
+def test_free_rotation_end_chart_loses_the_closed_form(pend, scheme, stepper):
     """E₁/E₀ = 1 − (1 − 3β)/12·(hθ̇)⁴ per step (hθ̇ = 0.05; the ratio to the closed form lies in
     [0.99, 1.01]); the energy loss is inherent to the end chart."""
     h, w = 0.05, 1.0
     r = _sim(pend, scheme=scheme, dt=h, t_end=h, xd0=[w, 0.0, w], params={"T0": 0.0, "g": 0.0},
-             tol=1e-13)
+             tol=1e-13, stepper=stepper)
     beta = r.meta["beta"]
     loss = -(r.energy[1] - r.energy[0]) / r.energy[0]
     assert 0.99 <= loss / ((1 - 3 * beta) / 12 * (h * w) ** 4) <= 1.01
@@ -203,7 +230,8 @@ def test_free_rotation_end_chart_loses_the_closed_form(pend, scheme):
 
 # -- 5. whirl, 100 s: no drift -----------------------------------------------------------------------
 def test_whirl_100s_symmetric_chart_has_no_drift(pend):
-    r = _sim(pend, scheme="trapezoidal", dt=0.01, t_end=100.0, chart="symmetric", **WHIRL)
+    r = _sim(pend, scheme="trapezoidal", dt=0.01, t_end=100.0, chart="symmetric", stepper="compiled",
+             **WHIRL)
     assert r.status == "completed", r.reason
     err = _rel_energy_error(r)
     first, last = err[r.t <= 5.0 + 1e-9].max(), err[r.t >= 90.0 - 1e-9].max()
@@ -216,7 +244,7 @@ def test_double_four_bar_symmetric_chart_energy_bounded_without_trend():
     """FG, h = 1e-2: max |E − E₀| ≤ 0.065 J over 10 s (end chart: 0.077), no trend over 100 s
     (|slope| ≤ 1e-5 J/s; end chart: −2e-3 J/s)."""
     k = _example("double_four_bar")
-    r = _sim(k, scheme="fox-goodwin", dt=1e-2, t_end=100.0, chart="symmetric")
+    r = _sim(k, scheme="fox-goodwin", dt=1e-2, t_end=100.0, chart="symmetric", stepper="compiled")
     assert r.status == "completed", r.reason
     dE = r.energy - oracles.four_bar_energy(2)
     assert np.abs(dE[r.t <= 10.0 + 1e-9]).max() <= 0.065
@@ -233,10 +261,12 @@ def pendulum_reference():
     return sol.t, sol.y[0]
 
 
+@pytest.mark.parametrize("stepper", STEPPERS)
 @pytest.mark.parametrize("chart", CHARTS)
-def test_stability_limits_and_h_max_are_those_of_the_paper(pend, chart, pendulum_reference):
+def test_stability_limits_and_h_max_are_those_of_the_paper(pend, chart, stepper, pendulum_reference):
     tr, thr = pendulum_reference
     amplitude = np.abs(thr).max()
+    _sim = functools.partial(globals()["_sim"], stepper=stepper)
     r = _sim(pend, scheme="fox-goodwin", dt=0.1, t_end=1.0, chart=chart)
     assert abs(r.h_max[0] - 0.782461) < 1e-6
     assert np.all(np.abs(r.omega_max - math.sqrt(9.8)) < 1e-4)
@@ -262,9 +292,10 @@ def test_stability_limits_and_h_max_are_those_of_the_paper(pend, chart, pendulum
 
 
 # -- 8. constraint errors unchanged; redundant, k = 0 and large models complete ----------------------
-def test_constraint_errors_unchanged_and_bricard_completes():
+@pytest.mark.parametrize("stepper", STEPPERS)
+def test_constraint_errors_unchanged_and_bricard_completes(stepper):
     k = _example("bricard")
-    runs = {c: _sim(k, t_end=3.0, chart=c) for c in CHARTS}         # FG, h = 1e-2
+    runs = {c: _sim(k, t_end=3.0, chart=c, stepper=stepper) for c in CHARTS}     # FG, h = 1e-2
     for c, r in runs.items():
         assert r.status == "completed", (c, r.reason)
         assert r.meta["rank_H"] == [23, 23]
@@ -273,9 +304,10 @@ def test_constraint_errors_unchanged_and_bricard_completes():
     assert runs["symmetric"].pos_err.max() <= 10 * max(runs["end"].pos_err.max(), 1e-16)
 
 
-def test_slider_crank_with_no_degree_of_freedom_completes():
+@pytest.mark.parametrize("stepper", STEPPERS)
+def test_slider_crank_with_no_degree_of_freedom_completes(stepper):
     k = _example("slider_crank")
-    r = _sim(k, t_end=1.0, chart="symmetric")
+    r = _sim(k, t_end=1.0, chart="symmetric", stepper=stepper)
     assert r.status == "completed", r.reason
     rr, l, w = 0.2, 0.6, 2 * np.pi
     phi = w * r.t
@@ -287,7 +319,7 @@ def test_slider_crank_with_no_degree_of_freedom_completes():
 def test_n_four_bar_completes_with_the_symmetric_chart():
     """N = 10 (63 coordinates: H_s factored by pivoted QR), 4 s through the horizontal passages."""
     k = _example("n_four_bar", N=10)
-    r = _sim(k, dt=1e-2, t_end=4.0, chart="symmetric")
+    r = _sim(k, dt=1e-2, t_end=4.0, chart="symmetric", stepper="compiled")
     assert r.status == "completed", r.reason
     assert r.meta["factorization"] == "qr" and r.meta["rank_H"] == [62, 62]
     assert r.pos_err.max() < 1e-12 and r.vel_err.max() < 1e-11
@@ -341,16 +373,17 @@ def test_centred_particular_velocity_makes_standing_still_a_solution_of_the_end_
 
 
 # -- acceptance (issue 11) ---------------------------------------------------------------------------
+@pytest.mark.parametrize("stepper", STEPPERS)
 @pytest.mark.parametrize("scheme", ["trapezoidal", "fox-goodwin"])
-def test_whirl_energy_symmetric_chart(pend, scheme):
+def test_whirl_energy_symmetric_chart(pend, scheme, stepper):
     """Max |ΔE/E₀| over 5 s: ≤ 6e-3 / 1.5e-3 / 4e-4 at h = 0.02 / 0.01 / 0.005 (the end chart loses
     33 % (TR) and 54 % (FG) at h = 0.02)."""
     for h, bound in ((0.02, 6e-3), (0.01, 1.5e-3), (0.005, 4e-4)):
-        r = _sim(pend, scheme=scheme, dt=h, t_end=5.0, chart="symmetric", **WHIRL)
+        r = _sim(pend, scheme=scheme, dt=h, t_end=5.0, chart="symmetric", stepper=stepper, **WHIRL)
         assert r.status == "completed", r.reason
         assert _rel_energy_error(r).max() <= bound, h
         assert r.meta["chart"] == "symmetric"
-    rend = _sim(pend, scheme=scheme, dt=0.02, t_end=5.0, **WHIRL)
+    rend = _sim(pend, scheme=scheme, dt=0.02, t_end=5.0, stepper=stepper, **WHIRL)
     assert _rel_energy_error(rend).max() > 0.3
 
 
@@ -359,14 +392,15 @@ EXAMPLES = [("stiff_pendulum", {}), ("double_pendulum", {}), ("andrews_squeezer"
             ("n_four_bar", {"N": 10})]           # N = 40 by default: 38 s to build, 14 s to run
 
 
+@pytest.mark.parametrize("stepper", STEPPERS)
 @pytest.mark.parametrize("name, kw", EXAMPLES, ids=[e[0] for e in EXAMPLES])
-def test_newton_iterations_within_07_of_the_end_chart(name, kw):
+def test_newton_iterations_within_07_of_the_end_chart(name, kw, stepper):
     """200 steps at the example's recommended settings, both charts."""
     k = _example(name, **kw)
     dt = k.model.settings["dt"]
     it = {}
     for c in CHARTS:
-        r = _sim(k, t_end=200 * dt, chart=c)
+        r = _sim(k, t_end=200 * dt, chart=c, stepper=stepper)
         assert r.status == "completed", (c, r.reason)
         it[c] = r.newton_iters[1:].mean()
     assert it["symmetric"] <= it["end"] + 0.7
