@@ -184,14 +184,14 @@ def test_double_four_bar_step_onto_the_singular_point(dfb, stepper):
     assert np.abs(B - B_ref[:2]).max() < 2e-4
     # the step onto it is a landing (s_min/s_max of H ≈ 1e-6): recorded, and stepped over, so that
     # its uncertain tangent does not enter the run (nullspace module docstring, "Landings"): after
-    # it B0 is within 1e-5 m of the one-dof solution (8 steps; without the step over 2.9e-5 m in C,
-    # 1.2e-4 m in Python) and the energy within 5e-3 J of the start (measured −2.7e-3 J: a
-    # passage at this h loses up to 3.2e-4 J a step; without the step over −0.02 J in C, +0.05 J
-    # in Python)
+    # it B0 is within 1e-5 m of the one-dof solution (8 steps; measured 3.4e-6 m; without the
+    # step over 2.9e-5 m in C, 1.2e-4 m in Python) and the energy one step after the landing
+    # within 1e-3 J of the start (measured −2.3e-4 J, the loss of a normal step at this h here;
+    # without the step over −0.01 J in C, +0.05 J in Python)
     assert res.meta["landing_steps"] == 1
     assert res.meta["landing_times"] == pytest.approx([PASSAGE_T0 + h])
     assert np.abs(B - B_ref[:2])[:, 2:].max() < 1e-5
-    assert np.abs(res.energy[2:] - res.energy[0]).max() < 5e-3
+    assert abs(res.energy[2] - res.energy[0]) < 1e-3
     # a rescued step is counted and shown in the summary, never silent
     for what in ("retried", "halved", "landing"):
         n = res.meta[f"{what}_steps"]

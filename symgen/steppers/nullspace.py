@@ -56,9 +56,9 @@ next step, which starts from them, keeps the error: +0.024 J on each of the two 
 phase error after 100 s.  So after accepting a *landing* — s_min/s_max of H below
 ``LANDING_RATIO`` (1e-4: ε/s² ≈ 1e-8 rad) and below ``LANDING_DROP`` (½) of its value at the
 start of the step, i.e. a passage, not a mechanism whose H is ill-scaled everywhere — the landing
-is recorded as computed, and the next step is taken from the start of the step onto it, with 2h
-(one step of twice the length over the passage, never twice in a row), so nothing of the
-landing's tangent enters the run.  Counted in ``landing_steps``/``landing_times`` (the landing's
+is recorded as computed, and the run goes on from the start of the step onto it, to one step
+after it, in steps of h/2, h, h/2: they keep clear of the landing and never exceed h (the
+stability limit), and nothing of the landing's tangent enters the run (never twice in a row).  Counted in ``landing_steps``/``landing_times`` (the landing's
 times) and shown in the summary.  The recorded landing itself keeps the uncertain ẋ, ẍ: its
 energy sample may stand out (the one after it does not).
 """
@@ -129,25 +129,36 @@ class NullspaceStepper(Stepper):
             self._ratio = self._s_ratio(self.lin)
 
     def step(self, t, x, xd, xdd, lam) -> int:
-        """One step from (t, x, ẋ, ẍ, λ) to t + h.  After a landing the step is taken from the
-        start of the step onto it, with 2h ("Landings" in the module docstring)."""
+        """One step from (t, x, ẋ, ẍ, λ) to t + h.  After a landing, the steps of h/2, h, h/2
+        from the start of the step onto it instead ("Landings" in the module docstring)."""
         if self._over is None:
             start = (t, x, xd, xdd, lam)
             it = self._step(*start)
         else:
             start, self._over = self._over, None
-            h = self.h
-            self.h = 2.0 * h
-            try:
-                it = self._step(*start)
-            finally:
-                self.h = h
+            it = self._step_over(*start)
         ratio = self._s_ratio(self.lin)
         if (self._over is None and start[0] == t and ratio < LANDING_RATIO
                 and ratio < LANDING_DROP * self._ratio):
             self._over = (t, x.copy(), xd.copy(), xdd.copy(), lam.copy())
             self._count("landing", t + self.h)
         self._ratio = ratio
+        return it
+
+    def _step_over(self, t, x, xd, xdd, lam) -> int:
+        """From t (the start of the step onto a landing) to t + 2h in steps of h/2, h, h/2, which
+        keep clear of the landing and never exceed h (stability); the result is left in the
+        stepper's buffers as for a step of h."""
+        h = self.h
+        it = 0
+        try:
+            for frac in (0.5, 1.0, 0.5):
+                self.h = frac * h
+                it += self._step(t, x, xd, xdd, lam)
+                t += self.h
+                x, xd, xdd, lam = self.x.copy(), self.xd.copy(), self.xdd.copy(), self.lam.copy()
+        finally:
+            self.h = h
         return it
 
     def _step(self, t, x, xd, xdd, lam) -> int:

@@ -1348,12 +1348,13 @@ int sg_initial_state(sg_stepper *s, const double *p, double t, double *x, double
     return 0;
 }
 
-/* nullspace.py NullspaceStepper.step: one step; after a landing the step is taken from the start
- * of the step onto it, with 2h ("Landings" in that module's docstring). */
+/* nullspace.py NullspaceStepper.step: one step; after a landing, the steps of h/2, h, h/2 from the
+ * start of the step onto it instead (_step_over; "Landings" in that module's docstring). */
 int sg_step(sg_stepper *s, const double *p, double t, const double *x, const double *xd,
             const double *xdd, const double *lam, int *iterations, sg_failure *fail)
 {
-    int n = s->n, m = s->m, over = 0, st;
+    static const double frac[3] = {0.5, 1.0, 0.5};
+    int n = s->n, m = s->m, over = 0, st = SG_OK, l, it;
     double h = s->o.h, ratio, *sw;
     *iterations = 0;
     if (s->o.method == SG_INDEX3) {
@@ -1368,16 +1369,31 @@ int sg_step(sg_stepper *s, const double *p, double t, const double *x, const dou
         xd = s->ov_xd;
         xdd = s->ov_xdd;
         lam = s->ov_lam;
-        s->o.h = 2.0 * h;
+        for (l = 0; l < 3 && st == SG_OK; ++l) {
+            s->o.h = frac[l] * h;
+            predict(s, x, xd, xdd, lam);
+            it = 0;
+            st = step_nullspace(s, p, t, x, xd, xdd, &it, fail);
+            *iterations += it;
+            t += s->o.h;
+            memcpy(s->st_x, s->x, sizeof(double) * (size_t)n);
+            memcpy(s->st_xd, s->xd, sizeof(double) * (size_t)n);
+            memcpy(s->st_xdd, s->xdd, sizeof(double) * (size_t)n);
+            if (m) memcpy(s->st_lam, s->lam, sizeof(double) * (size_t)m);
+            x = s->st_x;
+            xd = s->st_xd;
+            xdd = s->st_xdd;
+            lam = s->st_lam;
+        }
+        s->o.h = h;
     } else {        /* keep the start: the inputs may be the stepper's own state (sg_state) */
         memcpy(s->st_x, x, sizeof(double) * (size_t)n);
         memcpy(s->st_xd, xd, sizeof(double) * (size_t)n);
         memcpy(s->st_xdd, xdd, sizeof(double) * (size_t)n);
         if (m) memcpy(s->st_lam, lam, sizeof(double) * (size_t)m);
+        predict(s, x, xd, xdd, lam);
+        st = step_nullspace(s, p, t, x, xd, xdd, iterations, fail);
     }
-    predict(s, x, xd, xdd, lam);
-    st = step_nullspace(s, p, t, x, xd, xdd, iterations, fail);
-    s->o.h = h;
     if (st != SG_OK) return st;
     ratio = kept_ratio(s);
     if (!over && ratio < SG_LANDING_RATIO && ratio < SG_LANDING_DROP * s->ratio) {
