@@ -122,6 +122,12 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
             times = ", ".join(f"{float(v):.6g}" for v in (meta.get(f"{what}_times") or [])[:5])
             lines.append(f"  {_pad(what, 15)} {count} steps solved only by the {how}"
                          + (f" (t = {times}{' …' if count > 5 else ''} s)" if times else ""))
+    count = int(meta.get("landing_steps") or 0)
+    if count > 0:                           # nullspace: landings stepped over (issue 8 §2)
+        times = ", ".join(f"{float(v):.6g}" for v in (meta.get("landing_times") or [])[:5])
+        lines.append(f"  {_pad('landings', 15)} {count} steps landed next to a singular "
+                     f"configuration (t = {times}{' …' if count > 5 else ''} s): recorded, and "
+                     "the run went on from the step before in steps of h/2, h, h/2")
     for key, label in (("max_pos_err", "max ‖q‖"), ("max_vel_err", "max ‖q̇‖"),
                        ("max_acc_err", "max ‖q̈‖")):
         lines.append(f"  {_pad(label, 15)} {_fmt(float(stats[key]))}")

@@ -107,6 +107,7 @@ class CompiledStepper:
         if method == "nullspace":
             self.retried_steps, self.retried_times = 0, []
             self.halved_steps, self.halved_times = 0, []
+            self.landing_steps, self.landing_times = 0, []
         else:
             self.redundant_steps = 0
 
@@ -278,6 +279,7 @@ class CompiledStepper:
         T, X, XD, XDD, LAM, PE, VE, AE, OM, HM, IT, EK, EP, OUT = arrays
         py, j, dt = self.py, self.done + 1, self.h
         t, t1 = t0 + self.done * dt, t0 + j * dt
+        py._ratio = float(self.lib.sg_landing_ratio(self._s))       # landings: C's reference …
         try:
             iters = py.step(t, X[row].copy(), XD[row].copy(), XDD[row].copy(), LAM[row].copy())
         except StepFailure as exc:
@@ -286,6 +288,9 @@ class CompiledStepper:
                 np.linalg.LinAlgError) as exc:
             return "failed", (f"step {j} (t = {t1:.9g}): numerical error inside the {self.method} "
                               f"step: {type(exc).__name__}: {exc}")
+        over, py._over = py._over, None         # … and back: a landing is stepped over by C
+        self.lib.sg_hand_back(self._s, py._ratio, *((over[0], *map(self._ptr, over[1:])) if over
+                                                    else (0.0,) + (self.ffi.NULL,) * 4))
         why = stop_reason(py, j, t1, dt, bound, iters)
         if why:
             return "diverged", why
@@ -317,5 +322,8 @@ class CompiledStepper:
             for what in ("retried", "halved"):
                 setattr(self, f"{what}_steps", getattr(py, f"{what}_steps"))
                 setattr(self, f"{what}_times", list(getattr(py, f"{what}_times")))
+            self.landing_steps = int(lib.sg_landing_steps(self._s)) + py.landing_steps
+            times = list(buf[0:int(lib.sg_landing_times(self._s, buf, FLOOR_TIMES_KEPT))])
+            self.landing_times = sorted(times + list(py.landing_times))[:FLOOR_TIMES_KEPT]
         else:
             self.redundant_steps = int(lib.sg_redundant_steps(self._s))

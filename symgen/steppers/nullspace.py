@@ -45,6 +45,22 @@ and the step onto and the step after the singular point change the energy by ≈
 against ≈ 1.5e-3 J across a normal passage.  Plain Newton ends such landings at the floor too (h =
 2e-3, t = 34.252 s, |sin θ| = 1.3e-5: +6.5e-3 J against 9e-5 J); these kicks, not the smooth
 discretization error, dominate the phase error of B0 after them in the 100 s runs.
+
+Landings.  Why such a landing kicks the energy: near a configuration where H loses rank (s = the
+smallest kept singular value, s ∝ the distance to it), the positions are known across the branch
+only to ε/s (q is evaluated to ε), and the null space of H — the tangent, hence the direction of ẋ
+and the particular ẍ_p — only to ε/s² (measured at h = 2.5e-4, t = 12.88325 s, s/s_max = 1e-6:
+u·Ḣẋ = 3e-4 instead of ≈ 2e-9, ẍ off by 400 m/s² across the branch, λ ≈ 1e8).  The state there
+satisfies its constraints to round-off, but its ẋ and ẍ are those of a wrong tangent, and the
+next step, which starts from them, keeps the error: +0.024 J on each of the two steps, 2 m of B0
+phase error after 100 s.  So after accepting a *landing* — s_min/s_max of H below
+``LANDING_RATIO`` (1e-4: ε/s² ≈ 1e-8 rad) and below ``LANDING_DROP`` (½) of its value at the
+start of the step, i.e. a passage, not a mechanism whose H is ill-scaled everywhere — the landing
+is recorded as computed, and the run goes on from the start of the step onto it, to one step
+after it, in steps of h/2, h, h/2: they keep clear of the landing and never exceed h (the
+stability limit), and nothing of the landing's tangent enters the run (never twice in a row).  Counted in ``landing_steps``/``landing_times`` (the landing's
+times) and shown in the summary.  The recorded landing itself keeps the uncertain ẋ, ẍ: its
+energy sample may stand out (the one after it does not).
 """
 from __future__ import annotations
 
@@ -57,6 +73,13 @@ from .chart import CHARTS, SymmetricChart, solve_chart_step
 from .linalg import DEFAULT_RANK_TOL, Linearization, solve_small
 
 __all__ = ["NullspaceStepper"]
+
+#: A landing near a singular configuration (module docstring, "Landings"): an accepted state where
+#: s_min/s_max of the kept singular values of H is below LANDING_RATIO …
+LANDING_RATIO = 1e-4
+#: … and below LANDING_DROP times its value at the start of the step (so that a mechanism whose H
+#: is merely ill-scaled everywhere is never stepped over).
+LANDING_DROP = 0.5
 
 
 class NullspaceStepper(Stepper):
@@ -91,10 +114,54 @@ class NullspaceStepper(Stepper):
         self.halved_steps = 0       # steps solved only by retry 2 (two half steps) …
         self.halved_times = []
         self._halving = False
+        self.landing_steps = 0      # landings stepped over (module docstring, "Landings") …
+        self.landing_times = []     # … their times (the first FLOOR_TIMES_KEPT)
+        self._over = None           # (t, x, ẋ, ẍ, λ) at the start of the step onto a landing
+        self._ratio = math.nan      # s_min/s_max of H at the last accepted state
         self.min_rank = self.m      # smallest rank of H seen during the run (redundancy report)
         self.max_rank = 0
 
+    def start(self, t, x, xd, xdd, lam) -> None:
+        """s_min/s_max of H at the initial state: the first step's reference for a landing."""
+        if self.m:
+            H = self.kernels.constraints(t, x, xd, xdd)[1]
+            self._factor(self.lin, H, t, 0)
+            self._ratio = self._s_ratio(self.lin)
+
     def step(self, t, x, xd, xdd, lam) -> int:
+        """One step from (t, x, ẋ, ẍ, λ) to t + h.  After a landing, the steps of h/2, h, h/2
+        from the start of the step onto it instead ("Landings" in the module docstring)."""
+        if self._over is None:
+            start = (t, x, xd, xdd, lam)
+            it = self._step(*start)
+        else:
+            start, self._over = self._over, None
+            it = self._step_over(*start)
+        ratio = self._s_ratio(self.lin)
+        if (self._over is None and start[0] == t and ratio < LANDING_RATIO
+                and ratio < LANDING_DROP * self._ratio):
+            self._over = (t, x.copy(), xd.copy(), xdd.copy(), lam.copy())
+            self._count("landing", t + self.h)
+        self._ratio = ratio
+        return it
+
+    def _step_over(self, t, x, xd, xdd, lam) -> int:
+        """From t (the start of the step onto a landing) to t + 2h in steps of h/2, h, h/2, which
+        keep clear of the landing and never exceed h (stability); the result is left in the
+        stepper's buffers as for a step of h."""
+        h = self.h
+        it = 0
+        try:
+            for frac in (0.5, 1.0, 0.5):
+                self.h = frac * h
+                it += self._step(t, x, xd, xdd, lam)
+                t += self.h
+                x, xd, xdd, lam = self.x.copy(), self.xd.copy(), self.xdd.copy(), self.lam.copy()
+        finally:
+            self.h = h
+        return it
+
+    def _step(self, t, x, xd, xdd, lam) -> int:
         """One step; on a Newton failure two retries, counted (module docstring)."""
         try:
             return self._newton(t, x, xd, xdd, lam, lam_t_in_K=False)
@@ -134,9 +201,9 @@ class NullspaceStepper(Stepper):
         h = self.h
         self.h, self._halving = 0.5 * h, True
         try:
-            it = self.step(t, x, xd, xdd, lam)
+            it = self._step(t, x, xd, xdd, lam)
             mid = (self.x.copy(), self.xd.copy(), self.xdd.copy(), self.lam.copy())
-            it += self.step(t + 0.5 * h, *mid)
+            it += self._step(t + 0.5 * h, *mid)
         finally:
             self.h, self._halving = h, False
         return it
