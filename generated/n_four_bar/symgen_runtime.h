@@ -171,6 +171,19 @@ long sg_floor_steps(const sg_stepper *s);
 int sg_floor_times(const sg_stepper *s, double *out, int max);
 double sg_floor_t_last(const sg_stepper *s);
 long sg_redundant_steps(const sg_stepper *s);
+/* nullspace: steps that landed next to a singular configuration and were stepped over (the next
+ * steps of h/2, h, h/2 taken from the start of the step onto the landing); sg_landing_times copies the
+ * times of the first ones (the landings' times), up to max, and returns how many it copied. */
+long sg_landing_steps(const sg_stepper *s);
+int sg_landing_times(const sg_stepper *s, double *out, int max);
+/* For a driver that takes a step by other means (symgen's Python stepper, on a Newton failure):
+ * sg_landing_ratio is s_min/s_max of H at the last accepted state (the next landing test's
+ * reference); sg_hand_back sets it to that of the state the other step accepted and, when that
+ * step landed (x not NULL), makes the next sg_step start from (t, x, xd, xdd, lam), the start of
+ * that step, in steps of h/2, h, h/2. */
+double sg_landing_ratio(const sg_stepper *s);
+void sg_hand_back(sg_stepper *s, double ratio, double t, const double *x, const double *xd,
+                  const double *xdd, const double *lam);
 int sg_min_rank(const sg_stepper *s);
 int sg_max_rank(const sg_stepper *s);
 

@@ -27,6 +27,11 @@
 #define SG_FLOOR_TIMES_KEPT 100
 /* chart.py T_SINGULAR: T = N_s^T N_H with a singular value below this is treated as singular. */
 #define SG_T_SINGULAR 1e-6
+/* nullspace.py LANDING_RATIO, LANDING_DROP: a landing next to a singular configuration ("Landings"
+ * in that module's docstring) has s_min/s_max of H below the first and below the second times its
+ * value at the start of the step. */
+#define SG_LANDING_RATIO 1e-4
+#define SG_LANDING_DROP 0.5
 
 struct sg_stepper {
     const sg_model *mdl;
@@ -85,6 +90,13 @@ struct sg_stepper {
     double *Tm, *NsXd, *NsXdd1, *NsX2, *Jw;       /* k x k: T, N_s^T Xd_p, .., Jacobi work */
     double *A3, *b3;                              /* the 3k x 3k system */
     double *r_R, *cw;                             /* k: N_H^T rhs of Eq. 52; n work */
+    /* landings (nullspace.py NullspaceStepper.step): the start of the current step, the start of
+     * the step onto a pending landing (over = 1), s_min/s_max of H at the last accepted state */
+    double *st_x, *st_xd, *st_xdd, *st_lam, *ov_x, *ov_xd, *ov_xdd, *ov_lam;
+    double ov_t, ratio;
+    int over;
+    long landing_steps;
+    double landing_times[SG_FLOOR_TIMES_KEPT];
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -912,6 +924,17 @@ static int ns_factor(sg_stepper *s, double t1, int it, sg_failure *fail)
     return k;
 }
 
+/* nullspace.py _s_ratio: s_min/s_max of the kept singular values of the last factorization
+ * (QR: |R_rr| / |R_11|); NaN without constraints or rank. */
+static double kept_ratio(const sg_stepper *s)
+{
+    int r = s->rank;
+    double d0;
+    if (s->m == 0 || r <= 0) return NAN;
+    d0 = fabs(s->A[0]);
+    return d0 > 0.0 ? fabs(s->A[(size_t)(r - 1) * s->n + (r - 1)]) / d0 : NAN;
+}
+
 /* ---------------------------------------------------------------------------------------------
  * chart.py: the symmetric chart (beyond the paper; docs/symmetric-chart.md)
  * ------------------------------------------------------------------------------------------- */
@@ -1395,7 +1418,16 @@ void sg_start(sg_stepper *s, const double *p, double t, const double *x, const d
               const double *xdd, const double *lam)
 {
     int n = s->n, m = s->m, i;
-    if (s->o.method != SG_INDEX3) return;
+    if (s->o.method != SG_INDEX3) {
+        /* nullspace.py start: s_min/s_max of H at the initial state (the first landing test) */
+        s->over = 0;
+        if (m) {
+            sg_failure ignored;
+            s->mdl->constraints(t, x, xd, xdd, p, s->q, s->H, s->qd, s->Hd, s->qdd, s->Hdd);
+            s->ratio = ns_factor(s, t, 0, &ignored) < 0 ? NAN : kept_ratio(s);
+        }
+        return;
+    }
     s->redundant = 0;
     s->redundant_steps = 0;
     if (m) {
@@ -1475,13 +1507,66 @@ int sg_initial_state(sg_stepper *s, const double *p, double t, double *x, double
     return 0;
 }
 
+/* nullspace.py NullspaceStepper.step: one step; after a landing, the steps of h/2, h, h/2 from the
+ * start of the step onto it instead (_step_over; "Landings" in that module's docstring). */
 int sg_step(sg_stepper *s, const double *p, double t, const double *x, const double *xd,
             const double *xdd, const double *lam, int *iterations, sg_failure *fail)
 {
+    static const double frac[3] = {0.5, 1.0, 0.5};
+    int n = s->n, m = s->m, over = 0, st = SG_OK, l, it;
+    double h = s->o.h, ratio, *sw;
     *iterations = 0;
-    predict(s, x, xd, xdd, lam);
-    if (s->o.method == SG_INDEX3) return step_index3(s, p, t, iterations, fail);
-    return step_nullspace(s, p, t, x, xd, xdd, iterations, fail);
+    if (s->o.method == SG_INDEX3) {
+        predict(s, x, xd, xdd, lam);
+        return step_index3(s, p, t, iterations, fail);
+    }
+    if (s->over) {
+        s->over = 0;
+        over = 1;
+        t = s->ov_t;
+        x = s->ov_x;
+        xd = s->ov_xd;
+        xdd = s->ov_xdd;
+        lam = s->ov_lam;
+        for (l = 0; l < 3 && st == SG_OK; ++l) {
+            s->o.h = frac[l] * h;
+            predict(s, x, xd, xdd, lam);
+            it = 0;
+            st = step_nullspace(s, p, t, x, xd, xdd, &it, fail);
+            *iterations += it;
+            t += s->o.h;
+            memcpy(s->st_x, s->x, sizeof(double) * (size_t)n);
+            memcpy(s->st_xd, s->xd, sizeof(double) * (size_t)n);
+            memcpy(s->st_xdd, s->xdd, sizeof(double) * (size_t)n);
+            if (m) memcpy(s->st_lam, s->lam, sizeof(double) * (size_t)m);
+            x = s->st_x;
+            xd = s->st_xd;
+            xdd = s->st_xdd;
+            lam = s->st_lam;
+        }
+        s->o.h = h;
+    } else {        /* keep the start: the inputs may be the stepper's own state (sg_state) */
+        memcpy(s->st_x, x, sizeof(double) * (size_t)n);
+        memcpy(s->st_xd, xd, sizeof(double) * (size_t)n);
+        memcpy(s->st_xdd, xdd, sizeof(double) * (size_t)n);
+        if (m) memcpy(s->st_lam, lam, sizeof(double) * (size_t)m);
+        predict(s, x, xd, xdd, lam);
+        st = step_nullspace(s, p, t, x, xd, xdd, iterations, fail);
+    }
+    if (st != SG_OK) return st;
+    ratio = kept_ratio(s);
+    if (!over && ratio < SG_LANDING_RATIO && ratio < SG_LANDING_DROP * s->ratio) {
+        s->over = 1;
+        s->ov_t = t;
+        sw = s->ov_x; s->ov_x = s->st_x; s->st_x = sw;
+        sw = s->ov_xd; s->ov_xd = s->st_xd; s->st_xd = sw;
+        sw = s->ov_xdd; s->ov_xdd = s->st_xdd; s->st_xdd = sw;
+        sw = s->ov_lam; s->ov_lam = s->st_lam; s->st_lam = sw;
+        if (s->landing_steps < SG_FLOOR_TIMES_KEPT) s->landing_times[s->landing_steps] = t + h;
+        ++s->landing_steps;
+    }
+    s->ratio = ratio;
+    return SG_OK;
 }
 
 void sg_state(const sg_stepper *s, const double **x, const double **xd, const double **xdd,
@@ -1569,6 +1654,28 @@ long sg_stalled_steps(const sg_stepper *s) { return s->stalled; }
 long sg_floor_steps(const sg_stepper *s) { return s->floor_steps; }
 double sg_floor_t_last(const sg_stepper *s) { return s->floor_t_last; }
 long sg_redundant_steps(const sg_stepper *s) { return s->redundant_steps; }
+long sg_landing_steps(const sg_stepper *s) { return s->landing_steps; }
+double sg_landing_ratio(const sg_stepper *s) { return s->ratio; }
+
+void sg_hand_back(sg_stepper *s, double ratio, double t, const double *x, const double *xd,
+                  const double *xdd, const double *lam)
+{
+    s->ratio = ratio;
+    s->over = x != NULL;
+    if (!x) return;
+    s->ov_t = t;
+    memcpy(s->ov_x, x, sizeof(double) * (size_t)s->n);
+    memcpy(s->ov_xd, xd, sizeof(double) * (size_t)s->n);
+    memcpy(s->ov_xdd, xdd, sizeof(double) * (size_t)s->n);
+    if (s->m) memcpy(s->ov_lam, lam, sizeof(double) * (size_t)s->m);
+}
+
+int sg_landing_times(const sg_stepper *s, double *out, int max)
+{
+    int i, k = s->landing_steps < max ? (int)s->landing_steps : max;
+    for (i = 0; i < k && i < SG_FLOOR_TIMES_KEPT; ++i) out[i] = s->landing_times[i];
+    return i;
+}
 
 int sg_floor_times(const sg_stepper *s, double *out, int max)
 {
@@ -1652,7 +1759,8 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
           + 3 * nn                                                /* om_work */
           + (size_t)N * N + 2 * (size_t)N + n + nn                /* Ab bb db g_n Wnn */
           + 3 * (size_t)N * N + 4 * (size_t)N                     /* Ls Lw Wb */
-          + 2 * (size_t)n + mm1;                                  /* hw hw2 tauB */
+          + 2 * (size_t)n + mm1                                   /* hw hw2 tauB */
+          + 6 * (size_t)n + 2 * (size_t)mm1;                      /* st_* ov_* */
     blk = (double *)calloc(total + 1, sizeof(double));
     ib = (int *)calloc((size_t)mm1 + (size_t)N + 1, sizeof(int));
     if (!blk || !ib) {
@@ -1685,12 +1793,15 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
     TAKE(s->Ab, (size_t)N * N); TAKE(s->bb, N); TAKE(s->db, N); TAKE(s->g_n, n); TAKE(s->Wnn, nn);
     TAKE(s->Ls, 2 * (size_t)N * N); TAKE(s->Lw, 4 * (size_t)N); TAKE(s->Wb, (size_t)N * N);
     TAKE(s->hw, n); TAKE(s->hw2, n); TAKE(s->tauB, mm1);
+    TAKE(s->st_x, n); TAKE(s->st_xd, n); TAKE(s->st_xdd, n); TAKE(s->st_lam, mm1);
+    TAKE(s->ov_x, n); TAKE(s->ov_xd, n); TAKE(s->ov_xdd, n); TAKE(s->ov_lam, mm1);
 #undef TAKE
     s->piv = ib;
     s->ipiv = ib + mm1;
     s->upd_last = s->upd_prev = HUGE_VAL;
     s->omega = NAN;
     s->floor_t_last = NAN;
+    s->ratio = NAN;
     s->floor[0] = s->floor[1] = s->floor[2] = NAN;
     s->min_rank = m;
     s->max_rank = 0;
