@@ -117,3 +117,19 @@ def test_sparse_factorization_is_refused_where_it_does_not_apply():
             symgen.simulate(k, t_end=0.02, factorization="sparse", **bad)
     r = symgen.simulate(k, t_end=0.02, factorization="sparse")         # auto: the Python stepper
     assert r.meta["stepper"] == "python" and r.meta["factorization"] == "sparse"
+
+
+def test_cli_factorization_sparse(capsys, tmp_path):
+    from symgen.cli import main
+    from symgen.result import load_result
+
+    out = tmp_path / "r.npz"
+    rc = main(["simulate", "double_four_bar", "--t-end", "0.05", "--factorization", "sparse",
+               "--quiet", "--out", str(out)])
+    assert rc == 0, capsys.readouterr().err
+    r = load_result(out)
+    assert r.meta["factorization"] == "sparse" and r.meta["sparse_step"]["partitions"] == 1
+    rc = main(["simulate", "double_four_bar", "--t-end", "0.05", "--factorization", "sparse",
+               "--stepper", "compiled", "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "no sparse step yet" in err and "Traceback" not in err
