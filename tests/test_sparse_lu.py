@@ -140,3 +140,49 @@ def test_sparse_lu_compiles_strictly(tmp_path):
                            str(RUNTIME / "symgen_sparse.c"), "-o", str(tmp_path / "s.o")],
                           capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+@pytest.mark.parametrize("name, opts", [("bricard", {}), ("n_four_bar", {"N": 10})])
+def test_spnull_operations_equal_the_python_sparse_step(lu, name, opts):
+    """sg_spnull (the C of SparseLinearization's operations on one partition) against the Python
+    reference: the null-space projector NNᵀ, H̃⁺b (Bricard: one redundant row) and H̃⁺ᵀy."""
+    k = symgen.build(load_model(name, **opts))
+    lin = SparseLinearization(k)
+    rng = np.random.default_rng(5)
+    x = np.asarray(k.model.x0, float)
+    ffi, lib = lu.ffi, lu.lib
+    keep = []
+
+    def ints(a):
+        a = np.ascontiguousarray(a, dtype=np.int32)
+        keep.append(a)
+        return ffi.from_buffer("int[]", a) if a.size else ffi.new("int[1]")
+    _, H, *_ = k.constraints_csr(0.0, x, np.zeros(k.n), np.zeros(k.n))
+    lin.factor(H)
+    assert lin.Z.size == (1 if name == "bricard" else 0)
+    s = lib.sg_spnull_new(k.n, k.m, ints(k.H_pattern[0]), ints(k.H_pattern[1]),
+                          ints(k.col_order), lin.R.size, ints(lin.R), lin.k, ints(lin.I))
+    assert s != ffi.NULL
+    s = ffi.gc(s, lib.sg_spnull_free)
+    run = symgen.simulate(k, t_end=0.3, dt=0.01, stepper="python")
+    for xs in run.x[::10]:                # the first factors, the next refactor in its pivot order
+        _, H, *_ = k.constraints_csr(0.0, xs, np.zeros(k.n), np.zeros(k.n))
+        lin.factor(H)
+        assert lin.partitions == 1 and lin.column_changes == 0       # the same partition as C's
+        vals = np.ascontiguousarray(H.data)
+        assert lib.sg_spnull_factor(s, ffi.from_buffer("double[]", vals), 0.1) == lib.SG_LU_OK
+        N = np.frombuffer(ffi.buffer(lib.sg_spnull_basis(s), 8 * k.n * lin.k)).reshape(k.n, lin.k)
+        np.testing.assert_allclose(N.T @ N, np.eye(lin.k), atol=1e-13)
+        np.testing.assert_allclose(N @ N.T, lin.N @ lin.N.T, atol=1e-11)
+        b = rng.normal(size=(k.m, 3))
+        out = np.zeros((k.n, 3))
+        lib.sg_spnull_pinv(s, ffi.from_buffer("double[]", b), 3, ffi.from_buffer("double[]", out))
+        ref = np.zeros((k.n, 3))
+        lin._pinv(b, ref)
+        np.testing.assert_allclose(out, ref, atol=1e-10 * np.abs(ref).max())
+        y = rng.normal(size=k.n)
+        lam = np.zeros(k.m)
+        lib.sg_spnull_pinv_t(s, ffi.from_buffer("double[]", y), ffi.from_buffer("double[]", lam))
+        lam_ref = np.zeros(k.m)
+        lin.lam_from(y, lam_ref)
+        np.testing.assert_allclose(lam, lam_ref, atol=1e-10 * np.abs(lam_ref).max())

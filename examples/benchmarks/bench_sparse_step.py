@@ -1,7 +1,8 @@
 """The sparse null-space step (issue 14, ``factorization="sparse"``) against the dense one, both in
 Python: µs per step of ``n_four_bar`` at N = 10, 20, 40 (h = 1e-3, 0.2 s, Fox–Goodwin), one BLAS
 thread, the two factorizations alternated ``--repeat`` times in one process (min and median),
-with the largest position difference and the share of steps with equal Newton iteration counts.
+with the largest position difference and the share of steps with equal Newton iteration counts;
+for scale, the compiled dense step (C, pivoted QR: today's default) too.
 
 The time is symgen.simulate's whole wall time (consistent start and recording included) over the
 number of steps.  The first build of N = 40 takes ~40 s (cached afterwards).
@@ -30,22 +31,24 @@ def main() -> None:
     print(f"n_four_bar, h = 1e-3, {args.t_end} s, Python stepper, µs per step (min / median of "
           f"{args.repeat})")
     print(f"{'N':>4} {'n':>5} {'nnz(H)':>7} {'dense':>17} {'sparse':>17} {'dense/sparse':>12} "
-          f"{'max|dx|':>9} {'same it':>8}")
+          f"{'max|dx|':>9} {'same it':>8} {'compiled dense':>17}")
     for N in (int(v) for v in args.N.split(",")):
         k = symgen.build(load_model("n_four_bar", N=N))
-        times = {"auto": [], "sparse": []}
+        times = {"auto": [], "sparse": [], "compiled": []}
         runs = {}
         for _ in range(args.repeat):
             for fac in times:
                 t0 = time.perf_counter()
-                r = symgen.simulate(k, factorization=fac, **sim)
+                r = (symgen.simulate(k, **{**sim, "stepper": "compiled"}) if fac == "compiled"
+                     else symgen.simulate(k, factorization=fac, **sim))
                 times[fac].append((time.perf_counter() - t0) / r.meta["steps_done"] * 1e6)
                 runs[fac] = r
         d, s = runs["auto"], runs["sparse"]
         fmt = lambda v: f"{min(v):7.0f} / {statistics.median(v):7.0f}"  # noqa: E731
         print(f"{N:>4} {k.n:>5} {k.nnz_H:>7} {fmt(times['auto']):>17} {fmt(times['sparse']):>17} "
               f"{min(times['auto']) / min(times['sparse']):>12.2f} "
-              f"{np.max(np.abs(d.x - s.x)):>9.1e} {np.mean(d.newton_iters == s.newton_iters):>8.3f}")
+              f"{np.max(np.abs(d.x - s.x)):>9.1e} {np.mean(d.newton_iters == s.newton_iters):>8.3f} "
+              f"{fmt(times['compiled']):>17}")
 
 
 if __name__ == "__main__":

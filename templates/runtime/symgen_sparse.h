@@ -53,6 +53,27 @@ void sg_splu_solve_t(sg_splu *f, double *b);
 long sg_splu_nnz_L(const sg_splu *f);
 long sg_splu_nnz_U(const sg_splu *f);
 int sg_splu_singular_column(const sg_splu *f);
+
+/* The operations of the sparse null-space step on one partition of H (m x n, CSR pattern
+ * H_indptr[m + 1], H_indices; symgen/steppers/sparse.py is the reference): independent rows
+ * rows[r] (sorted; the other d = m - r rows are redundant), independent coordinates indep[k]
+ * (k = n - r), the others D in the order of col_order[n].  NULL when out of memory or r != n - k. */
+typedef struct sg_spnull sg_spnull;
+sg_spnull *sg_spnull_new(int n, int m, const int *H_indptr, const int *H_indices,
+                         const int *col_order, int r, const int *rows, int k, const int *indep);
+void sg_spnull_free(sg_spnull *s);
+/* With the values of H on its pattern: the LU of H[R, D] (refactorization in the last pivot order
+ * while its pivots stay above pivot_tol of their column, else fresh pivots), the orthonormal basis
+ * N of null(H_R) from N_c = P[-H_RD^-1 H_RI; I] (modified Gram-Schmidt, twice), and for redundant
+ * rows E = H_Z H_R^+ and the Cholesky factor of I + E E^T.  Returns an SG_LU_* status. */
+int sg_spnull_factor(sg_spnull *s, const double *H_values, double pivot_tol);
+/* N (n x k, row-major) of the last sg_spnull_factor. */
+const double *sg_spnull_basis(const sg_spnull *s);
+/* out = H~^+ b for c right-hand sides: b is m x c, out n x c (row-major); H~ = [H_R; E H_R], the
+ * minimum-norm (least-squares in the redundant rows) inverse of the dense pivoted-QR path. */
+void sg_spnull_pinv(sg_spnull *s, const double *b, int c, double *out);
+/* out (m) = H~^+T y (y: n): the multipliers of Eq. 51. */
+void sg_spnull_pinv_t(sg_spnull *s, const double *y, double *out);
 /* SG_CDEF_END */
 
 #ifdef __cplusplus
