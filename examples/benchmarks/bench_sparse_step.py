@@ -4,8 +4,9 @@ thread, the two factorizations alternated ``--repeat`` times in one process (min
 with the largest position difference and the share of steps with equal Newton iteration counts;
 for scale, the compiled dense step (C, pivoted QR: today's default) too.
 
-The time is symgen.simulate's whole wall time (consistent start and recording included) over the
-number of steps.  The first build of N = 40 takes ~40 s (cached afterwards).
+The time per step is the difference of symgen.simulate's wall times over t_end and over t_end/10,
+divided by the difference of their step counts, so the fixed cost of a run (consistent start,
+stepper set-up, first partition) drops out.  The first build of N = 40 takes ~40 s (cached).
 
 Run:  python examples/benchmarks/bench_sparse_step.py [--N 10,20,40] [--repeat 3]
 """
@@ -27,7 +28,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--t-end", type=float, default=0.2)
     args = ap.parse_args()
-    sim = dict(dt=1e-3, t_end=args.t_end, stepper="python", blas_threads=1)
+    sim = dict(dt=1e-3, stepper="python", blas_threads=1)
     print(f"n_four_bar, h = 1e-3, {args.t_end} s, Python stepper, µs per step (min / median of "
           f"{args.repeat})")
     print(f"{'N':>4} {'n':>5} {'nnz(H)':>7} {'dense':>17} {'sparse':>17} {'dense/sparse':>12} "
@@ -38,10 +39,15 @@ def main() -> None:
         runs = {}
         for _ in range(args.repeat):
             for fac in times:
-                t0 = time.perf_counter()
-                r = (symgen.simulate(k, **{**sim, "stepper": "compiled"}) if fac == "compiled"
-                     else symgen.simulate(k, factorization=fac, **sim))
-                times[fac].append((time.perf_counter() - t0) / r.meta["steps_done"] * 1e6)
+                opts = ({**sim, "stepper": "compiled"} if fac == "compiled"
+                        else {**sim, "factorization": fac})
+                wall, steps = [], []
+                for t_end in (args.t_end / 10, args.t_end):
+                    t0 = time.perf_counter()
+                    r = symgen.simulate(k, **{**opts, "t_end": t_end})
+                    wall.append(time.perf_counter() - t0)
+                    steps.append(r.meta["steps_done"])
+                times[fac].append((wall[1] - wall[0]) / (steps[1] - steps[0]) * 1e6)
                 runs[fac] = r
         d, s = runs["auto"], runs["sparse"]
         fmt = lambda v: f"{min(v):7.0f} / {statistics.median(v):7.0f}"  # noqa: E731
