@@ -37,7 +37,7 @@ from pathlib import Path
 
 from .result import summary_lines  # noqa: F401  (the run summary, Result.summary)
 from .cli_extra import add_parsers, add_plot_arguments, cmd_plot_extra
-from .settings import METHODS, SimulationSettings
+from .settings import FACTORIZATIONS, METHODS, SimulationSettings
 from .terminal import (EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT,  # noqa: F401
                        EXIT_SIGTERM, EXIT_USAGE, MATPLOTLIB_HINT, Terminated,
                        UsageError, _build_failure, _build_notes, _check_memory, _check_output_dir,
@@ -232,7 +232,8 @@ def cmd_simulate(args) -> int:
     options = {k: v for k, v in params.items() if k not in numeric}   # went to model()
     settings = SimulationSettings.merged(mdl.settings, method=args.method, scheme=args.scheme,
                                          dt=args.dt, t_end=args.t_end, chart=args.chart,
-                                         stepper=args.stepper, **newton)
+                                         stepper=args.stepper, factorization=args.factorization,
+                                         **newton)
     if settings.dt is None or settings.t_end is None:
         missing = "--dt" if settings.dt is None else "--t-end"
         raise UsageError(f"model {mdl.name!r} recommends no {missing.lstrip('-').replace('-', '_')}; "
@@ -423,6 +424,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--stepper", choices=("auto", "compiled", "python"), default=None,
                    help="compiled: the whole step in C; python: the reference steppers; auto "
                    "(default): compiled with C kernels where the runtime has the case")
+    s.add_argument("--factorization", choices=FACTORIZATIONS, default=None,
+                   help="factorization of H each Newton iteration: svd, qr (pivoted), sparse "
+                   "(a sparse LU of a square block of H, for large mechanisms; Python stepper) "
+                   "or auto (default: the model's, else SVD below 20 coordinates, QR above)")
     s.set_defaults(func=cmd_simulate)
 
     s = sub.add_parser("plot", help="plot a result file")

@@ -20,7 +20,8 @@ import sympy as sp
 
 from .model import Model, t
 
-__all__ = ["Derived", "derive", "TERMS", "jacobian", "display_names", "show", "shortest_floats"]
+__all__ = ["Derived", "derive", "TERMS", "jacobian", "display_names", "show", "shortest_floats",
+           "Sparsity", "sparsity"]
 
 #: Names of the derived terms, in the order `symgen show` lists them.
 TERMS = ("M", "f", "q", "H", "q_dot", "H_dot", "q_ddot", "H_ddot", "K", "C", "energy", "outputs")
@@ -216,3 +217,74 @@ def derive(model: Model) -> Derived:
     return Derived(model=model, xdd=model.accelerations, lam=lam0, M=model.M, f=model.f,
                    q=model.q, H=B(H), q_dot=B(q_dot), H_dot=B(H_dot), q_ddot=B(q_ddot),
                    H_ddot=B(H_ddot), K=B(K), C=B(C), T=B(T), V=V, outputs=outputs)
+
+
+@dataclass(frozen=True)
+class Sparsity:
+    """The fixed CSR patterns of the derived matrices (their symbolic non-zeros, row-major) and a
+    fill-reducing order of the coordinates, as plain tuples of ints (issue 14).
+
+    ``H_indptr`` (m + 1), ``H_indices``: the pattern shared by H, Ḣ and Ḧ (their union; Ḣ_ij and
+    Ḧ_ij vanish wherever q_i does not depend on x_j, so it is H's own pattern — ``H_only`` says
+    whether that held).  ``M_indptr`` (n + 1), ``M_indices``: the pattern shared by M, K and C.
+    ``col_order``: the n coordinates in reverse Cuthill–McKee order of the pattern of HᵀH (the
+    graph "two coordinates share a constraint row"; scipy.sparse.csgraph).  Chains of loops, the
+    mechanisms the sparse step is for, get a band one loop wide, so an LU of a square block of H
+    in this column order fills in only inside that band; a minimum-degree order would do as well on
+    chains and better on meshes but scipy has none to offer at generation time (SuperLU's COLAMD is
+    internal to its factorization).
+    """
+
+    H_indptr: tuple
+    H_indices: tuple
+    M_indptr: tuple
+    M_indices: tuple
+    col_order: tuple
+    H_only: bool
+
+    @property
+    def nnz_H(self) -> int:
+        return len(self.H_indices)
+
+    @property
+    def nnz_M(self) -> int:
+        return len(self.M_indices)
+
+    def positions(self, which: str) -> list:
+        """The (i, j) of the pattern ``"H"`` or ``"M"`` in CSR (row-major) order."""
+        indptr, indices = ((self.H_indptr, self.H_indices) if which == "H"
+                           else (self.M_indptr, self.M_indices))
+        return [(i, indices[k]) for i in range(len(indptr) - 1)
+                for k in range(indptr[i], indptr[i + 1])]
+
+
+def _pattern(rows: int, *mats) -> tuple[tuple, tuple, set]:
+    nz = set()
+    for mat in mats:
+        nz.update((i, j) for (i, j), e in mat.todok().items() if e != 0)
+    counts = [0] * rows
+    for i, _ in nz:
+        counts[i] += 1
+    indptr = [0]
+    for c in counts:
+        indptr.append(indptr[-1] + c)
+    return tuple(indptr), tuple(j for _, j in sorted(nz)), nz
+
+
+def sparsity(d: Derived) -> Sparsity:
+    """The CSR patterns and the column order of :class:`Sparsity` for ``d``."""
+    import numpy as np
+    import scipy.sparse as sps
+    from scipy.sparse.csgraph import reverse_cuthill_mckee
+
+    n, m = d.n, d.m
+    _, _, nz_H = _pattern(m, d.H)
+    H_indptr, H_indices, nz_all = _pattern(m, d.H, d.H_dot, d.H_ddot)
+    M_indptr, M_indices, _ = _pattern(n, d.M, d.K, d.C)
+    order = tuple(range(n))
+    if m and n:
+        A = sps.csr_matrix((np.ones(len(H_indices)), H_indices, H_indptr), shape=(m, n))
+        G = (A.T @ A + sps.identity(n)).tocsr()
+        order = tuple(int(j) for j in reverse_cuthill_mckee(G, symmetric_mode=True))
+    return Sparsity(H_indptr=H_indptr, H_indices=H_indices, M_indptr=M_indptr,
+                    M_indices=M_indices, col_order=order, H_only=nz_all == nz_H)

@@ -15,7 +15,20 @@ Both share one interface (the steppers rely on nothing else):
 ``outputs(t, x, xd)``              fills and returns ``y`` (n_out)
 =================================  =====================================================
 
-The returned arrays are the object's own buffers: the next call overwrites them.  Parameters live
+Beside them, on the fixed CSR patterns of the generated code (issue 14; ``H_pattern`` shared by H,
+Ḣ, Ḧ, ``M_pattern`` by M, K, C, each (row pointers, column indices); ``col_order`` a fill-reducing
+order of the coordinates; :func:`symgen.derived.sparsity`):
+
+=====================================  =================================================
+``dynamics_csr(t, x, xd, xdd, lam)``   ``(M, f, K, C)`` with M, K, C ``scipy.sparse`` CSR
+``constraints_csr(t, x, xd, xdd)``     ``(q, H, q_dot, H_dot, q_ddot, H_ddot)``, H, Ḣ, Ḧ CSR
+=====================================  =================================================
+
+The compiled kernels compute only the values on the patterns (``<name>_dynamics_csr``, …, in C);
+the reference gathers them from its dense arrays.
+
+The returned arrays are the object's own buffers: the next call overwrites them (the CSR
+matrices are made once and share the value buffers).  Parameters live
 in ``p`` (order ``param_names``); change them with :meth:`set_params` at any time, no rebuild.
 """
 from __future__ import annotations
@@ -57,6 +70,41 @@ class KernelsBase:
         self.E = np.zeros(2)
         self.y = np.zeros(self.n_out)
 
+    def _set_patterns(self, H_indptr, H_indices, M_indptr, M_indices, col_order) -> None:
+        """The CSR patterns, their value buffers and the CSR matrices on them (made once)."""
+        import scipy.sparse as sps
+
+        n, m = self.n, self.m
+        i32 = lambda v: np.array(v, dtype=np.int32)  # noqa: E731
+        self.H_pattern = (i32(H_indptr)[:m + 1], i32(H_indices)[:H_indptr[m]])
+        self.M_pattern = (i32(M_indptr)[:n + 1], i32(M_indices)[:M_indptr[n]])
+        self.col_order = i32(col_order)[:n]
+        self.nnz_H, self.nnz_M = int(H_indptr[m]), int(M_indptr[n])
+
+        def csr(pattern, rows):
+            ptr, ind = pattern
+            return sps.csr_matrix((np.zeros(ind.size), ind, ptr), shape=(rows, n), copy=False)
+        self.H_csr, self.H_dot_csr, self.H_ddot_csr = (csr(self.H_pattern, m) for _ in range(3))
+        self.M_csr, self.K_csr, self.C_csr = (csr(self.M_pattern, n) for _ in range(3))
+        # (row, column) of every pattern entry: the dense reference gathers its values there
+        self._H_ij = (np.repeat(np.arange(m), np.diff(self.H_pattern[0])), self.H_pattern[1])
+        self._M_ij = (np.repeat(np.arange(n), np.diff(self.M_pattern[0])), self.M_pattern[1])
+
+    def dynamics_csr(self, t, x, xd, xdd, lam):
+        """``(M, f, K, C)`` with M, K, C as CSR matrices on ``M_pattern`` (module docstring)."""
+        M, f, K, C = self.dynamics(t, x, xd, xdd, lam)
+        for dense, sp_ in ((M, self.M_csr), (K, self.K_csr), (C, self.C_csr)):
+            sp_.data[:] = dense[self._M_ij]
+        return self.M_csr, f, self.K_csr, self.C_csr
+
+    def constraints_csr(self, t, x, xd, xdd):
+        """``(q, H, q_dot, H_dot, q_ddot, H_ddot)`` with H, Ḣ, Ḧ as CSR matrices on
+        ``H_pattern`` (module docstring)."""
+        q, H, q_dot, H_dot, q_ddot, H_ddot = self.constraints(t, x, xd, xdd)
+        for dense, sp_ in ((H, self.H_csr), (H_dot, self.H_dot_csr), (H_ddot, self.H_ddot_csr)):
+            sp_.data[:] = dense[self._H_ij]
+        return q, self.H_csr, q_dot, self.H_dot_csr, q_ddot, self.H_ddot_csr
+
     # -- parameters ------------------------------------------------------------------------------
     def set_params(self, values: Mapping[str, float] | None = None, **kw) -> None:
         """Set parameters by name: ``k.set_params(T0=9.0)``; unknown names raise KeyError."""
@@ -96,10 +144,13 @@ class LambdifyKernels(KernelsBase):
     def __init__(self, model: Model, derived=None):
         import sympy as sp
 
-        from .derived import derive
+        from .derived import derive, sparsity
 
         super().__init__(model)
         d = derived if derived is not None else derive(model)
+        sp_ = sparsity(d)
+        self._set_patterns(sp_.H_indptr, sp_.H_indices, sp_.M_indptr, sp_.M_indices,
+                           sp_.col_order)
         xs, vs, xdd, lam = list(model.coords), list(model.velocities), list(d.xdd), list(d.lam)
         ps = list(model.params)
         from .model import t as tsym
@@ -170,6 +221,18 @@ class Kernels(KernelsBase):
         self._p_ptr = buf(self.p)
         self._zeros_m = np.zeros(max(self.m, 1))
         self._ptr_cache: dict = {}
+        n, m = self.n, self.m
+        table = lambda what, size: list(ffi.unpack(getattr(lib, f"{prefix}_{what}"), size))  # noqa: E731
+        H_indptr, M_indptr = table("H_indptr", m + 1), table("M_indptr", n + 1)
+        self._set_patterns(H_indptr, table("H_indices", max(H_indptr[m], 1)), M_indptr,
+                           table("M_indices", max(M_indptr[n], 1)), table("col_order", max(n, 1)))
+        self._c_dynamics_csr = getattr(lib, f"{prefix}_dynamics_csr")
+        self._c_constraints_csr = getattr(lib, f"{prefix}_constraints_csr")
+        self._dyn_csr_out = tuple(buf(a) for a in (self.M_csr.data, self.f, self.K_csr.data,
+                                                   self.C_csr.data))
+        self._con_csr_out = tuple(buf(a) for a in (self.q, self.H_csr.data, self.q_dot,
+                                                   self.H_dot_csr.data, self.q_ddot,
+                                                   self.H_ddot_csr.data))
 
     def _out_ptr(self, a: np.ndarray):
         # zero-size arrays still need a valid pointer; the C never touches them
@@ -206,6 +269,19 @@ class Kernels(KernelsBase):
         self._c_constraints(float(t), self._in(x, n, "x"), self._in(xd, n, "xd"),
                             self._in(xdd, n, "xdd"), self._p_ptr, *self._con_out)
         return self.q, self.H, self.q_dot, self.H_dot, self.q_ddot, self.H_ddot
+
+    def dynamics_csr(self, t, x, xd, xdd, lam):
+        n = self.n
+        self._c_dynamics_csr(float(t), self._in(x, n, "x"), self._in(xd, n, "xd"),
+                             self._in(xdd, n, "xdd"), self._in(lam, self.m, "lam"), self._p_ptr,
+                             *self._dyn_csr_out)
+        return self.M_csr, self.f, self.K_csr, self.C_csr
+
+    def constraints_csr(self, t, x, xd, xdd):
+        n = self.n
+        self._c_constraints_csr(float(t), self._in(x, n, "x"), self._in(xd, n, "xd"),
+                                self._in(xdd, n, "xdd"), self._p_ptr, *self._con_csr_out)
+        return self.q, self.H_csr, self.q_dot, self.H_dot_csr, self.q_ddot, self.H_ddot_csr
 
     def energy(self, t, x, xd):
         n = self.n

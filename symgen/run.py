@@ -364,6 +364,9 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
         if hasattr(stepper, f"{what}_steps"):
             meta[f"{what}_steps"] = int(getattr(stepper, f"{what}_steps"))
             meta[f"{what}_times"] = [float(v) for v in getattr(stepper, f"{what}_times")]
+    lin = getattr(getattr(stepper, "py", stepper), "lin", None)
+    if getattr(lin, "sparse", False):                # factorization "sparse" (issue 14)
+        meta["sparse_step"] = lin.stats()
     if hasattr(stepper, "min_rank") and m:
         meta["rank_H"] = [int(stepper.min_rank), int(stepper.max_rank)]
     for key, value in (extra_meta or {}).items():

@@ -17,7 +17,7 @@ __all__ = ["SimulationSettings", "METHODS", "FACTORIZATIONS", "CHARTS", "STEPPER
 #: The steppers by name (:data:`symgen.steppers.METHODS` maps them to classes).
 METHODS = ("nullspace", "index3", "newmark", "central-difference")
 #: How H is factored each Newton iteration (:class:`symgen.steppers.linalg.Linearization`).
-FACTORIZATIONS = ("auto", "svd", "qr")
+FACTORIZATIONS = ("auto", "svd", "qr", "sparse")
 #: The null-space step's tangent charts (:mod:`symgen.steppers.chart`).
 CHARTS = ("end", "symmetric")
 #: Who steps (:mod:`symgen.steppers.compiled` or the Python steppers).
@@ -44,7 +44,8 @@ class SimulationSettings:
     rank_tol: float = 1e-10
     #: absolute tolerance on ‖q‖, h‖q̇‖, h²‖q̈‖ at the accepted state
     constraint_tol: float = 1e-8
-    #: factorization of H: "svd", "qr" or "auto" (SVD below 20 coordinates, QR from there on)
+    #: factorization of H: "svd", "qr", "auto" (SVD below 20 coordinates, QR from there on) or
+    #: "sparse" (a sparse LU of a square block of H; nullspace method, end chart, Python stepper)
     factorization: str = "auto"
     #: the run stops as "diverged" when ‖x‖, h‖ẋ‖ or h²‖ẍ‖ exceeds it
     divergence_bound: float = 1e8
@@ -80,6 +81,9 @@ class SimulationSettings:
             raise ValueError(f"unknown stepper {self.stepper!r}; known: {', '.join(STEPPERS)}")
         if self.factorization not in FACTORIZATIONS:
             raise ValueError(f"unknown factorization {self.factorization!r}; known: {FACTORIZATIONS}")
+        if self.factorization == "sparse" and (self.method != "nullspace" or self.chart != "end"):
+            raise ValueError(f"factorization 'sparse' is the nullspace method's with the end chart, "
+                             f"not method {self.method!r} with chart {self.chart!r}")
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

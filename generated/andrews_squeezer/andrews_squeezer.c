@@ -26,8 +26,50 @@ const double andrews_squeezer_param_defaults[17] = {
 };
 
 
-/* mass matrix, forces and their linearization */
-void andrews_squeezer_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+/* CSR patterns (row pointers, column indices): H, H_dot, H_ddot share one, M, K, C another */
+const int andrews_squeezer_H_indptr[21] = {
+    0, 2, 4, 8, 12, 14, 16, 18, 20, 22, 24, 28, 32, 36, 40, 44,
+    48, 52, 56, 60, 64
+};
+const int andrews_squeezer_H_indices[64] = {
+    0, 2, 1, 2, 0, 2, 3, 5, 1, 2, 4, 5, 6, 8, 7, 8,
+    12, 14, 13, 14, 18, 20, 19, 20, 3, 5, 6, 8, 4, 5, 7, 8,
+    6, 8, 9, 11, 7, 8, 10, 11, 6, 8, 15, 17, 7, 8, 16, 17,
+    9, 11, 12, 14, 10, 11, 13, 14, 15, 17, 18, 20, 16, 17, 19, 20
+};
+const int andrews_squeezer_M_indptr[22] = {
+    0, 1, 2, 3, 4, 5, 6, 9, 12, 15, 16, 17, 18, 19, 20, 21,
+    22, 23, 24, 25, 26, 27
+};
+const int andrews_squeezer_M_indices[27] = {
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 6, 7, 8, 6, 7, 8, 9,
+    10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20
+};
+/* a fill-reducing order of the coordinates (reverse Cuthill-McKee of the pattern of H^T H) */
+const int andrews_squeezer_col_order[21] = {
+    19, 13, 20, 18, 14, 12, 16, 10, 17, 11, 15, 9, 7, 8, 6, 4,
+    1, 5, 3, 2, 0
+};
+
+/* The values A[0 .. nnz - 1] of a rows x cols CSR pattern scattered in place into the row-major
+ * A, zeros elsewhere (back to front: entry k moves to i*cols + j >= k, over entries already read). */
+static void andrews_squeezer_scatter(double *A, int rows, int cols, const int *indptr, const int *indices)
+{
+    int i, k, next = rows * cols;
+    for (i = rows - 1; i >= 0; --i) {
+        for (k = indptr[i + 1] - 1; k >= indptr[i]; --k) {
+            const double v = A[k];
+            const int pos = i * cols + indices[k];
+            while (next > pos + 1) A[--next] = 0.0;
+            A[pos] = v;
+            next = pos;
+        }
+    }
+    while (next > 0) A[--next] = 0.0;
+}
+
+/* mass matrix, forces and their linearization: M, K, C as values on their CSR pattern */
+void andrews_squeezer_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
 {
     (void)t;
     (void)x;
@@ -41,7 +83,7 @@ void andrews_squeezer_dynamics(double t, const double *x, const double *xd, cons
     (void)C;
     {
         int i;
-        for (i = 0; i < 441; ++i) M[i] = 0.0;
+        for (i = 0; i < 27; ++i) M[i] = 0.0;
     }
     {
         int i;
@@ -49,11 +91,11 @@ void andrews_squeezer_dynamics(double t, const double *x, const double *xd, cons
     }
     {
         int i;
-        for (i = 0; i < 441; ++i) K[i] = 0.0;
+        for (i = 0; i < 27; ++i) K[i] = 0.0;
     }
     {
         int i;
-        for (i = 0; i < 441; ++i) C[i] = 0.0;
+        for (i = 0; i < 27; ++i) C[i] = 0.0;
     }
     const double w0 = sin(x[8]);
     const double w1 = cos(x[8]);
@@ -116,49 +158,58 @@ void andrews_squeezer_dynamics(double t, const double *x, const double *xd, cons
     const double w58 = sin(x[20]);
     const double w59 = 0.012279999999999999*w58;
     M[0] = p[0];
-    M[22] = p[0];
-    M[44] = p[7];
-    M[66] = p[1];
-    M[88] = p[1];
-    M[110] = p[8];
-    M[132] = p[2];
-    M[154] = p[2];
-    M[176] = p[9];
-    M[198] = p[3];
-    M[220] = p[3];
-    M[242] = p[10];
-    M[264] = p[4];
-    M[286] = p[4];
-    M[308] = p[11];
-    M[330] = p[5];
-    M[352] = p[5];
-    M[374] = p[12];
-    M[396] = p[6];
-    M[418] = p[6];
-    M[440] = p[13];
+    M[1] = p[0];
+    M[2] = p[7];
+    M[3] = p[1];
+    M[4] = p[1];
+    M[5] = p[8];
+    M[6] = p[2];
+    M[10] = p[2];
+    M[14] = p[9];
+    M[15] = p[3];
+    M[16] = p[3];
+    M[17] = p[10];
+    M[18] = p[4];
+    M[19] = p[4];
+    M[20] = p[11];
+    M[21] = p[5];
+    M[22] = p[5];
+    M[23] = p[12];
+    M[24] = p[6];
+    M[25] = p[6];
+    M[26] = p[13];
     f[2] = p[16];
     f[6] = w15;
     f[7] = w16;
     f[8] = w15*w18 + w16*w17;
-    K[44] = -0.00092000000000000003*w19*lam[0] - 0.0060800000000000003*w19*lam[2] - 0.00092000000000000003*w20*lam[1] - 0.0060800000000000003*w20*lam[3];
-    K[110] = 0.016500000000000001*w21*lam[10] + 0.0115*w21*lam[2] + 0.016500000000000001*w22*lam[11] + 0.0115*w22*lam[3];
-    K[132] = -w23 - w27 - w29;
-    K[133] = -w30 - w32;
-    K[134] = -w34 - w35 - w37;
-    K[153] = -w32 - w39;
-    K[154] = -w23 - w40 - w41;
-    K[155] = -w42 - w43 - w44;
-    K[174] = w11*w12*w18*p[14] - w17*w32 - w17*w39 - w18*w27 - w18*w29;
-    K[175] = w11*w12*w17*p[14] - w17*w40 - w17*w41 - w18*w30 - w18*w32;
-    K[176] = -w15*w2 - w16*w18 - w17*w42 - w17*w43 - w17*w44 - w18*w34 - w18*w35 - w18*w37 - w46*lam[11] - w46*lam[13] - w46*lam[15] - w47*lam[10] - w47*lam[12] - w47*lam[14] - (0.01874*w0 + 0.01043*w1)*lam[4] - (-0.01874*w1 + w45)*lam[5];
-    K[242] = -0.01421*w48*lam[12] - 0.00579*w48*lam[16] + 0.01421*w49*lam[13] + 0.00579*w49*lam[17];
-    K[308] = -(0.016920000000000001*w50 + w52)*lam[16] - (0.02308*w50 - w52)*lam[6] - (0.016920000000000001*w51 - w53)*lam[17] - (0.02308*w51 + w53)*lam[7];
-    K[374] = -0.01421*w54*lam[14] - 0.00579*w54*lam[18] - 0.01421*w55*lam[15] - 0.00579*w55*lam[19];
-    K[440] = -(-0.03551*w56 + w59)*lam[19] - (-0.0044900000000000001*w56 - w59)*lam[9] - (-w57 + 0.0044900000000000001*w58)*lam[8] - (w57 + 0.03551*w58)*lam[18];
+    K[2] = -0.00092000000000000003*w19*lam[0] - 0.0060800000000000003*w19*lam[2] - 0.00092000000000000003*w20*lam[1] - 0.0060800000000000003*w20*lam[3];
+    K[5] = 0.016500000000000001*w21*lam[10] + 0.0115*w21*lam[2] + 0.016500000000000001*w22*lam[11] + 0.0115*w22*lam[3];
+    K[6] = -w23 - w27 - w29;
+    K[7] = -w30 - w32;
+    K[8] = -w34 - w35 - w37;
+    K[9] = -w32 - w39;
+    K[10] = -w23 - w40 - w41;
+    K[11] = -w42 - w43 - w44;
+    K[12] = w11*w12*w18*p[14] - w17*w32 - w17*w39 - w18*w27 - w18*w29;
+    K[13] = w11*w12*w17*p[14] - w17*w40 - w17*w41 - w18*w30 - w18*w32;
+    K[14] = -w15*w2 - w16*w18 - w17*w42 - w17*w43 - w17*w44 - w18*w34 - w18*w35 - w18*w37 - w46*lam[11] - w46*lam[13] - w46*lam[15] - w47*lam[10] - w47*lam[12] - w47*lam[14] - (0.01874*w0 + 0.01043*w1)*lam[4] - (-0.01874*w1 + w45)*lam[5];
+    K[17] = -0.01421*w48*lam[12] - 0.00579*w48*lam[16] + 0.01421*w49*lam[13] + 0.00579*w49*lam[17];
+    K[20] = -(0.016920000000000001*w50 + w52)*lam[16] - (0.02308*w50 - w52)*lam[6] - (0.016920000000000001*w51 - w53)*lam[17] - (0.02308*w51 + w53)*lam[7];
+    K[23] = -0.01421*w54*lam[14] - 0.00579*w54*lam[18] - 0.01421*w55*lam[15] - 0.00579*w55*lam[19];
+    K[26] = -(-0.03551*w56 + w59)*lam[19] - (-0.0044900000000000001*w56 - w59)*lam[9] - (-w57 + 0.0044900000000000001*w58)*lam[8] - (w57 + 0.03551*w58)*lam[18];
 }
 
-/* constraints and their derivatives */
-void andrews_squeezer_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot)
+/* mass matrix, forces and their linearization (dense: the CSR values scattered) */
+void andrews_squeezer_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+{
+    andrews_squeezer_dynamics_csr(t, x, xd, xdd, lam, p, M, f, K, C);
+    andrews_squeezer_scatter(M, 21, 21, andrews_squeezer_M_indptr, andrews_squeezer_M_indices);
+    andrews_squeezer_scatter(K, 21, 21, andrews_squeezer_M_indptr, andrews_squeezer_M_indices);
+    andrews_squeezer_scatter(C, 21, 21, andrews_squeezer_M_indptr, andrews_squeezer_M_indices);
+}
+
+/* constraints and their derivatives: H, H_dot, H_ddot as values on their CSR pattern */
+void andrews_squeezer_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot)
 {
     (void)t;
     (void)x;
@@ -173,15 +224,11 @@ void andrews_squeezer_constraints(double t, const double *x, const double *xd, c
     (void)H_ddot;
     {
         int i;
-        for (i = 0; i < 420; ++i) H[i] = 0.0;
+        for (i = 0; i < 64; ++i) H_dot[i] = 0.0;
     }
     {
         int i;
-        for (i = 0; i < 420; ++i) H_dot[i] = 0.0;
-    }
-    {
-        int i;
-        for (i = 0; i < 420; ++i) H_ddot[i] = 0.0;
+        for (i = 0; i < 64; ++i) H_ddot[i] = 0.0;
     }
     const double w0 = cos(x[2]);
     const double w1 = 0.00092000000000000003*w0;
@@ -335,69 +382,69 @@ void andrews_squeezer_constraints(double t, const double *x, const double *xd, c
     q[18] = -w53 - w54 + x[15] - x[18];
     q[19] = -w55 - w56 + x[16] - x[19];
     H[0] = 1;
-    H[2] = w3;
+    H[1] = w3;
+    H[2] = 1;
+    H[3] = -w1;
+    H[4] = -1;
+    H[5] = w7;
+    H[6] = 1;
+    H[7] = w10;
+    H[8] = -1;
+    H[9] = -w5;
+    H[10] = 1;
+    H[11] = w57;
+    H[12] = 1;
+    H[13] = w18;
+    H[14] = 1;
+    H[15] = w58;
+    H[16] = 1;
+    H[17] = w25;
+    H[18] = 1;
+    H[19] = w22;
+    H[20] = 1;
+    H[21] = w59;
     H[22] = 1;
-    H[23] = -w1;
+    H[23] = w61;
+    H[24] = -1;
+    H[25] = w36;
+    H[26] = 1;
+    H[27] = w37;
+    H[28] = -1;
+    H[29] = w32;
+    H[30] = 1;
+    H[31] = w34;
+    H[32] = 1;
+    H[33] = w37;
+    H[34] = -1;
+    H[35] = w44;
+    H[36] = 1;
+    H[37] = w34;
+    H[38] = -1;
+    H[39] = -w40;
+    H[40] = 1;
+    H[41] = w37;
     H[42] = -1;
-    H[44] = w7;
-    H[45] = 1;
-    H[47] = w10;
-    H[64] = -1;
-    H[65] = -w5;
-    H[67] = 1;
-    H[68] = w57;
-    H[90] = 1;
-    H[92] = w18;
-    H[112] = 1;
-    H[113] = w58;
-    H[138] = 1;
-    H[140] = w25;
-    H[160] = 1;
-    H[161] = w22;
-    H[186] = 1;
-    H[188] = w59;
-    H[208] = 1;
-    H[209] = w61;
-    H[213] = -1;
-    H[215] = w36;
-    H[216] = 1;
-    H[218] = w37;
-    H[235] = -1;
-    H[236] = w32;
-    H[238] = 1;
-    H[239] = w34;
-    H[258] = 1;
-    H[260] = w37;
-    H[261] = -1;
-    H[263] = w44;
-    H[280] = 1;
-    H[281] = w34;
-    H[283] = -1;
-    H[284] = -w40;
-    H[300] = 1;
-    H[302] = w37;
-    H[309] = -1;
-    H[311] = w48;
-    H[322] = 1;
-    H[323] = w34;
-    H[331] = -1;
-    H[332] = -w46;
-    H[345] = 1;
-    H[347] = -w51;
-    H[348] = -1;
-    H[350] = w62;
-    H[367] = 1;
-    H[368] = -w49;
-    H[370] = -1;
-    H[371] = w63;
-    H[393] = 1;
-    H[395] = w55;
-    H[396] = -1;
-    H[398] = w56;
-    H[415] = 1;
-    H[416] = -w53;
-    H[418] = -1;
-    H[419] = w64;
+    H[43] = w48;
+    H[44] = 1;
+    H[45] = w34;
+    H[46] = -1;
+    H[47] = -w46;
+    H[48] = 1;
+    H[49] = -w51;
+    H[50] = -1;
+    H[51] = w62;
+    H[52] = 1;
+    H[53] = -w49;
+    H[54] = -1;
+    H[55] = w63;
+    H[56] = 1;
+    H[57] = w55;
+    H[58] = -1;
+    H[59] = w56;
+    H[60] = 1;
+    H[61] = -w53;
+    H[62] = -1;
+    H[63] = w64;
     q_dot[0] = w65 + xd[0];
     q_dot[1] = -w66 + xd[1];
     q_dot[2] = w67 + w68 - xd[0] + xd[3];
@@ -418,38 +465,38 @@ void andrews_squeezer_constraints(double t, const double *x, const double *xd, c
     q_dot[17] = w63*xd[14] - w86 + xd[10] - xd[13];
     q_dot[18] = w87 + w88 + xd[15] - xd[18];
     q_dot[19] = w64*xd[20] - w89 + xd[16] - xd[19];
-    H_dot[2] = w66;
-    H_dot[23] = w65;
-    H_dot[44] = w70;
-    H_dot[47] = w71;
-    H_dot[65] = w67;
-    H_dot[68] = w68;
-    H_dot[92] = w15*xd[8];
-    H_dot[113] = w72;
-    H_dot[140] = w90*xd[14];
-    H_dot[161] = w73;
-    H_dot[188] = w60*xd[20];
-    H_dot[209] = w74;
-    H_dot[215] = -w78;
-    H_dot[218] = w92;
-    H_dot[236] = w75;
-    H_dot[239] = w76;
-    H_dot[260] = w92;
-    H_dot[263] = w81;
-    H_dot[281] = w76;
-    H_dot[284] = w80;
-    H_dot[302] = w92;
-    H_dot[311] = w83;
-    H_dot[323] = w76;
-    H_dot[332] = w82;
-    H_dot[347] = w86;
-    H_dot[350] = w50*xd[14];
-    H_dot[368] = w85;
-    H_dot[371] = w84;
-    H_dot[395] = w89;
-    H_dot[398] = w54*xd[20];
-    H_dot[416] = w88;
-    H_dot[419] = w87;
+    H_dot[1] = w66;
+    H_dot[3] = w65;
+    H_dot[5] = w70;
+    H_dot[7] = w71;
+    H_dot[9] = w67;
+    H_dot[11] = w68;
+    H_dot[13] = w15*xd[8];
+    H_dot[15] = w72;
+    H_dot[17] = w90*xd[14];
+    H_dot[19] = w73;
+    H_dot[21] = w60*xd[20];
+    H_dot[23] = w74;
+    H_dot[25] = -w78;
+    H_dot[27] = w92;
+    H_dot[29] = w75;
+    H_dot[31] = w76;
+    H_dot[33] = w92;
+    H_dot[35] = w81;
+    H_dot[37] = w76;
+    H_dot[39] = w80;
+    H_dot[41] = w92;
+    H_dot[43] = w83;
+    H_dot[45] = w76;
+    H_dot[47] = w82;
+    H_dot[49] = w86;
+    H_dot[51] = w50*xd[14];
+    H_dot[53] = w85;
+    H_dot[55] = w84;
+    H_dot[57] = w89;
+    H_dot[59] = w54*xd[20];
+    H_dot[61] = w88;
+    H_dot[63] = w87;
     q_ddot[0] = w94 + xdd[0];
     q_ddot[1] = w95 + xdd[1];
     q_ddot[2] = -w97 - w98 + w99 - xdd[0] + xdd[3];
@@ -470,38 +517,47 @@ void andrews_squeezer_constraints(double t, const double *x, const double *xd, c
     q_ddot[17] = w105*w62 - w125 - w126 + w63*xdd[14] + xdd[10] - xdd[13];
     q_ddot[18] = w127 + w128 + xdd[15] - xdd[18];
     q_ddot[19] = w107*w56 + w129 + w64*xdd[20] + xdd[16] - xdd[19];
-    H_ddot[2] = -w95;
-    H_ddot[23] = w94;
-    H_ddot[44] = -w102;
-    H_ddot[47] = -w100 + w101;
-    H_ddot[65] = w99;
-    H_ddot[68] = -w97 - w98;
-    H_ddot[92] = -w103*w18 + w15*xdd[8];
-    H_ddot[113] = w104;
-    H_ddot[140] = -w105*w25 + w90*xdd[14];
-    H_ddot[161] = w106;
-    H_ddot[188] = w107*w31 + w60*xdd[20];
-    H_ddot[209] = w108;
-    H_ddot[215] = -w113 + w114;
-    H_ddot[218] = w130;
-    H_ddot[236] = -w109 - w110;
-    H_ddot[239] = w111;
-    H_ddot[260] = w130;
-    H_ddot[263] = w118 + w119;
-    H_ddot[281] = w111;
-    H_ddot[284] = w117;
-    H_ddot[302] = w130;
-    H_ddot[311] = -w122;
-    H_ddot[323] = w111;
-    H_ddot[332] = w121;
-    H_ddot[347] = w125 + w126;
-    H_ddot[350] = -w105*w62 + w50*xdd[14];
-    H_ddot[368] = w123;
-    H_ddot[371] = w124;
-    H_ddot[395] = -w129;
-    H_ddot[398] = -w107*w56 + w54*xdd[20];
-    H_ddot[416] = w127;
-    H_ddot[419] = w128;
+    H_ddot[1] = -w95;
+    H_ddot[3] = w94;
+    H_ddot[5] = -w102;
+    H_ddot[7] = -w100 + w101;
+    H_ddot[9] = w99;
+    H_ddot[11] = -w97 - w98;
+    H_ddot[13] = -w103*w18 + w15*xdd[8];
+    H_ddot[15] = w104;
+    H_ddot[17] = -w105*w25 + w90*xdd[14];
+    H_ddot[19] = w106;
+    H_ddot[21] = w107*w31 + w60*xdd[20];
+    H_ddot[23] = w108;
+    H_ddot[25] = -w113 + w114;
+    H_ddot[27] = w130;
+    H_ddot[29] = -w109 - w110;
+    H_ddot[31] = w111;
+    H_ddot[33] = w130;
+    H_ddot[35] = w118 + w119;
+    H_ddot[37] = w111;
+    H_ddot[39] = w117;
+    H_ddot[41] = w130;
+    H_ddot[43] = -w122;
+    H_ddot[45] = w111;
+    H_ddot[47] = w121;
+    H_ddot[49] = w125 + w126;
+    H_ddot[51] = -w105*w62 + w50*xdd[14];
+    H_ddot[53] = w123;
+    H_ddot[55] = w124;
+    H_ddot[57] = -w129;
+    H_ddot[59] = -w107*w56 + w54*xdd[20];
+    H_ddot[61] = w127;
+    H_ddot[63] = w128;
+}
+
+/* constraints and their derivatives (dense: the CSR values scattered) */
+void andrews_squeezer_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot)
+{
+    andrews_squeezer_constraints_csr(t, x, xd, xdd, p, q, H, q_dot, H_dot, q_ddot, H_ddot);
+    andrews_squeezer_scatter(H, 20, 21, andrews_squeezer_H_indptr, andrews_squeezer_H_indices);
+    andrews_squeezer_scatter(H_dot, 20, 21, andrews_squeezer_H_indptr, andrews_squeezer_H_indices);
+    andrews_squeezer_scatter(H_ddot, 20, 21, andrews_squeezer_H_indptr, andrews_squeezer_H_indices);
 }
 
 /* kinetic and potential energy */

@@ -10,6 +10,14 @@
  * Every matrix is a row-major array of doubles: entry (i, j) of an r x c matrix is A[i*c + j].
  * Every function writes all entries of its output arrays (zeros included).
  *
+ * Sparse layout: andrews_squeezer_dynamics_csr and andrews_squeezer_constraints_csr take the same arguments
+ * as andrews_squeezer_dynamics and andrews_squeezer_constraints but write M, K, C (ANDREWS_SQUEEZER_NNZ_M = 27 values
+ * each) and H, H_dot, H_ddot (ANDREWS_SQUEEZER_NNZ_H = 64 values each) only on fixed CSR patterns:
+ * row i of H holds the values of columns andrews_squeezer_H_indices[k], k = andrews_squeezer_H_indptr[i] ..
+ * andrews_squeezer_H_indptr[i + 1] - 1 (likewise andrews_squeezer_M_indptr, andrews_squeezer_M_indices); the dense
+ * kernels scatter exactly these values.  andrews_squeezer_col_order is a fill-reducing order of the
+ * coordinates for a sparse LU of columns of H (reverse Cuthill-McKee of the pattern of H^T H).
+ *
  * Inputs (all kernels take a subset, in this order):
  *   t    time
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
@@ -146,8 +154,17 @@ extern "C" {
 #define ANDREWS_SQUEEZER_Y_F_x 7
 #define ANDREWS_SQUEEZER_Y_F_y 8
 extern const double andrews_squeezer_param_defaults[17];
+#define ANDREWS_SQUEEZER_NNZ_H 64
+#define ANDREWS_SQUEEZER_NNZ_M 27
+extern const int andrews_squeezer_H_indptr[21];
+extern const int andrews_squeezer_H_indices[64];
+extern const int andrews_squeezer_M_indptr[22];
+extern const int andrews_squeezer_M_indices[27];
+extern const int andrews_squeezer_col_order[21];
 void andrews_squeezer_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
+void andrews_squeezer_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
 void andrews_squeezer_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
+void andrews_squeezer_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void andrews_squeezer_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void andrews_squeezer_outputs(double t, const double *x, const double *xd, const double *p, double *y);
 

@@ -10,6 +10,14 @@
  * Every matrix is a row-major array of doubles: entry (i, j) of an r x c matrix is A[i*c + j].
  * Every function writes all entries of its output arrays (zeros included).
  *
+ * Sparse layout: bricard_dynamics_csr and bricard_constraints_csr take the same arguments
+ * as bricard_dynamics and bricard_constraints but write M, K, C (BRICARD_NNZ_M = 120 values
+ * each) and H, H_dot, H_ddot (BRICARD_NNZ_H = 124 values each) only on fixed CSR patterns:
+ * row i of H holds the values of columns bricard_H_indices[k], k = bricard_H_indptr[i] ..
+ * bricard_H_indptr[i + 1] - 1 (likewise bricard_M_indptr, bricard_M_indices); the dense
+ * kernels scatter exactly these values.  bricard_col_order is a fill-reducing order of the
+ * coordinates for a sparse LU of columns of H (reverse Cuthill-McKee of the pattern of H^T H).
+ *
  * Inputs (all kernels take a subset, in this order):
  *   t    time
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
@@ -116,8 +124,17 @@ extern "C" {
 #define BRICARD_Y_rod2_mid_vy 4
 #define BRICARD_Y_rod2_mid_vz 5
 extern const double bricard_param_defaults[2];
+#define BRICARD_NNZ_H 124
+#define BRICARD_NNZ_M 120
+extern const int bricard_H_indptr[25];
+extern const int bricard_H_indices[124];
+extern const int bricard_M_indptr[25];
+extern const int bricard_M_indices[120];
+extern const int bricard_col_order[24];
 void bricard_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
+void bricard_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
 void bricard_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
+void bricard_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void bricard_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void bricard_outputs(double t, const double *x, const double *xd, const double *p, double *y);
 

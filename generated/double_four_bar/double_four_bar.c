@@ -11,8 +11,45 @@ const double double_four_bar_param_defaults[2] = {
 };
 
 
-/* mass matrix, forces and their linearization */
-void double_four_bar_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+/* CSR patterns (row pointers, column indices): H, H_dot, H_ddot share one, M, K, C another */
+const int double_four_bar_H_indptr[15] = {
+    0, 2, 4, 6, 8, 10, 12, 16, 20, 24, 28, 32, 36, 40, 44
+};
+const int double_four_bar_H_indices[44] = {
+    0, 2, 1, 2, 3, 5, 4, 5, 6, 8, 7, 8, 0, 2, 9, 11,
+    1, 2, 10, 11, 3, 5, 9, 11, 4, 5, 10, 11, 3, 5, 12, 14,
+    4, 5, 13, 14, 6, 8, 12, 14, 7, 8, 13, 14
+};
+const int double_four_bar_M_indptr[16] = {
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
+};
+const int double_four_bar_M_indices[15] = {
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14
+};
+/* a fill-reducing order of the coordinates (reverse Cuthill-McKee of the pattern of H^T H) */
+const int double_four_bar_col_order[15] = {
+    7, 8, 6, 13, 14, 12, 4, 5, 3, 10, 1, 11, 9, 2, 0
+};
+
+/* The values A[0 .. nnz - 1] of a rows x cols CSR pattern scattered in place into the row-major
+ * A, zeros elsewhere (back to front: entry k moves to i*cols + j >= k, over entries already read). */
+static void double_four_bar_scatter(double *A, int rows, int cols, const int *indptr, const int *indices)
+{
+    int i, k, next = rows * cols;
+    for (i = rows - 1; i >= 0; --i) {
+        for (k = indptr[i + 1] - 1; k >= indptr[i]; --k) {
+            const double v = A[k];
+            const int pos = i * cols + indices[k];
+            while (next > pos + 1) A[--next] = 0.0;
+            A[pos] = v;
+            next = pos;
+        }
+    }
+    while (next > 0) A[--next] = 0.0;
+}
+
+/* mass matrix, forces and their linearization: M, K, C as values on their CSR pattern */
+void double_four_bar_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
 {
     (void)t;
     (void)x;
@@ -26,19 +63,15 @@ void double_four_bar_dynamics(double t, const double *x, const double *xd, const
     (void)C;
     {
         int i;
-        for (i = 0; i < 225; ++i) M[i] = 0.0;
-    }
-    {
-        int i;
         for (i = 0; i < 15; ++i) f[i] = 0.0;
     }
     {
         int i;
-        for (i = 0; i < 225; ++i) K[i] = 0.0;
+        for (i = 0; i < 15; ++i) K[i] = 0.0;
     }
     {
         int i;
-        for (i = 0; i < 225; ++i) C[i] = 0.0;
+        for (i = 0; i < 15; ++i) C[i] = 0.0;
     }
     const double w0 = 0.083333333333333329*p[0];
     const double w1 = -p[0]*p[1];
@@ -53,34 +86,43 @@ void double_four_bar_dynamics(double t, const double *x, const double *xd, const
     const double w10 = cos(x[14]);
     const double w11 = sin(x[14]);
     M[0] = p[0];
-    M[16] = p[0];
-    M[32] = w0;
-    M[48] = p[0];
-    M[64] = p[0];
-    M[80] = w0;
-    M[96] = p[0];
-    M[112] = p[0];
-    M[128] = w0;
-    M[144] = p[0];
-    M[160] = p[0];
-    M[176] = w0;
-    M[192] = p[0];
-    M[208] = p[0];
-    M[224] = w0;
+    M[1] = p[0];
+    M[2] = w0;
+    M[3] = p[0];
+    M[4] = p[0];
+    M[5] = w0;
+    M[6] = p[0];
+    M[7] = p[0];
+    M[8] = w0;
+    M[9] = p[0];
+    M[10] = p[0];
+    M[11] = w0;
+    M[12] = p[0];
+    M[13] = p[0];
+    M[14] = w0;
     f[1] = w1;
     f[4] = w1;
     f[7] = w1;
     f[10] = w1;
     f[13] = w1;
-    K[32] = -w2*lam[0] - w2*lam[6] - w3*lam[1] - w3*lam[7];
-    K[80] = -w4*lam[10] - w4*lam[2] - w4*lam[8] - w5*lam[11] - w5*lam[3] - w5*lam[9];
-    K[128] = -w6*lam[12] - w6*lam[4] - w7*lam[13] - w7*lam[5];
-    K[176] = -0.5*w8*lam[6] + 0.5*w8*lam[8] - 0.5*w9*lam[7] + 0.5*w9*lam[9];
-    K[224] = -0.5*w10*lam[10] + 0.5*w10*lam[12] - 0.5*w11*lam[11] + 0.5*w11*lam[13];
+    K[2] = -w2*lam[0] - w2*lam[6] - w3*lam[1] - w3*lam[7];
+    K[5] = -w4*lam[10] - w4*lam[2] - w4*lam[8] - w5*lam[11] - w5*lam[3] - w5*lam[9];
+    K[8] = -w6*lam[12] - w6*lam[4] - w7*lam[13] - w7*lam[5];
+    K[11] = -0.5*w8*lam[6] + 0.5*w8*lam[8] - 0.5*w9*lam[7] + 0.5*w9*lam[9];
+    K[14] = -0.5*w10*lam[10] + 0.5*w10*lam[12] - 0.5*w11*lam[11] + 0.5*w11*lam[13];
 }
 
-/* constraints and their derivatives */
-void double_four_bar_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot)
+/* mass matrix, forces and their linearization (dense: the CSR values scattered) */
+void double_four_bar_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+{
+    double_four_bar_dynamics_csr(t, x, xd, xdd, lam, p, M, f, K, C);
+    double_four_bar_scatter(M, 15, 15, double_four_bar_M_indptr, double_four_bar_M_indices);
+    double_four_bar_scatter(K, 15, 15, double_four_bar_M_indptr, double_four_bar_M_indices);
+    double_four_bar_scatter(C, 15, 15, double_four_bar_M_indptr, double_four_bar_M_indices);
+}
+
+/* constraints and their derivatives: H, H_dot, H_ddot as values on their CSR pattern */
+void double_four_bar_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot)
 {
     (void)t;
     (void)x;
@@ -95,15 +137,11 @@ void double_four_bar_constraints(double t, const double *x, const double *xd, co
     (void)H_ddot;
     {
         int i;
-        for (i = 0; i < 210; ++i) H[i] = 0.0;
+        for (i = 0; i < 44; ++i) H_dot[i] = 0.0;
     }
     {
         int i;
-        for (i = 0; i < 210; ++i) H_dot[i] = 0.0;
-    }
-    {
-        int i;
-        for (i = 0; i < 210; ++i) H_ddot[i] = 0.0;
+        for (i = 0; i < 44; ++i) H_ddot[i] = 0.0;
     }
     const double w0 = 0.5*cos(x[2]);
     const double w1 = 0.5*sin(x[2]);
@@ -175,49 +213,49 @@ void double_four_bar_constraints(double t, const double *x, const double *xd, co
     q[12] = w17 + w19 + w8 + x[12];
     q[13] = w11 - w13 + w18 + x[13];
     H[0] = 1;
-    H[2] = w1;
-    H[16] = 1;
+    H[1] = w1;
+    H[2] = 1;
+    H[3] = w20;
+    H[4] = 1;
+    H[5] = w7;
+    H[6] = 1;
+    H[7] = w16;
+    H[8] = 1;
+    H[9] = w13;
+    H[10] = 1;
+    H[11] = w19;
+    H[12] = -1;
+    H[13] = w1;
+    H[14] = 1;
+    H[15] = w15;
+    H[16] = -1;
     H[17] = w20;
-    H[33] = 1;
-    H[35] = w7;
-    H[49] = 1;
-    H[50] = w16;
-    H[66] = 1;
-    H[68] = w13;
-    H[82] = 1;
-    H[83] = w19;
-    H[90] = -1;
-    H[92] = w1;
-    H[99] = 1;
-    H[101] = w15;
-    H[106] = -1;
-    H[107] = w20;
-    H[115] = 1;
-    H[116] = -w14;
-    H[123] = -1;
-    H[125] = w7;
-    H[129] = 1;
-    H[131] = -w15;
-    H[139] = -1;
-    H[140] = w16;
-    H[145] = 1;
-    H[146] = w14;
-    H[153] = -1;
-    H[155] = w7;
-    H[162] = 1;
-    H[164] = w18;
-    H[169] = -1;
-    H[170] = w16;
-    H[178] = 1;
-    H[179] = -w17;
-    H[186] = -1;
-    H[188] = w13;
-    H[192] = 1;
-    H[194] = -w18;
-    H[202] = -1;
-    H[203] = w19;
-    H[208] = 1;
-    H[209] = w17;
+    H[18] = 1;
+    H[19] = -w14;
+    H[20] = -1;
+    H[21] = w7;
+    H[22] = 1;
+    H[23] = -w15;
+    H[24] = -1;
+    H[25] = w16;
+    H[26] = 1;
+    H[27] = w14;
+    H[28] = -1;
+    H[29] = w7;
+    H[30] = 1;
+    H[31] = w18;
+    H[32] = -1;
+    H[33] = w16;
+    H[34] = 1;
+    H[35] = -w17;
+    H[36] = -1;
+    H[37] = w13;
+    H[38] = 1;
+    H[39] = -w18;
+    H[40] = -1;
+    H[41] = w19;
+    H[42] = 1;
+    H[43] = w17;
     q_dot[0] = w21 + xd[0];
     q_dot[1] = -w22 + xd[1];
     q_dot[2] = w23 + xd[3];
@@ -232,28 +270,28 @@ void double_four_bar_constraints(double t, const double *x, const double *xd, co
     q_dot[11] = -w25 - w32 + xd[13] - xd[4];
     q_dot[12] = 0.5*w12*xd[8] - w31 + xd[12] - xd[6];
     q_dot[13] = w27 - w28 + w32 + xd[13];
-    H_dot[2] = w22;
+    H_dot[1] = w22;
+    H_dot[3] = w21;
+    H_dot[5] = w25;
+    H_dot[7] = w23;
+    H_dot[9] = w28;
+    H_dot[11] = w26;
+    H_dot[13] = w22;
+    H_dot[15] = w30;
     H_dot[17] = w21;
-    H_dot[35] = w25;
-    H_dot[50] = w23;
-    H_dot[68] = w28;
-    H_dot[83] = w26;
-    H_dot[92] = w22;
-    H_dot[101] = w30;
-    H_dot[107] = w21;
-    H_dot[116] = w29;
-    H_dot[125] = w25;
-    H_dot[131] = -w30;
-    H_dot[140] = w23;
-    H_dot[146] = -w29;
-    H_dot[155] = w25;
-    H_dot[164] = w32;
-    H_dot[170] = w23;
-    H_dot[179] = w31;
-    H_dot[188] = w28;
-    H_dot[194] = -w32;
-    H_dot[203] = w26;
-    H_dot[209] = -w31;
+    H_dot[19] = w29;
+    H_dot[21] = w25;
+    H_dot[23] = -w30;
+    H_dot[25] = w23;
+    H_dot[27] = -w29;
+    H_dot[29] = w25;
+    H_dot[31] = w32;
+    H_dot[33] = w23;
+    H_dot[35] = w31;
+    H_dot[37] = w28;
+    H_dot[39] = -w32;
+    H_dot[41] = w26;
+    H_dot[43] = -w31;
     q_ddot[0] = w34 + xdd[0];
     q_ddot[1] = w35 + xdd[1];
     q_ddot[2] = w37 + xdd[3];
@@ -268,28 +306,37 @@ void double_four_bar_constraints(double t, const double *x, const double *xd, co
     q_ddot[11] = w40 + w51 + xdd[13] - xdd[4];
     q_ddot[12] = 0.5*w12*xdd[8] + 0.5*w41*w9 - w50 + xdd[12] - xdd[6];
     q_ddot[13] = w43 - w44 - w51 + xdd[13] - xdd[7];
-    H_ddot[2] = w52;
+    H_ddot[1] = w52;
+    H_ddot[3] = w34;
+    H_ddot[5] = w53;
+    H_ddot[7] = w37;
+    H_ddot[9] = w54;
+    H_ddot[11] = w42;
+    H_ddot[13] = w52;
+    H_ddot[15] = -w48;
     H_ddot[17] = w34;
-    H_ddot[35] = w53;
-    H_ddot[50] = w37;
-    H_ddot[68] = w54;
-    H_ddot[83] = w42;
-    H_ddot[92] = w52;
-    H_ddot[101] = -w48;
-    H_ddot[107] = w34;
-    H_ddot[116] = w47;
-    H_ddot[125] = w53;
-    H_ddot[131] = w48;
-    H_ddot[140] = w37;
-    H_ddot[146] = -w47;
-    H_ddot[155] = w53;
-    H_ddot[164] = -w51;
-    H_ddot[170] = w37;
-    H_ddot[179] = w50;
-    H_ddot[188] = w54;
-    H_ddot[194] = w51;
-    H_ddot[203] = w42;
-    H_ddot[209] = -w50;
+    H_ddot[19] = w47;
+    H_ddot[21] = w53;
+    H_ddot[23] = w48;
+    H_ddot[25] = w37;
+    H_ddot[27] = -w47;
+    H_ddot[29] = w53;
+    H_ddot[31] = -w51;
+    H_ddot[33] = w37;
+    H_ddot[35] = w50;
+    H_ddot[37] = w54;
+    H_ddot[39] = w51;
+    H_ddot[41] = w42;
+    H_ddot[43] = -w50;
+}
+
+/* constraints and their derivatives (dense: the CSR values scattered) */
+void double_four_bar_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot)
+{
+    double_four_bar_constraints_csr(t, x, xd, xdd, p, q, H, q_dot, H_dot, q_ddot, H_ddot);
+    double_four_bar_scatter(H, 14, 15, double_four_bar_H_indptr, double_four_bar_H_indices);
+    double_four_bar_scatter(H_dot, 14, 15, double_four_bar_H_indptr, double_four_bar_H_indices);
+    double_four_bar_scatter(H_ddot, 14, 15, double_four_bar_H_indptr, double_four_bar_H_indices);
 }
 
 /* kinetic and potential energy */

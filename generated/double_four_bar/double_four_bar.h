@@ -10,6 +10,14 @@
  * Every matrix is a row-major array of doubles: entry (i, j) of an r x c matrix is A[i*c + j].
  * Every function writes all entries of its output arrays (zeros included).
  *
+ * Sparse layout: double_four_bar_dynamics_csr and double_four_bar_constraints_csr take the same arguments
+ * as double_four_bar_dynamics and double_four_bar_constraints but write M, K, C (DOUBLE_FOUR_BAR_NNZ_M = 15 values
+ * each) and H, H_dot, H_ddot (DOUBLE_FOUR_BAR_NNZ_H = 44 values each) only on fixed CSR patterns:
+ * row i of H holds the values of columns double_four_bar_H_indices[k], k = double_four_bar_H_indptr[i] ..
+ * double_four_bar_H_indptr[i + 1] - 1 (likewise double_four_bar_M_indptr, double_four_bar_M_indices); the dense
+ * kernels scatter exactly these values.  double_four_bar_col_order is a fill-reducing order of the
+ * coordinates for a sparse LU of columns of H (reverse Cuthill-McKee of the pattern of H^T H).
+ *
  * Inputs (all kernels take a subset, in this order):
  *   t    time
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
@@ -94,8 +102,17 @@ extern "C" {
 #define DOUBLE_FOUR_BAR_Y_B0_vx 2
 #define DOUBLE_FOUR_BAR_Y_B0_vy 3
 extern const double double_four_bar_param_defaults[2];
+#define DOUBLE_FOUR_BAR_NNZ_H 44
+#define DOUBLE_FOUR_BAR_NNZ_M 15
+extern const int double_four_bar_H_indptr[15];
+extern const int double_four_bar_H_indices[44];
+extern const int double_four_bar_M_indptr[16];
+extern const int double_four_bar_M_indices[15];
+extern const int double_four_bar_col_order[15];
 void double_four_bar_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
+void double_four_bar_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
 void double_four_bar_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
+void double_four_bar_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void double_four_bar_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void double_four_bar_outputs(double t, const double *x, const double *xd, const double *p, double *y);
 

@@ -14,8 +14,43 @@ const double double_pendulum_param_defaults[5] = {
 };
 
 
-/* mass matrix, forces and their linearization */
-void double_pendulum_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+/* CSR patterns (row pointers, column indices): H, H_dot, H_ddot share one, M, K, C another */
+const int double_pendulum_H_indptr[5] = {
+    0, 2, 4, 8, 12
+};
+const int double_pendulum_H_indices[12] = {
+    0, 2, 1, 2, 0, 2, 3, 5, 1, 2, 4, 5
+};
+const int double_pendulum_M_indptr[7] = {
+    0, 1, 2, 4, 5, 6, 8
+};
+const int double_pendulum_M_indices[8] = {
+    0, 1, 2, 5, 3, 4, 2, 5
+};
+/* a fill-reducing order of the coordinates (reverse Cuthill-McKee of the pattern of H^T H) */
+const int double_pendulum_col_order[6] = {
+    4, 1, 5, 2, 3, 0
+};
+
+/* The values A[0 .. nnz - 1] of a rows x cols CSR pattern scattered in place into the row-major
+ * A, zeros elsewhere (back to front: entry k moves to i*cols + j >= k, over entries already read). */
+static void double_pendulum_scatter(double *A, int rows, int cols, const int *indptr, const int *indices)
+{
+    int i, k, next = rows * cols;
+    for (i = rows - 1; i >= 0; --i) {
+        for (k = indptr[i + 1] - 1; k >= indptr[i]; --k) {
+            const double v = A[k];
+            const int pos = i * cols + indices[k];
+            while (next > pos + 1) A[--next] = 0.0;
+            A[pos] = v;
+            next = pos;
+        }
+    }
+    while (next > 0) A[--next] = 0.0;
+}
+
+/* mass matrix, forces and their linearization: M, K, C as values on their CSR pattern */
+void double_pendulum_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
 {
     (void)t;
     (void)x;
@@ -29,7 +64,7 @@ void double_pendulum_dynamics(double t, const double *x, const double *xd, const
     (void)C;
     {
         int i;
-        for (i = 0; i < 36; ++i) M[i] = 0.0;
+        for (i = 0; i < 8; ++i) M[i] = 0.0;
     }
     {
         int i;
@@ -37,11 +72,11 @@ void double_pendulum_dynamics(double t, const double *x, const double *xd, const
     }
     {
         int i;
-        for (i = 0; i < 36; ++i) K[i] = 0.0;
+        for (i = 0; i < 8; ++i) K[i] = 0.0;
     }
     {
         int i;
-        for (i = 0; i < 36; ++i) C[i] = 0.0;
+        for (i = 0; i < 8; ++i) C[i] = 0.0;
     }
     const double w0 = (1.0/12.0)*p[0]*p[0]*p[1];
     const double w1 = -p[1]*p[2];
@@ -52,27 +87,36 @@ void double_pendulum_dynamics(double t, const double *x, const double *xd, const
     const double w6 = -p[3];
     const double w7 = -p[4];
     M[0] = p[1];
-    M[7] = p[1];
-    M[14] = w0;
-    M[21] = p[1];
-    M[28] = p[1];
-    M[35] = w0;
+    M[1] = p[1];
+    M[2] = w0;
+    M[4] = p[1];
+    M[5] = p[1];
+    M[7] = w0;
     f[1] = w1;
     f[2] = w2 - p[3]*x[2] - p[4]*xd[2];
     f[4] = w1;
     f[5] = -w2;
-    K[14] = w4*lam[1] + w4*lam[3] - w5*lam[0] - w5*lam[2] + 2*p[3];
-    K[17] = w6;
-    K[32] = w6;
-    K[35] = -w3*sin(x[5])*lam[2] + w3*cos(x[5])*lam[3] + p[3];
-    C[14] = 2*p[4];
-    C[17] = w7;
-    C[32] = w7;
-    C[35] = p[4];
+    K[2] = w4*lam[1] + w4*lam[3] - w5*lam[0] - w5*lam[2] + 2*p[3];
+    K[3] = w6;
+    K[6] = w6;
+    K[7] = -w3*sin(x[5])*lam[2] + w3*cos(x[5])*lam[3] + p[3];
+    C[2] = 2*p[4];
+    C[3] = w7;
+    C[6] = w7;
+    C[7] = p[4];
 }
 
-/* constraints and their derivatives */
-void double_pendulum_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot)
+/* mass matrix, forces and their linearization (dense: the CSR values scattered) */
+void double_pendulum_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+{
+    double_pendulum_dynamics_csr(t, x, xd, xdd, lam, p, M, f, K, C);
+    double_pendulum_scatter(M, 6, 6, double_pendulum_M_indptr, double_pendulum_M_indices);
+    double_pendulum_scatter(K, 6, 6, double_pendulum_M_indptr, double_pendulum_M_indices);
+    double_pendulum_scatter(C, 6, 6, double_pendulum_M_indptr, double_pendulum_M_indices);
+}
+
+/* constraints and their derivatives: H, H_dot, H_ddot as values on their CSR pattern */
+void double_pendulum_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot)
 {
     (void)t;
     (void)x;
@@ -87,15 +131,11 @@ void double_pendulum_constraints(double t, const double *x, const double *xd, co
     (void)H_ddot;
     {
         int i;
-        for (i = 0; i < 24; ++i) H[i] = 0.0;
+        for (i = 0; i < 12; ++i) H_dot[i] = 0.0;
     }
     {
         int i;
-        for (i = 0; i < 24; ++i) H_dot[i] = 0.0;
-    }
-    {
-        int i;
-        for (i = 0; i < 24; ++i) H_ddot[i] = 0.0;
+        for (i = 0; i < 12; ++i) H_ddot[i] = 0.0;
     }
     const double w0 = (1.0/2.0)*p[0];
     const double w1 = w0*sin(x[2]);
@@ -120,37 +160,46 @@ void double_pendulum_constraints(double t, const double *x, const double *xd, co
     q[2] = -w1 - w3 - x[0] + x[3];
     q[3] = w2 + w4 - x[1] + x[4];
     H[0] = 1;
-    H[2] = w5;
-    H[7] = 1;
-    H[8] = w6;
-    H[12] = -1;
-    H[14] = w5;
-    H[15] = 1;
-    H[17] = -w4;
-    H[19] = -1;
-    H[20] = w6;
-    H[22] = 1;
-    H[23] = -w3;
+    H[1] = w5;
+    H[2] = 1;
+    H[3] = w6;
+    H[4] = -1;
+    H[5] = w5;
+    H[6] = 1;
+    H[7] = -w4;
+    H[8] = -1;
+    H[9] = w6;
+    H[10] = 1;
+    H[11] = -w3;
     q_dot[0] = -w7 + xd[0];
     q_dot[1] = -w8 + xd[1];
     q_dot[2] = -w7 - w9 - xd[0] + xd[3];
     q_dot[3] = -w10 - w8 - xd[1] + xd[4];
-    H_dot[2] = w8;
-    H_dot[8] = w11;
-    H_dot[14] = w8;
-    H_dot[17] = w10;
-    H_dot[20] = w11;
-    H_dot[23] = -w9;
+    H_dot[1] = w8;
+    H_dot[3] = w11;
+    H_dot[5] = w8;
+    H_dot[7] = w10;
+    H_dot[9] = w11;
+    H_dot[11] = -w9;
     q_ddot[0] = w13 + xdd[0];
     q_ddot[1] = -w14 + xdd[1];
     q_ddot[2] = w13 + w16 - xdd[0] + xdd[3];
     q_ddot[3] = -w14 - w17 - xdd[1] + xdd[4];
-    H_ddot[2] = w14;
-    H_ddot[8] = w13;
-    H_ddot[14] = w14;
-    H_ddot[17] = w17;
-    H_ddot[20] = w13;
-    H_ddot[23] = w16;
+    H_ddot[1] = w14;
+    H_ddot[3] = w13;
+    H_ddot[5] = w14;
+    H_ddot[7] = w17;
+    H_ddot[9] = w13;
+    H_ddot[11] = w16;
+}
+
+/* constraints and their derivatives (dense: the CSR values scattered) */
+void double_pendulum_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot)
+{
+    double_pendulum_constraints_csr(t, x, xd, xdd, p, q, H, q_dot, H_dot, q_ddot, H_ddot);
+    double_pendulum_scatter(H, 4, 6, double_pendulum_H_indptr, double_pendulum_H_indices);
+    double_pendulum_scatter(H_dot, 4, 6, double_pendulum_H_indptr, double_pendulum_H_indices);
+    double_pendulum_scatter(H_ddot, 4, 6, double_pendulum_H_indptr, double_pendulum_H_indices);
 }
 
 /* kinetic and potential energy */

@@ -10,6 +10,14 @@
  * Every matrix is a row-major array of doubles: entry (i, j) of an r x c matrix is A[i*c + j].
  * Every function writes all entries of its output arrays (zeros included).
  *
+ * Sparse layout: double_pendulum_dynamics_csr and double_pendulum_constraints_csr take the same arguments
+ * as double_pendulum_dynamics and double_pendulum_constraints but write M, K, C (DOUBLE_PENDULUM_NNZ_M = 8 values
+ * each) and H, H_dot, H_ddot (DOUBLE_PENDULUM_NNZ_H = 12 values each) only on fixed CSR patterns:
+ * row i of H holds the values of columns double_pendulum_H_indices[k], k = double_pendulum_H_indptr[i] ..
+ * double_pendulum_H_indptr[i + 1] - 1 (likewise double_pendulum_M_indptr, double_pendulum_M_indices); the dense
+ * kernels scatter exactly these values.  double_pendulum_col_order is a fill-reducing order of the
+ * coordinates for a sparse LU of columns of H (reverse Cuthill-McKee of the pattern of H^T H).
+ *
  * Inputs (all kernels take a subset, in this order):
  *   t    time
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
@@ -82,8 +90,17 @@ extern "C" {
 #define DOUBLE_PENDULUM_Y_tip_vx 2
 #define DOUBLE_PENDULUM_Y_tip_vy 3
 extern const double double_pendulum_param_defaults[5];
+#define DOUBLE_PENDULUM_NNZ_H 12
+#define DOUBLE_PENDULUM_NNZ_M 8
+extern const int double_pendulum_H_indptr[5];
+extern const int double_pendulum_H_indices[12];
+extern const int double_pendulum_M_indptr[7];
+extern const int double_pendulum_M_indices[8];
+extern const int double_pendulum_col_order[6];
 void double_pendulum_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
+void double_pendulum_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
 void double_pendulum_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
+void double_pendulum_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void double_pendulum_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void double_pendulum_outputs(double t, const double *x, const double *xd, const double *p, double *y);
 

@@ -10,6 +10,14 @@
  * Every matrix is a row-major array of doubles: entry (i, j) of an r x c matrix is A[i*c + j].
  * Every function writes all entries of its output arrays (zeros included).
  *
+ * Sparse layout: n_four_bar_dynamics_csr and n_four_bar_constraints_csr take the same arguments
+ * as n_four_bar_dynamics and n_four_bar_constraints but write M, K, C (N_FOUR_BAR_NNZ_M = 243 values
+ * each) and H, H_dot, H_ddot (N_FOUR_BAR_NNZ_H = 804 values each) only on fixed CSR patterns:
+ * row i of H holds the values of columns n_four_bar_H_indices[k], k = n_four_bar_H_indptr[i] ..
+ * n_four_bar_H_indptr[i + 1] - 1 (likewise n_four_bar_M_indptr, n_four_bar_M_indices); the dense
+ * kernels scatter exactly these values.  n_four_bar_col_order is a fill-reducing order of the
+ * coordinates for a sparse LU of columns of H (reverse Cuthill-McKee of the pattern of H^T H).
+ *
  * Inputs (all kernels take a subset, in this order):
  *   t    time
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
@@ -550,8 +558,17 @@ extern "C" {
 #define N_FOUR_BAR_Y_B0_vx 2
 #define N_FOUR_BAR_Y_B0_vy 3
 extern const double n_four_bar_param_defaults[2];
+#define N_FOUR_BAR_NNZ_H 804
+#define N_FOUR_BAR_NNZ_M 243
+extern const int n_four_bar_H_indptr[243];
+extern const int n_four_bar_H_indices[804];
+extern const int n_four_bar_M_indptr[244];
+extern const int n_four_bar_M_indices[243];
+extern const int n_four_bar_col_order[243];
 void n_four_bar_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
+void n_four_bar_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
 void n_four_bar_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
+void n_four_bar_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void n_four_bar_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void n_four_bar_outputs(double t, const double *x, const double *xd, const double *p, double *y);
 

@@ -15,8 +15,44 @@ const double slider_crank_param_defaults[6] = {
 };
 
 
-/* mass matrix, forces and their linearization */
-void slider_crank_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+/* CSR patterns (row pointers, column indices): H, H_dot, H_ddot share one, M, K, C another */
+const int slider_crank_H_indptr[10] = {
+    0, 2, 4, 5, 9, 13, 16, 19, 20, 21
+};
+const int slider_crank_H_indices[21] = {
+    0, 2, 1, 2, 2, 0, 2, 3, 5, 1, 2, 4, 5, 3, 5, 6,
+    4, 5, 7, 7, 8
+};
+const int slider_crank_M_indptr[10] = {
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9
+};
+const int slider_crank_M_indices[9] = {
+    0, 1, 2, 3, 4, 5, 6, 7, 8
+};
+/* a fill-reducing order of the coordinates (reverse Cuthill-McKee of the pattern of H^T H) */
+const int slider_crank_col_order[9] = {
+    4, 1, 7, 2, 0, 5, 3, 6, 8
+};
+
+/* The values A[0 .. nnz - 1] of a rows x cols CSR pattern scattered in place into the row-major
+ * A, zeros elsewhere (back to front: entry k moves to i*cols + j >= k, over entries already read). */
+static void slider_crank_scatter(double *A, int rows, int cols, const int *indptr, const int *indices)
+{
+    int i, k, next = rows * cols;
+    for (i = rows - 1; i >= 0; --i) {
+        for (k = indptr[i + 1] - 1; k >= indptr[i]; --k) {
+            const double v = A[k];
+            const int pos = i * cols + indices[k];
+            while (next > pos + 1) A[--next] = 0.0;
+            A[pos] = v;
+            next = pos;
+        }
+    }
+    while (next > 0) A[--next] = 0.0;
+}
+
+/* mass matrix, forces and their linearization: M, K, C as values on their CSR pattern */
+void slider_crank_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
 {
     (void)t;
     (void)x;
@@ -30,42 +66,47 @@ void slider_crank_dynamics(double t, const double *x, const double *xd, const do
     (void)C;
     {
         int i;
-        for (i = 0; i < 81; ++i) M[i] = 0.0;
-    }
-    {
-        int i;
         for (i = 0; i < 9; ++i) f[i] = 0.0;
     }
     {
         int i;
-        for (i = 0; i < 81; ++i) K[i] = 0.0;
+        for (i = 0; i < 9; ++i) K[i] = 0.0;
     }
     {
         int i;
-        for (i = 0; i < 81; ++i) C[i] = 0.0;
+        for (i = 0; i < 9; ++i) C[i] = 0.0;
     }
     const double w0 = 0.10000000000000001*cos(x[2]);
     const double w1 = 0.10000000000000001*sin(x[2]);
     const double w2 = 0.29999999999999999*cos(x[5]);
     const double w3 = 0.29999999999999999*sin(x[5]);
     M[0] = p[0];
-    M[10] = p[0];
-    M[20] = 0.003333333333333334*p[0];
-    M[30] = p[1];
-    M[40] = p[1];
-    M[50] = 0.029999999999999999*p[1];
-    M[60] = p[2];
-    M[70] = p[2];
-    M[80] = p[3];
+    M[1] = p[0];
+    M[2] = 0.003333333333333334*p[0];
+    M[3] = p[1];
+    M[4] = p[1];
+    M[5] = 0.029999999999999999*p[1];
+    M[6] = p[2];
+    M[7] = p[2];
+    M[8] = p[3];
     f[1] = -p[0]*p[5];
     f[4] = -p[1]*p[5];
     f[7] = -p[2]*p[5];
-    K[20] = -w0*lam[0] - w0*lam[3] - w1*lam[1] - w1*lam[4];
-    K[50] = -w2*lam[3] - w2*lam[5] - w3*lam[4] - w3*lam[6];
+    K[2] = -w0*lam[0] - w0*lam[3] - w1*lam[1] - w1*lam[4];
+    K[5] = -w2*lam[3] - w2*lam[5] - w3*lam[4] - w3*lam[6];
 }
 
-/* constraints and their derivatives */
-void slider_crank_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot)
+/* mass matrix, forces and their linearization (dense: the CSR values scattered) */
+void slider_crank_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+{
+    slider_crank_dynamics_csr(t, x, xd, xdd, lam, p, M, f, K, C);
+    slider_crank_scatter(M, 9, 9, slider_crank_M_indptr, slider_crank_M_indices);
+    slider_crank_scatter(K, 9, 9, slider_crank_M_indptr, slider_crank_M_indices);
+    slider_crank_scatter(C, 9, 9, slider_crank_M_indptr, slider_crank_M_indices);
+}
+
+/* constraints and their derivatives: H, H_dot, H_ddot as values on their CSR pattern */
+void slider_crank_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot)
 {
     (void)t;
     (void)x;
@@ -80,15 +121,11 @@ void slider_crank_constraints(double t, const double *x, const double *xd, const
     (void)H_ddot;
     {
         int i;
-        for (i = 0; i < 81; ++i) H[i] = 0.0;
+        for (i = 0; i < 21; ++i) H_dot[i] = 0.0;
     }
     {
         int i;
-        for (i = 0; i < 81; ++i) H_dot[i] = 0.0;
-    }
-    {
-        int i;
-        for (i = 0; i < 81; ++i) H_ddot[i] = 0.0;
+        for (i = 0; i < 21; ++i) H_ddot[i] = 0.0;
     }
     const double w0 = 0.10000000000000001*cos(x[2]);
     const double w1 = 0.10000000000000001*sin(x[2]);
@@ -118,26 +155,26 @@ void slider_crank_constraints(double t, const double *x, const double *xd, const
     q[7] = x[7];
     q[8] = x[8];
     H[0] = 1;
-    H[2] = w1;
-    H[10] = 1;
-    H[11] = w4;
+    H[1] = w1;
+    H[2] = 1;
+    H[3] = w4;
+    H[4] = 1;
+    H[5] = -1;
+    H[6] = w1;
+    H[7] = 1;
+    H[8] = w3;
+    H[9] = -1;
+    H[10] = w4;
+    H[11] = 1;
+    H[12] = w5;
+    H[13] = -1;
+    H[14] = w3;
+    H[15] = 1;
+    H[16] = -1;
+    H[17] = w5;
+    H[18] = 1;
+    H[19] = 1;
     H[20] = 1;
-    H[27] = -1;
-    H[29] = w1;
-    H[30] = 1;
-    H[32] = w3;
-    H[37] = -1;
-    H[38] = w4;
-    H[40] = 1;
-    H[41] = w5;
-    H[48] = -1;
-    H[50] = w3;
-    H[51] = 1;
-    H[58] = -1;
-    H[59] = w5;
-    H[61] = 1;
-    H[70] = 1;
-    H[80] = 1;
     q_dot[0] = w6 + xd[0];
     q_dot[1] = -w7 + xd[1];
     q_dot[2] = -p[4] + xd[2];
@@ -147,14 +184,14 @@ void slider_crank_constraints(double t, const double *x, const double *xd, const
     q_dot[6] = -w9 - xd[4] + xd[7];
     q_dot[7] = xd[7];
     q_dot[8] = xd[8];
-    H_dot[2] = w7;
-    H_dot[11] = w6;
-    H_dot[29] = w7;
-    H_dot[32] = w9;
-    H_dot[38] = w6;
-    H_dot[41] = w8;
-    H_dot[50] = w9;
-    H_dot[59] = w8;
+    H_dot[1] = w7;
+    H_dot[3] = w6;
+    H_dot[6] = w7;
+    H_dot[8] = w9;
+    H_dot[10] = w6;
+    H_dot[12] = w8;
+    H_dot[14] = w9;
+    H_dot[17] = w8;
     q_ddot[0] = w11 + xdd[0];
     q_ddot[1] = w12 + xdd[1];
     q_ddot[2] = xdd[2];
@@ -164,14 +201,23 @@ void slider_crank_constraints(double t, const double *x, const double *xd, const
     q_ddot[6] = w15 - xdd[4] + xdd[7];
     q_ddot[7] = xdd[7];
     q_ddot[8] = xdd[8];
-    H_ddot[2] = w16;
-    H_ddot[11] = w11;
-    H_ddot[29] = w16;
-    H_ddot[32] = w17;
-    H_ddot[38] = w11;
-    H_ddot[41] = w14;
-    H_ddot[50] = w17;
-    H_ddot[59] = w14;
+    H_ddot[1] = w16;
+    H_ddot[3] = w11;
+    H_ddot[6] = w16;
+    H_ddot[8] = w17;
+    H_ddot[10] = w11;
+    H_ddot[12] = w14;
+    H_ddot[14] = w17;
+    H_ddot[17] = w14;
+}
+
+/* constraints and their derivatives (dense: the CSR values scattered) */
+void slider_crank_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot)
+{
+    slider_crank_constraints_csr(t, x, xd, xdd, p, q, H, q_dot, H_dot, q_ddot, H_ddot);
+    slider_crank_scatter(H, 9, 9, slider_crank_H_indptr, slider_crank_H_indices);
+    slider_crank_scatter(H_dot, 9, 9, slider_crank_H_indptr, slider_crank_H_indices);
+    slider_crank_scatter(H_ddot, 9, 9, slider_crank_H_indptr, slider_crank_H_indices);
 }
 
 /* kinetic and potential energy */

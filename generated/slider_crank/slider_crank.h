@@ -10,6 +10,14 @@
  * Every matrix is a row-major array of doubles: entry (i, j) of an r x c matrix is A[i*c + j].
  * Every function writes all entries of its output arrays (zeros included).
  *
+ * Sparse layout: slider_crank_dynamics_csr and slider_crank_constraints_csr take the same arguments
+ * as slider_crank_dynamics and slider_crank_constraints but write M, K, C (SLIDER_CRANK_NNZ_M = 9 values
+ * each) and H, H_dot, H_ddot (SLIDER_CRANK_NNZ_H = 21 values each) only on fixed CSR patterns:
+ * row i of H holds the values of columns slider_crank_H_indices[k], k = slider_crank_H_indptr[i] ..
+ * slider_crank_H_indptr[i + 1] - 1 (likewise slider_crank_M_indptr, slider_crank_M_indices); the dense
+ * kernels scatter exactly these values.  slider_crank_col_order is a fill-reducing order of the
+ * coordinates for a sparse LU of columns of H (reverse Cuthill-McKee of the pattern of H^T H).
+ *
  * Inputs (all kernels take a subset, in this order):
  *   t    time
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
@@ -88,8 +96,17 @@ extern "C" {
 #define SLIDER_CRANK_Y_B_vx 1
 #define SLIDER_CRANK_Y_phi 2
 extern const double slider_crank_param_defaults[6];
+#define SLIDER_CRANK_NNZ_H 21
+#define SLIDER_CRANK_NNZ_M 9
+extern const int slider_crank_H_indptr[10];
+extern const int slider_crank_H_indices[21];
+extern const int slider_crank_M_indptr[10];
+extern const int slider_crank_M_indices[9];
+extern const int slider_crank_col_order[9];
 void slider_crank_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
+void slider_crank_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
 void slider_crank_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
+void slider_crank_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void slider_crank_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void slider_crank_outputs(double t, const double *x, const double *xd, const double *p, double *y);
 

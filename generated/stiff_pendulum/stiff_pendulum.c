@@ -14,8 +14,43 @@ const double stiff_pendulum_param_defaults[5] = {
 };
 
 
-/* mass matrix, forces and their linearization */
-void stiff_pendulum_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+/* CSR patterns (row pointers, column indices): H, H_dot, H_ddot share one, M, K, C another */
+const int stiff_pendulum_H_indptr[3] = {
+    0, 2, 4
+};
+const int stiff_pendulum_H_indices[4] = {
+    0, 2, 1, 2
+};
+const int stiff_pendulum_M_indptr[4] = {
+    0, 1, 2, 3
+};
+const int stiff_pendulum_M_indices[3] = {
+    0, 1, 2
+};
+/* a fill-reducing order of the coordinates (reverse Cuthill-McKee of the pattern of H^T H) */
+const int stiff_pendulum_col_order[3] = {
+    1, 2, 0
+};
+
+/* The values A[0 .. nnz - 1] of a rows x cols CSR pattern scattered in place into the row-major
+ * A, zeros elsewhere (back to front: entry k moves to i*cols + j >= k, over entries already read). */
+static void stiff_pendulum_scatter(double *A, int rows, int cols, const int *indptr, const int *indices)
+{
+    int i, k, next = rows * cols;
+    for (i = rows - 1; i >= 0; --i) {
+        for (k = indptr[i + 1] - 1; k >= indptr[i]; --k) {
+            const double v = A[k];
+            const int pos = i * cols + indices[k];
+            while (next > pos + 1) A[--next] = 0.0;
+            A[pos] = v;
+            next = pos;
+        }
+    }
+    while (next > 0) A[--next] = 0.0;
+}
+
+/* mass matrix, forces and their linearization: M, K, C as values on their CSR pattern */
+void stiff_pendulum_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
 {
     (void)t;
     (void)x;
@@ -29,7 +64,7 @@ void stiff_pendulum_dynamics(double t, const double *x, const double *xd, const 
     (void)C;
     {
         int i;
-        for (i = 0; i < 9; ++i) M[i] = 0.0;
+        for (i = 0; i < 3; ++i) M[i] = 0.0;
     }
     {
         int i;
@@ -37,21 +72,30 @@ void stiff_pendulum_dynamics(double t, const double *x, const double *xd, const 
     }
     {
         int i;
-        for (i = 0; i < 9; ++i) K[i] = 0.0;
+        for (i = 0; i < 3; ++i) K[i] = 0.0;
     }
     {
         int i;
-        for (i = 0; i < 9; ++i) C[i] = 0.0;
+        for (i = 0; i < 3; ++i) C[i] = 0.0;
     }
     M[0] = p[0];
-    M[4] = p[0];
+    M[1] = p[0];
     f[1] = -p[0]*p[2];
     f[2] = sin(t*p[4])*p[3];
-    K[8] = -sin(x[2])*lam[0]*p[1] + cos(x[2])*lam[1]*p[1];
+    K[2] = -sin(x[2])*lam[0]*p[1] + cos(x[2])*lam[1]*p[1];
 }
 
-/* constraints and their derivatives */
-void stiff_pendulum_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot)
+/* mass matrix, forces and their linearization (dense: the CSR values scattered) */
+void stiff_pendulum_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+{
+    stiff_pendulum_dynamics_csr(t, x, xd, xdd, lam, p, M, f, K, C);
+    stiff_pendulum_scatter(M, 3, 3, stiff_pendulum_M_indptr, stiff_pendulum_M_indices);
+    stiff_pendulum_scatter(K, 3, 3, stiff_pendulum_M_indptr, stiff_pendulum_M_indices);
+    stiff_pendulum_scatter(C, 3, 3, stiff_pendulum_M_indptr, stiff_pendulum_M_indices);
+}
+
+/* constraints and their derivatives: H, H_dot, H_ddot as values on their CSR pattern */
+void stiff_pendulum_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot)
 {
     (void)t;
     (void)x;
@@ -66,15 +110,11 @@ void stiff_pendulum_constraints(double t, const double *x, const double *xd, con
     (void)H_ddot;
     {
         int i;
-        for (i = 0; i < 6; ++i) H[i] = 0.0;
+        for (i = 0; i < 4; ++i) H_dot[i] = 0.0;
     }
     {
         int i;
-        for (i = 0; i < 6; ++i) H_dot[i] = 0.0;
-    }
-    {
-        int i;
-        for (i = 0; i < 6; ++i) H_ddot[i] = 0.0;
+        for (i = 0; i < 4; ++i) H_ddot[i] = 0.0;
     }
     const double w0 = sin(x[2])*p[1];
     const double w1 = cos(x[2])*p[1];
@@ -86,17 +126,26 @@ void stiff_pendulum_constraints(double t, const double *x, const double *xd, con
     q[0] = -w0 + x[0];
     q[1] = w1 + x[1];
     H[0] = 1;
-    H[2] = -w1;
-    H[4] = 1;
-    H[5] = -w0;
+    H[1] = -w1;
+    H[2] = 1;
+    H[3] = -w0;
     q_dot[0] = -w2 + xd[0];
     q_dot[1] = -w3 + xd[1];
-    H_dot[2] = w3;
-    H_dot[5] = -w2;
+    H_dot[1] = w3;
+    H_dot[3] = -w2;
     q_ddot[0] = w5 + xdd[0];
     q_ddot[1] = -w6 + xdd[1];
-    H_ddot[2] = w6;
-    H_ddot[5] = w5;
+    H_ddot[1] = w6;
+    H_ddot[3] = w5;
+}
+
+/* constraints and their derivatives (dense: the CSR values scattered) */
+void stiff_pendulum_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot)
+{
+    stiff_pendulum_constraints_csr(t, x, xd, xdd, p, q, H, q_dot, H_dot, q_ddot, H_ddot);
+    stiff_pendulum_scatter(H, 2, 3, stiff_pendulum_H_indptr, stiff_pendulum_H_indices);
+    stiff_pendulum_scatter(H_dot, 2, 3, stiff_pendulum_H_indptr, stiff_pendulum_H_indices);
+    stiff_pendulum_scatter(H_ddot, 2, 3, stiff_pendulum_H_indptr, stiff_pendulum_H_indices);
 }
 
 /* kinetic and potential energy */

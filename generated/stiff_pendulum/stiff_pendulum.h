@@ -10,6 +10,14 @@
  * Every matrix is a row-major array of doubles: entry (i, j) of an r x c matrix is A[i*c + j].
  * Every function writes all entries of its output arrays (zeros included).
  *
+ * Sparse layout: stiff_pendulum_dynamics_csr and stiff_pendulum_constraints_csr take the same arguments
+ * as stiff_pendulum_dynamics and stiff_pendulum_constraints but write M, K, C (STIFF_PENDULUM_NNZ_M = 3 values
+ * each) and H, H_dot, H_ddot (STIFF_PENDULUM_NNZ_H = 4 values each) only on fixed CSR patterns:
+ * row i of H holds the values of columns stiff_pendulum_H_indices[k], k = stiff_pendulum_H_indptr[i] ..
+ * stiff_pendulum_H_indptr[i + 1] - 1 (likewise stiff_pendulum_M_indptr, stiff_pendulum_M_indices); the dense
+ * kernels scatter exactly these values.  stiff_pendulum_col_order is a fill-reducing order of the
+ * coordinates for a sparse LU of columns of H (reverse Cuthill-McKee of the pattern of H^T H).
+ *
  * Inputs (all kernels take a subset, in this order):
  *   t    time
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
@@ -70,8 +78,17 @@ extern "C" {
 #define STIFF_PENDULUM_P_wbar 4
 #define STIFF_PENDULUM_Y_theta 0
 extern const double stiff_pendulum_param_defaults[5];
+#define STIFF_PENDULUM_NNZ_H 4
+#define STIFF_PENDULUM_NNZ_M 3
+extern const int stiff_pendulum_H_indptr[3];
+extern const int stiff_pendulum_H_indices[4];
+extern const int stiff_pendulum_M_indptr[4];
+extern const int stiff_pendulum_M_indices[3];
+extern const int stiff_pendulum_col_order[3];
 void stiff_pendulum_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
+void stiff_pendulum_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
 void stiff_pendulum_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
+void stiff_pendulum_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void stiff_pendulum_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void stiff_pendulum_outputs(double t, const double *x, const double *xd, const double *p, double *y);
 

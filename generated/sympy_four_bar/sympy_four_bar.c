@@ -15,8 +15,43 @@ const double sympy_four_bar_param_defaults[6] = {
 };
 
 
-/* mass matrix, forces and their linearization */
-void sympy_four_bar_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+/* CSR patterns (row pointers, column indices): H, H_dot, H_ddot share one, M, K, C another */
+const int sympy_four_bar_H_indptr[3] = {
+    0, 3, 6
+};
+const int sympy_four_bar_H_indices[6] = {
+    0, 1, 2, 0, 1, 2
+};
+const int sympy_four_bar_M_indptr[4] = {
+    0, 3, 6, 9
+};
+const int sympy_four_bar_M_indices[9] = {
+    0, 1, 2, 0, 1, 2, 0, 1, 2
+};
+/* a fill-reducing order of the coordinates (reverse Cuthill-McKee of the pattern of H^T H) */
+const int sympy_four_bar_col_order[3] = {
+    2, 1, 0
+};
+
+/* The values A[0 .. nnz - 1] of a rows x cols CSR pattern scattered in place into the row-major
+ * A, zeros elsewhere (back to front: entry k moves to i*cols + j >= k, over entries already read). */
+static void sympy_four_bar_scatter(double *A, int rows, int cols, const int *indptr, const int *indices)
+{
+    int i, k, next = rows * cols;
+    for (i = rows - 1; i >= 0; --i) {
+        for (k = indptr[i + 1] - 1; k >= indptr[i]; --k) {
+            const double v = A[k];
+            const int pos = i * cols + indices[k];
+            while (next > pos + 1) A[--next] = 0.0;
+            A[pos] = v;
+            next = pos;
+        }
+    }
+    while (next > 0) A[--next] = 0.0;
+}
+
+/* mass matrix, forces and their linearization: M, K, C as values on their CSR pattern */
+void sympy_four_bar_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
 {
     (void)t;
     (void)x;
@@ -162,8 +197,17 @@ void sympy_four_bar_dynamics(double t, const double *x, const double *xd, const 
     C[7] = w96;
 }
 
-/* constraints and their derivatives */
-void sympy_four_bar_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot)
+/* mass matrix, forces and their linearization (dense: the CSR values scattered) */
+void sympy_four_bar_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+{
+    sympy_four_bar_dynamics_csr(t, x, xd, xdd, lam, p, M, f, K, C);
+    sympy_four_bar_scatter(M, 3, 3, sympy_four_bar_M_indptr, sympy_four_bar_M_indices);
+    sympy_four_bar_scatter(K, 3, 3, sympy_four_bar_M_indptr, sympy_four_bar_M_indices);
+    sympy_four_bar_scatter(C, 3, 3, sympy_four_bar_M_indptr, sympy_four_bar_M_indices);
+}
+
+/* constraints and their derivatives: H, H_dot, H_ddot as values on their CSR pattern */
+void sympy_four_bar_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot)
 {
     (void)t;
     (void)x;
@@ -263,6 +307,15 @@ void sympy_four_bar_constraints(double t, const double *x, const double *xd, con
     H_ddot[3] = w52;
     H_ddot[4] = w27*xdd[0] + w44*xd[0] + w51;
     H_ddot[5] = -w29*xdd[0] - w29*xdd[1] + w47*xd[0] + w47*xd[1] - w49*p[2]*xdd[2] + (w33*w46 - w62*xd[0] - w62*xd[1])*xd[2];
+}
+
+/* constraints and their derivatives (dense: the CSR values scattered) */
+void sympy_four_bar_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot)
+{
+    sympy_four_bar_constraints_csr(t, x, xd, xdd, p, q, H, q_dot, H_dot, q_ddot, H_ddot);
+    sympy_four_bar_scatter(H, 2, 3, sympy_four_bar_H_indptr, sympy_four_bar_H_indices);
+    sympy_four_bar_scatter(H_dot, 2, 3, sympy_four_bar_H_indptr, sympy_four_bar_H_indices);
+    sympy_four_bar_scatter(H_ddot, 2, 3, sympy_four_bar_H_indptr, sympy_four_bar_H_indices);
 }
 
 /* kinetic and potential energy */

@@ -10,6 +10,14 @@
  * Every matrix is a row-major array of doubles: entry (i, j) of an r x c matrix is A[i*c + j].
  * Every function writes all entries of its output arrays (zeros included).
  *
+ * Sparse layout: sympy_four_bar_dynamics_csr and sympy_four_bar_constraints_csr take the same arguments
+ * as sympy_four_bar_dynamics and sympy_four_bar_constraints but write M, K, C (SYMPY_FOUR_BAR_NNZ_M = 9 values
+ * each) and H, H_dot, H_ddot (SYMPY_FOUR_BAR_NNZ_H = 6 values each) only on fixed CSR patterns:
+ * row i of H holds the values of columns sympy_four_bar_H_indices[k], k = sympy_four_bar_H_indptr[i] ..
+ * sympy_four_bar_H_indptr[i + 1] - 1 (likewise sympy_four_bar_M_indptr, sympy_four_bar_M_indices); the dense
+ * kernels scatter exactly these values.  sympy_four_bar_col_order is a fill-reducing order of the
+ * coordinates for a sparse LU of columns of H (reverse Cuthill-McKee of the pattern of H^T H).
+ *
  * Inputs (all kernels take a subset, in this order):
  *   t    time
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
@@ -78,8 +86,17 @@ extern "C" {
 #define SYMPY_FOUR_BAR_Y_B_x 2
 #define SYMPY_FOUR_BAR_Y_B_y 3
 extern const double sympy_four_bar_param_defaults[6];
+#define SYMPY_FOUR_BAR_NNZ_H 6
+#define SYMPY_FOUR_BAR_NNZ_M 9
+extern const int sympy_four_bar_H_indptr[3];
+extern const int sympy_four_bar_H_indices[6];
+extern const int sympy_four_bar_M_indptr[4];
+extern const int sympy_four_bar_M_indices[9];
+extern const int sympy_four_bar_col_order[3];
 void sympy_four_bar_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
+void sympy_four_bar_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
 void sympy_four_bar_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
+void sympy_four_bar_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void sympy_four_bar_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void sympy_four_bar_outputs(double t, const double *x, const double *xd, const double *p, double *y);
 

@@ -67,17 +67,25 @@ def slot_map(model: Model, d: Derived) -> dict:
 def print_kernel(name: str, inputs: list, outputs: list, mapping: dict, printer) -> dict:
     entries = []       # (target, expression)
     out_info = []
-    for oname, mat in outputs:
+    for oname, mat, *csr in outputs:
         mat = sp.ImmutableMatrix(mat)
         rows, cols = mat.shape
         nonzero = 0
-        for (i, j), e in sorted(mat.todok().items()):      # the non-zero entries, row-major
+        if csr:         # values on a CSR pattern (its (i, j) row-major): the same non-zeros in the
+            pattern, = csr      # same order as the dense layout, so the same cse and code
+            dok = mat.todok()
+            slots = [(k, dok.get(ij, 0)) for k, ij in enumerate(pattern)]
+            size = len(pattern)
+        else:
+            slots = [(i * cols + j, e) for (i, j), e in sorted(mat.todok().items())]
+            size = rows * cols
+        for slot, e in slots:                              # the non-zero entries, row-major
             if e != 0:
-                entries.append((f"{oname}[{i * cols + j}]", e.xreplace(mapping)))
+                entries.append((f"{oname}[{slot}]", e.xreplace(mapping)))
                 nonzero += 1
         out_info.append({
-            "name": oname, "rows": rows, "cols": cols, "size": rows * cols,
-            "zero_fill": nonzero < rows * cols, "nnz": nonzero, "doc": OUTPUT_DOC.get(oname, ""),
+            "name": oname, "rows": rows, "cols": cols, "size": size, "csr": bool(csr),
+            "zero_fill": nonzero < size, "nnz": nonzero, "doc": OUTPUT_DOC.get(oname, ""),
         })
     temporaries, assignments = [], []
     if entries:
@@ -93,4 +101,5 @@ def print_kernel(name: str, inputs: list, outputs: list, mapping: dict, printer)
                              "floor, Piecewise, …)") from None
     signature = ", ".join([INPUT_DECL[a] for a in inputs] + [f"double *{o['name']}" for o in out_info])
     return {"name": name, "inputs": inputs, "outputs": out_info, "signature": signature,
+            "csr": any(o["csr"] for o in out_info),
             "doc": KERNEL_DOC[name], "temporaries": temporaries, "assignments": assignments}

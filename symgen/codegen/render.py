@@ -21,7 +21,7 @@ import sympy as sp
 from .._io import atomic_write_text
 from ..version import __version__
 from .. import derived as _derived_module
-from ..derived import Derived, derive
+from ..derived import Derived, derive, sparsity
 from ..model import Model, c_name
 from .printer import Printer, print_kernel, slot_map
 from .table import kernel_terms
@@ -63,6 +63,13 @@ def _c_string(value: str) -> str:
         else:
             out.append(f"\\{byte:03o}")
     return '"' + "".join(out) + '"'
+
+
+def _ints(values) -> list[str]:
+    """A constant int table's initializer as lines of at most 16 numbers (``0`` for an empty table:
+    C99 has no zero-length arrays; the sizes in the header say how many are meant)."""
+    values = list(values) or [0]
+    return [", ".join(str(v) for v in values[i:i + 16]) for i in range(0, len(values), 16)]
 
 
 def generator_fingerprint() -> str:
@@ -170,8 +177,9 @@ def generate(model_or_derived: Model | Derived, outdir=None) -> GeneratedSource:
     model = d.model
     mapping = slot_map(model, d)
     printer = Printer()
+    sparse = sparsity(d)
     kernels = [print_kernel(kname, inputs, outputs, mapping, printer)
-               for kname, (inputs, outputs) in kernel_terms(d).items()]
+               for kname, (inputs, outputs) in kernel_terms(d, sparse).items()]
     prefix = model.name
     ctx = {
         "name": model.name,
@@ -190,6 +198,10 @@ def generate(model_or_derived: Model | Derived, outdir=None) -> GeneratedSource:
         "outputs": list(model.output_names),
         "output_cnames": [c_name(o) for o in model.output_names],
         "kernels": kernels,
+        "nnz_H": sparse.nnz_H, "nnz_M": sparse.nnz_M,
+        "H_indptr": _ints(sparse.H_indptr), "H_indices": _ints(sparse.H_indices),
+        "M_indptr": _ints(sparse.M_indptr), "M_indices": _ints(sparse.M_indices),
+        "col_order": _ints(sparse.col_order),
         "has_potential": int(model.V is not None),
         "C_is_zero": int(next(o["nnz"] for k in kernels if k["name"] == "dynamics"
                               for o in k["outputs"] if o["name"] == "C") == 0),

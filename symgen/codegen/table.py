@@ -8,7 +8,7 @@ from typing import Mapping
 
 import sympy as sp
 
-from ..derived import Derived
+from ..derived import Derived, Sparsity
 
 __all__ = ["kernel_terms", "INPUT_DECL", "KERNEL_DOC", "OUTPUT_DOC"]
 
@@ -44,17 +44,26 @@ OUTPUT_DOC = {
 }
 
 
-def kernel_terms(d: Derived) -> Mapping[str, list]:
+def kernel_terms(d: Derived, sparsity: Sparsity | None = None) -> Mapping[str, list]:
     """The kernels and what each computes, in ABI order: the single source of the C layout.
 
-    Each kernel lists (inputs, outputs); an output is (name, sympy matrix or scalar, shape).
+    Each kernel lists (inputs, outputs); an output is (name, sympy matrix or scalar), or with
+    ``sparsity`` for M, K, C and H, Ḣ, Ḧ (name, matrix, the (i, j) of its CSR pattern): then the
+    kernel computes the values on the pattern (``<name>_<kernel>_csr`` in C) and the dense kernel
+    scatters them.
     """
+    pm = sparsity.positions("M") if sparsity is not None else None
+    ph = sparsity.positions("H") if sparsity is not None else None
+
+    def csr(name, mat, pattern):
+        return (name, mat) if pattern is None else (name, mat, pattern)
     return {
         "dynamics": (["t", "x", "xd", "xdd", "lam", "p"],
-                     [("M", d.M), ("f", d.f), ("K", d.K), ("C", d.C)]),
+                     [csr("M", d.M, pm), ("f", d.f), csr("K", d.K, pm), csr("C", d.C, pm)]),
         "constraints": (["t", "x", "xd", "xdd", "p"],
-                        [("q", d.q), ("H", d.H), ("q_dot", d.q_dot), ("H_dot", d.H_dot),
-                         ("q_ddot", d.q_ddot), ("H_ddot", d.H_ddot)]),
+                        [("q", d.q), csr("H", d.H, ph), ("q_dot", d.q_dot),
+                         csr("H_dot", d.H_dot, ph), ("q_ddot", d.q_ddot),
+                         csr("H_ddot", d.H_ddot, ph)]),
         "energy": (["t", "x", "xd", "p"], [("E", sp.ImmutableMatrix([d.T, d.V]))]),
         "outputs": (["t", "x", "xd", "p"], [("y", d.outputs)]),
     }

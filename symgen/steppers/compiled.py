@@ -15,7 +15,7 @@ raises the same :class:`~symgen.steppers.StepFailure`; C resumes from the accept
 
 What it does not do (``stepper="auto"`` then uses the Python stepper): Kernels that are not
 compiled (:class:`~symgen.LambdifyKernels`), the minimal-coordinate methods, ``factorization=
-"svd"``.
+"svd"`` and ``"sparse"`` (no sparse step in C yet).
 """
 from __future__ import annotations
 
@@ -53,6 +53,9 @@ def unsupported(kernels, method: str, scheme, factorization: str) -> str | None:
         return f"the kernels are {type(kernels).__name__}, not compiled Kernels"
     if method not in COMPILED_METHODS:
         return f"method {method!r} has no compiled stepper (compiled: {', '.join(COMPILED_METHODS)})"
+    if factorization == "sparse":
+        return ("factorization 'sparse': the C runtime has no sparse step yet (issue 14); the "
+                "Python stepper runs it")
     if factorization not in ("auto", "qr"):
         return f"factorization {factorization!r}: the compiled stepper factors H by pivoted QR only"
     if method == "nullspace" and scheme.is_hht:

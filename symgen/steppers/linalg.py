@@ -43,7 +43,7 @@ from scipy.linalg.lapack import dgeqp3, dgesdd, dgesv, dgesvd, dorgqr, dtrtrs
 
 from ..settings import FACTORIZATIONS, SimulationSettings
 
-__all__ = ["Linearization", "omega_from", "solve_small", "DEFAULT_RANK_TOL"]
+__all__ = ["Linearization", "omega_from", "solve_small", "dot_into", "DEFAULT_RANK_TOL"]
 
 #: Relative rank tolerance: singular values ≤ rank_tol · s_max count as zero.
 DEFAULT_RANK_TOL = SimulationSettings.rank_tol
@@ -65,6 +65,9 @@ class Linearization:
         self.n, self.m, self.rank_tol = n, m, float(rank_tol)
         if factorization == "auto":
             factorization = "qr" if n >= QR_FROM_N else "svd"
+        if factorization == "sparse" and not self.sparse:
+            raise ValueError("factorization 'sparse' is SparseLinearization's "
+                             "(symgen.steppers.sparse), not this dense one")
         self.factorization = factorization
         self.rank = 0
         self.k = -1
@@ -174,10 +177,27 @@ class Linearization:
         self.Hpinv[:, piv] = Q[:, :r] @ Y                      # H⁺ = Q₁ (R₁ᵀ)⁺ Πᵀ
         return self.k
 
+    # -- the operations of the step on this factorization (the sparse one overrides them) ------
+    sparse = False      # the step feeds it the kernels' dense arrays (True: their CSR matrices)
+
+    def _pinv(self, b: np.ndarray, out: np.ndarray) -> None:
+        """out = H⁺ b (b: m or m × k)."""
+        np.dot(self.Hpinv, b, out=out)
+
+    def lam_from(self, y: np.ndarray, out: np.ndarray) -> None:
+        """out = H⁺ᵀ y: λ from Gᵀλ = y by least squares (Eq. 51)."""
+        np.dot(self.Hpinv.T, y, out=out)
+
+    def s_range(self) -> tuple[float, float]:
+        """(s_max, s_min) of the kept singular values (QR: |R_ii|) of the last factorization, the
+        rank decision's and the round-off floor's; (0, 0) without constraints."""
+        s = self.s[:self.rank]
+        return (float(s[0]), float(s[-1])) if s.size else (0.0, 0.0)
+
     # -- particular solutions ----------------------------------------------------------------
     def particular(self, q, q_dot, q_ddot, H, H_dot, H_ddot, xd1, xdd1) -> None:
         """Fill dx_p, ẋ_p, Ẋ_p, ẍ_p, Ẍ_p1, X_p2 (Eqs. 33, 39, 40, 46, 47, 48) and dxd_p."""
-        Hp, wm, wm2 = self.Hpinv, self._wm, self._wm2
+        pinv, wm, wm2 = self._pinv, self._wm, self._wm2
         if self.m == 0:
             self.dx_p[:] = 0.0
             self.xd_p[:] = 0.0
@@ -187,43 +207,43 @@ class Linearization:
             self.Xdd_p1[...] = 0.0
             self.X_p2[...] = 0.0
             return
-        np.dot(Hp, q, out=self.dx_p)
+        pinv(q, self.dx_p)
         np.negative(self.dx_p, out=self.dx_p)                                  # Eq. 33: x_p − x₀ = −H⁺q
-        np.dot(H_dot, self.dx_p, out=wm)
+        dot_into(H_dot, self.dx_p, wm)
         wm += q_dot
-        np.dot(H, xd1, out=wm2)
+        dot_into(H, xd1, wm2)
         wm2 -= wm
-        np.dot(Hp, wm2, out=self.xd_p)                                      # Eq. 39
+        pinv(wm2, self.xd_p)                                      # Eq. 39
         np.subtract(self.xd_p, xd1, out=self.dxd_p)
-        np.dot(H_dot, self.N, out=self._Wmk)
-        np.dot(Hp, self._Wmk, out=self.Xd_p)
+        dot_into(H_dot, self.N, self._Wmk)
+        pinv(self._Wmk, self.Xd_p)
         np.negative(self.Xd_p, out=self.Xd_p)                                  # Eq. 40
-        np.dot(H_ddot, self.dx_p, out=wm)
-        np.dot(H_dot, self.dxd_p, out=wm2)
+        dot_into(H_ddot, self.dx_p, wm)
+        dot_into(H_dot, self.dxd_p, wm2)
         wm2 *= 2.0
         wm += wm2
         wm += q_ddot
-        np.dot(H, xdd1, out=wm2)
+        dot_into(H, xdd1, wm2)
         wm2 -= wm
-        np.dot(Hp, wm2, out=self.xdd_p)                                     # Eq. 46
-        np.dot(H_dot, self.Xd_p, out=self._Wmk)
+        pinv(wm2, self.xdd_p)                                     # Eq. 46
+        dot_into(H_dot, self.Xd_p, self._Wmk)
         self._Wmk *= 2.0
-        np.dot(H_ddot, self.N, out=self._Wmk2)
+        dot_into(H_ddot, self.N, self._Wmk2)
         self._Wmk += self._Wmk2
         np.negative(self._Wmk, out=self._Wmk)
-        np.dot(Hp, self._Wmk, out=self.Xdd_p1)                              # Eq. 47
+        pinv(self._Wmk, self.Xdd_p1)                              # Eq. 47
         np.multiply(self.Xd_p, 2.0, out=self.X_p2)                             # Eqs. 48–49
 
     # -- reduced matrices of Eq. 52 (N_G = N_H) -----------------------------------------------
     def reduce(self, M, C, K) -> None:
         """M_R = NᵀMN, C_R = NᵀCN + 2NᵀMẊ_p, K_R = NᵀKN + NᵀCẊ_p + NᵀMẌ_p1 (Eq. 52)."""
         N, NT, W = self.N, self.N.T, self._Wkk
-        np.dot(M, N, out=self.MN)
-        np.dot(C, N, out=self.CN)
-        np.dot(K, N, out=self.KN)
-        np.dot(M, self.Xd_p, out=self.MXd)
-        np.dot(C, self.Xd_p, out=self.CXd)
-        np.dot(M, self.Xdd_p1, out=self.MXdd)
+        dot_into(M, N, self.MN)
+        dot_into(C, N, self.CN)
+        dot_into(K, N, self.KN)
+        dot_into(M, self.Xd_p, self.MXd)
+        dot_into(C, self.Xd_p, self.CXd)
+        dot_into(M, self.Xdd_p1, self.MXdd)
         np.dot(NT, self.MN, out=self.M_R)                                   # Eq. 52: N_Gᵀ M_L N_H
         np.dot(NT, self.CN, out=self.C_R)
         np.dot(NT, self.MXd, out=W)
@@ -250,6 +270,14 @@ class Linearization:
     def omega_max(self) -> float:
         """Highest frequency of the reduced system (K_R, M_R) of the last :meth:`reduce`."""
         return omega_from(self.M_R, self.K_R)
+
+
+def dot_into(A, B: np.ndarray, out: np.ndarray) -> None:
+    """out = A B for a dense ndarray A (BLAS, into ``out``) or a scipy.sparse matrix A."""
+    if type(A) is np.ndarray:
+        np.dot(A, B, out=out)
+    else:
+        out[...] = A @ B
 
 
 def solve_small(S: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:

@@ -6,7 +6,9 @@ writes x₀ …; here x₀ is the initial state everywhere):
 
 1. q, H, q̇, Ḣ, q̈, Ḧ at the estimate; if the previous update and the residuals are small, the
    estimate is accepted (so the reported residuals are those of the returned state).
-2. One SVD of H: rank, N_H, H⁺ (:class:`~symgen.steppers.linalg.Linearization`) and the particular
+2. One SVD of H: rank, N_H, H⁺ (:class:`~symgen.steppers.linalg.Linearization`; or, with
+   ``factorization="sparse"``, a sparse LU of a square block of H on the kernels' CSR matrices,
+   :mod:`symgen.steppers.sparse`, with the same operations) and the particular
    solutions (Eqs. 33, 39, 40, 46, 47, 48; x_p as a correction of the estimate, ẋ_p and ẍ_p
    minimum-norm — see that module for why).
 3. M, f, K_L, C_L at the estimate; K_L = ∂(Mẍ − f − Gᵀλ₁)/∂x includes −∂(Gᵀλ)/∂x (docs/method.md).
@@ -70,7 +72,8 @@ import numpy as np
 
 from .base import FLOOR_TIMES_KEPT, Stepper, StepFailure, norm2
 from .chart import CHARTS, SymmetricChart, solve_chart_step
-from .linalg import DEFAULT_RANK_TOL, Linearization, solve_small
+from .linalg import dot_into, solve_small
+from .sparse import make_linearization
 
 __all__ = ["NullspaceStepper"]
 
@@ -93,8 +96,13 @@ class NullspaceStepper(Stepper):
         if scheme.is_hht:
             raise ValueError("HHT-α is a variant of the classical index-3 stepper; the nullspace "
                              "method takes a plain Newmark scheme (gamma, beta)")
-        self.lin = Linearization(self.n, self.m, DEFAULT_RANK_TOL if rank_tol is None else rank_tol,
-                                 factorization)
+        self.lin = make_linearization(kernels, rank_tol, factorization)
+        if self.lin.sparse and chart != "end":
+            raise ValueError(f"chart {chart!r} needs a dense factorization (of ½(H(t) + H(t + h))); "
+                             "factorization 'sparse' has the end chart only")
+        # the sparse factorization takes the kernels' CSR matrices (issue 14, sparse.py)
+        self._constraints = kernels.constraints_csr if self.lin.sparse else kernels.constraints
+        self._dynamics = kernels.dynamics_csr if self.lin.sparse else kernels.dynamics
         # -- symmetric chart (issue 11) --
         if chart not in CHARTS:
             raise ValueError(f"unknown chart {chart!r}; known: {', '.join(CHARTS)}")
@@ -212,7 +220,7 @@ class NullspaceStepper(Stepper):
         """Newton from the predictor (steps 1–6); ``lam_t_in_K``: K_L's λ term at λ(t).  Long on
         purpose: the six numbered parts of one iteration follow the paper's equations line by
         line (tagged), so it is read as one."""
-        kern, lin = self.kernels, self.lin
+        lin = self.lin
         h = self.h
         gam, bet = self.scheme.gamma, self.scheme.beta
         t1 = t + h
@@ -224,7 +232,7 @@ class NullspaceStepper(Stepper):
         upd = math.inf
         for it in range(self.max_iter + 1):
             # 1. constraints at the estimate ------------------------------------------------------
-            q, H, q_dot, H_dot, q_ddot, H_ddot = kern.constraints(t1, x1, xd1, xdd1)
+            q, H, q_dot, H_dot, q_ddot, H_ddot = self._constraints(t1, x1, xd1, xdd1)
             factored = False
             if it > 0:
                 if not math.isfinite(upd):
@@ -246,7 +254,7 @@ class NullspaceStepper(Stepper):
                         if not factored:
                             self._factor(lin, H, t1, it)
                         lin.particular(q, q_dot, q_ddot, H, H_dot, H_ddot, xd1, xdd1)
-                        M, _, K, C = kern.dynamics(t1, x1, xd1, xdd1, lam1)
+                        M, _, K, C = self._dynamics(t1, x1, xd1, xdd1, lam1)
                         lin.reduce(M, C, K)
                         self.omega_max = lin.omega_max()
                     if self._chart:
@@ -265,17 +273,17 @@ class NullspaceStepper(Stepper):
             np.add(x1, lin.dx_p, out=x_p)                        # Eq. 33 (corrected form)
 
             # 3. linearized equilibrium at the estimate --------------------------------------------
-            M, f, K, C = kern.dynamics(t1, x1, xd1, xdd1, lam if lam_t_in_K else lam1)
+            M, f, K, C = self._dynamics(t1, x1, xd1, xdd1, lam if lam_t_in_K else lam1)
             lin.reduce(M, C, K)                                  # M_R, C_R, K_R of Eq. 52
             M_R, C_R, K_R = lin.M_R, lin.C_R, lin.K_R
             # right-hand side of Eq. 51 written about the estimate (Δ· = · − ·₁):
             # f − M ẍ₁ − K_L Δx_p − C_L Δẋ_p − M Δẍ_p = f − M ẍ_p − K_L (x_p − x₁) − C_L (ẋ_p − ẋ₁)
             rhs, w, w2 = self._rhs, self._w, self._w2
-            np.dot(M, xdd_p, out=rhs)
+            dot_into(M, xdd_p, rhs)
             np.subtract(f, rhs, out=rhs)                         # Eq. 51: f_L − M_L ẍ_p
-            np.dot(K, lin.dx_p, out=w)
+            dot_into(K, lin.dx_p, w)
             rhs -= w                                             # Eq. 51: − K_L x_p
-            np.dot(C, lin.dxd_p, out=w)
+            dot_into(C, lin.dxd_p, w)
             rhs -= w                                             # Eq. 51: − C_L ẋ_p
 
             # 4. re-project the state at t onto this linearization ---------------------------------
@@ -324,15 +332,15 @@ class NullspaceStepper(Stepper):
             xdd1 += w2                                           # Eq. 45
             if m:
                 # Eq. 51: Gᵀλ = M ẍ + C_L(ẋ − ẋ₁) + K_L(x − x₁) − f (least squares, H⁺ᵀ)
-                np.dot(M, xdd1, out=rhs)
+                dot_into(M, xdd1, rhs)
                 rhs -= f
                 np.subtract(xd1, self._xd_old, out=w)
-                np.dot(C, w, out=w2)
+                dot_into(C, w, w2)
                 rhs += w2
                 np.subtract(x1, self._x_old, out=w)
-                np.dot(K, w, out=w2)
+                dot_into(K, w, w2)
                 rhs += w2
-                np.dot(lin.Hpinv.T, rhs, out=lam1)               # Eq. 51
+                lin.lam_from(rhs, lam1)                          # Eq. 51 (H⁺ᵀ)
             upd = self._update_norm()
             if not math.isfinite(upd):
                 raise StepFailure(f"non-finite Newton update at t = {t1:.9g}, iteration {it + 1}",
@@ -353,14 +361,19 @@ class NullspaceStepper(Stepper):
     @staticmethod
     def _s_ratio(lin) -> float:
         """s_min/s_max of the kept (rank) singular values of the last factorization."""
-        s = lin.s[:lin.rank]
-        return float(s[-1] / s[0]) if s.size and s[0] > 0.0 else math.nan
+        s_max, s_min = lin.s_range()
+        return s_min / s_max if s_max > 0.0 else math.nan
 
     def _floor_at(self, lin, x, xd, xdd, H_dot, H_ddot) -> tuple:
         """The round-off floor (base module) at an iterate from the factorization ``lin`` of H
         there: κ over the kept singular values (the rank decision's), ‖Ḣ‖_F, ‖Ḧ‖_F."""
-        s = lin.s[:lin.rank]
-        if not s.size:
+        s_max, s_min = lin.s_range()
+        if not s_max > 0.0:
             return self._floor(x, xd, xdd, 0.0, 0.0)
-        return self._floor(x, xd, xdd, float(s[0]), float(s[-1]), norm2(H_dot.ravel()),
-                           norm2(H_ddot.ravel()))
+        return self._floor(x, xd, xdd, s_max, s_min, norm2(_entries(H_dot)),
+                           norm2(_entries(H_ddot)))
+
+
+def _entries(A) -> np.ndarray:
+    """The stored entries of a dense or CSR matrix (for its Frobenius norm)."""
+    return A.ravel() if type(A) is np.ndarray else A.data
