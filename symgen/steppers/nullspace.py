@@ -60,8 +60,8 @@ phase error after 100 s.  So after accepting a *landing* — s_min/s_max of H be
 start of the step, i.e. a passage, not a mechanism whose H is ill-scaled everywhere — the landing
 is recorded as computed, and the run goes on from the start of the step onto it, to one step
 after it, in steps of h/2, h, h/2: they keep clear of the landing and never exceed h (the
-stability limit), and nothing of the landing's tangent enters the run (never twice in a row).  Counted in ``landing_steps``/``landing_times`` (the landing's
-times) and shown in the summary.  The recorded landing itself keeps the uncertain ẋ, ẍ: its
+stability limit), and nothing of the landing's tangent enters the run (never twice in a row).
+Counted in ``landing_steps``/``landing_times`` (the landing's times) and shown in the summary.  The recorded landing itself keeps the uncertain ẋ, ẍ: its
 energy sample may stand out (the one after it does not).
 """
 from __future__ import annotations
@@ -132,7 +132,7 @@ class NullspaceStepper(Stepper):
     def start(self, t, x, xd, xdd, lam) -> None:
         """s_min/s_max of H at the initial state: the first step's reference for a landing."""
         if self.m:
-            H = self.kernels.constraints(t, x, xd, xdd)[1]
+            H = self._constraints(t, x, xd, xdd)[1]
             self._factor(self.lin, H, t, 0)
             self._ratio = self._s_ratio(self.lin)
 
