@@ -132,6 +132,17 @@ static void mtv(const double *A, const double *x, double *y, int rows, int cols)
 static void mm(const double *A, const double *B, double *Out, int r, int c, int k)
 {
     int i, j, l;
+    if (k == 1) {
+        /* one column (a one-dof null space): the same sums in the same order, in a register */
+        for (i = 0; i < r; ++i) {
+            const double *ai = A + (size_t)i * c;
+            double s = 0.0;
+            for (l = 0; l < c; ++l)
+                if (ai[l] != 0.0) s += ai[l] * B[l];
+            Out[i] = s;
+        }
+        return;
+    }
     for (i = 0; i < r; ++i) {
         double *oi = Out + (size_t)i * k;
         for (j = 0; j < k; ++j) oi[j] = 0.0;
