@@ -21,9 +21,9 @@ Cases (issue 10): double four-bar 10 s at h = 1e-3 and 1e-2, Bricard 10 s at h =
 t = 0.03; symgen only), N four-bar N = 40 (h = 1e-2, 1 s here: the Python stepper takes ~20 ms
 a step; symgen only).
 
-Exudyn (optional, ``pip install -e ".[peers]"``: exudyn 1.13.6, the version measured) runs the double four-bar, Bricard
-and stiff pendulum with the models and settings of ``peer_exudyn.py`` (its docstring says where
-they differ from symgen's).  Without Exudyn the script prints symgen's figures only.
+Exudyn (optional, ``pip install -e ".[peers]"``: exudyn 1.13.6, the version measured) runs the
+double four-bar, Bricard and stiff pendulum with the models and settings of ``peer_exudyn.py``
+(its docstring says where they differ from symgen's).  Without Exudyn the script prints symgen's figures only.
 
 Run:  python examples/benchmarks/bench_peers.py [--cases dfb-1e-3,stiff] [--repeat 3] [--cpu 1]
 """
