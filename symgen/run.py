@@ -15,6 +15,7 @@ import contextlib
 import logging
 import math
 import platform
+import sys
 import time
 import warnings
 from typing import Callable, Mapping
@@ -199,12 +200,20 @@ def _make_stepper(kernels, cfg: SimulationSettings, dt: float, estimate: bool):
                            fallback=py, chart=cfg.chart, **kw)
 
 
+#: threadpoolctl's scan of the loaded libraries (~1 ms, as long as a short run), kept until a
+#: module is imported (a new extension module may bring its own BLAS)
+_BLAS = {"modules": -1, "controller": None}
+
+
 def _blas_limit(threads: int | None):
     if threads is None:
         return contextlib.nullcontext()
-    from threadpoolctl import threadpool_limits
+    from threadpoolctl import ThreadpoolController
 
-    return threadpool_limits(limits=int(threads), user_api="blas")
+    if _BLAS["modules"] != len(sys.modules):
+        _BLAS["controller"] = ThreadpoolController()
+        _BLAS["modules"] = len(sys.modules)
+    return _BLAS["controller"].limit(limits=int(threads), user_api="blas")
 
 
 def _start(kernels, cfg: SimulationSettings, t0, x0, xd0, consistent: bool):

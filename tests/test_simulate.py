@@ -2,6 +2,7 @@
 suggestion, and failure as data (Newton failure, divergence)."""
 import math
 import re
+import sys
 import warnings
 
 import numpy as np
@@ -271,6 +272,32 @@ def test_blas_threads_limited_during_the_run_and_restored(pend):
     symgen.simulate(pend, dt=0.1, t_end=0.3, blas_threads=None,
                     progress=lambda i, n: seen.append(blas_threads()))
     assert all(s == before for s in seen)
+
+
+def test_blas_library_scan_is_reused_until_a_module_is_imported(pend, monkeypatch):
+    """threadpoolctl's scan of the loaded libraries costs ~1 ms, as much as a short compiled run:
+    simulate scans once and again only after a module was imported (it may bring a BLAS)."""
+    import types
+
+    import threadpoolctl
+
+    made = []
+
+    class Counting(threadpoolctl.ThreadpoolController):
+        def __init__(self):
+            made.append(1)
+            super().__init__()
+
+    monkeypatch.setattr(threadpoolctl, "ThreadpoolController", Counting)
+    symgen.simulate(pend, dt=0.1, t_end=0.2)           # the run's own first imports
+    monkeypatch.setitem(sys.modules, "symgen_test_module_a", types.ModuleType("a"))
+    made.clear()
+    symgen.simulate(pend, dt=0.1, t_end=0.2)
+    symgen.simulate(pend, dt=0.1, t_end=0.2)
+    assert len(made) == 1
+    monkeypatch.setitem(sys.modules, "symgen_test_module_b", types.ModuleType("b"))
+    symgen.simulate(pend, dt=0.1, t_end=0.2)
+    assert len(made) == 2
 
 
 def test_recorded_steps_of_a_diverging_run_are_finite(pend):

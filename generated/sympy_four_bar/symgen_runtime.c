@@ -135,7 +135,18 @@ static double norm2(const double *v, int len)
 static void mv(const double *A, const double *x, double *y, int rows, int cols)
 {
     int i, j;
-    for (i = 0; i < rows; ++i) {
+    for (i = 0; i + 1 < rows; i += 2) {
+        /* two rows at a time: two independent sums, each in the order of one (y is not x) */
+        double s = 0.0, u = 0.0;
+        const double *ai = A + (size_t)i * cols, *bi = ai + cols;
+        for (j = 0; j < cols; ++j) {
+            s += ai[j] * x[j];
+            u += bi[j] * x[j];
+        }
+        y[i] = s;
+        y[i + 1] = u;
+    }
+    for (; i < rows; ++i) {
         double s = 0.0;
         const double *ai = A + (size_t)i * cols;
         for (j = 0; j < cols; ++j) s += ai[j] * x[j];
@@ -159,6 +170,26 @@ static void mtv(const double *A, const double *x, double *y, int rows, int cols)
 static void mm(const double *A, const double *B, double *Out, int r, int c, int k)
 {
     int i, j, l;
+    if (k == 1) {
+        /* one column (a one-dof null space): the same sums in the same order, in registers,
+         * two rows at a time (Out is neither A nor B) */
+        for (i = 0; i < r; i += 2) {
+            const double *ai = A + (size_t)i * c, *bi = ai + c;
+            double s = 0.0, u = 0.0;
+            if (i + 1 < r) {
+                for (l = 0; l < c; ++l) {
+                    if (ai[l] != 0.0) s += ai[l] * B[l];
+                    if (bi[l] != 0.0) u += bi[l] * B[l];
+                }
+                Out[i + 1] = u;
+            } else {
+                for (l = 0; l < c; ++l)
+                    if (ai[l] != 0.0) s += ai[l] * B[l];
+            }
+            Out[i] = s;
+        }
+        return;
+    }
     for (i = 0; i < r; ++i) {
         double *oi = Out + (size_t)i * k;
         for (j = 0; j < k; ++j) oi[j] = 0.0;
@@ -331,13 +362,28 @@ static void householder_qr(double *A, int rows, int cols, double *tau, int *piv,
             t = 1.0 / (alpha - beta);
             for (l = i + 1; l < rows; ++l) ai[l] *= t;
             ai[i] = beta;
-            for (j = i + 1; j < cols; ++j) {
-                double *aj = A + (size_t)j * rows;
-                double sum = aj[i];
-                for (l = i + 1; l < rows; ++l) sum += ai[l] * aj[l];
+            for (j = i + 1; j < cols; j += 2) {
+                /* two columns at a time: two independent sums, each in the order of one */
+                double *aj = A + (size_t)j * rows, *ak = aj + rows;
+                double sum = aj[i], sk = 0.0;
+                int two = j + 1 < cols;
+                if (two) {
+                    sk = ak[i];
+                    for (l = i + 1; l < rows; ++l) {
+                        sum += ai[l] * aj[l];
+                        sk += ai[l] * ak[l];
+                    }
+                } else {
+                    for (l = i + 1; l < rows; ++l) sum += ai[l] * aj[l];
+                }
                 sum *= tau[i];
                 aj[i] -= sum;
                 for (l = i + 1; l < rows; ++l) aj[l] -= sum * ai[l];
+                if (two) {
+                    sk *= tau[i];
+                    ak[i] -= sk;
+                    for (l = i + 1; l < rows; ++l) ak[l] -= sk * ai[l];
+                }
             }
         }
         if (piv) {
