@@ -2,7 +2,8 @@
 
 The C runtime transcribes the Python steppers of this package line by line — ``nullspace``
 (a pivoted Householder QR of Hᵀ; both charts, the symmetric one of ``chart.py`` with a pivoted QR
-of H_sᵀ) and ``index3`` (Newmark / HHT-α with the bordered solve) — with the convergence rule of ``base.py`` (the round-off floor of issue 8), and
+of H_sᵀ; landings stepped over as in ``nullspace.py``) and ``index3`` (Newmark / HHT-α with the
+bordered solve) — with the convergence rule of ``base.py`` (the round-off floor of issue 8), and
 :func:`symgen.simulate`'s per-step checks.  Python calls C once per chunk of steps into a small
 scratch buffer and folds each step into the run's :class:`~symgen._record.Recorder` (every K-th
 row, the maxima over all steps), so progress, Ctrl-C between chunks (status ``interrupted``) and
