@@ -33,7 +33,7 @@ import numpy as np
 from .base import FLOOR_TIMES_KEPT, Stepper, StepFailure
 
 __all__ = ["CompiledStepper", "unsupported", "compiled_factorization", "COMPILED_METHODS",
-           "SPARSE_FROM_N"]
+           "SPARSE_FROM_N", "SPARSE_MAX_DENSITY"]
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +47,14 @@ _STEP_KINDS = (1, 2, 3, 4, 5, 6, 9)
 CHUNK_SECONDS = 0.05
 CHUNK_MAX = 2048
 #: ``factorization="auto"`` takes the sparse step in C from this many coordinates on (a null-space
-#: run with constraints); measured with examples/benchmarks/bench_sparse_step.py (docs/sparse-step.md)
+#: run with constraints and H at most :data:`SPARSE_MAX_DENSITY` full).  Measured
+#: (examples/benchmarks/bench_sparse_step.py, docs/sparse-step.md): the C sparse step is already
+#: ~2x faster from n ≈ 15 (double four-bar, Andrews, Bricard) and ~18x at n = 63; the threshold sits
+#: above the shipped small examples so that their default runs keep the dense QR trajectories that
+#: their references and `symgen reproduce` were checked with (sparse and dense agree to ~1e-8 there).
 SPARSE_FROM_N = 40
+#: … and H holds at most this share of non-zeros (a dense H fills the sparse LU)
+SPARSE_MAX_DENSITY = 0.25
 #: sg_options.factorization codes
 _FACTORIZATION_CODES = {"qr": 0, "sparse": 1}
 
@@ -58,7 +64,9 @@ def compiled_factorization(kernels, method: str, factorization: str) -> str:
     for a null-space run with constraints from :data:`SPARSE_FROM_N` coordinates on, else QR)."""
     if factorization != "auto":
         return factorization
-    if method == "nullspace" and kernels.m > 0 and kernels.n >= SPARSE_FROM_N:
+    n, m = kernels.n, kernels.m
+    if (method == "nullspace" and m > 0 and n >= SPARSE_FROM_N
+            and getattr(kernels, "nnz_H", m * n) <= SPARSE_MAX_DENSITY * m * n):
         return "sparse"
     return "qr"
 
