@@ -56,6 +56,15 @@ typedef struct sg_model {
     sg_constraints_fn constraints;
     sg_energy_fn energy;
     sg_outputs_fn outputs;
+    /* the sparse layout (symgen_sparse.h; the sparse null-space step): the same kernels writing
+     * only the values on H's CSR pattern (H, H_dot, H_ddot) and on M's (M, K, C), the patterns and
+     * a fill-reducing column order */
+    sg_dynamics_fn dynamics_csr;
+    sg_constraints_fn constraints_csr;
+    int nnz_H, nnz_M;
+    const int *H_indptr, *H_indices;   /* [m + 1], [nnz_H] */
+    const int *M_indptr, *M_indices;   /* [n + 1], [nnz_M] */
+    const int *col_order;              /* [n] */
 } sg_model;
 
 /* Methods. */
@@ -77,7 +86,8 @@ enum {
     SG_FAIL_I3_NONFINITE = 6,        /* index3: non-finite state or |q| (iteration)           */
     SG_FAIL_RUN_NONFINITE = 7,       /* the accepted state or residuals are not finite
                                         (iteration = Newton iterations of the step)            */
-    SG_FAIL_RUN_BOUND = 8            /* value0 = the size, which = 0 |x|, 1 h|xd|, 2 h^2|xdd| */
+    SG_FAIL_RUN_BOUND = 8,           /* value0 = the size, which = 0 |x|, 1 h|xd|, 2 h^2|xdd| */
+    SG_FAIL_SPARSE_SINGULAR = 9      /* sparse step: singular LU of H[R, D] (iteration)        */
 };
 
 typedef struct sg_failure {
@@ -108,7 +118,11 @@ typedef struct sg_options {
     int convergence;             /* 0: an update within 1e3 tol that stopped shrinking is accepted
                                     (stalled); 1: the conditioning-aware round-off floor, omega_max
                                     at the accepted state, index3's rank at every step */
+    int factorization;           /* SG_DENSE_QR or SG_SPARSE (nullspace: the sparse step) */
 } sg_options;
+
+/* sg_options.factorization */
+enum { SG_DENSE_QR = 0, SG_SPARSE = 1 };
 
 typedef struct sg_stepper sg_stepper;
 
@@ -161,6 +175,10 @@ double sg_floor_t_last(const sg_stepper *s);
 long sg_redundant_steps(const sg_stepper *s);
 int sg_min_rank(const sg_stepper *s);
 int sg_max_rank(const sg_stepper *s);
+/* The sparse step's statistics: counts[3] = partitions, column changes, rank confirmations;
+ * rows[m] and indep[n] receive the rows R and coordinates I in use; returns their number r (-1
+ * before the first factorization or without the sparse step) and *k. */
+int sg_sparse_info(const sg_stepper *s, long *counts, int *rows, int *indep, int *k);
 
 /* Eq. 11: the largest stable step for omega_max (inf when unconditionally stable or
  * omega_max = 0, NaN when omega_max is NaN). */
