@@ -4,6 +4,8 @@
  *   symgen/steppers/base.py       predictor, convergence weights and test (sg_converged)
  *   symgen/steppers/linalg.py     factorization="qr": pivoted QR of H^T, N_H, H^+, particular
  *                                 solutions (Eqs. 33-48), reduced matrices (Eq. 52), omega_max
+ *   symgen/steppers/sparse.py     factorization="sparse": sg_splin (symgen_sparse.c) and the
+ *                                 kernels' CSR values (kmv, kmm) in the same step
  *   symgen/steppers/nullspace.py  the paper's Newton step (Eqs. 32-58), end chart; its retries
  *                                 of a failed step stay in Python (steppers/compiled.py)
  *   symgen/steppers/index3.py     classical index-3 Newmark / HHT-alpha (Eq. 29)

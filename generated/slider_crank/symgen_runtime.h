@@ -8,11 +8,13 @@
  * Steppers (fixed step h, Newton at every step; see symgen/steppers/ for the readable Python
  * reference they mirror line by line):
  *   SG_NULLSPACE  the null-space (tangent-space) Newmark method of Fernandez de Bustos et al.,
- *                 Meccanica 57 (2022), Sec. 5, Eqs. 32-58, with a pivoted Householder QR of H^T;
+ *                 Meccanica 57 (2022), Sec. 5, Eqs. 32-58, with a pivoted Householder QR of H^T
+ *                 or (sg_options.factorization = SG_SPARSE) the sparse step of symgen_sparse.h;
  *   SG_INDEX3     the classical index-3 Newmark / HHT-alpha step with Lagrange multipliers
  *                 (bordered Newton matrix, Eq. 29).
  *
- * Standard C99; the implementation needs only <math.h>, <string.h> and <stdlib.h> (malloc).
+ * Standard C99; the implementation (symgen_runtime.c with symgen_sparse.c) needs only <math.h>,
+ * <string.h> and <stdlib.h> (malloc).
  * Failures are returned as data (`sg_failure`); the runtime never prints.
  *
  * Everything between SG_CDEF_BEGIN and SG_CDEF_END is also read by Python's cffi (keep it free of
