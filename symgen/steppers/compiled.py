@@ -340,8 +340,10 @@ class CompiledStepper:
     def sparse_stats(self) -> dict | None:
         """meta['sparse_step'] of the C sparse step (sparse.py SparseLinearization.stats), with
         the Python fallback's partitions and counts added; None for the dense step."""
-        if self.factorization != "sparse" or self.m == 0:
+        if self.factorization != "sparse":
             return None
+        if self.m == 0:                           # no constraints: the dense step (as in Python)
+            return self.py.lin.stats()
         ffi, lib = self.ffi, self.lib
         counts, k = ffi.new("long[3]"), ffi.new("int *")
         rows, indep = ffi.new(f"int[{max(self.m, 1)}]"), ffi.new(f"int[{max(self.n, 1)}]")
