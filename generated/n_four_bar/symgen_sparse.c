@@ -794,7 +794,8 @@ static int sp_factor_block(sg_splin *L, const double *Hv)
         double *G = L->G, *Gw = L->Gw, *x = L->w, *y = L->dg, lam = 0.0;
         for (i = 0; i < d * k; ++i) G[i] = 0.0;
         for (q = 0; q < s->nZ; ++q)
-            for (c = 0; c < k; ++c) G[(size_t)s->zi[q] * k + c] += Hv[s->zp[q]] * N[(size_t)s->zc[q] * k + c];
+            for (c = 0; c < k; ++c)
+                G[(size_t)s->zi[q] * k + c] += Hv[s->zp[q]] * N[(size_t)s->zc[q] * k + c];
         for (i = 0; i < k; ++i)
             for (j = 0; j < k; ++j) {
                 double a = 0.0;
@@ -842,7 +843,8 @@ static void sp_sigma(sg_splin *L, int steps)
     if (!L->have_v) {                       /* the start vector of sparse.py (an LCG) */
         double nv = 0.0;
         for (i = 0; i < r; ++i) {
-            unsigned long long u = (1103515245ULL * (unsigned long long)i + 12345ULL) % 2147483648ULL;
+            unsigned long long u = (1103515245ULL * (unsigned long long)i + 12345ULL)
+                                   % 2147483648ULL;
             L->v[i] = (double)u / 2147483648.0 - 0.5;
             nv += L->v[i] * L->v[i];
         }
@@ -935,7 +937,10 @@ int sg_splin_factor(sg_splin *L, const double *Hv)
 
 const double *sg_splin_basis(const sg_splin *L) { return L->sn->N; }
 int sg_splin_rank(const sg_splin *L) { return L->r; }
-void sg_splin_pinv(sg_splin *L, const double *b, int c, double *out) { sg_spnull_pinv(L->sn, b, c, out); }
+void sg_splin_pinv(sg_splin *L, const double *b, int c, double *out)
+{
+    sg_spnull_pinv(L->sn, b, c, out);
+}
 void sg_splin_pinv_t(sg_splin *L, const double *y, double *out) { sg_spnull_pinv_t(L->sn, y, out); }
 
 void sg_splin_s_range(const sg_splin *L, double *s_max, double *s_min)

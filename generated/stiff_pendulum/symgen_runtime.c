@@ -923,7 +923,8 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
     for (it = 0; it <= s->o.max_iter; ++it) {
         int factored = 0;
         /* 1. constraints at the estimate */
-        (s->pH ? mdl->constraints_csr : mdl->constraints)(t1, x0, xd0, xdd0, p, s->q, s->H, s->qd, s->Hd, s->qdd, s->Hdd);
+        (s->pH ? mdl->constraints_csr : mdl->constraints)(t1, x0, xd0, xdd0, p, s->q, s->H, s->qd,
+                                                          s->Hd, s->qdd, s->Hdd);
         if (it > 0) {
             double rq, rqd, rqdd, resid;
             int ok;
@@ -952,7 +953,8 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
                         /* omega_max of the reduced system linearized at the accepted state */
                         if (!factored && ns_factor(s, t1, it, fail) < 0) return SG_FAILED;
                         lin_particular(s, xd0, xdd0);
-                        (s->pM ? mdl->dynamics_csr : mdl->dynamics)(t1, x0, xd0, xdd0, lam0, p, s->M, s->f, s->K, s->C);
+                        (s->pM ? mdl->dynamics_csr : mdl->dynamics)(t1, x0, xd0, xdd0, lam0, p,
+                                                                    s->M, s->f, s->K, s->C);
                         lin_reduce(s);
                     }
                     s->omega = sg_omega_from(s->k, s->M_R, s->K_R, s->om_work);
@@ -982,7 +984,8 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
         for (i = 0; i < n; ++i) s->x_p[i] = x0[i] + s->dx_p[i];            /* Eq. 33 (corrected) */
 
         /* 3. linearized equilibrium at the estimate */
-        (s->pM ? mdl->dynamics_csr : mdl->dynamics)(t1, x0, xd0, xdd0, lam0, p, s->M, s->f, s->K, s->C);
+        (s->pM ? mdl->dynamics_csr : mdl->dynamics)(t1, x0, xd0, xdd0, lam0, p, s->M, s->f, s->K,
+                                                    s->C);
         lin_reduce(s);                                                    /* M_R, C_R, K_R */
         kmv(s->pM, s->M, s->xdd_p, s->rhs, n, n);
         for (i = 0; i < n; ++i) s->rhs[i] = s->f[i] - s->rhs[i];          /* Eq. 51: f_L - M ẍ_p */
@@ -1599,7 +1602,8 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
         s->cM.indptr = model->M_indptr; s->cM.indices = model->M_indices;
         s->pH = &s->cH;
         s->pM = &s->cM;
-        s->sp = sg_splin_new(n, m, model->H_indptr, model->H_indices, model->col_order, o->rank_tol);
+        s->sp = sg_splin_new(n, m, model->H_indptr, model->H_indices, model->col_order,
+                             o->rank_tol);
         if (!s->sp) {
             sg_stepper_free(s);
             return NULL;
