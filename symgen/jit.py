@@ -397,7 +397,7 @@ def _runtime_cdef(src) -> tuple[str, str]:
     begin, end = "/* SG_CDEF_BEGIN */", "/* SG_CDEF_END */"
     cdef_rt = header[header.index(begin) + len(begin):header.index(end)]
     cdef = src.cdef + "\n" + cdef_rt + "\nconst sg_model *sg_module_model(void);\n"
-    source = (src.source + "\n" + src.files["symgen_runtime.c"]
+    source = (src.source + "\n" + src.files["symgen_runtime.c"] + "\n" + src.files["symgen_sparse.c"]
               + f"\nconst sg_model *sg_module_model(void) {{ return &{src.name}_model; }}\n")
     return cdef, source
 

@@ -180,7 +180,7 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
 def _make_stepper(kernels, cfg: SimulationSettings, dt: float, estimate: bool):
     """The compiled stepper (``cfg.stepper`` "compiled", or "auto" when it has the case) or the
     Python one; the Python stepper is made first, so both validate the options alike."""
-    from .steppers.compiled import CompiledStepper, unsupported
+    from .steppers.compiled import CompiledStepper, compiled_factorization, unsupported
 
     sch = cfg.parsed_scheme()
     why = unsupported(kernels, cfg.method, sch, cfg.factorization)
@@ -190,14 +190,16 @@ def _make_stepper(kernels, cfg: SimulationSettings, dt: float, estimate: bool):
     compiled = cfg.stepper != "python" and why is None
     kw = dict(tol=cfg.tol, constraint_tol=cfg.constraint_tol, max_iter=cfg.max_iter,
               rank_tol=cfg.rank_tol, estimate=estimate)
-    # the compiled stepper factors H by QR: its Python fallback (retries) does too
-    py = make_stepper(cfg.method, kernels, sch, dt, factorization="qr" if compiled
-                      else cfg.factorization,
+    # the compiled stepper factors H by QR or by the sparse step: its Python fallback (retries)
+    # does too
+    fac = (compiled_factorization(kernels, cfg.method, cfg.factorization, cfg.chart) if compiled
+           else None)
+    py = make_stepper(cfg.method, kernels, sch, dt, factorization=fac or cfg.factorization,
                       **({"chart": cfg.chart} if cfg.method == "nullspace" else {}), **kw)
     if not compiled:
         return py
     return CompiledStepper(kernels, cfg.method, sch, dt, divergence_bound=float(cfg.divergence_bound),
-                           fallback=py, chart=cfg.chart, **kw)
+                           fallback=py, chart=cfg.chart, factorization=fac, **kw)
 
 
 #: threadpoolctl's scan of the loaded libraries (~1 ms, as long as a short run), kept until a
@@ -375,7 +377,8 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
             meta[f"{what}_times"] = [float(v) for v in getattr(stepper, f"{what}_times")]
     lin = getattr(getattr(stepper, "py", stepper), "lin", None)
     if getattr(lin, "sparse", False):                # factorization "sparse" (issue 14)
-        meta["sparse_step"] = lin.stats()
+        meta["sparse_step"] = (stepper.sparse_stats() if hasattr(stepper, "sparse_stats")
+                               else lin.stats())
     if hasattr(stepper, "min_rank") and m:
         meta["rank_H"] = [int(stepper.min_rank), int(stepper.max_rank)]
     for key, value in (extra_meta or {}).items():

@@ -209,7 +209,7 @@ def test_standalone_main_c_agrees_with_simulate(name, chart, tmp_path, kernels):
     model = symgen.load_model(name)
     symgen.generate(model, tmp_path)
     proc = subprocess.run([CC, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-o", "sim",
-                           "main.c", f"{name}.c", "symgen_runtime.c", "-lm"], cwd=tmp_path,
+                           "main.c", f"{name}.c", "symgen_runtime.c", "symgen_sparse.c", "-lm"], cwd=tmp_path,
                           capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     dt = model.settings["dt"]

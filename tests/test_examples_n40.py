@@ -13,11 +13,12 @@ def test_n_four_bar_40_runs_and_follows_the_parallelogram_ode():
     assert (mdl.n, mdl.m) == (243, 242)
     kern = symgen.build(mdl)
     # 4 s take the bars through several horizontal (rank −2) configurations (the first at
-    # t ≈ 0.73 s), factored by the pivoted QR ("auto" at n = 243), whose rank decision must keep
-    # 1 dof, and past t = 3.21 s, where Newton once stalled at its round-off floor
+    # t ≈ 0.73 s), factored by the compiled sparse step ("auto" at n = 243, issue 14), whose rank
+    # decision must keep 1 dof, and past t = 3.21 s, where Newton once stalled at its round-off floor
     res = symgen.simulate(kern, dt=1e-2, t_end=4.0)
     assert res.status == "completed", res.reason
-    assert res.meta["factorization"] == "qr" and res.meta["rank_H"] == [242, 242]
+    assert res.meta["stepper"] == "compiled" and res.meta["factorization"] == "sparse"
+    assert res.meta["rank_H"] == [242, 242]
     assert res.pos_err.max() < 1e-12 and res.vel_err.max() < 1e-11
     B_ref, _ = oracles.four_bar_reference(40, res.t)
     B = np.array([res.output(f"B0.{k}") for k in ("x", "y", "vx", "vy")])

@@ -63,4 +63,4 @@ def test_installed_wheel_generates_c_from_elsewhere(wheel, tmp_path):
     assert str(env_dir) in module_file               # the installed copy, not the checkout
     assert Path(tdir) == Path(module_file).parent / "templates"
     assert files == ("['README.md', 'main.c', 'spring.c', 'spring.h', 'symgen_runtime.c', "
-                     "'symgen_runtime.h']")
+                     "'symgen_runtime.h', 'symgen_sparse.c', 'symgen_sparse.h']")

@@ -82,11 +82,21 @@ STEP_CASES = [
 ]
 
 
+@functools.lru_cache(maxsize=None)
+def _kernels(name, N=None):
+    return symgen.build(load_model(name, **({} if N is None else {"N": N})))
+
+
+@functools.lru_cache(maxsize=None)
+def _python_sparse(name, N=None, **sim):
+    """The Python sparse step's run (the reference of the dense and of the compiled sparse step)."""
+    return symgen.simulate(_kernels(name, N), stepper="python", factorization="sparse", **sim)
+
+
 def _pair(name, opts, sim):
-    k = symgen.build(load_model(name, **opts))
+    k = _kernels(name, opts.get("N"))
     dense = symgen.simulate(k, stepper="python", **sim)
-    sparse = symgen.simulate(k, stepper="python", factorization="sparse", **sim)
-    return k, dense, sparse
+    return k, dense, _python_sparse(name, opts.get("N"), **sim)
 
 
 @pytest.mark.parametrize("name, opts, sim", STEP_CASES, ids=[c[0] for c in STEP_CASES])
@@ -102,13 +112,15 @@ def test_sparse_step_gives_the_dense_steps_trajectory(name, opts, sim):
     assert sparse.meta["rank_H"] == dense.meta["rank_H"]
 
 
+#: rank_tol 1e-2 drops rows of the double four-bar's H near t = 0.7 s (s_min/s_max ≈ 1e-2); the
+#: dropped rows' residual (≈ 7e-6) is accepted with constraint_tol 1e-4
+RANK_DROP = dict(t_end=1.5, rank_tol=1e-2, constraint_tol=1e-4)
+
+
 def test_forced_rank_drop_repartitions_and_matches_pivoted_qr():
-    # rank_tol 1e-2 drops rows of the double four-bar's H near t = 0.7 s (s_min/s_max ≈ 1e-2); the
-    # dropped rows' residual (≈ 7e-6) is accepted with constraint_tol 1e-4
-    sim = dict(t_end=1.5, rank_tol=1e-2, constraint_tol=1e-4, stepper="python")
-    k = symgen.build(load_model("double_four_bar"))
-    qr = symgen.simulate(k, factorization="qr", **sim)
-    sparse = symgen.simulate(k, factorization="sparse", **sim)
+    k = _kernels("double_four_bar")
+    qr = symgen.simulate(k, factorization="qr", stepper="python", **RANK_DROP)
+    sparse = _python_sparse("double_four_bar", **RANK_DROP)
     assert qr.status == sparse.status == "completed"
     assert qr.meta["rank_H"][0] < qr.meta["rank_H"][1] == k.m          # the rank did drop
     assert sparse.meta["rank_H"] == qr.meta["rank_H"]
@@ -117,14 +129,64 @@ def test_forced_rank_drop_repartitions_and_matches_pivoted_qr():
 
 
 def test_sparse_factorization_is_refused_where_it_does_not_apply():
-    k = symgen.build(load_model("double_four_bar"))
-    with pytest.raises(ValueError, match="no sparse step yet"):
-        symgen.simulate(k, t_end=0.02, factorization="sparse", stepper="compiled")
+    k = _kernels("double_four_bar")
     for bad in (dict(method="index3"), dict(chart="symmetric")):
         with pytest.raises(ValueError, match="factorization 'sparse' is the nullspace"):
             symgen.simulate(k, t_end=0.02, factorization="sparse", **bad)
-    r = symgen.simulate(k, t_end=0.02, factorization="sparse")         # auto: the Python stepper
-    assert r.meta["stepper"] == "python" and r.meta["factorization"] == "sparse"
+    r = symgen.simulate(k, t_end=0.02, factorization="sparse")         # auto: the C sparse step
+    assert r.meta["stepper"] == "compiled" and r.meta["factorization"] == "sparse"
+
+
+# -- the compiled sparse step (templates/runtime/symgen_sparse.c) against the Python one ---------
+@pytest.mark.parametrize("name, opts, sim", STEP_CASES[:4], ids=[c[0] for c in STEP_CASES[:4]])
+def test_compiled_sparse_step_gives_the_python_sparse_trajectory(name, opts, sim):
+    k = _kernels(name, opts.get("N"))
+    py = _python_sparse(name, opts.get("N"), **sim)
+    c = symgen.simulate(k, stepper="compiled", factorization="sparse", **sim)
+    assert c.meta["stepper"] == "compiled" and c.meta["factorization"] == "sparse"
+    assert c.status == py.status == "completed"
+    assert c.x.shape == py.x.shape
+    assert np.max(np.abs(c.x - py.x)) <= 1e-10 * max(1.0, float(np.max(np.abs(py.x))))
+    np.testing.assert_array_equal(c.newton_iters, py.newton_iters)
+    assert c.meta["rank_H"] == py.meta["rank_H"]
+    assert c.meta["retried_steps"] == py.meta["retried_steps"] == 0      # all of it in C
+    assert c.meta["floor_steps"] == py.meta["floor_steps"]
+    # ω_max of the reduced system at each accepted state (the sparse N, M_R, K_R in C); at the
+    # horizontal passage of the N four-bar (t ≈ 0.72 s) K_R's λ term (λ ∝ 1/s_min) carries
+    # round-off amplified to ~1e-5
+    err, ref = np.abs(c.omega_max - py.omega_max), np.abs(py.omega_max)
+    rel = np.divide(err, ref, out=err.copy(), where=ref > 0)        # (k = 0: ω_max = 0)
+    assert np.max(rel) <= 1e-4 and np.mean(rel <= 1e-8) >= 0.99
+    stats, ref = c.meta["sparse_step"], py.meta["sparse_step"]
+    assert stats["partitions"] == ref["partitions"] and stats["rows"] == ref["rows"]
+    assert len(stats["independent"]) == k.n - len(stats["rows"])
+
+
+def test_compiled_sparse_step_repartitions_on_a_forced_rank_drop():
+    py = _python_sparse("double_four_bar", **RANK_DROP)
+    c = symgen.simulate(_kernels("double_four_bar"), stepper="compiled", factorization="sparse",
+                        **RANK_DROP)
+    assert c.status == py.status == "completed"
+    assert c.meta["rank_H"] == py.meta["rank_H"] and c.meta["rank_H"][0] < c.meta["rank_H"][1]
+    for key in ("partitions", "rank_confirmations", "rows"):
+        assert c.meta["sparse_step"][key] == py.meta["sparse_step"][key], key
+    assert c.meta["sparse_step"]["partitions"] >= 2
+    assert np.max(np.abs(c.x - py.x)) <= 1e-10
+    np.testing.assert_array_equal(c.newton_iters, py.newton_iters)
+
+
+def test_auto_chooses_the_compiled_sparse_step_for_large_sparse_mechanisms():
+    from symgen.steppers.compiled import SPARSE_FROM_N
+
+    big, small = _kernels("n_four_bar", 10), _kernels("double_four_bar")
+    assert small.n < SPARSE_FROM_N <= big.n
+    r = symgen.simulate(big, dt=1e-3, t_end=0.01)
+    assert r.meta["stepper"] == "compiled" and r.meta["factorization"] == "sparse"
+    assert r.meta["sparse_step"]["partitions"] == 1
+    r = symgen.simulate(small, t_end=0.02)
+    assert r.meta["factorization"] == "qr" and "sparse_step" not in r.meta
+    r = symgen.simulate(big, dt=1e-3, t_end=0.01, method="index3")      # not the nullspace step
+    assert r.meta["stepper"] == "compiled" and r.meta["factorization"] != "sparse"
 
 
 def test_cli_factorization_sparse(capsys, tmp_path):
@@ -133,11 +195,13 @@ def test_cli_factorization_sparse(capsys, tmp_path):
 
     out = tmp_path / "r.npz"
     rc = main(["simulate", "double_four_bar", "--t-end", "0.05", "--factorization", "sparse",
-               "--quiet", "--out", str(out)])
+               "--stepper", "python", "--quiet", "--out", str(out)])
     assert rc == 0, capsys.readouterr().err
     r = load_result(out)
     assert r.meta["factorization"] == "sparse" and r.meta["sparse_step"]["partitions"] == 1
     rc = main(["simulate", "double_four_bar", "--t-end", "0.05", "--factorization", "sparse",
-               "--stepper", "compiled", "--quiet"])
-    err = capsys.readouterr().err
-    assert rc == 2 and "no sparse step yet" in err and "Traceback" not in err
+               "--stepper", "compiled", "--quiet", "--out", str(out)])
+    assert rc == 0, capsys.readouterr().err
+    c = load_result(out)
+    assert c.meta["stepper"] == "compiled" and c.meta["factorization"] == "sparse"
+    np.testing.assert_allclose(c.x, r.x, rtol=0, atol=1e-10)

@@ -670,5 +670,11 @@ const sg_model andrews_squeezer_model = {
     andrews_squeezer_dynamics,
     andrews_squeezer_constraints,
     andrews_squeezer_energy,
-    andrews_squeezer_outputs
+    andrews_squeezer_outputs,
+    andrews_squeezer_dynamics_csr,
+    andrews_squeezer_constraints_csr,
+    64, 27,
+    andrews_squeezer_H_indptr, andrews_squeezer_H_indices,
+    andrews_squeezer_M_indptr, andrews_squeezer_M_indices,
+    andrews_squeezer_col_order
 };

@@ -4,6 +4,8 @@
  *   symgen/steppers/base.py       predictor, convergence weights and test (sg_converged)
  *   symgen/steppers/linalg.py     factorization="qr": pivoted QR of H^T, N_H, H^+, particular
  *                                 solutions (Eqs. 33-48), reduced matrices (Eq. 52), omega_max
+ *   symgen/steppers/sparse.py     factorization="sparse": sg_splin (symgen_sparse.c) and the
+ *                                 kernels' CSR values (kmv, kmm) in the same step
  *   symgen/steppers/nullspace.py  the paper's Newton step (Eqs. 32-58); its retries of a failed
  *                                 step stay in Python (steppers/compiled.py)
  *   symgen/steppers/chart.py      the symmetric chart: N_s from a pivoted QR of H_s^T and the
@@ -19,6 +21,7 @@
 #include <string.h>
 
 #include "symgen_runtime.h"
+#include "symgen_sparse.h"
 
 /* An update within this factor of the tolerance that no longer shrinks is accepted (round-off). */
 #define SG_STALL_FACTOR 1e3
@@ -97,6 +100,12 @@ struct sg_stepper {
     int over;
     long landing_steps;
     double landing_times[SG_FLOOR_TIMES_KEPT];
+    /* the sparse step (o.factorization == SG_SPARSE, nullspace): the kernels write the values on
+     * the CSR patterns into the first nnz entries of H, H_dot, H_ddot and M, K, C; pH, pM are
+     * those patterns (NULL: dense); the factorization is sp's, its N copied into N */
+    sg_splin *sp;
+    sg_csr cH, cM;
+    const sg_csr *pH, *pM;
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -217,6 +226,19 @@ static void mtm(const double *A, const double *B, double *Out, int r, int c, int
             for (j = 0; j < k; ++j) oi[j] += a * bl[j];
         }
     }
+}
+
+/* y = A x and Out = A B for a kernel output A: dense (P = NULL), or values on the CSR pattern P. */
+static void kmv(const sg_csr *P, const double *A, const double *x, double *y, int rows, int cols)
+{
+    if (P) sg_csr_mv(P, A, x, y);
+    else mv(A, x, y, rows, cols);
+}
+
+static void kmm(const sg_csr *P, const double *A, const double *B, double *Out, int r, int c, int k)
+{
+    if (P) sg_csr_mm(P, A, B, Out, k);
+    else mm(A, B, Out, r, c, k);
 }
 
 /* numpy's max(|d_i| / w_i) with NaN propagation (initial 0). */
@@ -550,6 +572,10 @@ static void hp_apply(sg_stepper *s, const double *v, double *out)
 {
     int n = s->n, m = s->m, i, l;
     const double *A = s->A;
+    if (s->pH) {
+        sg_splin_pinv(s->sp, v, 1, out);                 /* the sparse step's H~^+ */
+        return;
+    }
     if (!s->implicit) {
         mv(s->Hp, v, out, n, m);
         return;
@@ -583,6 +609,10 @@ static void hpT_apply(sg_stepper *s, const double *v, double *out)
     int n = s->n, m = s->m, i, l;
     const double *A = s->A;
     double *y = s->hw;
+    if (s->pH) {
+        sg_splin_pinv_t(s->sp, v, out);                  /* the sparse step's H~^+T */
+        return;
+    }
     if (!s->implicit) {
         mtv(s->Hp, v, out, n, m);
         return;
@@ -617,6 +647,10 @@ static void hp_apply_mat(sg_stepper *s, const double *W, double *Out, int k)
 {
     int n = s->n, m = s->m, i, j;
     double *col = s->wm2, *res = s->hw2;
+    if (s->pH) {
+        sg_splin_pinv(s->sp, W, k, Out);
+        return;
+    }
     if (!s->implicit) {
         mm(s->Hp, W, Out, n, m, k);
         return;
@@ -646,24 +680,24 @@ static void lin_particular(sg_stepper *s, const double *xd0, const double *xdd0)
     }
     hp_apply(s, s->q, s->dx_p);
     for (i = 0; i < n; ++i) s->dx_p[i] = -s->dx_p[i];              /* Eq. 33: x_p - x0 = -H^+ q */
-    mv(s->Hd, s->dx_p, wm, m, n);
+    kmv(s->pH, s->Hd, s->dx_p, wm, m, n);
     for (i = 0; i < m; ++i) wm[i] += s->qd[i];
-    mv(s->H, xd0, wm2, m, n);
+    kmv(s->pH, s->H, xd0, wm2, m, n);
     for (i = 0; i < m; ++i) wm2[i] -= wm[i];
     hp_apply(s, wm2, s->xd_p);                                  /* Eq. 39 */
     for (i = 0; i < n; ++i) s->dxd_p[i] = s->xd_p[i] - xd0[i];
-    mm(s->Hd, s->N, s->Wmk, m, n, k);
+    kmm(s->pH, s->Hd, s->N, s->Wmk, m, n, k);
     hp_apply_mat(s, s->Wmk, s->Xd_p, k);
     for (i = 0; i < n * k; ++i) s->Xd_p[i] = -s->Xd_p[i];           /* Eq. 40 */
-    mv(s->Hdd, s->dx_p, wm, m, n);
-    mv(s->Hd, s->dxd_p, wm2, m, n);
+    kmv(s->pH, s->Hdd, s->dx_p, wm, m, n);
+    kmv(s->pH, s->Hd, s->dxd_p, wm2, m, n);
     for (i = 0; i < m; ++i) wm[i] = wm[i] + 2.0 * wm2[i] + s->qdd[i];
-    mv(s->H, xdd0, wm2, m, n);
+    kmv(s->pH, s->H, xdd0, wm2, m, n);
     for (i = 0; i < m; ++i) wm2[i] -= wm[i];
     hp_apply(s, wm2, s->xdd_p);                                 /* Eq. 46 */
     for (i = 0; i < n; ++i) s->dxdd_p[i] = s->xdd_p[i] - xdd0[i];
-    mm(s->Hd, s->Xd_p, s->Wmk, m, n, k);
-    mm(s->Hdd, s->N, s->Wmk2, m, n, k);
+    kmm(s->pH, s->Hd, s->Xd_p, s->Wmk, m, n, k);
+    kmm(s->pH, s->Hdd, s->N, s->Wmk2, m, n, k);
     for (i = 0; i < m * k; ++i) s->Wmk[i] = -(2.0 * s->Wmk[i] + s->Wmk2[i]);
     hp_apply_mat(s, s->Wmk, s->Xdd_p1, k);                          /* Eq. 47 */
     for (i = 0; i < n * k; ++i) s->X_p2[i] = 2.0 * s->Xd_p[i];      /* Eqs. 48-49 */
@@ -674,22 +708,22 @@ static void lin_particular(sg_stepper *s, const double *xd0, const double *xdd0)
 static void lin_reduce(sg_stepper *s)
 {
     int n = s->n, k = s->k, i, cz = s->mdl->C_is_zero;
-    mm(s->M, s->N, s->MN, n, n, k);
-    mm(s->K, s->N, s->KN, n, n, k);
-    mm(s->M, s->Xd_p, s->MXd, n, n, k);
-    mm(s->M, s->Xdd_p1, s->MXdd, n, n, k);
+    kmm(s->pM, s->M, s->N, s->MN, n, n, k);
+    kmm(s->pM, s->K, s->N, s->KN, n, n, k);
+    kmm(s->pM, s->M, s->Xd_p, s->MXd, n, n, k);
+    kmm(s->pM, s->M, s->Xdd_p1, s->MXdd, n, n, k);
     mtm(s->N, s->MN, s->M_R, n, k, k);                              /* Eq. 52: N_G^T M_L N_H */
     mtm(s->N, s->MXd, s->Wkk, n, k, k);
     if (cz) {
         for (i = 0; i < k * k; ++i) s->C_R[i] = 2.0 * s->Wkk[i];
     } else {
-        mm(s->C, s->N, s->CN, n, n, k);
+        kmm(s->pM, s->C, s->N, s->CN, n, n, k);
         mtm(s->N, s->CN, s->C_R, n, k, k);
         for (i = 0; i < k * k; ++i) s->C_R[i] += 2.0 * s->Wkk[i];   /* + 2 N_G^T M_L Xd_p */
     }
     mtm(s->N, s->KN, s->K_R, n, k, k);
     if (!cz) {
-        mm(s->C, s->Xd_p, s->CXd, n, n, k);
+        kmm(s->pM, s->C, s->Xd_p, s->CXd, n, n, k);
         mtm(s->N, s->CXd, s->Wkk, n, k, k);
         for (i = 0; i < k * k; ++i) s->K_R[i] += s->Wkk[i];         /* + N_G^T C_L Xd_p */
     }
@@ -931,6 +965,14 @@ static int sg_at_floor(sg_stepper *s, double t1)
 static void sg_floor_at(sg_stepper *s, const double *x, const double *xd, const double *xdd)
 {
     int n = s->n, m = s->m, r = s->rank;
+    if (s->pH) {                                        /* sparse: (max row norm, sigma_min) */
+        double smax, smin;
+        sg_splin_s_range(s->sp, &smax, &smin);
+        if (!(smax > 0.0)) sg_floor(s, x, xd, xdd, 0.0, 0.0, 0.0, 0.0);
+        else sg_floor(s, x, xd, xdd, smax, smin, norm2(s->Hd, s->mdl->nnz_H),
+                      norm2(s->Hdd, s->mdl->nnz_H));
+        return;
+    }
     if (r == 0) {
         sg_floor(s, x, xd, xdd, 0.0, 0.0, 0.0, 0.0);
         return;
@@ -956,13 +998,25 @@ static void fail_floor(const sg_stepper *s, sg_failure *fail)
     }
 }
 
+/* The sparse step's factorization (symgen_sparse.c sg_splin) of the values of H: rank, k and N
+ * copied into the stepper; -1 (non-finite H), -2 (singular block) or -3 (out of memory). */
+static int sp_factor(sg_stepper *s)
+{
+    int k = sg_splin_factor(s->sp, s->H);
+    if (k < 0) return k == -1 ? -1 : -2;
+    s->k = k;
+    s->rank = sg_splin_rank(s->sp);
+    memcpy(s->N, sg_splin_basis(s->sp), sizeof(double) * (size_t)s->n * (size_t)k);
+    return k;
+}
+
 /* nullspace.py _factor: factor H at the iterate, keep the run's range of ranks; -1 (and *fail
  * set) when H has non-finite entries. */
 static int ns_factor(sg_stepper *s, double t1, int it, sg_failure *fail)
 {
-    int k = lin_factor(s, s->H);
+    int k = s->pH ? sp_factor(s) : lin_factor(s, s->H);
     if (k < 0) {
-        fail_set(fail, SG_FAIL_FACTOR_NONFINITE, t1, it);
+        fail_set(fail, k == -1 ? SG_FAIL_FACTOR_NONFINITE : SG_FAIL_SPARSE_SINGULAR, t1, it);
         return -1;
     }
     if (s->rank < s->min_rank) s->min_rank = s->rank;
@@ -976,6 +1030,11 @@ static double kept_ratio(const sg_stepper *s)
 {
     int r = s->rank;
     double d0;
+    if (s->sp) {                /* the sparse step: its (s_max, s_min), as sparse.py s_range */
+        double smax, smin;
+        sg_splin_s_range(s->sp, &smax, &smin);
+        return smax > 0.0 ? smin / smax : NAN;
+    }
     if (s->m == 0 || r <= 0) return NAN;
     d0 = fabs(s->A[0]);
     return d0 > 0.0 ? fabs(s->A[(size_t)(r - 1) * s->n + (r - 1)]) / d0 : NAN;
@@ -1117,7 +1176,8 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
     for (it = 0; it <= s->o.max_iter; ++it) {
         int factored = 0;
         /* 1. constraints at the estimate */
-        mdl->constraints(t1, x0, xd0, xdd0, p, s->q, s->H, s->qd, s->Hd, s->qdd, s->Hdd);
+        (s->pH ? mdl->constraints_csr : mdl->constraints)(t1, x0, xd0, xdd0, p, s->q, s->H, s->qd,
+                                                          s->Hd, s->qdd, s->Hdd);
         if (it > 0) {
             double rq, rqd, rqdd, resid;
             int ok;
@@ -1146,7 +1206,8 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
                         /* omega_max of the reduced system linearized at the accepted state */
                         if (!factored && ns_factor(s, t1, it, fail) < 0) return SG_FAILED;
                         lin_particular(s, xd0, xdd0);
-                        mdl->dynamics(t1, x0, xd0, xdd0, lam0, p, s->M, s->f, s->K, s->C);
+                        (s->pM ? mdl->dynamics_csr : mdl->dynamics)(t1, x0, xd0, xdd0, lam0, p,
+                                                                    s->M, s->f, s->K, s->C);
                         lin_reduce(s);
                     }
                     s->omega = sg_omega_from(s->k, s->M_R, s->K_R, s->om_work);
@@ -1162,6 +1223,11 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
                 fail_floor(s, fail);
                 fail->s_ratio = (s->rank > 0 && fabs(s->A[0]) > 0.0)
                     ? fabs(s->A[(size_t)(s->rank - 1) * n + (s->rank - 1)]) / fabs(s->A[0]) : NAN;
+                if (s->pH) {
+                    double smax, smin;
+                    sg_splin_s_range(s->sp, &smax, &smin);
+                    fail->s_ratio = smax > 0.0 ? smin / smax : NAN;
+                }
                 return SG_FAILED;
             }
         }
@@ -1172,14 +1238,15 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
         for (i = 0; i < n; ++i) s->x_p[i] = x0[i] + s->dx_p[i];            /* Eq. 33 (corrected) */
 
         /* 3. linearized equilibrium at the estimate */
-        mdl->dynamics(t1, x0, xd0, xdd0, lam0, p, s->M, s->f, s->K, s->C);
+        (s->pM ? mdl->dynamics_csr : mdl->dynamics)(t1, x0, xd0, xdd0, lam0, p, s->M, s->f, s->K,
+                                                    s->C);
         lin_reduce(s);                                                    /* M_R, C_R, K_R */
-        mv(s->M, s->xdd_p, s->rhs, n, n);
+        kmv(s->pM, s->M, s->xdd_p, s->rhs, n, n);
         for (i = 0; i < n; ++i) s->rhs[i] = s->f[i] - s->rhs[i];          /* Eq. 51: f_L - M ẍ_p */
-        mv(s->K, s->dx_p, s->w, n, n);
+        kmv(s->pM, s->K, s->dx_p, s->w, n, n);
         for (i = 0; i < n; ++i) s->rhs[i] -= s->w[i];                     /* - K_L x_p */
         if (!mdl->C_is_zero) {
-            mv(s->C, s->dxd_p, s->w, n, n);
+            kmv(s->pM, s->C, s->dxd_p, s->w, n, n);
             for (i = 0; i < n; ++i) s->rhs[i] -= s->w[i];                 /* - C_L ẋ_p */
         }
         mtv(s->N, s->rhs, s->rk, n, k);                                   /* Eq. 52: N_G^T(...) */
@@ -1249,15 +1316,15 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
         mv(s->X_p2, s->ad, s->w2, n, k);
         for (i = 0; i < n; ++i) xdd0[i] += s->w2[i];                      /* Eq. 45 */
         if (m) {
-            mv(s->M, xdd0, s->rhs, n, n);
+            kmv(s->pM, s->M, xdd0, s->rhs, n, n);
             for (i = 0; i < n; ++i) s->rhs[i] -= s->f[i];
             if (!mdl->C_is_zero) {
                 for (i = 0; i < n; ++i) s->w[i] = xd0[i] - s->xd_old[i];
-                mv(s->C, s->w, s->w2, n, n);
+                kmv(s->pM, s->C, s->w, s->w2, n, n);
                 for (i = 0; i < n; ++i) s->rhs[i] += s->w2[i];
             }
             for (i = 0; i < n; ++i) s->w[i] = x0[i] - s->x_old[i];
-            mv(s->K, s->w, s->w2, n, n);
+            kmv(s->pM, s->K, s->w, s->w2, n, n);
             for (i = 0; i < n; ++i) s->rhs[i] += s->w2[i];
             hpT_apply(s, s->rhs, lam0);                                    /* Eq. 51 */
         }
@@ -1469,7 +1536,8 @@ void sg_start(sg_stepper *s, const double *p, double t, const double *x, const d
         s->over = 0;
         if (m) {
             sg_failure ignored;
-            s->mdl->constraints(t, x, xd, xdd, p, s->q, s->H, s->qd, s->Hd, s->qdd, s->Hdd);
+            (s->pH ? s->mdl->constraints_csr : s->mdl->constraints)(t, x, xd, xdd, p, s->q, s->H,
+                                                                   s->qd, s->Hd, s->qdd, s->Hdd);
             s->ratio = ns_factor(s, t, 0, &ignored) < 0 ? NAN : kept_ratio(s);
         }
         return;
@@ -1499,8 +1567,24 @@ void sg_start(sg_stepper *s, const double *p, double t, const double *x, const d
  * the index-1 solve xdd = xdd_p + N_H z, N_H^T M N_H z = N_H^T (f - M xdd_p), lam from
  * H^T lam = M xdd - f (least squares).  Returns 0, 1 (the positions cannot be projected) or 2
  * (singular reduced mass: a massless degree of freedom). */
+static int initial_state(sg_stepper *s, const double *p, double t, double *x, double *xd,
+                         double *xdd, double *lam);
+
 int sg_initial_state(sg_stepper *s, const double *p, double t, double *x, double *xd,
                      double *xdd, double *lam)
+{
+    /* dense (once): the sparse step's buffers are the dense kernels' */
+    const sg_csr *pH = s->pH, *pM = s->pM;
+    int st;
+    s->pH = s->pM = NULL;
+    st = initial_state(s, p, t, x, xd, xdd, lam);
+    s->pH = pH;
+    s->pM = pM;
+    return st;
+}
+
+static int initial_state(sg_stepper *s, const double *p, double t, double *x, double *xd,
+                         double *xdd, double *lam)
 {
     const sg_model *mdl = s->mdl;
     int n = s->n, m = s->m, i, j, k, it;
@@ -1733,12 +1817,20 @@ int sg_floor_times(const sg_stepper *s, double *out, int max)
 int sg_min_rank(const sg_stepper *s) { return s->min_rank; }
 int sg_max_rank(const sg_stepper *s) { return s->max_rank; }
 
+int sg_sparse_info(const sg_stepper *s, long *counts, int *rows, int *indep, int *k)
+{
+    counts[0] = counts[1] = counts[2] = 0;
+    *k = -1;
+    return s->sp ? sg_splin_info(s->sp, counts, rows, indep, k) : -1;
+}
+
 /* ---------------------------------------------------------------------------------------------
  * allocation
  * ------------------------------------------------------------------------------------------- */
 void sg_stepper_free(sg_stepper *s)
 {
     if (!s) return;
+    sg_splin_free(s->sp);
     free(s->M);      /* one block holds every double buffer */
     free(s->piv);    /* one block holds every int buffer */
     free(s->ch_blk); /* the symmetric chart's (chart_alloc) */
@@ -1784,6 +1876,8 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
     if (o->method != SG_NULLSPACE && o->method != SG_INDEX3) return NULL;
     if (o->chart != SG_CHART_END && (o->chart != SG_CHART_SYMMETRIC || o->method != SG_NULLSPACE))
         return NULL;
+    if (o->factorization != SG_DENSE_QR && o->factorization != SG_SPARSE) return NULL;
+    if (o->factorization == SG_SPARSE && o->chart != SG_CHART_END) return NULL;
     s = (sg_stepper *)calloc(1, sizeof *s);
     if (!s) return NULL;
     s->mdl = model;
@@ -1855,6 +1949,21 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
     if (o->chart == SG_CHART_SYMMETRIC && chart_alloc(s)) {
         sg_stepper_free(s);
         return NULL;
+    }
+    if (o->factorization == SG_SPARSE && o->method == SG_NULLSPACE && m > 0) {
+        /* the sparse step: values on the CSR patterns, sg_splin's factorization */
+        s->cH.rows = m; s->cH.cols = n;
+        s->cH.indptr = model->H_indptr; s->cH.indices = model->H_indices;
+        s->cM.rows = n; s->cM.cols = n;
+        s->cM.indptr = model->M_indptr; s->cM.indices = model->M_indices;
+        s->pH = &s->cH;
+        s->pM = &s->cM;
+        s->sp = sg_splin_new(n, m, model->H_indptr, model->H_indices, model->col_order,
+                             o->rank_tol);
+        if (!s->sp) {
+            sg_stepper_free(s);
+            return NULL;
+        }
     }
     return s;
 }

@@ -1059,5 +1059,11 @@ const sg_model bricard_model = {
     bricard_dynamics,
     bricard_constraints,
     bricard_energy,
-    bricard_outputs
+    bricard_outputs,
+    bricard_dynamics_csr,
+    bricard_constraints_csr,
+    124, 120,
+    bricard_H_indptr, bricard_H_indices,
+    bricard_M_indptr, bricard_M_indices,
+    bricard_col_order
 };

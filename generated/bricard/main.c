@@ -49,6 +49,7 @@ int main(int argc, char **argv)
     o.divergence_bound = 1e8;
     o.convergence = 1;
     o.chart = chart;
+    o.factorization = SG_DENSE_QR;
     s = sg_stepper_new(&bricard_model, &o);
     if (!s) {
         fprintf(stderr, "cannot create the stepper (invalid options or out of memory)\n");

@@ -414,5 +414,11 @@ const sg_model double_four_bar_model = {
     double_four_bar_dynamics,
     double_four_bar_constraints,
     double_four_bar_energy,
-    double_four_bar_outputs
+    double_four_bar_outputs,
+    double_four_bar_dynamics_csr,
+    double_four_bar_constraints_csr,
+    44, 15,
+    double_four_bar_H_indptr, double_four_bar_H_indices,
+    double_four_bar_M_indptr, double_four_bar_M_indices,
+    double_four_bar_col_order
 };

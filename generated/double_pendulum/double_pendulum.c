@@ -273,5 +273,11 @@ const sg_model double_pendulum_model = {
     double_pendulum_dynamics,
     double_pendulum_constraints,
     double_pendulum_energy,
-    double_pendulum_outputs
+    double_pendulum_outputs,
+    double_pendulum_dynamics_csr,
+    double_pendulum_constraints_csr,
+    12, 8,
+    double_pendulum_H_indptr, double_pendulum_H_indices,
+    double_pendulum_M_indptr, double_pendulum_M_indices,
+    double_pendulum_col_order
 };

@@ -4444,5 +4444,11 @@ const sg_model n_four_bar_model = {
     n_four_bar_dynamics,
     n_four_bar_constraints,
     n_four_bar_energy,
-    n_four_bar_outputs
+    n_four_bar_outputs,
+    n_four_bar_dynamics_csr,
+    n_four_bar_constraints_csr,
+    804, 243,
+    n_four_bar_H_indptr, n_four_bar_H_indices,
+    n_four_bar_M_indptr, n_four_bar_M_indices,
+    n_four_bar_col_order
 };

@@ -289,5 +289,11 @@ const sg_model slider_crank_model = {
     slider_crank_dynamics,
     slider_crank_constraints,
     slider_crank_energy,
-    slider_crank_outputs
+    slider_crank_outputs,
+    slider_crank_dynamics_csr,
+    slider_crank_constraints_csr,
+    21, 9,
+    slider_crank_H_indptr, slider_crank_H_indices,
+    slider_crank_M_indptr, slider_crank_M_indices,
+    slider_crank_col_order
 };

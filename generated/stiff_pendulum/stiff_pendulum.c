@@ -204,5 +204,11 @@ const sg_model stiff_pendulum_model = {
     stiff_pendulum_dynamics,
     stiff_pendulum_constraints,
     stiff_pendulum_energy,
-    stiff_pendulum_outputs
+    stiff_pendulum_outputs,
+    stiff_pendulum_dynamics_csr,
+    stiff_pendulum_constraints_csr,
+    4, 3,
+    stiff_pendulum_H_indptr, stiff_pendulum_H_indices,
+    stiff_pendulum_M_indptr, stiff_pendulum_M_indices,
+    stiff_pendulum_col_order
 };

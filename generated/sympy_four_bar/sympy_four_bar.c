@@ -413,5 +413,11 @@ const sg_model sympy_four_bar_model = {
     sympy_four_bar_dynamics,
     sympy_four_bar_constraints,
     sympy_four_bar_energy,
-    sympy_four_bar_outputs
+    sympy_four_bar_outputs,
+    sympy_four_bar_dynamics_csr,
+    sympy_four_bar_constraints_csr,
+    6, 9,
+    sympy_four_bar_H_indptr, sympy_four_bar_H_indices,
+    sympy_four_bar_M_indptr, sympy_four_bar_M_indices,
+    sympy_four_bar_col_order
 };

@@ -31,7 +31,7 @@ __all__ = ["generate", "GeneratedSource", "template_dir", "generator_fingerprint
 
 #: The model-independent C runtime of the steppers (templates/runtime/), copied verbatim next to
 #: every model's generated C.
-RUNTIME_FILES = ("symgen_runtime.h", "symgen_runtime.c")
+RUNTIME_FILES = ("symgen_runtime.h", "symgen_runtime.c", "symgen_sparse.h", "symgen_sparse.c")
 
 
 def template_dir() -> Path:

@@ -14,9 +14,14 @@ Python :class:`~symgen.steppers.nullspace.NullspaceStepper` (same kernels, QR), 
 retries (K_L's λ term at λ(t), then two half steps; ``meta['retried_*']``/``['halved_*']``) or
 raises the same :class:`~symgen.steppers.StepFailure`; C resumes from the accepted state.
 
+``factorization="sparse"`` (issue 14) runs the sparse null-space step of
+:mod:`symgen.steppers.sparse` in C (``symgen_sparse.c``: the kernels' CSR values, a sparse LU of
+H[R, D]); ``"auto"`` chooses it for null-space runs from :data:`SPARSE_FROM_N` coordinates on
+(:func:`compiled_factorization`), and its Python fallback is then the Python sparse step.
+
 What it does not do (``stepper="auto"`` then uses the Python stepper): Kernels that are not
 compiled (:class:`~symgen.LambdifyKernels`), the minimal-coordinate methods, ``factorization=
-"svd"`` and ``"sparse"`` (no sparse step in C yet).
+"svd"``; ``"sparse"`` runs in C (symgen_sparse.c) with the end chart only.
 """
 from __future__ import annotations
 
@@ -28,7 +33,8 @@ import numpy as np
 
 from .base import FLOOR_TIMES_KEPT, Stepper, StepFailure
 
-__all__ = ["CompiledStepper", "unsupported", "COMPILED_METHODS", "COMPILED_CHARTS"]
+__all__ = ["CompiledStepper", "unsupported", "compiled_factorization", "COMPILED_METHODS",
+           "COMPILED_CHARTS", "SPARSE_FROM_N", "SPARSE_MAX_DENSITY"]
 
 log = logging.getLogger(__name__)
 
@@ -38,12 +44,36 @@ COMPILED_METHODS = {"nullspace": 0, "index3": 1}
 COMPILED_CHARTS = {"end": 0, "symmetric": 1}
 _SG_OK, _SG_FAILED, _SG_DIVERGED = 0, 1, 2
 #: sg_failure kinds that sg_step reports (a Newton failure; 7, 8 are the run's divergence checks,
-#: 9, 10 the symmetric chart's singular T and 3k × 3k matrix)
-_STEP_KINDS = (1, 2, 3, 4, 5, 6, 9, 10)
+#: 9, 10 the symmetric chart's singular T and 3k × 3k matrix, 11 the sparse step's singular block)
+_STEP_KINDS = (1, 2, 3, 4, 5, 6, 9, 10, 11)
 #: wall time one chunk of C steps aims at (progress and Ctrl-C are handled between chunks), and
 #: the most steps a chunk takes (the rows of the scratch buffer)
 CHUNK_SECONDS = 0.05
 CHUNK_MAX = 2048
+#: ``factorization="auto"`` takes the sparse step in C from this many coordinates on (a null-space
+#: run with constraints and H at most :data:`SPARSE_MAX_DENSITY` full).  Measured
+#: (examples/benchmarks/bench_sparse_step.py, docs/sparse-step.md): the C sparse step is already
+#: ~2x faster from n ≈ 15 (double four-bar, Andrews, Bricard) and ~18x at n = 63; the threshold sits
+#: above the shipped small examples so that their default runs keep the dense QR trajectories that
+#: their references and `symgen reproduce` were checked with (sparse and dense agree to ~1e-8 there).
+SPARSE_FROM_N = 40
+#: … and H holds at most this share of non-zeros (a dense H fills the sparse LU)
+SPARSE_MAX_DENSITY = 0.25
+#: sg_options.factorization codes
+_FACTORIZATION_CODES = {"qr": 0, "sparse": 1}
+
+
+def compiled_factorization(kernels, method: str, factorization: str, chart: str = "end") -> str:
+    """The factorization the compiled stepper uses for ``factorization`` ("auto": the sparse step
+    for a null-space run with the end chart and constraints from :data:`SPARSE_FROM_N`
+    coordinates on, else QR)."""
+    if factorization != "auto":
+        return factorization
+    n, m = kernels.n, kernels.m
+    if (method == "nullspace" and chart == "end" and m > 0 and n >= SPARSE_FROM_N
+            and getattr(kernels, "nnz_H", m * n) <= SPARSE_MAX_DENSITY * m * n):
+        return "sparse"
+    return "qr"
 
 
 def unsupported(kernels, method: str, scheme, factorization: str) -> str | None:
@@ -54,11 +84,11 @@ def unsupported(kernels, method: str, scheme, factorization: str) -> str | None:
         return f"the kernels are {type(kernels).__name__}, not compiled Kernels"
     if method not in COMPILED_METHODS:
         return f"method {method!r} has no compiled stepper (compiled: {', '.join(COMPILED_METHODS)})"
-    if factorization == "sparse":
-        return ("factorization 'sparse': the C runtime has no sparse step yet (issue 14); the "
-                "Python stepper runs it")
-    if factorization not in ("auto", "qr"):
-        return f"factorization {factorization!r}: the compiled stepper factors H by pivoted QR only"
+    if factorization == "sparse" and method != "nullspace":
+        return "factorization 'sparse' is the null-space step's"
+    if factorization not in ("auto", "qr", "sparse"):
+        return (f"factorization {factorization!r}: the compiled stepper factors H by pivoted QR or "
+                "by the sparse step")
     if method == "nullspace" and scheme.is_hht:
         return "HHT-α is a variant of the classical index-3 stepper"
     return None
@@ -69,16 +99,17 @@ class CompiledStepper:
     the Python stepper of the same case (a null-space step that fails in C is retried by it)."""
 
     compiled = True
-    factorization = "qr"
 
     def __init__(self, kernels, method: str, scheme, h: float, *, tol: float,
                  constraint_tol: float, max_iter: int, rank_tol: float, estimate: bool,
-                 divergence_bound: float, fallback: Stepper, chart: str = "end"):
+                 divergence_bound: float, fallback: Stepper, chart: str = "end",
+                 factorization: str = "qr"):
         from ..jit import build
 
-        why = unsupported(kernels, method, scheme, "qr")
+        why = unsupported(kernels, method, scheme, factorization)
         if why:
             raise ValueError(f"stepper='compiled': {why}")
+        self.factorization = compiled_factorization(kernels, method, factorization, chart)
         self.method, self.scheme, self.h = method, scheme, float(h)
         self.tol, self.constraint_tol, self.max_iter = float(tol), float(constraint_tol), int(max_iter)
         self.estimate = bool(estimate)
@@ -96,6 +127,7 @@ class CompiledStepper:
         opts.estimate, opts.divergence_bound = int(self.estimate), float(divergence_bound)
         opts.convergence = 1                      # base.py's rule: the round-off floor (issue 8)
         opts.chart = COMPILED_CHARTS[self.chart or "end"]
+        opts.factorization = _FACTORIZATION_CODES[self.factorization]
         ptr = self.lib.sg_stepper_new(self.lib.sg_module_model(), opts)
         if ptr == self.ffi.NULL:
             raise ValueError(f"the C runtime refused the options {dict(method=method, h=h, tol=tol)}"
@@ -159,6 +191,10 @@ class CompiledStepper:
         elif kind == 7:
             msg = (f"non-finite values in the state or its constraint residuals (Newton iterations "
                    f"{it})")
+        elif kind == 11:
+            diverged = False
+            msg = (f"factorization of H failed at t = {t1:.9g}, iteration {it}: sparse LU of "
+                   "H[R, D] failed: singular")
         elif kind == 8:
             which = ("|x|", "h|xd|", "h²|xdd|")[fail.which]
             msg = (f"{which} = {fail.value0:.3e} exceeds the divergence bound "
@@ -310,6 +346,24 @@ class CompiledStepper:
         if OUT.size:
             OUT[r] = kern.outputs(t1, py.x, py.xd)
         return "", ""
+
+    def sparse_stats(self) -> dict | None:
+        """meta['sparse_step'] of the C sparse step (sparse.py SparseLinearization.stats), with
+        the Python fallback's partitions and counts added; None for the dense step."""
+        if self.factorization != "sparse":
+            return None
+        if self.m == 0:                           # no constraints: the dense step (as in Python)
+            return self.py.lin.stats()
+        ffi, lib = self.ffi, self.lib
+        counts, k = ffi.new("long[3]"), ffi.new("int *")
+        rows, indep = ffi.new(f"int[{max(self.m, 1)}]"), ffi.new(f"int[{max(self.n, 1)}]")
+        r = int(lib.sg_sparse_info(self._s, counts, rows, indep, k))
+        py = self.py.lin.stats()
+        names = ("partitions", "column_changes", "rank_confirmations")
+        out = {name: int(counts[i]) + int(py[name]) for i, name in enumerate(names)}
+        out["rows"] = [int(v) for v in rows[0:r]] if r >= 0 else None
+        out["independent"] = [int(v) for v in indep[0:int(k[0])]] if r >= 0 else None
+        return out
 
     def _collect(self) -> None:
         """The run's counters: the C stepper's, with the Python stepper's (retried steps)."""

@@ -219,7 +219,8 @@ class SparseLinearization(Linearization):
             self.sigma_min = 0.0
             return
         if self._v is None or self._v.size != r:
-            v = np.random.default_rng(14).standard_normal(r)
+            # a fixed start (an LCG, reproduced by the C runtime's sg_splin bit for bit)
+            v = (1103515245 * np.arange(r, dtype=np.int64) + 12345) % 2**31 / 2.0**31 - 0.5
             self._v, steps = v / np.linalg.norm(v), max(steps, SIGMA_STEPS_NEW)
         v, w = self._v, np.zeros(self.n)
         rq = 0.0

@@ -8,14 +8,16 @@
  * Steppers (fixed step h, Newton at every step; see symgen/steppers/ for the readable Python
  * reference they mirror line by line):
  *   SG_NULLSPACE  the null-space (tangent-space) Newmark method of Fernandez de Bustos et al.,
- *                 Meccanica 57 (2022), Sec. 5, Eqs. 32-58, with a pivoted Householder QR of H^T;
+ *                 Meccanica 57 (2022), Sec. 5, Eqs. 32-58, with a pivoted Householder QR of H^T
+ *                 or (sg_options.factorization = SG_SPARSE) the sparse step of symgen_sparse.h;
  *                 the Newmark relations on the tangent space at the end of the step (the paper's
  *                 chart, SG_CHART_END) or on the null space of H_s = (H(t) + H(t+h))/2
  *                 (SG_CHART_SYMMETRIC, beyond the paper: symgen/steppers/chart.py);
  *   SG_INDEX3     the classical index-3 Newmark / HHT-alpha step with Lagrange multipliers
  *                 (bordered Newton matrix, Eq. 29).
  *
- * Standard C99; the implementation needs only <math.h>, <string.h> and <stdlib.h> (malloc).
+ * Standard C99; the implementation (symgen_runtime.c with symgen_sparse.c) needs only <math.h>,
+ * <string.h> and <stdlib.h> (malloc).
  * Failures are returned as data (`sg_failure`); the runtime never prints.
  *
  * Everything between SG_CDEF_BEGIN and SG_CDEF_END is also read by Python's cffi (keep it free of
@@ -59,6 +61,15 @@ typedef struct sg_model {
     sg_constraints_fn constraints;
     sg_energy_fn energy;
     sg_outputs_fn outputs;
+    /* the sparse layout (symgen_sparse.h; the sparse null-space step): the same kernels writing
+     * only the values on H's CSR pattern (H, H_dot, H_ddot) and on M's (M, K, C), the patterns and
+     * a fill-reducing column order */
+    sg_dynamics_fn dynamics_csr;
+    sg_constraints_fn constraints_csr;
+    int nnz_H, nnz_M;
+    const int *H_indptr, *H_indices;   /* [m + 1], [nnz_H] */
+    const int *M_indptr, *M_indices;   /* [n + 1], [nnz_M] */
+    const int *col_order;              /* [n] */
 } sg_model;
 
 /* Methods. */
@@ -86,8 +97,9 @@ enum {
     SG_FAIL_RUN_BOUND = 8,           /* value0 = the size, which = 0 |x|, 1 h|xd|, 2 h^2|xdd| */
     SG_FAIL_CHART_T_SINGULAR = 9,    /* symmetric chart: T = N_s^T N_H singular (iteration,
                                         value0 = its smallest singular value)                  */
-    SG_FAIL_CHART_SINGULAR = 10      /* symmetric chart: singular 3k x 3k step matrix
+    SG_FAIL_CHART_SINGULAR = 10,     /* symmetric chart: singular 3k x 3k step matrix
                                         (iteration, k)                                         */
+    SG_FAIL_SPARSE_SINGULAR = 11     /* sparse step: singular LU of H[R, D] (iteration)        */
 };
 
 typedef struct sg_failure {
@@ -120,7 +132,11 @@ typedef struct sg_options {
                                     at the accepted state, index3's rank at every step */
     int chart;                   /* nullspace: SG_CHART_END (the paper's method) or
                                     SG_CHART_SYMMETRIC; index3: SG_CHART_END */
+    int factorization;           /* SG_DENSE_QR or SG_SPARSE (nullspace: the sparse step) */
 } sg_options;
+
+/* sg_options.factorization */
+enum { SG_DENSE_QR = 0, SG_SPARSE = 1 };
 
 typedef struct sg_stepper sg_stepper;
 
@@ -186,6 +202,10 @@ void sg_hand_back(sg_stepper *s, double ratio, double t, const double *x, const 
                   const double *xdd, const double *lam);
 int sg_min_rank(const sg_stepper *s);
 int sg_max_rank(const sg_stepper *s);
+/* The sparse step's statistics: counts[3] = partitions, column changes, rank confirmations;
+ * rows[m] and indep[n] receive the rows R and coordinates I in use; returns their number r (-1
+ * before the first factorization or without the sparse step) and *k. */
+int sg_sparse_info(const sg_stepper *s, long *counts, int *rows, int *indep, int *k);
 
 /* Eq. 11: the largest stable step for omega_max (inf when unconditionally stable or
  * omega_max = 0, NaN when omega_max is NaN). */

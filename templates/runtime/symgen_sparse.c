@@ -561,3 +561,402 @@ void sg_spnull_pinv_t(sg_spnull *s, const double *y, double *out)
     }
     for (t = 0; t < r; ++t) out[s->R[t]] = s->wr[t];
 }
+
+/* ---- CSR products ------------------------------------------------------------------------------ */
+void sg_csr_mv(const sg_csr *A, const double *a, const double *x, double *y)
+{
+    int i, p;
+    for (i = 0; i < A->rows; ++i) {
+        double v = 0.0;
+        for (p = A->indptr[i]; p < A->indptr[i + 1]; ++p) v += a[p] * x[A->indices[p]];
+        y[i] = v;
+    }
+}
+
+void sg_csr_mm(const sg_csr *A, const double *a, const double *B, double *Out, int k)
+{
+    int i, p, c;
+    for (i = 0; i < A->rows; ++i) {
+        double *o = Out + (size_t)i * k;
+        for (c = 0; c < k; ++c) o[c] = 0.0;
+        for (p = A->indptr[i]; p < A->indptr[i + 1]; ++p) {
+            const double *b = B + (size_t)A->indices[p] * k;
+            double v = a[p];
+            for (c = 0; c < k; ++c) o[c] += v * b[c];
+        }
+    }
+}
+
+/* ---- the sparse linearization (symgen/steppers/sparse.py: SparseLinearization) ----------------- */
+#define SG_SP_CONFIRM 100.0      /* sparse.py CONFIRM */
+#define SG_SP_VOLUME_DROP 0.5    /* sparse.py VOLUME_DROP */
+#define SG_SP_SIGMA_STEPS_NEW 6  /* sparse.py SIGMA_STEPS_NEW */
+#define SG_SP_PIVOT_TOL 0.1      /* refactorize while every pivot is >= 0.1 of its column's largest */
+
+struct sg_splin {
+    int n, m, r, k;
+    const int *Hp, *Hi, *order;
+    double rank_tol;
+    sg_spnull *sn;             /* the current partition (NULL before the first) */
+    int *R, *I, *rows;         /* [m], [n], [m] (rows of a QR decision) */
+    int *sel;                  /* [m] */
+    double *A;                 /* m x n: H dense, rows orthogonalized in place (partition) */
+    double *Q;                 /* m x n: orthonormal rows of H_R in the order chosen */
+    double *Lc;                /* n x n: pivoted Cholesky columns (choice of I) */
+    double *dg, *nrm;          /* n, m */
+    double *v, *w, *z;         /* inverse iteration: m, n, m */
+    double *G, *Gw;            /* H_Z N (d x k) and its Gram matrix */
+    double vol, scale, sigma_min, g_max;
+    int new_I, have_v;
+    long partitions, column_changes, rank_confirmations;
+};
+
+void sg_splin_free(sg_splin *L)
+{
+    if (!L) return;
+    sg_spnull_free(L->sn);
+    free(L->R); free(L->I); free(L->rows); free(L->sel);
+    free(L->A); free(L->Q); free(L->Lc); free(L->dg); free(L->nrm);
+    free(L->v); free(L->w); free(L->z); free(L->G); free(L->Gw);
+    free(L);
+}
+
+sg_splin *sg_splin_new(int n, int m, const int *H_indptr, const int *H_indices,
+                       const int *col_order, double rank_tol)
+{
+    sg_splin *L;
+    size_t nn = (size_t)n, mm = (size_t)m;
+    if (n < 0 || m < 0) return NULL;
+    L = (sg_splin *)calloc(1, sizeof(sg_splin));
+    if (!L) return NULL;
+    L->n = n; L->m = m; L->Hp = H_indptr; L->Hi = H_indices; L->order = col_order;
+    L->rank_tol = rank_tol;
+    L->R = (int *)alloc0(mm, sizeof(int));
+    L->I = (int *)alloc0(nn, sizeof(int));
+    L->rows = (int *)alloc0(mm, sizeof(int));
+    L->sel = (int *)alloc0(mm, sizeof(int));
+    L->A = (double *)alloc0(mm * nn, sizeof(double));
+    L->Q = (double *)alloc0(mm * nn, sizeof(double));
+    L->Lc = (double *)alloc0(nn * nn, sizeof(double));
+    L->dg = (double *)alloc0(nn, sizeof(double));
+    L->nrm = (double *)alloc0(mm, sizeof(double));
+    L->v = (double *)alloc0(mm, sizeof(double));
+    L->w = (double *)alloc0(nn, sizeof(double));
+    L->z = (double *)alloc0(mm, sizeof(double));
+    L->G = (double *)alloc0((mm > nn ? mm : nn) * nn, sizeof(double));   /* H_Z N; a copy of N */
+    L->Gw = (double *)alloc0(nn * nn, sizeof(double));
+    if (!L->R || !L->I || !L->rows || !L->sel || !L->A || !L->Q || !L->Lc || !L->dg || !L->nrm
+        || !L->v || !L->w || !L->z || !L->G || !L->Gw) {
+        sg_splin_free(L);
+        return NULL;
+    }
+    L->sigma_min = NAN;
+    L->scale = NAN;
+    return L;
+}
+
+static int sp_cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* The independent rows by the dense path's rule (sparse.py _qr_rows): the pivots of a pivoted
+ * QR of H^T (here Gram-Schmidt on the rows of H, largest remaining norm first, each pivot row
+ * orthogonalized twice), |R_jj| > rank_tol |R_00|.  Rows into L->rows (sorted), the orthonormal
+ * rows into L->Q (in the order chosen); returns r. */
+static int sp_qr_rows(sg_splin *L, const double *Hv)
+{
+    const int n = L->n, m = L->m;
+    double *A = L->A, d0 = 0.0;
+    int i, j, p, t, r = 0;
+    for (i = 0; i < m * n; ++i) A[i] = 0.0;
+    for (i = 0; i < m; ++i) {
+        double s = 0.0;
+        for (p = L->Hp[i]; p < L->Hp[i + 1]; ++p) {
+            A[(size_t)i * n + L->Hi[p]] = Hv[p];
+            s += Hv[p] * Hv[p];
+        }
+        L->nrm[i] = s;
+        L->sel[i] = 0;
+    }
+    for (j = 0; j < m && j < n; ++j) {
+        int piv = -1;
+        double big = -1.0, dj;
+        double *q = L->Q + (size_t)j * n;
+        for (i = 0; i < m; ++i)
+            if (!L->sel[i] && L->nrm[i] > big) { big = L->nrm[i]; piv = i; }
+        if (piv < 0) break;
+        memcpy(q, A + (size_t)piv * n, (size_t)n * sizeof(double));
+        for (t = 0; t < j; ++t) {                  /* second pass against the chosen rows */
+            const double *qt = L->Q + (size_t)t * n;
+            double c = 0.0;
+            for (i = 0; i < n; ++i) c += qt[i] * q[i];
+            for (i = 0; i < n; ++i) q[i] -= c * qt[i];
+        }
+        dj = 0.0;
+        for (i = 0; i < n; ++i) dj += q[i] * q[i];
+        dj = sqrt(dj);
+        if (j == 0) d0 = dj;
+        if (!(d0 > 0.0) || !(dj > L->rank_tol * d0)) break;
+        for (i = 0; i < n; ++i) q[i] /= dj;
+        L->sel[piv] = 1;
+        L->rows[r++] = piv;
+        for (i = 0; i < m; ++i) {                  /* orthogonalize the other rows */
+            double *a = A + (size_t)i * n, c = 0.0, s = 0.0;
+            if (L->sel[i]) continue;
+            for (t = 0; t < n; ++t) c += q[t] * a[t];
+            for (t = 0; t < n; ++t) { a[t] -= c * q[t]; s += a[t] * a[t]; }
+            L->nrm[i] = s;
+        }
+    }
+    qsort(L->rows, (size_t)r, sizeof(int), sp_cmp_int);
+    return r;
+}
+
+/* I: greedy maximum volume of the null-space basis (sparse.py _choose_columns: the pivots of a
+ * pivoted QR of N^T), as the pivots of a pivoted Cholesky of the projector P = N N^T onto
+ * null(H_R), from the orthonormal rows Q of H_R (from_N = 0: P = I - Q^T Q) or from a basis N
+ * (from_N = 1).  L->vol = |det N_I| = sqrt of the product of the pivots. */
+static void sp_choose_columns(sg_splin *L, int from_N, const double *N)
+{
+    const int n = L->n, k = L->k, r = L->r;
+    double *Lc = L->Lc, *dg = L->dg, vol2 = 1.0;
+    int i, j, l, t;
+    for (i = 0; i < n; ++i) {
+        double s = 0.0;
+        if (from_N) for (t = 0; t < k; ++t) s += N[(size_t)i * k + t] * N[(size_t)i * k + t];
+        else {
+            s = 1.0;
+            for (t = 0; t < r; ++t) s -= L->Q[(size_t)t * n + i] * L->Q[(size_t)t * n + i];
+        }
+        dg[i] = s;
+    }
+    for (j = 0; j < k; ++j) {
+        int p = -1;
+        double big = -HUGE_VAL, piv;
+        for (i = 0; i < n; ++i) {
+            int chosen = 0;
+            for (l = 0; l < j; ++l) if (L->I[l] == i) chosen = 1;
+            if (!chosen && dg[i] > big) { big = dg[i]; p = i; }
+        }
+        L->I[j] = p;
+        piv = big > 0.0 ? big : 0.0;
+        vol2 *= piv;
+        for (i = 0; i < n; ++i) {                   /* column p of P, minus the chosen part */
+            double s = 0.0;
+            if (from_N) for (t = 0; t < k; ++t) s += N[(size_t)i * k + t] * N[(size_t)p * k + t];
+            else {
+                s = i == p ? 1.0 : 0.0;
+                for (t = 0; t < r; ++t) s -= L->Q[(size_t)t * n + i] * L->Q[(size_t)t * n + p];
+            }
+            for (l = 0; l < j; ++l) s -= Lc[(size_t)i * n + l] * Lc[(size_t)p * n + l];
+            Lc[(size_t)i * n + j] = piv > 0.0 ? s / sqrt(piv) : 0.0;
+        }
+        for (i = 0; i < n; ++i) dg[i] -= Lc[(size_t)i * n + j] * Lc[(size_t)i * n + j];
+    }
+    qsort(L->I, (size_t)k, sizeof(int), sp_cmp_int);
+    L->vol = sqrt(vol2);
+}
+
+/* A new sg_spnull on the rows L->R and the coordinates L->I; 0, or -3 out of memory. */
+static int sp_new_partition(sg_splin *L)
+{
+    sg_spnull_free(L->sn);
+    L->sn = sg_spnull_new(L->n, L->m, L->Hp, L->Hi, L->order, L->r, L->R, L->k, L->I);
+    return L->sn ? 0 : -3;
+}
+
+/* sparse.py _partition: rows R = the rows of the last sp_qr_rows (r of them), I from Q. */
+static int sp_partition(sg_splin *L, int r)
+{
+    memcpy(L->R, L->rows, (size_t)r * sizeof(int));
+    L->r = r;
+    L->k = L->n - r;
+    sp_choose_columns(L, 0, NULL);
+    L->have_v = 0;
+    L->partitions += 1;
+    return sp_new_partition(L);
+}
+
+/* sparse.py _factor_block: the LU of H[R, D], N, E; and g_max = sigma_max(H_Z N). */
+static int sp_factor_block(sg_splin *L, const double *Hv)
+{
+    sg_spnull *s = L->sn;
+    const int k = s->k, d = s->d, n = s->n;
+    const double *N = s->N;
+    int st = sg_spnull_factor(s, Hv, SG_SP_PIVOT_TOL), q, i, j, c, it;
+    if (st == SG_LU_NOMEM) return -3;
+    if (st != SG_LU_OK) return -2;
+    L->g_max = 0.0;
+    if (d && k) {
+        /* G = H_Z N (d x k); sigma_max^2 = largest eigenvalue of G^T G (power iteration) */
+        double *G = L->G, *Gw = L->Gw, *x = L->w, *y = L->dg, lam = 0.0;
+        for (i = 0; i < d * k; ++i) G[i] = 0.0;
+        for (q = 0; q < s->nZ; ++q)
+            for (c = 0; c < k; ++c)
+                G[(size_t)s->zi[q] * k + c] += Hv[s->zp[q]] * N[(size_t)s->zc[q] * k + c];
+        for (i = 0; i < k; ++i)
+            for (j = 0; j < k; ++j) {
+                double a = 0.0;
+                for (q = 0; q < d; ++q) a += G[(size_t)q * k + i] * G[(size_t)q * k + j];
+                Gw[(size_t)i * k + j] = a;
+            }
+        for (i = 0; i < k; ++i) x[i] = 1.0 + 0.1 * i;
+        for (it = 0; it < 200; ++it) {
+            double nx = 0.0, prev = lam;
+            for (i = 0; i < k; ++i) {
+                double a = 0.0;
+                for (j = 0; j < k; ++j) a += Gw[(size_t)i * k + j] * x[j];
+                y[i] = a;
+            }
+            for (i = 0; i < k; ++i) nx += y[i] * y[i];
+            nx = sqrt(nx);
+            if (!(nx > 0.0)) { lam = 0.0; break; }
+            lam = 0.0;
+            for (i = 0; i < k; ++i) lam += x[i] * y[i];
+            {
+                double nxx = 0.0;
+                for (i = 0; i < k; ++i) nxx += x[i] * x[i];
+                lam /= nxx;
+            }
+            for (i = 0; i < k; ++i) x[i] = y[i] / nx;
+            if (fabs(lam - prev) <= 1e-12 * fabs(lam)) break;
+        }
+        L->g_max = lam > 0.0 ? sqrt(lam) : 0.0;
+    }
+    (void)n;
+    return 0;
+}
+
+/* sparse.py _sigma: sigma_min(H_R) by `steps` of inverse iteration on (H_R H_R^T)^-1, warm. */
+static void sp_sigma(sg_splin *L, int steps)
+{
+    sg_spnull *s = L->sn;
+    const int r = s->r;
+    double rq = 0.0;
+    int i, st;
+    if (r == 0) {
+        L->sigma_min = 0.0;
+        return;
+    }
+    if (!L->have_v) {                       /* the start vector of sparse.py (an LCG) */
+        double nv = 0.0;
+        for (i = 0; i < r; ++i) {
+            unsigned long long u = (1103515245ULL * (unsigned long long)i + 12345ULL)
+                                   % 2147483648ULL;
+            L->v[i] = (double)u / 2147483648.0 - 0.5;
+            nv += L->v[i] * L->v[i];
+        }
+        nv = sqrt(nv);
+        for (i = 0; i < r; ++i) L->v[i] /= nv;
+        if (steps < SG_SP_SIGMA_STEPS_NEW) steps = SG_SP_SIGMA_STEPS_NEW;
+        L->have_v = 1;
+    }
+    for (st = 0; st < steps; ++st) {
+        double nz = 0.0;
+        row_pinv(s, L->v, L->w);                     /* w = H_R^+ v */
+        for (i = 0; i < r; ++i) L->z[i] = L->w[s->D[i]];
+        sg_splu_solve_t(s->lu, L->z);                /* H_R^+T w = (H_R H_R^T)^-1 v */
+        rq = 0.0;
+        for (i = 0; i < r; ++i) { rq += L->v[i] * L->z[i]; nz += L->z[i] * L->z[i]; }
+        nz = sqrt(nz);
+        if (!(nz > 0.0 && nz - nz == 0.0)) break;
+        for (i = 0; i < r; ++i) L->v[i] = L->z[i] / nz;
+    }
+    L->sigma_min = rq > 0.0 ? 1.0 / sqrt(rq) : 0.0;
+}
+
+/* |det N_I| (k x k, Gaussian elimination with partial pivoting). */
+static double sp_volume(sg_splin *L)
+{
+    const int k = L->k;
+    const double *N = L->sn->N;
+    double *A = L->Gw, det = 1.0;
+    int i, j, l;
+    for (i = 0; i < k; ++i)
+        for (j = 0; j < k; ++j) A[(size_t)i * k + j] = N[(size_t)L->I[i] * k + j];
+    for (j = 0; j < k; ++j) {
+        int p = j;
+        for (i = j + 1; i < k; ++i)
+            if (fabs(A[(size_t)i * k + j]) > fabs(A[(size_t)p * k + j])) p = i;
+        if (A[(size_t)p * k + j] == 0.0) return 0.0;
+        if (p != j)
+            for (l = 0; l < k; ++l) {
+                double t = A[(size_t)j * k + l];
+                A[(size_t)j * k + l] = A[(size_t)p * k + l];
+                A[(size_t)p * k + l] = t;
+            }
+        det *= A[(size_t)j * k + j];
+        for (i = j + 1; i < k; ++i) {
+            double f = A[(size_t)i * k + j] / A[(size_t)j * k + j];
+            for (l = j; l < k; ++l) A[(size_t)i * k + l] -= f * A[(size_t)j * k + l];
+        }
+    }
+    return fabs(det);
+}
+
+int sg_splin_factor(sg_splin *L, const double *Hv)
+{
+    const int m = L->m, nnz = L->Hp[L->m];
+    int i, p, st;
+    double big = 0.0, thr;
+    for (p = 0; p < nnz; ++p)
+        if (Hv[p] - Hv[p] != 0.0) return -1;
+    for (i = 0; i < m; ++i) {
+        double s = 0.0;
+        for (p = L->Hp[i]; p < L->Hp[i + 1]; ++p) s += Hv[p] * Hv[p];
+        if (s > big) big = s;
+    }
+    L->scale = sqrt(big);
+    if (!L->sn) {
+        if ((st = sp_partition(L, sp_qr_rows(L, Hv))) < 0) return st;
+    } else if (L->new_I) {
+        /* choose I anew from the current N (copied: the partition's N goes with it) */
+        memcpy(L->G, L->sn->N, (size_t)L->n * (size_t)L->k * sizeof(double));
+        sp_choose_columns(L, 1, L->G);
+        L->column_changes += 1;
+        if ((st = sp_new_partition(L)) < 0) return st;
+    }
+    if ((st = sp_factor_block(L, Hv)) < 0) return st;
+    sp_sigma(L, 1);
+    thr = L->rank_tol * L->scale;
+    if (L->sigma_min <= SG_SP_CONFIRM * thr || L->g_max * SG_SP_CONFIRM > thr) {
+        int r = sp_qr_rows(L, Hv), same = r == L->r;
+        L->rank_confirmations += 1;                  /* near the threshold: QR decides */
+        for (i = 0; same && i < r; ++i) same = L->rows[i] == L->R[i];
+        if (!same) {
+            if ((st = sp_partition(L, r)) < 0) return st;
+            if ((st = sp_factor_block(L, Hv)) < 0) return st;
+            sp_sigma(L, SG_SP_SIGMA_STEPS_NEW);
+        }
+    }
+    L->new_I = L->k ? sp_volume(L) < SG_SP_VOLUME_DROP * L->vol : 0;
+    return L->k;
+}
+
+const double *sg_splin_basis(const sg_splin *L) { return L->sn->N; }
+int sg_splin_rank(const sg_splin *L) { return L->r; }
+void sg_splin_pinv(sg_splin *L, const double *b, int c, double *out)
+{
+    sg_spnull_pinv(L->sn, b, c, out);
+}
+void sg_splin_pinv_t(sg_splin *L, const double *y, double *out) { sg_spnull_pinv_t(L->sn, y, out); }
+
+void sg_splin_s_range(const sg_splin *L, double *s_max, double *s_min)
+{
+    *s_max = L->sn ? L->scale : 0.0;
+    *s_min = L->sn ? L->sigma_min : 0.0;
+}
+
+int sg_splin_info(const sg_splin *L, long *counts, int *rows, int *indep, int *k)
+{
+    counts[0] = L->partitions;
+    counts[1] = L->column_changes;
+    counts[2] = L->rank_confirmations;
+    *k = L->sn ? L->k : -1;
+    if (!L->sn) return -1;
+    if (rows) memcpy(rows, L->R, (size_t)L->r * sizeof(int));
+    if (indep) memcpy(indep, L->I, (size_t)L->k * sizeof(int));
+    return L->r;
+}

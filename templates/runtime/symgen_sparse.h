@@ -76,6 +76,40 @@ void sg_spnull_pinv(sg_spnull *s, const double *b, int c, double *out);
 void sg_spnull_pinv_t(sg_spnull *s, const double *y, double *out);
 /* SG_CDEF_END */
 
+/* The runtime's use of the above (not read by cffi).  A CSR matrix pattern (values apart): */
+typedef struct sg_csr {
+    int rows, cols;
+    const int *indptr, *indices;
+} sg_csr;
+/* y = A x (x: cols, y: rows) and Out = A B (B: cols x k, Out: rows x k, row-major) for the values
+ * `a` on the pattern A. */
+void sg_csr_mv(const sg_csr *A, const double *a, const double *x, double *y);
+void sg_csr_mm(const sg_csr *A, const double *a, const double *B, double *Out, int k);
+
+/* The sparse linearization of the null-space step (symgen/steppers/sparse.py:
+ * SparseLinearization): the partition of H (rows R by the dense pivoted QR rule of H^T, the k
+ * independent coordinates I by maximum volume of the null-space basis), an sg_spnull per partition,
+ * the per-iteration rank check (sigma_min(H_R) by warm inverse iteration, sigma_max(H_Z N), the QR
+ * decision within SG_SP_CONFIRM of the threshold), the volume check of I.  The pattern and order
+ * arrays are not copied (the model's constant tables). */
+typedef struct sg_splin sg_splin;
+sg_splin *sg_splin_new(int n, int m, const int *H_indptr, const int *H_indices,
+                       const int *col_order, double rank_tol);
+void sg_splin_free(sg_splin *L);
+/* Factor H (its values on the pattern): returns k = n - rank, -1 when H has non-finite entries,
+ * -2 when the LU of H[R, D] is singular or the basis degenerate, -3 out of memory. */
+int sg_splin_factor(sg_splin *L, const double *H_values);
+const double *sg_splin_basis(const sg_splin *L);      /* N, n x k (row-major) */
+int sg_splin_rank(const sg_splin *L);
+/* out = H~^+ b (b: m x c, out: n x c) and out = H~^+T y (y: n, out: m) */
+void sg_splin_pinv(sg_splin *L, const double *b, int c, double *out);
+void sg_splin_pinv_t(sg_splin *L, const double *y, double *out);
+/* (max row norm of H, sigma_min(H_R) estimate): the scale of the rank decision and the floor's. */
+void sg_splin_s_range(const sg_splin *L, double *s_max, double *s_min);
+/* counts[3] = partitions, column changes, rank confirmations; rows (m) and indep (n) receive R and
+ * I; returns r (the number of rows) and *k. */
+int sg_splin_info(const sg_splin *L, long *counts, int *rows, int *indep, int *k);
+
 #ifdef __cplusplus
 }
 #endif
