@@ -154,6 +154,8 @@ class CompiledStepper:
 
     def start(self, t, x, xd, xdd, lam) -> None:
         self.py.start(t, x, xd, xdd, lam)
+        # the fallback's own factorization at t0 (nullspace.py start) is not one of the run's
+        self._py_stats0 = self.py.lin.stats() if self.factorization == "sparse" else None
         p = self._ptr(self.kernels.p)
         self.lib.sg_start(self._s, p, float(t), *(self._ptr(np.ascontiguousarray(v, dtype=float))
                                                   for v in (x, xd, xdd, lam)))
@@ -358,9 +360,10 @@ class CompiledStepper:
         counts, k = ffi.new("long[3]"), ffi.new("int *")
         rows, indep = ffi.new(f"int[{max(self.m, 1)}]"), ffi.new(f"int[{max(self.n, 1)}]")
         r = int(lib.sg_sparse_info(self._s, counts, rows, indep, k))
-        py = self.py.lin.stats()
+        py, py0 = self.py.lin.stats(), getattr(self, "_py_stats0", None) or {}
         names = ("partitions", "column_changes", "rank_confirmations")
-        out = {name: int(counts[i]) + int(py[name]) for i, name in enumerate(names)}
+        out = {name: int(counts[i]) + int(py[name]) - int(py0.get(name, 0))
+               for i, name in enumerate(names)}
         out["rows"] = [int(v) for v in rows[0:r]] if r >= 0 else None
         out["independent"] = [int(v) for v in indep[0:int(k[0])]] if r >= 0 else None
         return out
