@@ -21,15 +21,27 @@ Cases (issue 10): double four-bar 10 s at h = 1e-3 and 1e-2, Bricard 10 s at h =
 t = 0.03; symgen only), N four-bar N = 40 (h = 1e-2, 1 s here: the Python stepper takes ~20 ms
 a step; symgen only).
 
+N four-bar cases (issue 14; not in the default list, select them with ``--cases 'nfb*'`` or e.g.
+``--cases nfb40-1e-3``): ``nfbN-1e-3`` is N = 10, 20, 40, 80 at h = 1e-3 over 1 s (through the
+first horizontal passage), ``nfbN-1e-2`` at h = 1e-2 over 20 s, Fox–Goodwin (the example's), with
+the runners symgen compiled (default factorization), symgen python dense (only for N < 40: ~20 ms
+a step at N = 40), python sparse (``factorization="sparse"``), compiled sparse (skipped with a
+note while the C runtime has no sparse step), Exudyn sparse and, for N ≤ 20, Exudyn dense
+(ρ∞ = 0.8 as for the double four-bar).  Their ratio column is runner / Exudyn sparse (CPU time,
+within each round), their ``err`` the B0 error at t_end against ``four_bar_reference(N, t)``.
+``--skip nfb80-1e-2/compiled`` leaves out one runner of one case (the patterns are fnmatch's).
+
 Exudyn (optional, ``pip install -e ".[peers]"``: exudyn 1.13.6, the version measured) runs the
 double four-bar, Bricard and stiff pendulum with the models and settings of ``peer_exudyn.py``
 (its docstring says where they differ from symgen's).  Without Exudyn the script prints symgen's figures only.
 
 Run:  python examples/benchmarks/bench_peers.py [--cases dfb-1e-3,stiff] [--repeat 3] [--cpu 1]
+      python examples/benchmarks/bench_peers.py --cases 'nfb*' --repeat 1 [--skip nfb80-1e-2/compiled]
 """
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import os
 import importlib.util
 import json
@@ -41,17 +53,33 @@ import time
 
 HERE = pathlib.Path(__file__).resolve()
 
-#: case → (example, dt, t_end, scheme or None for the example's)
+#: case → (example, dt, t_end, scheme or None for the example's, model options)
 CASES = {
-    "dfb-1e-3": ("double_four_bar", 1e-3, 10.0, None),
-    "dfb-1e-2": ("double_four_bar", 1e-2, 10.0, None),
-    "bricard-1e-2": ("bricard", 1e-2, 10.0, None),
-    "bricard-1e-3": ("bricard", 1e-3, 10.0, None),
-    "stiff": ("stiff_pendulum", 0.1, 100.0, None),
-    "andrews": ("andrews_squeezer", 2e-6, 0.03, None),
-    "n40": ("n_four_bar", 1e-2, 1.0, None),
+    "dfb-1e-3": ("double_four_bar", 1e-3, 10.0, None, {}),
+    "dfb-1e-2": ("double_four_bar", 1e-2, 10.0, None, {}),
+    "bricard-1e-2": ("bricard", 1e-2, 10.0, None, {}),
+    "bricard-1e-3": ("bricard", 1e-3, 10.0, None, {}),
+    "stiff": ("stiff_pendulum", 0.1, 100.0, None, {}),
+    "andrews": ("andrews_squeezer", 2e-6, 0.03, None, {}),
+    "n40": ("n_four_bar", 1e-2, 1.0, None, {"N": 40}),
+}
+DEFAULT_CASES = tuple(CASES)
+#: the N four-bar cases of issue 14 (module docstring)
+CASES.update({f"nfb{N}-{h}": ("n_four_bar", float(h), t_end, None, {"N": N})
+              for N in (10, 20, 40, 80) for h, t_end in (("1e-3", 1.0), ("1e-2", 20.0))})
+#: symgen's runners → simulate's keyword arguments
+SYMGEN = {
+    "compiled": dict(stepper="compiled"),
+    "python": dict(stepper="python"),
+    "python-sparse": dict(stepper="python", factorization="sparse"),
+    "compiled-sparse": dict(stepper="compiled", factorization="sparse"),
 }
 RUNNERS = ("compiled", "python")
+#: the N four-bar cases' symgen runners (python dense only for N < PY_DENSE_MAX_N)
+NFB_RUNNERS = ("compiled", "python", "python-sparse", "compiled-sparse")
+PY_DENSE_MAX_N = 40
+#: Exudyn's dense solver on the N four-bar only up to this N (its LU is O(n³))
+EXU_DENSE_MAX_N = 20
 
 
 def _have_exudyn() -> bool:
@@ -75,15 +103,24 @@ def _peer():
     return peer_exudyn
 
 
+def _nfb(case: str) -> bool:
+    return case.startswith("nfb")
+
+
 def runners(case: str) -> tuple[str, ...]:
-    """symgen's two steppers, then the Exudyn runners of the case (when Exudyn is installed)."""
-    example = CASES[case][0]
-    if not _have_exudyn():
-        return RUNNERS
-    return RUNNERS + _peer().CASE_RUNNERS.get(example, ((), None))[0]
+    """symgen's steppers, then the Exudyn runners of the case (when Exudyn is installed)."""
+    example, N = CASES[case][0], CASES[case][4].get("N")
+    own = RUNNERS
+    if _nfb(case):
+        own = tuple(r for r in NFB_RUNNERS if r != "python" or N < PY_DENSE_MAX_N)
+    if not _have_exudyn() or (example == "n_four_bar" and not _nfb(case)):
+        return own
+    peer = _peer().CASE_RUNNERS.get(example, ((), None))[0]
+    return own + tuple(r for r in peer if r != "exu-dense" or not _nfb(case)
+                       or N <= EXU_DENSE_MAX_N)
 
 
-def _symgen_error(example: str, res) -> float | None:
+def _symgen_error(example: str, res, N: int = 40) -> float | None:
     """The case's own error (module docstring), None when it has none."""
     import numpy as np
 
@@ -91,7 +128,7 @@ def _symgen_error(example: str, res) -> float | None:
         orc = _oracles()
         if orc is None:
             return None
-        B_ref, _ = orc.four_bar_reference(2 if example == "double_four_bar" else 40, res.t)
+        B_ref, _ = orc.four_bar_reference(2 if example == "double_four_bar" else N, res.t)
         B = np.array([res.output(f"B0.{k}") for k in ("x", "y")])
         return float(np.hypot(*(B[:, -1] - B_ref[:2, -1])))
     if example == "stiff_pendulum":
@@ -111,18 +148,23 @@ def run_one(case: str, runner: str, estimate: bool = True) -> dict:
     """One simulation in this process; returns the figures as a dict."""
     import numpy as np
 
-    example, dt, t_end, scheme = CASES[case]
-    if runner not in RUNNERS:
-        out = _peer().run(example, runner, dt, t_end, _oracles())
+    example, dt, t_end, scheme, opts = CASES[case]
+    if runner not in SYMGEN:
+        out = _peer().run(example, runner, dt, t_end, _oracles(), **opts)
         out["case"] = case
         return out
 
     import symgen
 
-    kern = symgen.build(symgen.load_model(example))
-    kw = dict(dt=dt, scheme=scheme, stepper=runner, estimate=estimate)
-    for _ in range(2):       # warm up (the first run's lazy imports renew the BLAS library scan)
-        symgen.simulate(kern, t_end=5 * dt, **kw)
+    kern = symgen.build(symgen.load_model(example, **opts))
+    kw = dict(dt=dt, scheme=scheme, estimate=estimate, **SYMGEN[runner])
+    try:
+        for _ in range(2):   # warm up (the first run's lazy imports renew the BLAS library scan)
+            symgen.simulate(kern, t_end=5 * dt, **kw)
+    except ValueError as exc:
+        if "no sparse step" not in str(exc):
+            raise
+        return {"case": case, "runner": runner, "status": f"skipped: {exc}", "h": dt, "steps": 0}
     cpu = time.process_time()
     res = symgen.simulate(kern, t_end=t_end, **kw)
     cpu = time.process_time() - cpu
@@ -133,7 +175,7 @@ def run_one(case: str, runner: str, estimate: bool = True) -> dict:
            "max_q": float(np.max(res.pos_err))}
     if res.energy is not None:
         out["energy_drift"] = float(np.max(np.abs(res.energy - res.energy[0])))
-    err = _symgen_error(example, res)
+    err = _symgen_error(example, res, **opts)
     if err is not None:
         out["err"] = err
     return out
@@ -144,16 +186,22 @@ def _fmt(v, spec: str, width: int) -> str:
 
 
 def report(case: str, rows: dict) -> list[str]:
-    """The table rows of one case: rows[runner] = the runs' dicts, one per round."""
+    """The table rows of one case: rows[runner] = the runs' dicts, one per round.  The ratio
+    column is compiled / runner, for the N four-bar cases runner / exu-sparse (within a round)."""
     lines = []
-    comp = rows["compiled"]
+    ref = "exu-sparse" if _nfb(case) else "compiled"
+    base = rows.get(ref, [])
     for runner, runs in rows.items():
+        last = runs[-1]
+        if last["status"].startswith("skipped"):
+            lines.append(f"{case:<13}{runner:<15}  {last['status']}")
+            continue
         ok = [r for r in runs if r["status"] == "completed"]
         us = [r["us_per_step"] for r in ok]
-        ratios = [c["cpu"] / r["cpu"] for c, r in zip(comp, runs)
-                  if r["status"] == "completed" and c["status"] == "completed"]
-        last = runs[-1]
-        tail = ("" if runner == "compiled" or not ratios else
+        pairs = [(b, r) for b, r in zip(base, runs)
+                 if r["status"] == "completed" and b["status"] == "completed"]
+        ratios = [r["cpu"] / b["cpu"] if _nfb(case) else b["cpu"] / r["cpu"] for b, r in pairs]
+        tail = ("" if runner == ref or not ratios else
                 f"{min(ratios):>8.3f}{statistics.median(ratios):>8.3f}")
         lines.append(
             f"{case:<13}{runner:<15}{last['h']:>8.2g}{last['steps']:>7}"
@@ -170,15 +218,20 @@ def report(case: str, rows: dict) -> list[str]:
 HEADER = (f"{'case':<13}{'runner':<15}{'h':>8}{'steps':>7}{'µs/step':>10}{'median':>9}"
           f"{'wall ms':>9}{'iters':>6}{'E drift':>10}{'max|q|':>9}{'err':>10}"
           f"{'compiled/runner':>16}")
+NFB_HEADER = HEADER.replace("compiled/runner", "runner/exu-sparse")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", default=",".join(CASES), help="comma-separated: " + ", ".join(CASES))
+    ap.add_argument("--cases", default=",".join(DEFAULT_CASES),
+                    help="comma-separated names or fnmatch patterns ('nfb*'): " + ", ".join(CASES))
     ap.add_argument("--repeat", type=int, default=3, help="rounds (each runner once per round)")
     ap.add_argument("--cpu", type=int, default=None, help="pin every run to this CPU")
     ap.add_argument("--runners", default=None,
                     help="comma-separated subset of the runners (compiled is always run)")
+    ap.add_argument("--skip", default="",
+                    help="comma-separated CASE/RUNNER fnmatch patterns not to run "
+                         "(e.g. nfb80-1e-2/compiled)")
     ap.add_argument("--no-estimate", action="store_true",
                     help="symgen without the per-step ω_max estimate")
     ap.add_argument("--one", nargs=2, metavar=("CASE", "RUNNER"), help=argparse.SUPPRESS)
@@ -188,16 +241,23 @@ def main() -> None:
             os.sched_setaffinity(0, {args.cpu})
         print(json.dumps(run_one(*args.one, estimate=not args.no_estimate)))
         return
-    cases = [c.strip() for c in args.cases.split(",") if c.strip()]
-    for c in cases:
-        if c not in CASES:
-            raise SystemExit(f"unknown case {c!r}; known: {', '.join(CASES)}")
+    cases = []
+    for pat in (c.strip() for c in args.cases.split(",") if c.strip()):
+        hits = [c for c in CASES if fnmatch.fnmatchcase(c, pat)]
+        if not hits:
+            raise SystemExit(f"unknown case {pat!r}; known: {', '.join(CASES)}")
+        cases += [c for c in hits if c not in cases]
+    skip = [s.strip() for s in args.skip.split(",") if s.strip()]
     extra = ([] if args.cpu is None else ["--cpu", str(args.cpu)]) + \
         (["--no-estimate"] if args.no_estimate else [])
-    print(HEADER + "  (min, median over the rounds)", flush=True)
+    header = None
     for case in cases:
+        if header != (NFB_HEADER if _nfb(case) else HEADER):
+            header = NFB_HEADER if _nfb(case) else HEADER
+            print(header + "  (min, median over the rounds)", flush=True)
         only = None if args.runners is None else {"compiled", *args.runners.split(",")}
-        rows = {r: [] for r in runners(case) if only is None or r in only}
+        rows = {r: [] for r in runners(case) if (only is None or r in only)
+                and not any(fnmatch.fnmatchcase(f"{case}/{r}", s) for s in skip)}
         for _ in range(args.repeat):
             for runner in rows:                  # interleaved, a fresh process each
                 proc = subprocess.run([sys.executable, str(HERE), "--one", case, runner] + extra,
@@ -206,6 +266,9 @@ def main() -> None:
                     raise SystemExit(f"{case}/{runner} failed:\n{proc.stderr[-3000:]}")
                 rows[runner].append(json.loads(proc.stdout.strip().splitlines()[-1]))
         print("\n".join(report(case, rows)), flush=True)
+        left = [r for r in runners(case) if r not in rows]
+        if left:
+            print(f"{case:<13}(not run: {', '.join(left)})", flush=True)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,9 @@ figures used it), ``exu-sparse`` Eigen's ``SparseLU`` (``EigenSparse``).
 Models:
 - double four-bar: five ``RigidBody2D`` bars, seven ``RevoluteJoint2D``; ρ∞ = 0.8 (with ρ∞ = 1
   and the adaptive step its Newton fails at the singular passage near t = 7.5 s);
+- N four-bar (issue 14): the same code with 2N + 1 bars and 3N + 1 joints (N = 2 is the double
+  four-bar), the geometry and initial state of ``examples/n_four_bar.py``; ρ∞ = 0.8 (with ρ∞ = 1
+  and the fixed step h = 1e-2, N = 10, Newton fails at the singular passage at t = 5.03 s);
 - Bricard: five ``RigidBody`` rods (Euler parameters, brick inertia), six revolute joints made by
   ``CreateRevoluteJoint``; ρ∞ = 1.  With all six joints (30 equations, rank 29: the redundant
   joint kept) Exudyn's Newton does not converge with any of its solvers (EigenDense with
@@ -54,6 +57,7 @@ RUNNERS = {
 #: case's example → (runners, spectral radius)
 CASE_RUNNERS = {
     "double_four_bar": (("exu-dense", "exu-exudense", "exu-sparse"), 0.8),
+    "n_four_bar": (("exu-dense", "exu-sparse"), 0.8),
     "bricard": (("exu-dense-kept", "exu-dense", "exu-sparse"), 1.0),
     "stiff_pendulum": (("exu-dense", "exu-dense-h/16"), 1.0),
 }
@@ -101,7 +105,7 @@ def _four_bar(exu, ei, N=2, v0=1.0, L=1.0, m=1.0, g=9.81) -> _Model:
     for i in range(1, N + 1):
         joint(V[i - 1], B, C[i - 1], A)
         joint(C[i - 1], B, V[i], B)
-    md.B0 = (V[0][0], L / 2)
+    md.B0, md.N = (V[0][0], L / 2), N
     return md
 
 
@@ -170,12 +174,12 @@ def _stiff_pendulum(exu, ei, m=1.0, L=1.0, g=9.8, T0=0.1, wbar=0.1) -> _Model:
     return md
 
 
-def _build(example: str, runner: str):
+def _build(example: str, runner: str, N: int = 2):
     import exudyn as exu
     import exudyn.itemInterface as ei
 
-    if example == "double_four_bar":
-        return _four_bar(exu, ei)
+    if example in ("double_four_bar", "n_four_bar"):
+        return _four_bar(exu, ei, N=2 if example == "double_four_bar" else N)
     if example == "bricard":
         return _bricard(exu, ei, keep=RUNNERS[runner][1])
     return _stiff_pendulum(exu, ei)
@@ -230,9 +234,9 @@ def _accuracy(md: _Model, example: str, t_end: float, oracles) -> dict:
     gap = max(float(np.max(np.linalg.norm(point(na, pa) - point(nb, pb), axis=1)))
               for na, pa, nb, pb in md.joints)
     out = {"energy_drift": float(np.max(np.abs(E - E[0]))), "max_q": gap, "t_rec": t}
-    if example == "double_four_bar" and oracles is not None:
+    if example in ("double_four_bar", "n_four_bar") and oracles is not None:
         B = point(md.B0[0], np.array([md.B0[1], 0.0, 0.0]))[-1]
-        B_ref, _ = oracles.four_bar_reference(2, np.array([0.0, t_end]))
+        B_ref, _ = oracles.four_bar_reference(md.N, np.array([0.0, t_end]))
         out["err"] = float(np.hypot(B[0] - B_ref[0, -1], B[1] - B_ref[1, -1]))
     if example == "stiff_pendulum":
         from symgen.reproduce.references import minimal_pendulum, scipy_reference
@@ -244,8 +248,9 @@ def _accuracy(md: _Model, example: str, t_end: float, oracles) -> dict:
     return out
 
 
-def run(example: str, runner: str, h: float, t_end: float, oracles=None) -> dict:
-    """One Exudyn run of ``example`` (timed, then the sensor run for the accuracy)."""
+def run(example: str, runner: str, h: float, t_end: float, oracles=None, N: int = 2) -> dict:
+    """One Exudyn run of ``example`` (timed, then the sensor run for the accuracy); ``N``: the
+    N four-bar's N."""
     import exudyn as exu
     import exudyn.itemInterface as ei
 
@@ -253,7 +258,7 @@ def run(example: str, runner: str, h: float, t_end: float, oracles=None) -> dict
     rho = CASE_RUNNERS[example][1]
     h = h / div
     steps = int(round(t_end / h))
-    md = _build(example, runner)
+    md = _build(example, runner, N)
     md.mbs.Assemble()
     cpu, wall, status, t_reached, iters = _solve(md, _settings(exu, solver, rho, h, steps))
     done = status == "completed"
@@ -263,7 +268,7 @@ def run(example: str, runner: str, h: float, t_end: float, oracles=None) -> dict
            "iters_per_step": iters / steps, "solver": solver, "rho": rho}
     if status != "completed":
         return out
-    md = _build(example, runner)
+    md = _build(example, runner, N)
     ov = exu.OutputVariableType
     md.sensors = {n: [md.mbs.AddSensor(ei.SensorNode(nodeNumber=n, outputVariableType=o,
                                                      storeInternal=True, writeToFile=False))
