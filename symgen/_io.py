@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import stat
 import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_open", "atomic_write_text", "memory_budget", "MEMORY_FRACTION"]
+__all__ = ["atomic_open", "atomic_write_text", "memory_budget", "MEMORY_FRACTION", "held_signals"]
 
 #: The fraction of the physical memory one result may occupy.
 MEMORY_FRACTION = 0.5
@@ -101,3 +102,19 @@ def memory_budget() -> int:
     if total <= 0:
         total = 8 << 30
     return int(MEMORY_FRACTION * total)
+
+
+@contextlib.contextmanager
+def held_signals():
+    """Hold back SIGINT and SIGTERM (``pthread_sigmask``) over a few lines that must not be cut
+    (a bookkeeping step, a redraw); a signal that arrives meanwhile is delivered right after.
+    Without POSIX signal masks it holds nothing back."""
+    try:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    except (AttributeError, OSError, ValueError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)

@@ -14,6 +14,8 @@ import sys
 import warnings
 from pathlib import Path
 
+from ._io import held_signals
+
 __all__ = ["UsageError", "MATPLOTLIB_HINT", "parse_params", "progress_enabled"]
 
 MATPLOTLIB_HINT = "plotting needs matplotlib: pip install 'symgen[plot]'"
@@ -153,21 +155,13 @@ class _Progress:
     after: an interrupt raised inside tqdm's refresh leaves its write lock taken (tqdm releases it
     without ``finally``).  tqdm's monitor thread is off; the bar is redrawn from the step loop."""
 
-    _SIGNALS = {signal.SIGINT, signal.SIGTERM}
-
     def __init__(self, enabled: bool, desc: str):
         self.enabled, self.desc, self.bar = enabled, desc, None
         self._next = 0                      # redraw at most ~2000 times a run
 
     def _guarded(self, fn, *args):
-        try:
-            old = signal.pthread_sigmask(signal.SIG_BLOCK, self._SIGNALS)
-        except (AttributeError, OSError, ValueError):          # no POSIX signal masks here
+        with held_signals():
             return fn(*args)
-        try:
-            return fn(*args)
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
     def _update(self, step, n_steps):
         if self.bar is None:

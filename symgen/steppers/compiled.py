@@ -31,6 +31,7 @@ import time
 
 import numpy as np
 
+from .._io import held_signals
 from .base import FLOOR_TIMES_KEPT, Stepper, StepFailure
 
 __all__ = ["CompiledStepper", "unsupported", "compiled_factorization", "COMPILED_METHODS",
@@ -249,12 +250,12 @@ class CompiledStepper:
                 return
             stop, interrupt = r1, None
             if progress is not None:
-                for j in range(step0, step0 + r1 - r0):     # after every step, as the loop
-                    try:
+                j = step0 - 1
+                try:            # (the for statement too: a SIGINT can land between two calls)
+                    for j in range(step0, step0 + r1 - r0):     # after every step, as the loop
                         progress(j, n_steps)
-                    except KeyboardInterrupt as exc:
-                        stop, interrupt = r0 + (j - step0) + 1, exc
-                        break
+                except KeyboardInterrupt as exc:
+                    stop, interrupt = r0 + (j - step0) + 1, exc
             fold(r0, stop, step0)
             if interrupt is not None:
                 self.done, row = j, stop - 1
@@ -288,8 +289,9 @@ class CompiledStepper:
                 elapsed = time.perf_counter() - tic
                 k = int(last[0]) - i                         # rows 1..k written
                 if k:
-                    self.done, row = i + k, k
-                    take(1, k + 1, i + 1)
+                    with held_signals():        # the chunk's steps are kept whole or not at all
+                        take(1, k + 1, i + 1)
+                        self.done, row = i + k, k
                 if st == _SG_OK:
                     # aim at CHUNK_SECONDS per chunk (grow at most 4× at a time)
                     chunk = max(1, min(4 * chunk, int(CHUNK_SECONDS * chunk / max(elapsed, 1e-9))))
@@ -302,8 +304,9 @@ class CompiledStepper:
                                                    stop_reason)
                 if status:
                     break
-                self.done, row = self.done + 1, row + 1
-                take(row, row + 1, self.done)
+                with held_signals():
+                    take(row + 1, row + 2, self.done + 1)
+                    self.done, row = self.done + 1, row + 1
         finally:
             r = row
             for buf, v in zip(state[:4], bufs):
