@@ -178,7 +178,7 @@ def test_compiled_sparse_step_repartitions_on_a_forced_rank_drop():
 def test_auto_chooses_the_compiled_sparse_step_for_large_sparse_mechanisms():
     from symgen.steppers.compiled import SPARSE_FROM_N
 
-    big, small = _kernels("n_four_bar", 10), _kernels("double_four_bar")
+    big, small = _kernels("n_four_bar", 10), _kernels("slider_crank")
     assert small.n < SPARSE_FROM_N <= big.n
     r = symgen.simulate(big, dt=1e-3, t_end=0.01)
     assert r.meta["stepper"] == "compiled" and r.meta["factorization"] == "sparse"

@@ -52,12 +52,13 @@ _STEP_KINDS = (1, 2, 3, 4, 5, 6, 9, 10, 11)
 CHUNK_SECONDS = 0.05
 CHUNK_MAX = 2048
 #: ``factorization="auto"`` takes the sparse step in C from this many coordinates on (a null-space
-#: run with constraints and H at most :data:`SPARSE_MAX_DENSITY` full).  Measured
-#: (examples/benchmarks/bench_sparse_step.py, docs/sparse-step.md): the C sparse step is already
-#: ~2x faster from n ≈ 15 (double four-bar, Andrews, Bricard) and ~18x at n = 63; the threshold sits
-#: above the shipped small examples so that their default runs keep the dense QR trajectories that
-#: their references and `symgen reproduce` were checked with (sparse and dense agree to ~1e-8 there).
-SPARSE_FROM_N = 40
+#: run with constraints, the end chart and H at most :data:`SPARSE_MAX_DENSITY` full).  Measured
+#: (compiled, 10 s, CPU µs/step, one BLAS thread): double four-bar 24.1 → 12.9 (h = 1e-3), 30.4 →
+#: 18.6 (1e-2); Andrews 43.0 → 16.1; Bricard 85.5 → 29.0 (1e-3); ~18x at n = 63 (docs/
+#: sparse-step.md).  The trajectory is the dense step's to round-off amplified at the singular
+#: passages (double four-bar over 10 s at h = 1e-3: 4e-7; Andrews 2e-11, Bricard 8e-13).
+#: Below ~10 coordinates the two cost the same.
+SPARSE_FROM_N = 10
 #: … and H holds at most this share of non-zeros (a dense H fills the sparse LU)
 SPARSE_MAX_DENSITY = 0.25
 #: sg_options.factorization codes
