@@ -602,6 +602,7 @@ struct sg_splin {
     int *sel;                  /* [m] */
     double *A;                 /* m x n: H dense, rows orthogonalized in place (partition) */
     double *Q;                 /* m x n: orthonormal rows of H_R in the order chosen */
+    int *qs, *qn;              /* m x n, m: the non-zeros of each row of Q (ascending) */
     double *Lc;                /* n x n: pivoted Cholesky columns (choice of I) */
     double *dg, *nrm;          /* n, m */
     double *v, *w, *z;         /* inverse iteration: m, n, m */
@@ -616,7 +617,7 @@ void sg_splin_free(sg_splin *L)
     if (!L) return;
     sg_spnull_free(L->sn);
     free(L->R); free(L->I); free(L->rows); free(L->sel);
-    free(L->A); free(L->Q); free(L->Lc); free(L->dg); free(L->nrm);
+    free(L->A); free(L->Q); free(L->qs); free(L->qn); free(L->Lc); free(L->dg); free(L->nrm);
     free(L->v); free(L->w); free(L->z); free(L->G); free(L->Gw);
     free(L);
 }
@@ -637,6 +638,8 @@ sg_splin *sg_splin_new(int n, int m, const int *H_indptr, const int *H_indices,
     L->sel = (int *)alloc0(mm, sizeof(int));
     L->A = (double *)alloc0(mm * nn, sizeof(double));
     L->Q = (double *)alloc0(mm * nn, sizeof(double));
+    L->qs = (int *)alloc0(mm * nn, sizeof(int));
+    L->qn = (int *)alloc0(mm, sizeof(int));
     L->Lc = (double *)alloc0(nn * nn, sizeof(double));
     L->dg = (double *)alloc0(nn, sizeof(double));
     L->nrm = (double *)alloc0(mm, sizeof(double));
@@ -645,7 +648,7 @@ sg_splin *sg_splin_new(int n, int m, const int *H_indptr, const int *H_indices,
     L->z = (double *)alloc0(mm, sizeof(double));
     L->G = (double *)alloc0((mm > nn ? mm : nn) * nn, sizeof(double));   /* H_Z N; a copy of N */
     L->Gw = (double *)alloc0(nn * nn, sizeof(double));
-    if (!L->R || !L->I || !L->rows || !L->sel || !L->A || !L->Q || !L->Lc || !L->dg || !L->nrm
+    if (!L->R || !L->I || !L->rows || !L->sel || !L->A || !L->Q || !L->qs || !L->qn || !L->Lc || !L->dg || !L->nrm
         || !L->v || !L->w || !L->z || !L->G || !L->Gw) {
         sg_splin_free(L);
         return NULL;
@@ -664,19 +667,22 @@ static int sp_cmp_int(const void *a, const void *b)
 /* The independent rows by the dense path's rule (sparse.py _qr_rows): the pivots of a pivoted
  * QR of H^T (here Gram-Schmidt on the rows of H, largest remaining norm first, each pivot row
  * orthogonalized twice), |R_jj| > rank_tol |R_00|.  Rows into L->rows (sorted), the orthonormal
- * rows into L->Q (in the order chosen); returns r. */
+ * rows into L->Q (in the order chosen); returns r.  Every product runs over the non-zeros of one
+ * factor only (the support lists L->qs of the rows of Q, the support of the pivot row), in
+ * ascending index order: the sums are those of the dense loops term for term (the skipped terms
+ * are exact zeros), so the result is the dense Gram-Schmidt's, at a cost that follows the fill
+ * instead of m^2 n. */
 static int sp_qr_rows(sg_splin *L, const double *Hv)
 {
     const int n = L->n, m = L->m;
     double *A = L->A, d0 = 0.0;
-    int i, j, p, t, r = 0;
+    int i, j, p, t, u, r = 0, nq;
+    int *qs;
     for (i = 0; i < m * n; ++i) A[i] = 0.0;
     for (i = 0; i < m; ++i) {
         double s = 0.0;
-        for (p = L->Hp[i]; p < L->Hp[i + 1]; ++p) {
-            A[(size_t)i * n + L->Hi[p]] = Hv[p];
-            s += Hv[p] * Hv[p];
-        }
+        for (p = L->Hp[i]; p < L->Hp[i + 1]; ++p) A[(size_t)i * n + L->Hi[p]] = Hv[p];
+        for (t = 0; t < n; ++t) s += A[(size_t)i * n + t] * A[(size_t)i * n + t];
         L->nrm[i] = s;
         L->sel[i] = 0;
     }
@@ -690,23 +696,33 @@ static int sp_qr_rows(sg_splin *L, const double *Hv)
         memcpy(q, A + (size_t)piv * n, (size_t)n * sizeof(double));
         for (t = 0; t < j; ++t) {                  /* second pass against the chosen rows */
             const double *qt = L->Q + (size_t)t * n;
+            const int *st = L->qs + (size_t)t * n;
             double c = 0.0;
-            for (i = 0; i < n; ++i) c += qt[i] * q[i];
-            for (i = 0; i < n; ++i) q[i] -= c * qt[i];
+            for (u = 0; u < L->qn[t]; ++u) c += qt[st[u]] * q[st[u]];
+            if (c != 0.0)
+                for (u = 0; u < L->qn[t]; ++u) q[st[u]] -= c * qt[st[u]];
         }
         dj = 0.0;
         for (i = 0; i < n; ++i) dj += q[i] * q[i];
         dj = sqrt(dj);
         if (j == 0) d0 = dj;
         if (!(d0 > 0.0) || !(dj > L->rank_tol * d0)) break;
-        for (i = 0; i < n; ++i) q[i] /= dj;
+        qs = L->qs + (size_t)j * n;
+        nq = 0;
+        for (i = 0; i < n; ++i) {
+            q[i] /= dj;
+            if (q[i] != 0.0) qs[nq++] = i;
+        }
+        L->qn[j] = nq;
         L->sel[piv] = 1;
         L->rows[r++] = piv;
         for (i = 0; i < m; ++i) {                  /* orthogonalize the other rows */
             double *a = A + (size_t)i * n, c = 0.0, s = 0.0;
             if (L->sel[i]) continue;
-            for (t = 0; t < n; ++t) c += q[t] * a[t];
-            for (t = 0; t < n; ++t) { a[t] -= c * q[t]; s += a[t] * a[t]; }
+            for (u = 0; u < nq; ++u) c += q[qs[u]] * a[qs[u]];
+            if (c == 0.0) continue;                /* a and its norm stay as they are */
+            for (u = 0; u < nq; ++u) a[qs[u]] -= c * q[qs[u]];
+            for (t = 0; t < n; ++t) s += a[t] * a[t];
             L->nrm[i] = s;
         }
     }
@@ -933,6 +949,17 @@ int sg_splin_factor(sg_splin *L, const double *Hv)
     }
     L->new_I = L->k ? sp_volume(L) < SG_SP_VOLUME_DROP * L->vol : 0;
     return L->k;
+}
+
+void sg_splin_restart(sg_splin *L)
+{
+    if (!L->sn) return;
+    L->sn->have_lu = 0;
+    L->have_v = 0;
+    L->new_I = 0;
+    L->partitions = 1;
+    L->column_changes = 0;
+    L->rank_confirmations = 0;
 }
 
 const double *sg_splin_basis(const sg_splin *L) { return L->sn->N; }
