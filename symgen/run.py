@@ -279,7 +279,7 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
     w = hm = math.nan
     if estimate:
         try:
-            w = (stepper.omega_at(t0, x, xd, xdd, lam) if _sparse_compiled(stepper) else
+            w = (stepper.omega_at(t0, x, xd, xdd, lam) if getattr(stepper, "compiled", False) else
                  Linearization(n, m, cfg.rank_tol).omega_at(kernels, t0, x, xd, xdd, lam))
         except (np.linalg.LinAlgError, ValueError):
             w = math.nan
