@@ -1,4 +1,6 @@
-"""The generated C builds warning-free as strict C99 with a plain C main and agrees with Python."""
+"""The generated C builds warning-free as strict C99 with a plain C main and agrees with Python; the
+generated simulation program (main.c) steps as symgen.simulate with each FACTORIZATION and by
+default takes simulate's "auto" step."""
 import re
 import shutil
 import subprocess
