@@ -151,8 +151,10 @@ def _main_settings(model: Model, nnz_H: int) -> dict:
         return repr(float(v))
 
     shape = SimpleNamespace(n=model.n, m=model.m, nnz_H=nnz_H)
-    auto = {c: compiled_factorization(shape, method, st.factorization, c) for c in ("end", "symmetric")}
-    auto = {c: f if f == "sparse" else "qr" for c, f in auto.items()}
+    auto = {}
+    for c in ("end", "symmetric"):
+        fac = compiled_factorization(shape, method, st.factorization, c)
+        auto[c] = fac if fac == "sparse" else "qr"
     return {
         "method": method, "method_code": "SG_NULLSPACE" if method == "nullspace" else "SG_INDEX3",
         "gamma": lit(sch.gamma), "beta": lit(sch.beta), "hht_alpha": lit(sch.alpha),
