@@ -1,4 +1,7 @@
-"""The generated C builds warning-free as strict C99 with a plain C main and agrees with Python."""
+"""The generated C builds warning-free as strict C99 with a plain C main and agrees with Python; the
+generated simulation program (main.c) steps as symgen.simulate with each FACTORIZATION and by
+default takes simulate's "auto" step."""
+import re
 import shutil
 import subprocess
 
@@ -128,3 +131,135 @@ def test_integer_constants_beyond_32_bits_compile_strictly(tmp_path):
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     k = symgen.build(model)
     assert k.dynamics(0.0, [2.0], [0.0], [0.0], [])[1][0] == pytest.approx(-2e20 - 6.0, rel=1e-15)
+
+
+# -- main.c: the standalone simulation program and its FACTORIZATION argument (issue 14) ----------
+STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
+#: the double four-bar (n = 15 >= SPARSE_FROM_N: simulate's "auto" takes the sparse step there)
+#: up to its first singular passage (t = 0.69 s), which amplifies the round-off of main.c's and
+#: simulate's consistent starts (6e-32 apart) to ~1e-10
+H_STEP, T_END = 1e-3, 0.5
+
+
+def _rel(a, b) -> float:
+    """max |a − b| over max |b|."""
+    return float(np.max(np.abs(a - b))) / float(np.max(np.abs(b)))
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory):
+    """(model, compiled kernels, run) for the double four-bar's generated main.c built strictly;
+    run(*args) returns (exit status, CSV as an array or None, stderr)."""
+    model = symgen.load_model("double_four_bar")
+    folder = tmp_path_factory.mktemp("main_c")
+    symgen.generate(model, folder)
+    proc = subprocess.run([CC, *STRICT, "-O2", "-o", "sim", "main.c", f"{model.name}.c",
+                           "symgen_runtime.c", "symgen_sparse.c", "-lm"], cwd=folder,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+    def run(*args):
+        out = subprocess.run([str(folder / "sim"), *map(str, args)], capture_output=True, text=True)
+        lines = out.stdout.splitlines()
+        if out.returncode != 0 or not lines:
+            return out.returncode, None, out.stderr
+        assert lines[0].split(",")[1:] == (list(model.coord_names)
+                                           + [f"{c}_dot" for c in model.coord_names])
+        return out.returncode, np.array([[float(v) for v in ln.split(",")] for ln in lines[1:]]), \
+            out.stderr
+    return model, symgen.build(model), run
+
+
+def _agrees(data, res, n):
+    assert data.shape == (len(res.t), 1 + 2 * n)
+    np.testing.assert_allclose(data[:, 0], res.t, rtol=0, atol=1e-12)
+    assert _rel(data[:, 1:1 + n], res.x) < 1e-10 and _rel(data[:, 1 + n:], res.xd) < 1e-10
+
+
+@pytest.mark.parametrize("factorization", ["sparse", "qr"])
+def test_main_c_takes_the_factorization_it_is_given(sim, factorization):
+    # ./sim DT T_END end FACTORIZATION steps as simulate(factorization=..., stepper="compiled")
+    model, kernels, run = sim
+    status, data, err = run(H_STEP, T_END, "end", factorization)
+    assert status == 0, err
+    res = symgen.simulate(kernels, dt=H_STEP, t_end=T_END, factorization=factorization,
+                          stepper="compiled")
+    assert res.status == "completed" and res.meta["factorization"] == factorization
+    _agrees(data, res, model.n)
+    # the two factorizations agree to round-off here: the runtime's summary says which one ran
+    summary = err.splitlines()[-1]
+    assert f"500 of 500 steps of h = 0.001, CHART end, FACTORIZATION {factorization}" in summary
+    # (rank 14 = m and k = n - 14 = 1 before the singular passage)
+    sparse = re.search(r"the sparse step: partitions [1-9]\d*, rows 14, independent coordinates 1\)$",
+                       summary)
+    assert bool(sparse) == (factorization == "sparse"), summary
+
+
+def test_main_c_default_factorization_is_simulates_auto(sim):
+    # without FACTORIZATION (and with "auto") main.c takes, for each chart, the step simulate's
+    # default takes: bit for bit the run with that factorization named, and simulate's trajectory
+    model, kernels, run = sim
+    taken = {}
+    for chart in ("end", "symmetric"):
+        res = symgen.simulate(kernels, dt=H_STEP, t_end=T_END / 4, chart=chart)
+        taken[chart] = res.meta["factorization"]
+        status, named, named_err = run(H_STEP, T_END / 4, chart, taken[chart])
+        assert status == 0, named_err
+        chart_args = [] if chart == "end" else [chart]          # "end" is the model's default chart
+        for args in ([H_STEP, T_END / 4, *chart_args], [H_STEP, T_END / 4, chart, "auto"]):
+            status, data, err = run(*args)
+            assert status == 0, err
+            np.testing.assert_array_equal(data, named)
+            assert err == named_err                     # the same summary: the same step
+        _agrees(named, res, model.n)
+    assert taken["end"] == "sparse"                 # n = 15: auto is the sparse step here
+
+
+def test_main_c_auto_follows_the_rule_at_generation(monkeypatch):
+    # the default is compiled_factorization's answer when main.c is generated, not a fixed one
+    from symgen import settings
+    from symgen.settings import compiled_factorization
+
+    d = symgen.derive(symgen.load_model("double_four_bar"))
+    k = symgen.build(d.model)
+    code = {"qr": "SG_DENSE_QR", "sparse": "SG_SPARSE"}
+
+    def table():
+        text = symgen.generate(d).files["main.c"]
+        return (f"[SG_CHART_END] = {code[compiled_factorization(k, 'nullspace', 'auto', 'end')]}"
+                f", [SG_CHART_SYMMETRIC] = "
+                f"{code[compiled_factorization(k, 'nullspace', 'auto', 'symmetric')]}") in text
+    assert compiled_factorization(k, "nullspace", "auto", "end") == "sparse" and table()
+    monkeypatch.setattr(settings, "SPARSE_FROM_N", k.n + 1)
+    assert compiled_factorization(k, "nullspace", "auto", "end") == "qr" and table()
+
+
+@pytest.mark.parametrize("args,problem", [
+    (["1e-3", "1", "end", "lu"], 'bad FACTORIZATION "lu"'),
+    (["1e-3", "1", "middle"], 'bad CHART "middle"'),
+    (["0"], 'bad DT "0"'),
+    (["1e-3", "1s"], 'bad T_END "1s"'),
+    (["1e-3", "1", "end", "qr", "x"], 'unexpected argument "x"'),
+])
+def test_main_c_usage_errors_name_the_argument(sim, args, problem):
+    _, _, run = sim
+    status, data, err = run(*args)
+    assert status == 2 and data is None
+    assert problem in err and "[DT [T_END [CHART [FACTORIZATION]]]]" in err, err
+    assert "FACTORIZATION auto, qr or sparse" in err
+
+
+def test_main_c_sparse_symmetric_as_simulate(sim):
+    # the sparse step with the symmetric chart: where simulate refuses it, main.c exits 2 naming
+    # both options; where the runtime has it, main.c's run is simulate's
+    model, kernels, run = sim
+    status, data, err = run(H_STEP, 0.05, "symmetric", "sparse")
+    try:
+        res = symgen.simulate(kernels, dt=H_STEP, t_end=0.05, chart="symmetric",
+                              factorization="sparse", stepper="compiled")
+    except ValueError:
+        assert status == 2 and data is None
+        assert "FACTORIZATION sparse with CHART symmetric" in err, err
+    else:
+        assert status == 0, err
+        _agrees(data, res, model.n)

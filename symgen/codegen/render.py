@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Mapping
 
 import jinja2
@@ -21,6 +22,7 @@ import sympy as sp
 from .._io import atomic_write_text
 from ..version import __version__
 from .. import derived as _derived_module
+from .. import settings as _settings_module
 from ..derived import Derived, derive, sparsity
 from ..model import Model, c_name
 from .printer import Printer, print_kernel, slot_map
@@ -32,6 +34,8 @@ __all__ = ["generate", "GeneratedSource", "template_dir", "generator_fingerprint
 #: The model-independent C runtime of the steppers (templates/runtime/), copied verbatim next to
 #: every model's generated C.
 RUNTIME_FILES = ("symgen_runtime.h", "symgen_runtime.c", "symgen_sparse.h", "symgen_sparse.c")
+#: main.c's FACTORIZATION → the runtime's sg_options.factorization constant
+_FACTORIZATION_C = {"qr": "SG_DENSE_QR", "sparse": "SG_SPARSE"}
 
 
 def template_dir() -> Path:
@@ -79,6 +83,7 @@ def generator_fingerprint() -> str:
         h.update(path.name.encode())
         h.update(path.read_bytes())
     h.update(Path(_derived_module.__file__).read_bytes())      # derive shapes every expression
+    h.update(Path(_settings_module.__file__).read_bytes())     # main.c's defaults (factorization)
     for path in sorted(template_dir().glob("*.j2")) + runtime_files():
         h.update(path.name.encode())
         h.update(path.read_bytes())
@@ -124,10 +129,12 @@ class GeneratedSource:
                    cdef=data["cdef"])
 
 
-def _main_settings(model: Model) -> dict:
+def _main_settings(model: Model, nnz_H: int) -> dict:
     """The recommended settings of ``model`` as C literals for main.c (simulate's defaults; the
-    compiled stepper's methods only, nullspace with its default scheme otherwise)."""
-    from ..settings import SimulationSettings
+    compiled stepper's methods only, nullspace with its default scheme otherwise).  FACTORIZATION
+    "auto" is, per chart, what simulate's is for this model (``compiled_factorization``; "svd",
+    which the C runtime does not have, becomes QR); H has ``nnz_H`` symbolic non-zeros."""
+    from ..settings import SimulationSettings, compiled_factorization
 
     default = SimulationSettings()
     try:
@@ -142,6 +149,12 @@ def _main_settings(model: Model) -> dict:
 
     def lit(v) -> str:
         return repr(float(v))
+
+    shape = SimpleNamespace(n=model.n, m=model.m, nnz_H=nnz_H)
+    auto = {}
+    for c in ("end", "symmetric"):
+        fac = compiled_factorization(shape, method, st.factorization, c)
+        auto[c] = fac if fac == "sparse" else "qr"
     return {
         "method": method, "method_code": "SG_NULLSPACE" if method == "nullspace" else "SG_INDEX3",
         "gamma": lit(sch.gamma), "beta": lit(sch.beta), "hht_alpha": lit(sch.alpha),
@@ -152,6 +165,9 @@ def _main_settings(model: Model) -> dict:
         "x0": ", ".join(lit(v) for v in model.x0), "xd0": ", ".join(lit(v) for v in model.xd0),
         "convergence": 1,
         "chart": chart, "chart_code": "SG_CHART_SYMMETRIC" if chart == "symmetric" else "SG_CHART_END",
+        "auto_end": auto["end"], "auto_symmetric": auto["symmetric"],
+        "auto_end_code": _FACTORIZATION_C[auto["end"]],
+        "auto_symmetric_code": _FACTORIZATION_C[auto["symmetric"]],
     }
 
 
@@ -209,7 +225,7 @@ def generate(model_or_derived: Model | Derived, outdir=None) -> GeneratedSource:
     env = _environment()
     declarations = env.get_template("declarations.h.j2").render(ctx).strip() + "\n"
     ctx["declarations"] = declarations
-    main = {**ctx, **_main_settings(model)}
+    main = {**ctx, **_main_settings(model, sparse.nnz_H)}
     files = {
         f"{prefix}.h": env.get_template("header.h.j2").render(ctx),
         f"{prefix}.c": env.get_template("source.c.j2").render(ctx),

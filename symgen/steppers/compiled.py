@@ -32,6 +32,8 @@ import time
 import numpy as np
 
 from .._io import held_signals
+# "auto"'s rule is the settings' (the generated main.c reads it too); re-exported here
+from ..settings import SPARSE_FROM_N, SPARSE_MAX_DENSITY, compiled_factorization
 from .base import FLOOR_TIMES_KEPT, Stepper, StepFailure
 
 __all__ = ["CompiledStepper", "unsupported", "compiled_factorization", "COMPILED_METHODS",
@@ -55,31 +57,8 @@ CHUNK_MAX = 2048
 #: run of a small model in one call (each chunk costs ~40 µs of Python around it, ~10 % of a
 #: 1000-step run of the stiff pendulum in 8, 32, 128, … step chunks), a few steps of a large one
 FIRST_CHUNK_WORK = 2048
-#: ``factorization="auto"`` takes the sparse step in C from this many coordinates on (a null-space
-#: run with constraints, the end chart and H at most :data:`SPARSE_MAX_DENSITY` full).  Measured
-#: (compiled, 10 s, CPU µs/step, one BLAS thread): double four-bar 24.1 → 12.9 (h = 1e-3), 30.4 →
-#: 18.6 (1e-2); Andrews 43.0 → 16.1; Bricard 85.5 → 29.0 (1e-3); ~18x at n = 63 (docs/
-#: sparse-step.md).  The trajectory is the dense step's to round-off amplified at the singular
-#: passages (double four-bar over 10 s at h = 1e-3: 4e-7; Andrews 2e-11, Bricard 8e-13).
-#: Below ~10 coordinates the two cost the same.
-SPARSE_FROM_N = 10
-#: … and H holds at most this share of non-zeros (a dense H fills the sparse LU)
-SPARSE_MAX_DENSITY = 0.25
 #: sg_options.factorization codes
 _FACTORIZATION_CODES = {"qr": 0, "sparse": 1}
-
-
-def compiled_factorization(kernels, method: str, factorization: str, chart: str = "end") -> str:
-    """The factorization the compiled stepper uses for ``factorization`` ("auto": the sparse step
-    for a null-space run with the end chart and constraints from :data:`SPARSE_FROM_N`
-    coordinates on, else QR)."""
-    if factorization != "auto":
-        return factorization
-    n, m = kernels.n, kernels.m
-    if (method == "nullspace" and chart == "end" and m > 0 and n >= SPARSE_FROM_N
-            and getattr(kernels, "nnz_H", m * n) <= SPARSE_MAX_DENSITY * m * n):
-        return "sparse"
-    return "qr"
 
 
 def unsupported(kernels, method: str, scheme, factorization: str) -> str | None:
