@@ -14,6 +14,7 @@ struct sg_splu {
     double *Lx;
     int *Up, *Ui;          /* U by columns, rows as pivot numbers, diagonal last */
     double *Ux;
+    double *Udi;           /* 1 / the diagonal of U (the solves multiply) */
     int *pinv;             /* row of A -> its pivot number (-1: not yet a pivot row) */
     int *prow;             /* pivot number -> row of A */
     int *xi;               /* 2n: depth-first stack, then the reach in topological order */
@@ -30,7 +31,7 @@ void sg_splu_free(sg_splu *f)
     if (!f) return;
     free(f->Ap); free(f->Ai);
     free(f->Lp); free(f->Li); free(f->Lx);
-    free(f->Up); free(f->Ui); free(f->Ux);
+    free(f->Up); free(f->Ui); free(f->Ux); free(f->Udi);
     free(f->pinv); free(f->prow); free(f->xi); free(f->pstack); free(f->mark);
     free(f->x); free(f->w);
     free(f);
@@ -55,6 +56,7 @@ sg_splu *sg_splu_new(int n, const int *colptr, const int *rowind)
     f->Lx = (double *)malloc((size_t)f->capL * sizeof(double));
     f->Ui = (int *)malloc((size_t)f->capU * sizeof(int));
     f->Ux = (double *)malloc((size_t)f->capU * sizeof(double));
+    f->Udi = (double *)malloc(N * sizeof(double));
     f->pinv = (int *)malloc(N * sizeof(int));
     f->prow = (int *)malloc(N * sizeof(int));
     f->xi = (int *)malloc(2 * N * sizeof(int));
@@ -62,7 +64,8 @@ sg_splu *sg_splu_new(int n, const int *colptr, const int *rowind)
     f->mark = (int *)calloc(N, sizeof(int));
     f->x = (double *)calloc(N, sizeof(double));
     f->w = (double *)calloc(N, sizeof(double));
-    if (!f->Ap || !f->Ai || !f->Lp || !f->Up || !f->Li || !f->Lx || !f->Ui || !f->Ux || !f->pinv
+    if (!f->Ap || !f->Ai || !f->Lp || !f->Up || !f->Li || !f->Lx || !f->Ui || !f->Ux || !f->Udi
+        || !f->pinv
         || !f->prow || !f->xi || !f->pstack || !f->mark || !f->x || !f->w) {
         sg_splu_free(f);
         return NULL;
@@ -174,6 +177,7 @@ int sg_splu_factor(sg_splu *f, const double *values)
         piv = f->x[ipiv];
         f->Ui[unz] = k;
         f->Ux[unz++] = piv;
+        f->Udi[k] = 1.0 / piv;
         f->Up[k + 1] = (int)unz;
         f->Li[lnz] = ipiv;
         f->Lx[lnz++] = 1.0;
@@ -218,6 +222,7 @@ int sg_splu_refactor(sg_splu *f, const double *values, double pivot_tol)
             return SG_LU_REPIVOT;
         }
         f->Ux[f->Up[k + 1] - 1] = piv;
+        f->Udi[k] = 1.0 / piv;
         for (q = f->Lp[k] + 1; q < f->Lp[k + 1]; ++q) f->Lx[q] = f->x[f->Li[q]] / piv;
     }
     return SG_LU_OK;
@@ -231,12 +236,14 @@ void sg_splu_solve(sg_splu *f, double *b)
     for (j = 0; j < n; ++j) {                    /* L' z = P b (L' = L with rows in pivot order) */
         double z = b[f->prow[j]];
         w[j] = z;
-        for (q = f->Lp[j] + 1; q < f->Lp[j + 1]; ++q) b[f->Li[q]] -= f->Lx[q] * z;
+        if (z != 0.0)                            /* (right-hand sides are often sparse) */
+            for (q = f->Lp[j] + 1; q < f->Lp[j + 1]; ++q) b[f->Li[q]] -= f->Lx[q] * z;
     }
     for (k = n - 1; k >= 0; --k) {               /* U x = z, by columns */
-        double xk = w[k] / f->Ux[f->Up[k + 1] - 1];
+        double xk = w[k] * f->Udi[k];
         w[k] = xk;
-        for (p = f->Up[k]; p < f->Up[k + 1] - 1; ++p) w[f->Ui[p]] -= f->Ux[p] * xk;
+        if (xk != 0.0)
+            for (p = f->Up[k]; p < f->Up[k + 1] - 1; ++p) w[f->Ui[p]] -= f->Ux[p] * xk;
     }
     if (n) memcpy(b, w, (size_t)n * sizeof(double));
 }
@@ -249,7 +256,7 @@ void sg_splu_solve_t(sg_splu *f, double *b)
     for (k = 0; k < n; ++k) {                    /* U^T w = b */
         double s = b[k];
         for (p = f->Up[k]; p < f->Up[k + 1] - 1; ++p) s -= f->Ux[p] * w[f->Ui[p]];
-        w[k] = s / f->Ux[f->Up[k + 1] - 1];
+        w[k] = s * f->Udi[k];
     }
     for (j = n - 1; j >= 0; --j) {               /* L'^T v = w (in place) */
         double s = w[j];
@@ -576,6 +583,10 @@ void sg_csr_mv(const sg_csr *A, const double *a, const double *x, double *y)
 void sg_csr_mm(const sg_csr *A, const double *a, const double *B, double *Out, int k)
 {
     int i, p, c;
+    if (k == 1) {                                  /* one column (one degree of freedom) */
+        sg_csr_mv(A, a, B, Out);
+        return;
+    }
     for (i = 0; i < A->rows; ++i) {
         double *o = Out + (size_t)i * k;
         for (c = 0; c < k; ++c) o[c] = 0.0;
