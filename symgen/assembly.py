@@ -112,14 +112,23 @@ def consistent_state(kernels, t: float, x0, xd0, *, tol: float = 1e-13, max_iter
     xdd = xdd_p + N @ z
     if m:
         lam = lin.Hpinv.T @ (M @ xdd - f)                       # Gᵀλ = M ẍ − f (least squares)
-        q, H, q_dot, H_dot, q_ddot, H_ddot = kernels.constraints(t, x, xd, xdd)
+    return finished_state(kernels, t, x_start, xd_start, x, xd, xdd, lam, it, lin.rank)
+
+
+def finished_state(kernels, t: float, x0, xd0, x, xd, xdd, lam, iterations: int,
+                   rank: int) -> ConsistentState:
+    """The :class:`ConsistentState` of a state (x, ẋ, ẍ, λ) projected from (x0, ẋ0): how far it
+    moved, and its constraint residuals (also for the compiled stepper's
+    ``consistent_state``, computed in C)."""
+    kernels = as_kernels(kernels)
+    if kernels.m:
+        q, _, q_dot, _, q_ddot, _ = kernels.constraints(t, x, xd, xdd)
         resid = (float(np.linalg.norm(q)), float(np.linalg.norm(q_dot)), float(np.linalg.norm(q_ddot)))
     else:
         resid = (0.0, 0.0, 0.0)
     return ConsistentState(t=float(t), x=x, xd=xd, xdd=xdd, lam=lam,
-                           dx=float(np.linalg.norm(x - x_start)),
-                           dxd=float(np.linalg.norm(xd - xd_start)),
-                           iterations=it, rank=lin.rank, residuals=resid)
+                           dx=float(np.linalg.norm(x - x0)), dxd=float(np.linalg.norm(xd - xd0)),
+                           iterations=int(iterations), rank=int(rank), residuals=resid)
 
 
 class AssemblyError(ModelError):

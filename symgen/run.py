@@ -23,7 +23,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from ._record import Recorder, check_memory
-from .assembly import consistent_state
+from .assembly import consistent_state, finished_state
 from .jit import as_kernels
 from .result import Result
 from .settings import SimulationSettings
@@ -218,16 +218,30 @@ def _blas_limit(threads: int | None):
     return _BLAS["controller"].limit(limits=int(threads), user_api="blas")
 
 
-def _start(kernels, cfg: SimulationSettings, t0, x0, xd0, consistent: bool):
-    """The consistent initial state (a warning when the projection moved it visibly)."""
+def _sparse_compiled(stepper) -> bool:
+    return getattr(stepper, "compiled", False) and stepper.factorization == "sparse"
+
+
+def _start(kernels, stepper, cfg: SimulationSettings, t0, x0, xd0, consistent: bool):
+    """The consistent initial state (a warning when the projection moved it visibly):
+    assembly.consistent_state's, or for the compiled sparse step the C runtime's with the run's
+    sparse factorization (the dense one is O(n³) on the large models that take the sparse step;
+    its partition then serves the run).  The dense compiled step starts from
+    assembly.consistent_state, as the Python stepper does: the two then give the same run to
+    round-off even where it is sensitive (a step onto a singular point)."""
+    cs = None
+    if _sparse_compiled(stepper):
+        done = stepper.consistent_state(t0, x0, xd0, project=consistent)
+        if done is not None:
+            cs = finished_state(kernels, t0, x0, xd0, *done)
+    if cs is None:
+        cs = consistent_state(kernels, t0, x0, xd0, rank_tol=cfg.rank_tol, project=consistent)
     if consistent:
-        cs = consistent_state(kernels, t0, x0, xd0, rank_tol=cfg.rank_tol)
         scale = max(1.0, float(np.max(np.abs(x0))))
         if cs.dx > 1e-8 * scale or cs.dxd > 1e-8 * max(1.0, float(np.max(np.abs(xd0)))):
             warnings.warn(f"initial state projected onto the constraints: moved |dx| = {cs.dx:.3e}, "
                           f"|dxd| = {cs.dxd:.3e}", RuntimeWarning, stacklevel=4)
-        return cs
-    return consistent_state(kernels, t0, x0, xd0, rank_tol=cfg.rank_tol, project=False)
+    return cs
 
 
 def _stop_reason(stepper, step: int, t1: float, dt: float, bound: float, iters: int) -> str:
@@ -259,13 +273,14 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
     # every recorded row, allocated once (every K-th step and the last); the state being
     # advanced lives in its own buffers so that unrecorded steps cost no row
     rec = Recorder(n, m, n_out, n_steps, every, dt, energy=has_energy, outputs=has_outputs)
-    cs = _start(kernels, cfg, t0, x0, xd0, consistent)
+    cs = _start(kernels, stepper, cfg, t0, x0, xd0, consistent)
     x, xd, xdd, lam = cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()
     res = np.array(cs.residuals, dtype=float)
     w = hm = math.nan
     if estimate:
         try:
-            w = Linearization(n, m, cfg.rank_tol).omega_at(kernels, t0, x, xd, xdd, lam)
+            w = (stepper.omega_at(t0, x, xd, xdd, lam) if getattr(stepper, "compiled", False) else
+                 Linearization(n, m, cfg.rank_tol).omega_at(kernels, t0, x, xd, xdd, lam))
         except (np.linalg.LinAlgError, ValueError):
             w = math.nan
         hm = sch.h_max(w)

@@ -168,11 +168,16 @@ def test_compiled_sparse_step_repartitions_on_a_forced_rank_drop():
                         **RANK_DROP)
     assert c.status == py.status == "completed"
     assert c.meta["rank_H"] == py.meta["rank_H"] and c.meta["rank_H"][0] < c.meta["rank_H"][1]
-    for key in ("partitions", "rank_confirmations", "rows"):
-        assert c.meta["sparse_step"][key] == py.meta["sparse_step"][key], key
-    assert c.meta["sparse_step"]["partitions"] >= 2
+    cs, ps = c.meta["sparse_step"], py.meta["sparse_step"]
+    assert cs["rows"] == ps["rows"]
+    assert min(cs["partitions"], ps["partitions"]) >= 2
+    # with rank_tol = 1e-2 the σ_min estimate sits at the confirmation bound (100× the threshold)
+    # on most steps: C's LU (not SuperLU) may take one confirmation, and with it one partition,
+    # more or fewer, on a step where the two agree to round-off
+    assert abs(cs["partitions"] - ps["partitions"]) <= 1
+    assert abs(cs["rank_confirmations"] - ps["rank_confirmations"]) <= 0.01 * ps["rank_confirmations"]
     assert np.max(np.abs(c.x - py.x)) <= 1e-10
-    np.testing.assert_array_equal(c.newton_iters, py.newton_iters)
+    assert np.mean(c.newton_iters == py.newton_iters) >= 0.99          # issue 14: ≥ 99 % of steps
 
 
 def test_auto_chooses_the_compiled_sparse_step_for_large_sparse_mechanisms():

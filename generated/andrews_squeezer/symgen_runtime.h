@@ -155,6 +155,21 @@ void sg_start(sg_stepper *s, const double *p, double t, const double *x, const d
 int sg_initial_state(sg_stepper *s, const double *p, double t, double *x, double *xd,
                      double *xdd, double *lam);
 
+/* sg_initial_state with project = 0: x, xd kept as given, only xdd, lam solved for (project = 1
+ * is sg_initial_state).  The step's factorization (dense QR or the sparse step's) serves; a
+ * sparse run then starts (sg_start) from the partition made here.  sg_initial_iterations: the
+ * Gauss-Newton iterations of the last projection; sg_rank: the rank of H at the last
+ * factorization. */
+int sg_consistent_state(sg_stepper *s, const double *p, double t, double *x, double *xd,
+                        double *xdd, double *lam, int project);
+int sg_initial_iterations(const sg_stepper *s);
+int sg_rank(const sg_stepper *s);
+
+/* omega_max of the reduced system linearized at a state (as the steps record it; NaN when H
+ * cannot be factored). */
+double sg_omega_at(sg_stepper *s, const double *p, double t, const double *x, const double *xd,
+                   const double *xdd, const double *lam);
+
 /* One step from (x, xd, xdd, lam) at t; the new state is left in the stepper (sg_state).
  * Returns SG_OK, SG_FAILED or SG_DIVERGED (then *fail says why), and the Newton iterations in
  * *iterations. */

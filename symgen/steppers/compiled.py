@@ -10,8 +10,8 @@ row, the maxima over all steps), so progress, Ctrl-C between chunks (status ``in
 failure as data work as in the Python loop, with the same statuses and reasons.
 
 A null-space step whose Newton iteration fails in C is handed, from the same state, to the
-Python :class:`~symgen.steppers.nullspace.NullspaceStepper` (same kernels, QR), which applies its
-retries (K_L's λ term at λ(t), then two half steps; ``meta['retried_*']``/``['halved_*']``) or
+Python :class:`~symgen.steppers.nullspace.NullspaceStepper` (same kernels, QR; started at the
+first such step, most runs never need it), which applies its retries (K_L's λ term at λ(t), then two half steps; ``meta['retried_*']``/``['halved_*']``) or
 raises the same :class:`~symgen.steppers.StepFailure`; C resumes from the accepted state.
 
 ``factorization="sparse"`` (issue 14) runs the sparse null-space step of
@@ -53,6 +53,10 @@ _STEP_KINDS = (1, 2, 3, 4, 5, 6, 9, 10, 11)
 #: the most steps a chunk takes (the rows of the scratch buffer)
 CHUNK_SECONDS = 0.05
 CHUNK_MAX = 2048
+#: the first chunk takes this many coordinate-steps (n × steps, at least 8 steps): a whole short
+#: run of a small model in one call (each chunk costs ~40 µs of Python around it, ~10 % of a
+#: 1000-step run of the stiff pendulum in 8, 32, 128, … step chunks), a few steps of a large one
+FIRST_CHUNK_WORK = 2048
 #: sg_options.factorization codes
 _FACTORIZATION_CODES = {"qr": 0, "sparse": 1}
 
@@ -133,10 +137,29 @@ class CompiledStepper:
             return self.ffi.new(ctype.replace("[]", "[1]"))
         return self.ffi.from_buffer(ctype, a, require_writable=True)
 
+    def consistent_state(self, t, x0, xd0, project: bool = True):
+        """assembly.consistent_state's (x, ẋ, ẍ, λ, iterations, rank), computed in C with this
+        run's factorization (a sparse run then starts from the partition made here), or None
+        when C cannot project the state (the Python function then says why)."""
+        x, xd = (np.array(v, dtype=float).reshape(self.n) for v in (x0, xd0))
+        xdd, lam = np.zeros(self.n), np.zeros(self.m)
+        st = self.lib.sg_consistent_state(self._s, self._ptr(self.kernels.p), float(t),
+                                          *map(self._ptr, (x, xd, xdd, lam)), int(bool(project)))
+        if st != 0:
+            return None
+        return (x, xd, xdd, lam, int(self.lib.sg_initial_iterations(self._s)),
+                int(self.lib.sg_rank(self._s)))
+
+    def omega_at(self, t, x, xd, xdd, lam) -> float:
+        """ω_max of the reduced system linearized at a state (linalg.py omega_at), in C."""
+        return float(self.lib.sg_omega_at(self._s, self._ptr(self.kernels.p), float(t),
+                                          *(self._ptr(np.ascontiguousarray(v, dtype=float))
+                                            for v in (x, xd, xdd, lam))))
+
     def start(self, t, x, xd, xdd, lam) -> None:
-        self.py.start(t, x, xd, xdd, lam)
-        # the fallback's own factorization at t0 (nullspace.py start) is not one of the run's
-        self._py_stats0 = self.py.lin.stats() if self.factorization == "sparse" else None
+        # the Python fallback starts when it first takes a step (_python_step): most runs never
+        # hand it one
+        self._py_started = False
         p = self._ptr(self.kernels.p)
         self.lib.sg_start(self._s, p, float(t), *(self._ptr(np.ascontiguousarray(v, dtype=float))
                                                   for v in (x, xd, xdd, lam)))
@@ -216,7 +239,8 @@ class CompiledStepper:
         energy, outputs = rec.EK is not None, bool(rec.OUT.size)
         every, row = rec.every, 0                 # row: the scratch row of step self.done
         last, fail = self._last, self._fail
-        status, reason, chunk = "completed", "", 8
+        status, reason = "completed", ""
+        chunk = min(CHUNK_MAX, max(8, FIRST_CHUNK_WORK // max(n, 1)))
 
         RES = np.empty((R, 3))
         NAN = np.full(R, math.nan)
@@ -304,6 +328,11 @@ class CompiledStepper:
         T, X, XD, XDD, LAM, PE, VE, AE, OM, HM, IT, EK, EP, OUT = arrays
         py, j, dt = self.py, self.done + 1, self.h
         t, t1 = t0 + self.done * dt, t0 + j * dt
+        if not self._py_started:
+            py.start(t, X[row], XD[row], XDD[row], LAM[row])
+            # the fallback's own factorization in start (nullspace.py) is not one of the run's
+            self._py_stats0 = py.lin.stats() if self.factorization == "sparse" else None
+            self._py_started = True
         py._ratio = float(self.lib.sg_landing_ratio(self._s))       # landings: C's reference …
         try:
             iters = py.step(t, X[row].copy(), XD[row].copy(), XDD[row].copy(), LAM[row].copy())

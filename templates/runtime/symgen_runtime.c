@@ -98,6 +98,7 @@ struct sg_stepper {
     double *st_x, *st_xd, *st_xdd, *st_lam, *ov_x, *ov_xd, *ov_xdd, *ov_lam;
     double ov_t, ratio;
     int over;
+    int init_iters;            /* Gauss-Newton iterations of the last initial-state projection */
     long landing_steps;
     double landing_times[SG_FLOOR_TIMES_KEPT];
     /* the sparse step (o.factorization == SG_SPARSE, nullspace): the kernels write the values on
@@ -662,11 +663,31 @@ static void hp_apply_mat(sg_stepper *s, const double *W, double *Out, int k)
     }
 }
 
+/* The tangent part of particular(): Xd_p = -H^+ Hd N (Eq. 40), Xdd_p1 = -H^+ (2 Hd Xd_p + Hdd N)
+ * (Eq. 47), X_p2 = 2 Xd_p (Eqs. 48-49): all that omega_max needs (K_R of Eq. 52). */
+static void lin_tangent(sg_stepper *s)
+{
+    int n = s->n, m = s->m, k = s->k, i;
+    if (m == 0) {
+        for (i = 0; i < n * k; ++i) s->Xd_p[i] = s->Xdd_p1[i] = s->X_p2[i] = 0.0;
+        return;
+    }
+    kmm(s->pH, s->Hd, s->N, s->Wmk, m, n, k);
+    hp_apply_mat(s, s->Wmk, s->Xd_p, k);
+    for (i = 0; i < n * k; ++i) s->Xd_p[i] = -s->Xd_p[i];           /* Eq. 40 */
+    kmm(s->pH, s->Hd, s->Xd_p, s->Wmk, m, n, k);
+    kmm(s->pH, s->Hdd, s->N, s->Wmk2, m, n, k);
+    for (i = 0; i < m * k; ++i) s->Wmk[i] = -(2.0 * s->Wmk[i] + s->Wmk2[i]);
+    hp_apply_mat(s, s->Wmk, s->Xdd_p1, k);                          /* Eq. 47 */
+    for (i = 0; i < n * k; ++i) s->X_p2[i] = 2.0 * s->Xd_p[i];      /* Eqs. 48-49 */
+}
+
 /* particular(): dx_p, xd_p, Xd_p, xdd_p, Xdd_p1, X_p2 (Eqs. 33, 39, 40, 46, 47, 48) */
 static void lin_particular(sg_stepper *s, const double *xd0, const double *xdd0)
 {
-    int n = s->n, m = s->m, k = s->k, i;
+    int n = s->n, m = s->m, i;
     double *wm = s->wm, *wm2 = s->wm2;
+    lin_tangent(s);
     if (m == 0) {
         for (i = 0; i < n; ++i) {
             s->dx_p[i] = 0.0;
@@ -675,7 +696,6 @@ static void lin_particular(sg_stepper *s, const double *xd0, const double *xdd0)
             s->dxd_p[i] = -xd0[i];
             s->dxdd_p[i] = -xdd0[i];
         }
-        for (i = 0; i < n * k; ++i) s->Xd_p[i] = s->Xdd_p1[i] = s->X_p2[i] = 0.0;
         return;
     }
     hp_apply(s, s->q, s->dx_p);
@@ -686,9 +706,6 @@ static void lin_particular(sg_stepper *s, const double *xd0, const double *xdd0)
     for (i = 0; i < m; ++i) wm2[i] -= wm[i];
     hp_apply(s, wm2, s->xd_p);                                  /* Eq. 39 */
     for (i = 0; i < n; ++i) s->dxd_p[i] = s->xd_p[i] - xd0[i];
-    kmm(s->pH, s->Hd, s->N, s->Wmk, m, n, k);
-    hp_apply_mat(s, s->Wmk, s->Xd_p, k);
-    for (i = 0; i < n * k; ++i) s->Xd_p[i] = -s->Xd_p[i];           /* Eq. 40 */
     kmv(s->pH, s->Hdd, s->dx_p, wm, m, n);
     kmv(s->pH, s->Hd, s->dxd_p, wm2, m, n);
     for (i = 0; i < m; ++i) wm[i] = wm[i] + 2.0 * wm2[i] + s->qdd[i];
@@ -696,30 +713,28 @@ static void lin_particular(sg_stepper *s, const double *xd0, const double *xdd0)
     for (i = 0; i < m; ++i) wm2[i] -= wm[i];
     hp_apply(s, wm2, s->xdd_p);                                 /* Eq. 46 */
     for (i = 0; i < n; ++i) s->dxdd_p[i] = s->xdd_p[i] - xdd0[i];
-    kmm(s->pH, s->Hd, s->Xd_p, s->Wmk, m, n, k);
-    kmm(s->pH, s->Hdd, s->N, s->Wmk2, m, n, k);
-    for (i = 0; i < m * k; ++i) s->Wmk[i] = -(2.0 * s->Wmk[i] + s->Wmk2[i]);
-    hp_apply_mat(s, s->Wmk, s->Xdd_p1, k);                          /* Eq. 47 */
-    for (i = 0; i < n * k; ++i) s->X_p2[i] = 2.0 * s->Xd_p[i];      /* Eqs. 48-49 */
 }
 
 /* reduce(): M_R = N^T M N, C_R = N^T C N + 2 N^T M Xd_p, K_R = N^T K N + N^T C Xd_p
- * + N^T M Xdd_p1 (Eq. 52, N_G = N_H).  C = 0 (model flag) skips the C products. */
-static void lin_reduce(sg_stepper *s)
+ * + N^T M Xdd_p1 (Eq. 52, N_G = N_H).  C = 0 (model flag) skips the C products; full = 0 (for
+ * omega_max alone) skips C_R.  M_R and K_R are the same either way. */
+static void lin_reduce(sg_stepper *s, int full)
 {
     int n = s->n, k = s->k, i, cz = s->mdl->C_is_zero;
     kmm(s->pM, s->M, s->N, s->MN, n, n, k);
     kmm(s->pM, s->K, s->N, s->KN, n, n, k);
-    kmm(s->pM, s->M, s->Xd_p, s->MXd, n, n, k);
     kmm(s->pM, s->M, s->Xdd_p1, s->MXdd, n, n, k);
     mtm(s->N, s->MN, s->M_R, n, k, k);                              /* Eq. 52: N_G^T M_L N_H */
-    mtm(s->N, s->MXd, s->Wkk, n, k, k);
-    if (cz) {
-        for (i = 0; i < k * k; ++i) s->C_R[i] = 2.0 * s->Wkk[i];
-    } else {
-        kmm(s->pM, s->C, s->N, s->CN, n, n, k);
-        mtm(s->N, s->CN, s->C_R, n, k, k);
-        for (i = 0; i < k * k; ++i) s->C_R[i] += 2.0 * s->Wkk[i];   /* + 2 N_G^T M_L Xd_p */
+    if (full) {
+        kmm(s->pM, s->M, s->Xd_p, s->MXd, n, n, k);
+        mtm(s->N, s->MXd, s->Wkk, n, k, k);
+        if (cz) {
+            for (i = 0; i < k * k; ++i) s->C_R[i] = 2.0 * s->Wkk[i];
+        } else {
+            kmm(s->pM, s->C, s->N, s->CN, n, n, k);
+            mtm(s->N, s->CN, s->C_R, n, k, k);
+            for (i = 0; i < k * k; ++i) s->C_R[i] += 2.0 * s->Wkk[i];   /* + 2 N_G^T M_L Xd_p */
+        }
     }
     mtm(s->N, s->KN, s->K_R, n, k, k);
     if (!cz) {
@@ -1205,10 +1220,10 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
                     if (s->o.convergence) {
                         /* omega_max of the reduced system linearized at the accepted state */
                         if (!factored && ns_factor(s, t1, it, fail) < 0) return SG_FAILED;
-                        lin_particular(s, xd0, xdd0);
+                        lin_tangent(s);
                         (s->pM ? mdl->dynamics_csr : mdl->dynamics)(t1, x0, xd0, xdd0, lam0, p,
                                                                     s->M, s->f, s->K, s->C);
-                        lin_reduce(s);
+                        lin_reduce(s, 0);
                     }
                     s->omega = sg_omega_from(s->k, s->M_R, s->K_R, s->om_work);
                 }
@@ -1240,7 +1255,7 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
         /* 3. linearized equilibrium at the estimate */
         (s->pM ? mdl->dynamics_csr : mdl->dynamics)(t1, x0, xd0, xdd0, lam0, p, s->M, s->f, s->K,
                                                     s->C);
-        lin_reduce(s);                                                    /* M_R, C_R, K_R */
+        lin_reduce(s, 1);                                                 /* M_R, C_R, K_R */
         kmv(s->pM, s->M, s->xdd_p, s->rhs, n, n);
         for (i = 0; i < n; ++i) s->rhs[i] = s->f[i] - s->rhs[i];          /* Eq. 51: f_L - M ẍ_p */
         kmv(s->pM, s->K, s->dx_p, s->w, n, n);
@@ -1378,12 +1393,10 @@ static void lstsq_min_norm(sg_stepper *s, const double *A, double *b, int N)
 static double omega_at(sg_stepper *s, const double *p, double t1)
 {
     /* linalg.py omega_at with the constraint outputs of the accepted state already in s->q.. */
-    int n = s->n;
     if (lin_factor(s, s->H) < 0) return NAN;
-    lin_particular(s, s->xd, s->xdd);
+    lin_tangent(s);
     s->mdl->dynamics(t1, s->x, s->xd, s->xdd, s->lam, p, s->M, s->f, s->K, s->C);
-    lin_reduce(s);
-    (void)n;
+    lin_reduce(s, 0);
     return sg_omega_from(s->k, s->M_R, s->K_R, s->om_work);
 }
 
@@ -1536,6 +1549,7 @@ void sg_start(sg_stepper *s, const double *p, double t, const double *x, const d
         s->over = 0;
         if (m) {
             sg_failure ignored;
+            if (s->pH) sg_splin_restart(s->sp);      /* as a fresh partition (sg_consistent_state) */
             (s->pH ? s->mdl->constraints_csr : s->mdl->constraints)(t, x, xd, xdd, p, s->q, s->H,
                                                                    s->qd, s->Hd, s->qdd, s->Hdd);
             s->ratio = ns_factor(s, t, 0, &ignored) < 0 ? NAN : kept_ratio(s);
@@ -1562,38 +1576,39 @@ void sg_start(sg_stepper *s, const double *p, double t, const double *x, const d
     }
 }
 
+/* The constraint kernels at a state and one factorization of H, in the step's layout (dense, or
+ * the CSR values of the sparse step); the factorization's k, or < 0 when it failed. */
+static void at_constraints(sg_stepper *s, const double *p, double t, const double *x,
+                           const double *xd, const double *xdd)
+{
+    (s->pH ? s->mdl->constraints_csr : s->mdl->constraints)(t, x, xd, xdd, p, s->q, s->H, s->qd,
+                                                            s->Hd, s->qdd, s->Hdd);
+}
+
+static int any_factor(sg_stepper *s)
+{
+    return s->pH ? sp_factor(s) : lin_factor(s, s->H);
+}
+
 /* assembly.py consistent_state: project (x, xd) onto q = 0 (Gauss-Newton, minimum-norm
  * corrections, until max|q| <= 1e-13 max(1, max|x|), at most 50 iterations) and q_dot = 0, then
  * the index-1 solve xdd = xdd_p + N_H z, N_H^T M N_H z = N_H^T (f - M xdd_p), lam from
- * H^T lam = M xdd - f (least squares).  Returns 0, 1 (the positions cannot be projected) or 2
- * (singular reduced mass: a massless degree of freedom). */
-static int initial_state(sg_stepper *s, const double *p, double t, double *x, double *xd,
-                         double *xdd, double *lam);
-
-int sg_initial_state(sg_stepper *s, const double *p, double t, double *x, double *xd,
-                     double *xdd, double *lam)
-{
-    /* dense (once): the sparse step's buffers are the dense kernels' */
-    const sg_csr *pH = s->pH, *pM = s->pM;
-    int st;
-    s->pH = s->pM = NULL;
-    st = initial_state(s, p, t, x, xd, xdd, lam);
-    s->pH = pH;
-    s->pM = pM;
-    return st;
-}
-
-static int initial_state(sg_stepper *s, const double *p, double t, double *x, double *xd,
-                         double *xdd, double *lam)
+ * H^T lam = M xdd - f (least squares); project = 0 keeps x, xd.  With the step's factorization
+ * (dense QR, or the sparse step's, whose partition the run then starts from: sg_start).
+ * Returns 0, 1 (the positions cannot be projected) or 2 (singular reduced mass: a massless
+ * degree of freedom). */
+int sg_consistent_state(sg_stepper *s, const double *p, double t, double *x, double *xd,
+                        double *xdd, double *lam, int project)
 {
     const sg_model *mdl = s->mdl;
-    int n = s->n, m = s->m, i, j, k, it;
+    int n = s->n, m = s->m, i, k, it = 0;
     for (i = 0; i < n; ++i) xdd[i] = 0.0;
     for (i = 0; i < m; ++i) lam[i] = 0.0;
-    if (m) {
+    s->init_iters = 0;
+    if (m && project) {
         for (it = 0; it <= 50; ++it) {
             double rq = 0.0, xm = 1.0;
-            mdl->constraints(t, x, xd, xdd, p, s->q, s->H, s->qd, s->Hd, s->qdd, s->Hdd);
+            at_constraints(s, p, t, x, xd, xdd);
             for (i = 0; i < m; ++i) {
                 double v = fabs(s->q[i]);
                 if (v != v) { rq = v; break; }
@@ -1602,16 +1617,19 @@ static int initial_state(sg_stepper *s, const double *p, double t, double *x, do
             if (!sg_isfinite(rq)) return 1;
             for (i = 0; i < n; ++i) if (fabs(x[i]) > xm) xm = fabs(x[i]);
             if (rq <= 1e-13 * xm) break;
-            if (it == 50 || lin_factor(s, s->H) < 0) return 1;
+            if (it == 50 || any_factor(s) < 0) return 1;
             hp_apply(s, s->q, s->w);
             for (i = 0; i < n; ++i) x[i] -= s->w[i];                 /* minimum-norm correction */
         }
-        mdl->constraints(t, x, xd, xdd, p, s->q, s->H, s->qd, s->Hd, s->qdd, s->Hdd);
-        if (lin_factor(s, s->H) < 0) return 1;
+        s->init_iters = it;
+        at_constraints(s, p, t, x, xd, xdd);
+        if (any_factor(s) < 0) return 1;
         hp_apply(s, s->qd, s->w);
         for (i = 0; i < n; ++i) xd[i] -= s->w[i];                    /* velocity correction */
-        mdl->constraints(t, x, xd, xdd, p, s->q, s->H, s->qd, s->Hd, s->qdd, s->Hdd);
-        if (lin_factor(s, s->H) < 0) return 1;
+    }
+    if (m) {
+        at_constraints(s, p, t, x, xd, xdd);
+        if (any_factor(s) < 0) return 1;
         hp_apply(s, s->qdd, s->xdd_p);
         for (i = 0; i < n; ++i) s->xdd_p[i] = -s->xdd_p[i];          /* H xdd = -q_ddot(xdd = 0) */
     } else {
@@ -1619,22 +1637,44 @@ static int initial_state(sg_stepper *s, const double *p, double t, double *x, do
         for (i = 0; i < n; ++i) s->xdd_p[i] = 0.0;
     }
     k = s->k;
-    mdl->dynamics(t, x, xd, xdd, lam, p, s->M, s->f, s->K, s->C);
-    mm(s->M, s->N, s->MN, n, n, k);
+    (s->pM ? mdl->dynamics_csr : mdl->dynamics)(t, x, xd, xdd, lam, p, s->M, s->f, s->K, s->C);
+    kmm(s->pM, s->M, s->N, s->MN, n, n, k);
     mtm(s->N, s->MN, s->S, n, k, k);                                 /* M_R */
-    mv(s->M, s->xdd_p, s->w, n, n);
+    kmv(s->pM, s->M, s->xdd_p, s->w, n, n);
     for (i = 0; i < n; ++i) s->w[i] = s->f[i] - s->w[i];
     mtv(s->N, s->w, s->rk, n, k);
     if (k && lu_solve(s->S, s->rk, k, s->ipiv)) return 2;
     mv(s->N, s->rk, xdd, n, k);
     for (i = 0; i < n; ++i) xdd[i] += s->xdd_p[i];
     if (m) {
-        mv(s->M, xdd, s->w, n, n);
+        kmv(s->pM, s->M, xdd, s->w, n, n);
         for (i = 0; i < n; ++i) s->w[i] -= s->f[i];
         hpT_apply(s, s->w, lam);                                 /* H^T lam = M xdd - f */
     }
-    (void)j;
     return 0;
+}
+
+int sg_initial_state(sg_stepper *s, const double *p, double t, double *x, double *xd,
+                     double *xdd, double *lam)
+{
+    return sg_consistent_state(s, p, t, x, xd, xdd, lam, 1);
+}
+
+int sg_initial_iterations(const sg_stepper *s) { return s->init_iters; }
+int sg_rank(const sg_stepper *s) { return s->rank; }
+
+/* linalg.py omega_at: omega_max of the reduced system linearized at a state (NaN when H cannot
+ * be factored), with the step's factorization. */
+double sg_omega_at(sg_stepper *s, const double *p, double t, const double *x, const double *xd,
+                   const double *xdd, const double *lam)
+{
+    at_constraints(s, p, t, x, xd, xdd);
+    if (any_factor(s) < 0) return NAN;
+    lin_tangent(s);
+    (s->pM ? s->mdl->dynamics_csr : s->mdl->dynamics)(t, x, xd, xdd, lam, p, s->M, s->f, s->K,
+                                                      s->C);
+    lin_reduce(s, 0);
+    return sg_omega_from(s->k, s->M_R, s->K_R, s->om_work);
 }
 
 /* nullspace.py NullspaceStepper.step: one step; after a landing, the steps of h/2, h, h/2 from the

@@ -14,6 +14,7 @@ struct sg_splu {
     double *Lx;
     int *Up, *Ui;          /* U by columns, rows as pivot numbers, diagonal last */
     double *Ux;
+    double *Udi;           /* 1 / the diagonal of U (the solves multiply) */
     int *pinv;             /* row of A -> its pivot number (-1: not yet a pivot row) */
     int *prow;             /* pivot number -> row of A */
     int *xi;               /* 2n: depth-first stack, then the reach in topological order */
@@ -30,7 +31,7 @@ void sg_splu_free(sg_splu *f)
     if (!f) return;
     free(f->Ap); free(f->Ai);
     free(f->Lp); free(f->Li); free(f->Lx);
-    free(f->Up); free(f->Ui); free(f->Ux);
+    free(f->Up); free(f->Ui); free(f->Ux); free(f->Udi);
     free(f->pinv); free(f->prow); free(f->xi); free(f->pstack); free(f->mark);
     free(f->x); free(f->w);
     free(f);
@@ -55,6 +56,7 @@ sg_splu *sg_splu_new(int n, const int *colptr, const int *rowind)
     f->Lx = (double *)malloc((size_t)f->capL * sizeof(double));
     f->Ui = (int *)malloc((size_t)f->capU * sizeof(int));
     f->Ux = (double *)malloc((size_t)f->capU * sizeof(double));
+    f->Udi = (double *)malloc(N * sizeof(double));
     f->pinv = (int *)malloc(N * sizeof(int));
     f->prow = (int *)malloc(N * sizeof(int));
     f->xi = (int *)malloc(2 * N * sizeof(int));
@@ -62,7 +64,8 @@ sg_splu *sg_splu_new(int n, const int *colptr, const int *rowind)
     f->mark = (int *)calloc(N, sizeof(int));
     f->x = (double *)calloc(N, sizeof(double));
     f->w = (double *)calloc(N, sizeof(double));
-    if (!f->Ap || !f->Ai || !f->Lp || !f->Up || !f->Li || !f->Lx || !f->Ui || !f->Ux || !f->pinv
+    if (!f->Ap || !f->Ai || !f->Lp || !f->Up || !f->Li || !f->Lx || !f->Ui || !f->Ux || !f->Udi
+        || !f->pinv
         || !f->prow || !f->xi || !f->pstack || !f->mark || !f->x || !f->w) {
         sg_splu_free(f);
         return NULL;
@@ -174,6 +177,7 @@ int sg_splu_factor(sg_splu *f, const double *values)
         piv = f->x[ipiv];
         f->Ui[unz] = k;
         f->Ux[unz++] = piv;
+        f->Udi[k] = 1.0 / piv;
         f->Up[k + 1] = (int)unz;
         f->Li[lnz] = ipiv;
         f->Lx[lnz++] = 1.0;
@@ -218,6 +222,7 @@ int sg_splu_refactor(sg_splu *f, const double *values, double pivot_tol)
             return SG_LU_REPIVOT;
         }
         f->Ux[f->Up[k + 1] - 1] = piv;
+        f->Udi[k] = 1.0 / piv;
         for (q = f->Lp[k] + 1; q < f->Lp[k + 1]; ++q) f->Lx[q] = f->x[f->Li[q]] / piv;
     }
     return SG_LU_OK;
@@ -231,12 +236,14 @@ void sg_splu_solve(sg_splu *f, double *b)
     for (j = 0; j < n; ++j) {                    /* L' z = P b (L' = L with rows in pivot order) */
         double z = b[f->prow[j]];
         w[j] = z;
-        for (q = f->Lp[j] + 1; q < f->Lp[j + 1]; ++q) b[f->Li[q]] -= f->Lx[q] * z;
+        if (z != 0.0)                            /* (right-hand sides are often sparse) */
+            for (q = f->Lp[j] + 1; q < f->Lp[j + 1]; ++q) b[f->Li[q]] -= f->Lx[q] * z;
     }
     for (k = n - 1; k >= 0; --k) {               /* U x = z, by columns */
-        double xk = w[k] / f->Ux[f->Up[k + 1] - 1];
+        double xk = w[k] * f->Udi[k];
         w[k] = xk;
-        for (p = f->Up[k]; p < f->Up[k + 1] - 1; ++p) w[f->Ui[p]] -= f->Ux[p] * xk;
+        if (xk != 0.0)
+            for (p = f->Up[k]; p < f->Up[k + 1] - 1; ++p) w[f->Ui[p]] -= f->Ux[p] * xk;
     }
     if (n) memcpy(b, w, (size_t)n * sizeof(double));
 }
@@ -249,7 +256,7 @@ void sg_splu_solve_t(sg_splu *f, double *b)
     for (k = 0; k < n; ++k) {                    /* U^T w = b */
         double s = b[k];
         for (p = f->Up[k]; p < f->Up[k + 1] - 1; ++p) s -= f->Ux[p] * w[f->Ui[p]];
-        w[k] = s / f->Ux[f->Up[k + 1] - 1];
+        w[k] = s * f->Udi[k];
     }
     for (j = n - 1; j >= 0; --j) {               /* L'^T v = w (in place) */
         double s = w[j];
@@ -576,6 +583,10 @@ void sg_csr_mv(const sg_csr *A, const double *a, const double *x, double *y)
 void sg_csr_mm(const sg_csr *A, const double *a, const double *B, double *Out, int k)
 {
     int i, p, c;
+    if (k == 1) {                                  /* one column (one degree of freedom) */
+        sg_csr_mv(A, a, B, Out);
+        return;
+    }
     for (i = 0; i < A->rows; ++i) {
         double *o = Out + (size_t)i * k;
         for (c = 0; c < k; ++c) o[c] = 0.0;
@@ -602,6 +613,7 @@ struct sg_splin {
     int *sel;                  /* [m] */
     double *A;                 /* m x n: H dense, rows orthogonalized in place (partition) */
     double *Q;                 /* m x n: orthonormal rows of H_R in the order chosen */
+    int *qs, *qn;              /* m x n, m: the non-zeros of each row of Q (ascending) */
     double *Lc;                /* n x n: pivoted Cholesky columns (choice of I) */
     double *dg, *nrm;          /* n, m */
     double *v, *w, *z;         /* inverse iteration: m, n, m */
@@ -616,7 +628,7 @@ void sg_splin_free(sg_splin *L)
     if (!L) return;
     sg_spnull_free(L->sn);
     free(L->R); free(L->I); free(L->rows); free(L->sel);
-    free(L->A); free(L->Q); free(L->Lc); free(L->dg); free(L->nrm);
+    free(L->A); free(L->Q); free(L->qs); free(L->qn); free(L->Lc); free(L->dg); free(L->nrm);
     free(L->v); free(L->w); free(L->z); free(L->G); free(L->Gw);
     free(L);
 }
@@ -637,6 +649,8 @@ sg_splin *sg_splin_new(int n, int m, const int *H_indptr, const int *H_indices,
     L->sel = (int *)alloc0(mm, sizeof(int));
     L->A = (double *)alloc0(mm * nn, sizeof(double));
     L->Q = (double *)alloc0(mm * nn, sizeof(double));
+    L->qs = (int *)alloc0(mm * nn, sizeof(int));
+    L->qn = (int *)alloc0(mm, sizeof(int));
     L->Lc = (double *)alloc0(nn * nn, sizeof(double));
     L->dg = (double *)alloc0(nn, sizeof(double));
     L->nrm = (double *)alloc0(mm, sizeof(double));
@@ -645,7 +659,7 @@ sg_splin *sg_splin_new(int n, int m, const int *H_indptr, const int *H_indices,
     L->z = (double *)alloc0(mm, sizeof(double));
     L->G = (double *)alloc0((mm > nn ? mm : nn) * nn, sizeof(double));   /* H_Z N; a copy of N */
     L->Gw = (double *)alloc0(nn * nn, sizeof(double));
-    if (!L->R || !L->I || !L->rows || !L->sel || !L->A || !L->Q || !L->Lc || !L->dg || !L->nrm
+    if (!L->R || !L->I || !L->rows || !L->sel || !L->A || !L->Q || !L->qs || !L->qn || !L->Lc || !L->dg || !L->nrm
         || !L->v || !L->w || !L->z || !L->G || !L->Gw) {
         sg_splin_free(L);
         return NULL;
@@ -664,19 +678,22 @@ static int sp_cmp_int(const void *a, const void *b)
 /* The independent rows by the dense path's rule (sparse.py _qr_rows): the pivots of a pivoted
  * QR of H^T (here Gram-Schmidt on the rows of H, largest remaining norm first, each pivot row
  * orthogonalized twice), |R_jj| > rank_tol |R_00|.  Rows into L->rows (sorted), the orthonormal
- * rows into L->Q (in the order chosen); returns r. */
+ * rows into L->Q (in the order chosen); returns r.  Every product runs over the non-zeros of one
+ * factor only (the support lists L->qs of the rows of Q, the support of the pivot row), in
+ * ascending index order: the sums are those of the dense loops term for term (the skipped terms
+ * are exact zeros), so the result is the dense Gram-Schmidt's, at a cost that follows the fill
+ * instead of m^2 n. */
 static int sp_qr_rows(sg_splin *L, const double *Hv)
 {
     const int n = L->n, m = L->m;
     double *A = L->A, d0 = 0.0;
-    int i, j, p, t, r = 0;
+    int i, j, p, t, u, r = 0, nq;
+    int *qs;
     for (i = 0; i < m * n; ++i) A[i] = 0.0;
     for (i = 0; i < m; ++i) {
         double s = 0.0;
-        for (p = L->Hp[i]; p < L->Hp[i + 1]; ++p) {
-            A[(size_t)i * n + L->Hi[p]] = Hv[p];
-            s += Hv[p] * Hv[p];
-        }
+        for (p = L->Hp[i]; p < L->Hp[i + 1]; ++p) A[(size_t)i * n + L->Hi[p]] = Hv[p];
+        for (t = 0; t < n; ++t) s += A[(size_t)i * n + t] * A[(size_t)i * n + t];
         L->nrm[i] = s;
         L->sel[i] = 0;
     }
@@ -690,23 +707,33 @@ static int sp_qr_rows(sg_splin *L, const double *Hv)
         memcpy(q, A + (size_t)piv * n, (size_t)n * sizeof(double));
         for (t = 0; t < j; ++t) {                  /* second pass against the chosen rows */
             const double *qt = L->Q + (size_t)t * n;
+            const int *st = L->qs + (size_t)t * n;
             double c = 0.0;
-            for (i = 0; i < n; ++i) c += qt[i] * q[i];
-            for (i = 0; i < n; ++i) q[i] -= c * qt[i];
+            for (u = 0; u < L->qn[t]; ++u) c += qt[st[u]] * q[st[u]];
+            if (c != 0.0)
+                for (u = 0; u < L->qn[t]; ++u) q[st[u]] -= c * qt[st[u]];
         }
         dj = 0.0;
         for (i = 0; i < n; ++i) dj += q[i] * q[i];
         dj = sqrt(dj);
         if (j == 0) d0 = dj;
         if (!(d0 > 0.0) || !(dj > L->rank_tol * d0)) break;
-        for (i = 0; i < n; ++i) q[i] /= dj;
+        qs = L->qs + (size_t)j * n;
+        nq = 0;
+        for (i = 0; i < n; ++i) {
+            q[i] /= dj;
+            if (q[i] != 0.0) qs[nq++] = i;
+        }
+        L->qn[j] = nq;
         L->sel[piv] = 1;
         L->rows[r++] = piv;
         for (i = 0; i < m; ++i) {                  /* orthogonalize the other rows */
             double *a = A + (size_t)i * n, c = 0.0, s = 0.0;
             if (L->sel[i]) continue;
-            for (t = 0; t < n; ++t) c += q[t] * a[t];
-            for (t = 0; t < n; ++t) { a[t] -= c * q[t]; s += a[t] * a[t]; }
+            for (u = 0; u < nq; ++u) c += q[qs[u]] * a[qs[u]];
+            if (c == 0.0) continue;                /* a and its norm stay as they are */
+            for (u = 0; u < nq; ++u) a[qs[u]] -= c * q[qs[u]];
+            for (t = 0; t < n; ++t) s += a[t] * a[t];
             L->nrm[i] = s;
         }
     }
@@ -933,6 +960,17 @@ int sg_splin_factor(sg_splin *L, const double *Hv)
     }
     L->new_I = L->k ? sp_volume(L) < SG_SP_VOLUME_DROP * L->vol : 0;
     return L->k;
+}
+
+void sg_splin_restart(sg_splin *L)
+{
+    if (!L->sn) return;
+    L->sn->have_lu = 0;
+    L->have_v = 0;
+    L->new_I = 0;
+    L->partitions = 1;
+    L->column_changes = 0;
+    L->rank_confirmations = 0;
 }
 
 const double *sg_splin_basis(const sg_splin *L) { return L->sn->N; }
