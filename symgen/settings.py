@@ -45,7 +45,7 @@ class SimulationSettings:
     #: absolute tolerance on ‖q‖, h‖q̇‖, h²‖q̈‖ at the accepted state
     constraint_tol: float = 1e-8
     #: factorization of H: "svd", "qr", "auto" (SVD below 20 coordinates, QR from there on) or
-    #: "sparse" (a sparse LU of a square block of H; nullspace method, end chart, Python stepper)
+    #: "sparse" (a sparse LU of a square block of H; nullspace method, either chart)
     factorization: str = "auto"
     #: the run stops as "diverged" when ‖x‖, h‖ẋ‖ or h²‖ẍ‖ exceeds it
     divergence_bound: float = 1e8
@@ -81,9 +81,9 @@ class SimulationSettings:
             raise ValueError(f"unknown stepper {self.stepper!r}; known: {', '.join(STEPPERS)}")
         if self.factorization not in FACTORIZATIONS:
             raise ValueError(f"unknown factorization {self.factorization!r}; known: {FACTORIZATIONS}")
-        if self.factorization == "sparse" and (self.method != "nullspace" or self.chart != "end"):
-            raise ValueError(f"factorization 'sparse' is the nullspace method's with the end chart, "
-                             f"not method {self.method!r} with chart {self.chart!r}")
+        if self.factorization == "sparse" and self.method != "nullspace":
+            raise ValueError(f"factorization 'sparse' is the nullspace method's, not method "
+                             f"{self.method!r}'s")
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
