@@ -16,12 +16,14 @@ raises the same :class:`~symgen.steppers.StepFailure`; C resumes from the accept
 
 ``factorization="sparse"`` (issue 14) runs the sparse null-space step of
 :mod:`symgen.steppers.sparse` in C (``symgen_sparse.c``: the kernels' CSR values, a sparse LU of
-H[R, D]); ``"auto"`` chooses it for null-space runs from :data:`SPARSE_FROM_N` coordinates on
-(:func:`compiled_factorization`), and its Python fallback is then the Python sparse step.
+H[R, D]; with the symmetric chart N_s from a second LU, of H_s[R, D] on the same partition:
+``sg_splin_chart_basis``); ``"auto"`` chooses it for null-space runs (either chart) from
+:data:`SPARSE_FROM_N` coordinates on (:func:`compiled_factorization`), and its Python fallback is
+then the Python sparse step.
 
 What it does not do (``stepper="auto"`` then uses the Python stepper): Kernels that are not
 compiled (:class:`~symgen.LambdifyKernels`), the minimal-coordinate methods, ``factorization=
-"svd"``; ``"sparse"`` runs in C (symgen_sparse.c) with the end chart only.
+"svd"``.
 """
 from __future__ import annotations
 
@@ -45,14 +47,15 @@ COMPILED_METHODS = {"nullspace": 0, "index3": 1}
 COMPILED_CHARTS = {"end": 0, "symmetric": 1}
 _SG_OK, _SG_FAILED, _SG_DIVERGED = 0, 1, 2
 #: sg_failure kinds that sg_step reports (a Newton failure; 7, 8 are the run's divergence checks,
-#: 9, 10 the symmetric chart's singular T and 3k × 3k matrix, 11 the sparse step's singular block)
-_STEP_KINDS = (1, 2, 3, 4, 5, 6, 9, 10, 11)
+#: 9, 10 the symmetric chart's singular T and 3k × 3k matrix, 11 the sparse step's singular block,
+#: 12 the symmetric chart's singular block of H_s on the sparse step)
+_STEP_KINDS = (1, 2, 3, 4, 5, 6, 9, 10, 11, 12)
 #: wall time one chunk of C steps aims at (progress and Ctrl-C are handled between chunks), and
 #: the most steps a chunk takes (the rows of the scratch buffer)
 CHUNK_SECONDS = 0.05
 CHUNK_MAX = 2048
 #: ``factorization="auto"`` takes the sparse step in C from this many coordinates on (a null-space
-#: run with constraints, the end chart and H at most :data:`SPARSE_MAX_DENSITY` full).  Measured
+#: run with constraints, either chart, and H at most :data:`SPARSE_MAX_DENSITY` full).  Measured
 #: (compiled, 10 s, CPU µs/step, one BLAS thread): double four-bar 24.1 → 12.9 (h = 1e-3), 30.4 →
 #: 18.6 (1e-2); Andrews 43.0 → 16.1; Bricard 85.5 → 29.0 (1e-3); ~18x at n = 63 (docs/
 #: sparse-step.md).  The trajectory is the dense step's to round-off amplified at the singular
@@ -67,12 +70,13 @@ _FACTORIZATION_CODES = {"qr": 0, "sparse": 1}
 
 def compiled_factorization(kernels, method: str, factorization: str, chart: str = "end") -> str:
     """The factorization the compiled stepper uses for ``factorization`` ("auto": the sparse step
-    for a null-space run with the end chart and constraints from :data:`SPARSE_FROM_N`
-    coordinates on, else QR)."""
+    for a null-space run with constraints from :data:`SPARSE_FROM_N` coordinates on when H is at
+    most :data:`SPARSE_MAX_DENSITY` full, with either chart, else QR).  ``chart`` does not enter
+    the rule (both charts have the sparse step); it is kept for the callers."""
     if factorization != "auto":
         return factorization
     n, m = kernels.n, kernels.m
-    if (method == "nullspace" and chart == "end" and m > 0 and n >= SPARSE_FROM_N
+    if (method == "nullspace" and m > 0 and n >= SPARSE_FROM_N
             and getattr(kernels, "nnz_H", m * n) <= SPARSE_MAX_DENSITY * m * n):
         return "sparse"
     return "qr"
