@@ -215,6 +215,9 @@ def test_auto_chooses_the_compiled_sparse_step_for_large_sparse_mechanisms():
     r = symgen.simulate(big, dt=1e-3, t_end=0.01)
     assert r.meta["stepper"] == "compiled" and r.meta["factorization"] == "sparse"
     assert r.meta["sparse_step"]["partitions"] == 1
+    r = symgen.simulate(big, dt=1e-3, t_end=0.01, chart="symmetric")      # with either chart
+    assert r.meta["stepper"] == "compiled" and r.meta["factorization"] == "sparse"
+    assert r.meta["chart"] == "symmetric" and r.status == "completed"
     r = symgen.simulate(small, t_end=0.02)
     assert r.meta["factorization"] == "qr" and "sparse_step" not in r.meta
     r = symgen.simulate(big, dt=1e-3, t_end=0.01, method="index3")      # not the nullspace step
