@@ -149,6 +149,21 @@ def test_sparse_factorization_is_refused_where_it_does_not_apply():
         assert r.meta["chart"] == chart and r.status == "completed"
 
 
+def test_sparse_symmetric_chart_without_constraints_is_newmark():
+    """m = 0 (the minimal pendulum): the chart's basis is the identity, the step plain Newmark, with
+    either factorization and stepper."""
+    import stepper_models as sm
+
+    k = symgen.build(sm.minimal_pendulum())
+    runs = [symgen.simulate(k, method="nullspace", t_end=0.5, dt=0.01, stepper=st, chart=chart,
+                            factorization=fac)
+            for st in ("python", "compiled") for chart in CHARTS for fac in ("qr", "sparse")]
+    ref = symgen.simulate(k, method="newmark", t_end=0.5, dt=0.01, stepper="python")
+    for r in runs:
+        assert r.status == "completed", r.reason
+        np.testing.assert_allclose(r.x, ref.x, rtol=0, atol=1e-12)
+
+
 # -- the compiled sparse step (templates/runtime/symgen_sparse.c) against the Python one ---------
 @pytest.mark.parametrize("chart", CHARTS)
 @pytest.mark.parametrize("name, opts, sim", STEP_CASES[:4], ids=[c[0] for c in STEP_CASES[:4]])

@@ -172,7 +172,7 @@ class SymmetricChart:
         self.kernels = kernels
         self.factorization = factorization
         n, m = kernels.n, kernels.m
-        self._lin = lin if (lin is not None and lin.sparse and m > 0) else None
+        self._lin = lin if (lin is not None and lin.sparse) else None
         self._t_n = math.nan
         self._x_n = np.full(n, math.nan)
         if self._lin is not None:
@@ -202,6 +202,9 @@ class SymmetricChart:
         """N_s: orthonormal basis of the k-dimensional null space of H_s = ½(H_n + H(x₀, t + h)).
         A singular H_s[R, D] of the sparse step raises :class:`StepFailure` naming t + h and the
         iteration."""
+        n = self.kernels.n
+        if k == 0 or self.kernels.m == 0:
+            return np.eye(n)[:, n - k:].copy()           # null_basis's: no constraints, or k = 0
         if self._lin is None:
             np.add(H_n, H1, out=self._H_s)
             self._H_s *= 0.5
