@@ -426,7 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default): compiled with C kernels where the runtime has the case")
     s.add_argument("--factorization", choices=FACTORIZATIONS, default=None,
                    help="factorization of H each Newton iteration: svd, qr (pivoted), sparse "
-                   "(a sparse LU of a square block of H, for large mechanisms; Python stepper) "
+                   "(a sparse LU of a square block of H, for large mechanisms; either chart) "
                    "or auto (default: the model's, else SVD below 20 coordinates, QR above)")
     s.set_defaults(func=cmd_simulate)
 

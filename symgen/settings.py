@@ -25,7 +25,7 @@ CHARTS = ("end", "symmetric")
 STEPPERS = ("auto", "compiled", "python")
 
 #: ``factorization="auto"`` takes the sparse step in C from this many coordinates on (a null-space
-#: run with constraints, the end chart and H at most :data:`SPARSE_MAX_DENSITY` full).  Measured
+#: run with constraints, either chart, and H at most :data:`SPARSE_MAX_DENSITY` full).  Measured
 #: (compiled, 10 s, CPU µs/step, one BLAS thread): double four-bar 24.1 → 12.9 (h = 1e-3), 30.4 →
 #: 18.6 (1e-2); Andrews 43.0 → 16.1; Bricard 85.5 → 29.0 (1e-3); ~18x at n = 63 (docs/
 #: sparse-step.md).  The trajectory is the dense step's to round-off amplified at the singular
@@ -38,14 +38,15 @@ SPARSE_MAX_DENSITY = 0.25
 
 def compiled_factorization(kernels, method: str, factorization: str, chart: str = "end") -> str:
     """The factorization the compiled stepper uses for ``factorization`` ("auto": the sparse step
-    for a null-space run with the end chart and constraints from :data:`SPARSE_FROM_N`
-    coordinates on, else QR).  ``kernels`` is anything with ``n``, ``m`` (and ``nnz_H``, the
-    non-zeros of H).  It lives here, not in :mod:`symgen.steppers.compiled`, because the generated
+    for a null-space run with constraints from :data:`SPARSE_FROM_N` coordinates on, with either
+    chart, else QR).  ``kernels`` is anything with ``n``, ``m`` (and ``nnz_H``, the non-zeros of
+    H).  ``chart`` does not enter the rule (both charts have the sparse step); it is kept for the
+    callers.  It lives here, not in :mod:`symgen.steppers.compiled`, because the generated
     ``main.c`` bakes the same choice in as its default (:mod:`symgen.codegen.render`)."""
     if factorization != "auto":
         return factorization
     n, m = kernels.n, kernels.m
-    if (method == "nullspace" and chart == "end" and m > 0 and n >= SPARSE_FROM_N
+    if (method == "nullspace" and m > 0 and n >= SPARSE_FROM_N
             and getattr(kernels, "nnz_H", m * n) <= SPARSE_MAX_DENSITY * m * n):
         return "sparse"
     return "qr"
@@ -72,7 +73,7 @@ class SimulationSettings:
     #: absolute tolerance on ‖q‖, h‖q̇‖, h²‖q̈‖ at the accepted state
     constraint_tol: float = 1e-8
     #: factorization of H: "svd", "qr", "auto" (SVD below 20 coordinates, QR from there on) or
-    #: "sparse" (a sparse LU of a square block of H; nullspace method, end chart, Python stepper)
+    #: "sparse" (a sparse LU of a square block of H; nullspace method, either chart)
     factorization: str = "auto"
     #: the run stops as "diverged" when ‖x‖, h‖ẋ‖ or h²‖ẍ‖ exceeds it
     divergence_bound: float = 1e8
@@ -108,9 +109,9 @@ class SimulationSettings:
             raise ValueError(f"unknown stepper {self.stepper!r}; known: {', '.join(STEPPERS)}")
         if self.factorization not in FACTORIZATIONS:
             raise ValueError(f"unknown factorization {self.factorization!r}; known: {FACTORIZATIONS}")
-        if self.factorization == "sparse" and (self.method != "nullspace" or self.chart != "end"):
-            raise ValueError(f"factorization 'sparse' is the nullspace method's with the end chart, "
-                             f"not method {self.method!r} with chart {self.chart!r}")
+        if self.factorization == "sparse" and self.method != "nullspace":
+            raise ValueError(f"factorization 'sparse' is the nullspace method's, not method "
+                             f"{self.method!r}'s")
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

@@ -32,6 +32,9 @@ import stepper_models as sm
 
 CHARTS = ("end", "symmetric")
 STEPPERS = ("python", "compiled")
+#: … and with the sparse step (factorization="sparse": N_s from a sparse LU of H_s[R, D] on the
+#: step's partition), for the chart's relations, reversibility and the Bricard / k = 0 runs
+SPARSE_STEPPERS = STEPPERS + ("python-sparse", "compiled-sparse")
 WHIRL = dict(xd0=[30.0, 0.0, 30.0], params={"T0": 0.0})
 FREE = dict(xd0=[30.0, 0.0, 30.0], params={"T0": 0.0, "g": 0.0})
 
@@ -46,7 +49,15 @@ def four():
     return symgen.build(sm.four_bar())
 
 
-def _sim(k, **kw):
+def _runner(stepper: str) -> tuple[str, dict]:
+    """(stepper, extra options) of a runner name of SPARSE_STEPPERS."""
+    name, _, fac = stepper.partition("-")
+    return name, ({"factorization": fac} if fac else {})
+
+
+def _sim(k, stepper="auto", **kw):
+    stepper, extra = _runner(stepper)
+    kw = {**kw, **extra, "stepper": stepper}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return symgen.simulate(k, method="nullspace", **kw)
@@ -112,7 +123,7 @@ def test_unified_system_with_N_s_forced_to_N_H_is_the_end_chart(model, scheme, p
         k, cs, h = four, _four_bar_state(four, 1.0, np.random.default_rng(1)), 0.01
     end = make_stepper("nullspace", k, scheme, h, chart="end")
     forced = make_stepper("nullspace", k, scheme, h, chart="symmetric")
-    forced._chart.basis = lambda H_n, H1, kk: forced.lin.N           # N_s = N_H
+    forced._chart.basis = lambda H_n, H1, kk, **_: forced.lin.N      # N_s = N_H
     sym = make_stepper("nullspace", k, scheme, h, chart="symmetric")
     a, b, c = (_run_steps(s, cs, 50) for s in (end, forced, sym))
     assert np.abs(a - b).max() <= 1e-12 * max(1.0, np.abs(a).max())
@@ -122,6 +133,8 @@ def test_unified_system_with_N_s_forced_to_N_H_is_the_end_chart(model, scheme, p
 def _one_step(stepper, k, scheme, h, chart, t, cs, **kw):
     """(x, ẋ, ẍ, λ) at t + h and (γ, β) of one step from the consistent state ``cs`` at t: the
     Python stepper's step, or the compiled stepper's first step of a run started there."""
+    stepper, extra = _runner(stepper)
+    kw = {**kw, **extra}
     if stepper == "python":
         st = make_stepper("nullspace", k, scheme, h, chart=chart, **kw)
         st.step(t, cs.x, cs.xd, cs.xdd, cs.lam)
@@ -130,11 +143,12 @@ def _one_step(stepper, k, scheme, h, chart, t, cs, **kw):
     r = _sim(k, scheme=scheme, dt=h, t0=t, t_end=t + h, x0=cs.x, xd0=cs.xd, chart=chart,
              stepper="compiled", **kw)
     assert r.status == "completed" and r.meta["stepper"] == "compiled", r.reason
+    assert r.meta["factorization"] == kw.get("factorization", "qr")
     return r.x[1], r.xd[1], r.xdd[1], r.lam[1], r.meta["gamma"], r.meta["beta"]
 
 
 # -- 2. one converged step satisfies (C), (E) and its chart's Newmark relations ---------------------
-@pytest.mark.parametrize("stepper", STEPPERS)
+@pytest.mark.parametrize("stepper", SPARSE_STEPPERS)
 @pytest.mark.parametrize("chart", CHARTS)
 @pytest.mark.parametrize("model", ["pendulum", "four_bar"])
 def test_one_step_satisfies_constraints_equilibrium_and_newmark_on_its_chart(model, chart, stepper,
@@ -179,7 +193,7 @@ def test_one_step_satisfies_constraints_equilibrium_and_newmark_on_its_chart(mod
 
 
 # -- 3. reversibility ------------------------------------------------------------------------------
-@pytest.mark.parametrize("stepper", STEPPERS)
+@pytest.mark.parametrize("stepper", SPARSE_STEPPERS)
 @pytest.mark.parametrize("scheme, end_miss", [("trapezoidal", 1.8e-3), ("fox-goodwin", 5.6e-3)])
 def test_symmetric_step_is_reversible(scheme, end_miss, stepper):
     """Step, flip ẋ, step again: the symmetric chart returns to the start (x, hẋ, h²ẍ) to 1e-12;
@@ -294,7 +308,7 @@ def test_stability_limits_and_h_max_are_those_of_the_paper(pend, chart, stepper,
 
 
 # -- 8. constraint errors unchanged; redundant, k = 0 and large models complete ----------------------
-@pytest.mark.parametrize("stepper", STEPPERS)
+@pytest.mark.parametrize("stepper", SPARSE_STEPPERS)
 def test_constraint_errors_unchanged_and_bricard_completes(stepper):
     k = _example("bricard")
     runs = {c: _sim(k, t_end=3.0, chart=c, stepper=stepper) for c in CHARTS}     # FG, h = 1e-2
@@ -306,7 +320,7 @@ def test_constraint_errors_unchanged_and_bricard_completes(stepper):
     assert runs["symmetric"].pos_err.max() <= 10 * max(runs["end"].pos_err.max(), 1e-16)
 
 
-@pytest.mark.parametrize("stepper", STEPPERS)
+@pytest.mark.parametrize("stepper", SPARSE_STEPPERS)
 def test_slider_crank_with_no_degree_of_freedom_completes(stepper):
     k = _example("slider_crank")
     r = _sim(k, t_end=1.0, chart="symmetric", stepper=stepper)
@@ -318,12 +332,15 @@ def test_slider_crank_with_no_degree_of_freedom_completes(stepper):
     assert r.vel_err.max() < 1e-12
 
 
-def test_n_four_bar_completes_with_the_symmetric_chart():
-    """N = 10 (63 coordinates: H_s factored by pivoted QR), 4 s through the horizontal passages."""
+@pytest.mark.parametrize("factorization", ["qr", "sparse"])
+def test_n_four_bar_completes_with_the_symmetric_chart(factorization):
+    """N = 10 (63 coordinates: H_s factored by pivoted QR, or by a sparse LU of H_s[R, D]), 4 s
+    through the horizontal passages."""
     k = _example("n_four_bar", N=10)
-    r = _sim(k, dt=1e-2, t_end=4.0, chart="symmetric", stepper="compiled")
+    r = _sim(k, dt=1e-2, t_end=4.0, chart="symmetric", stepper="compiled",
+             factorization=factorization)
     assert r.status == "completed", r.reason
-    assert r.meta["factorization"] == "qr" and r.meta["rank_H"] == [62, 62]
+    assert r.meta["factorization"] == factorization and r.meta["rank_H"] == [62, 62]
     assert r.pos_err.max() < 1e-12 and r.vel_err.max() < 1e-11
     B_ref, _ = oracles.four_bar_reference(10, r.t)
     B = np.array([r.output(f"B0.{c}") for c in ("x", "y")])
@@ -436,7 +453,7 @@ def test_singular_T_fails_the_step_with_a_message(pend):
     cs = _pendulum_state(pend, 0.3, 3.0)
     st = make_stepper("nullspace", pend, "trapezoidal", 0.01, chart="symmetric")
 
-    def orthogonal(H_n, H1, kk):
+    def orthogonal(H_n, H1, kk, **_):
         v = np.array(H1[0], dtype=float)                     # a row of H: orthogonal to N_H
         return (v / np.linalg.norm(v))[:, None]
 

@@ -93,6 +93,21 @@ def test_nullspace_compiled_agrees_with_python(name, chart, kernels):
         assert _rel(c.xdd, p.xdd) < 1e-10 and _rel(c.lam, p.lam) < 1e-10
 
 
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_nullspace_sparse_symmetric_chart_compiled_agrees_with_python(name, kernels):
+    # factorization="sparse" with the symmetric chart (symgen_sparse.c sg_splin_chart_basis
+    # against sparse.py chart_basis: N_s from a second sparse LU, of H_s[R, D] on the step's
+    # partition); the end chart's sparse step is compared in tests/test_sparse.py
+    k = kernels(name)
+    c, p = _pair(k, STEPS.get(name, 200), chart="symmetric", factorization="sparse")
+    assert c.status == "completed", c.reason
+    assert c.meta["factorization"] == p.meta["factorization"] == "sparse"
+    assert c.meta["chart"] == p.meta["chart"] == "symmetric"
+    _same_run(c, p)
+    assert _rel(c.x, p.x) < 1e-10 and _rel(c.xd, p.xd) < 1e-10
+    assert c.meta["sparse_step"]["rows"] == p.meta["sparse_step"]["rows"]
+
+
 @pytest.mark.parametrize("name", [e for e in EXAMPLES if e != "n_four_bar"])
 def test_index3_compiled_agrees_with_python(name, kernels):
     # the trapezoidal rule (index-3 Fox-Goodwin fails at once, see the failure tests)

@@ -93,16 +93,27 @@ def _python_sparse(name, N=None, **sim):
     return symgen.simulate(_kernels(name, N), stepper="python", factorization="sparse", **sim)
 
 
+@functools.lru_cache(maxsize=None)
+def _python_dense(name, N=None, **sim):
+    return symgen.simulate(_kernels(name, N), stepper="python", **sim)
+
+
 def _pair(name, opts, sim):
     k = _kernels(name, opts.get("N"))
-    dense = symgen.simulate(k, stepper="python", **sim)
-    return k, dense, _python_sparse(name, opts.get("N"), **sim)
+    return k, _python_dense(name, opts.get("N"), **sim), _python_sparse(name, opts.get("N"), **sim)
 
 
+#: both tangent charts: the symmetric one's N_s from a second sparse LU, of H_s[R, D] on the
+#: step's partition (sparse.py chart_basis, symgen_sparse.c sg_splin_chart_basis)
+CHARTS = ("end", "symmetric")
+
+
+@pytest.mark.parametrize("chart", CHARTS)
 @pytest.mark.parametrize("name, opts, sim", STEP_CASES, ids=[c[0] for c in STEP_CASES])
-def test_sparse_step_gives_the_dense_steps_trajectory(name, opts, sim):
-    k, dense, sparse = _pair(name, opts, sim)
+def test_sparse_step_gives_the_dense_steps_trajectory(name, opts, sim, chart):
+    k, dense, sparse = _pair(name, opts, dict(sim, chart=chart))
     assert sparse.meta["factorization"] == "sparse" and dense.meta["factorization"] != "sparse"
+    assert sparse.meta["chart"] == dense.meta["chart"] == chart
     stats = sparse.meta["sparse_step"]
     assert stats["partitions"] >= 1 and len(stats["rows"]) == sparse.meta["rank_H"][0]
     assert sparse.status == dense.status == "completed"
@@ -130,23 +141,47 @@ def test_forced_rank_drop_repartitions_and_matches_pivoted_qr():
 
 def test_sparse_factorization_is_refused_where_it_does_not_apply():
     k = _kernels("double_four_bar")
-    for bad in (dict(method="index3"), dict(chart="symmetric")):
-        with pytest.raises(ValueError, match="factorization 'sparse' is the nullspace"):
-            symgen.simulate(k, t_end=0.02, factorization="sparse", **bad)
-    r = symgen.simulate(k, t_end=0.02, factorization="sparse")         # auto: the C sparse step
-    assert r.meta["stepper"] == "compiled" and r.meta["factorization"] == "sparse"
+    with pytest.raises(ValueError, match="factorization 'sparse' is the nullspace"):
+        symgen.simulate(k, t_end=0.02, factorization="sparse", method="index3")
+    for chart in CHARTS:                                                # auto: the C sparse step
+        r = symgen.simulate(k, t_end=0.02, factorization="sparse", chart=chart)
+        assert r.meta["stepper"] == "compiled" and r.meta["factorization"] == "sparse"
+        assert r.meta["chart"] == chart and r.status == "completed"
+
+
+def test_sparse_symmetric_chart_without_constraints_is_newmark():
+    """m = 0 (the minimal pendulum): the chart's basis is the identity, the step plain Newmark, with
+    either factorization and stepper."""
+    import stepper_models as sm
+
+    k = symgen.build(sm.minimal_pendulum())
+    runs = [symgen.simulate(k, method="nullspace", t_end=0.5, dt=0.01, stepper=st, chart=chart,
+                            factorization=fac)
+            for st in ("python", "compiled") for chart in CHARTS for fac in ("qr", "sparse")]
+    ref = symgen.simulate(k, method="newmark", t_end=0.5, dt=0.01, stepper="python")
+    for r in runs:
+        assert r.status == "completed", r.reason
+        np.testing.assert_allclose(r.x, ref.x, rtol=0, atol=1e-12)
 
 
 # -- the compiled sparse step (templates/runtime/symgen_sparse.c) against the Python one ---------
+@pytest.mark.parametrize("chart", CHARTS)
 @pytest.mark.parametrize("name, opts, sim", STEP_CASES[:4], ids=[c[0] for c in STEP_CASES[:4]])
-def test_compiled_sparse_step_gives_the_python_sparse_trajectory(name, opts, sim):
+def test_compiled_sparse_step_gives_the_python_sparse_trajectory(name, opts, sim, chart):
     k = _kernels(name, opts.get("N"))
+    sim = dict(sim, chart=chart)
     py = _python_sparse(name, opts.get("N"), **sim)
     c = symgen.simulate(k, stepper="compiled", factorization="sparse", **sim)
     assert c.meta["stepper"] == "compiled" and c.meta["factorization"] == "sparse"
+    assert c.meta["chart"] == py.meta["chart"] == chart
     assert c.status == py.status == "completed"
     assert c.x.shape == py.x.shape
     assert np.max(np.abs(c.x - py.x)) <= 1e-10 * max(1.0, float(np.max(np.abs(py.x))))
+    # ẋ to 1e-10, or (at the N four-bar's horizontal passage, t ≈ 0.72 s, where round-off is
+    # amplified by 1/σ_min) within 10× what the Python dense and sparse steps differ by there
+    spread = np.max(np.abs(_python_dense(name, opts.get("N"), **sim).xd - py.xd))
+    scale = max(1.0, float(np.max(np.abs(py.xd))))
+    assert np.max(np.abs(c.xd - py.xd)) <= max(1e-10 * scale, 10 * spread)
     np.testing.assert_array_equal(c.newton_iters, py.newton_iters)
     assert c.meta["rank_H"] == py.meta["rank_H"]
     assert c.meta["retried_steps"] == py.meta["retried_steps"] == 0      # all of it in C
@@ -162,10 +197,18 @@ def test_compiled_sparse_step_gives_the_python_sparse_trajectory(name, opts, sim
     assert len(stats["independent"]) == k.n - len(stats["rows"])
 
 
-def test_compiled_sparse_step_repartitions_on_a_forced_rank_drop():
-    py = _python_sparse("double_four_bar", **RANK_DROP)
+@pytest.mark.parametrize("chart", CHARTS)
+def test_compiled_sparse_step_repartitions_on_a_forced_rank_drop(chart):
+    """The symmetric chart's N_s follows the step's partitions (k = 1 → 3 → 1: the C chart's
+    sg_spnull is rebuilt with each).  Its trajectory is the dense QR path's only to 3e-7 here:
+    where rank_tol drops rows that are not redundant, the dense path's N_s is the null space of
+    the rows its pivoted QR of H_sᵀ keeps, the sparse step's that of the step's rows R of H.
+    (C may take one rank confirmation, and with it one partition, more or fewer than Python: a
+    decision at the confirmation bound that leaves the trajectory the same to 1e-13.)"""
+    sim = dict(RANK_DROP, chart=chart)
+    py = _python_sparse("double_four_bar", **sim)
     c = symgen.simulate(_kernels("double_four_bar"), stepper="compiled", factorization="sparse",
-                        **RANK_DROP)
+                        **sim)
     assert c.status == py.status == "completed"
     assert c.meta["rank_H"] == py.meta["rank_H"] and c.meta["rank_H"][0] < c.meta["rank_H"][1]
     cs, ps = c.meta["sparse_step"], py.meta["sparse_step"]
@@ -178,6 +221,10 @@ def test_compiled_sparse_step_repartitions_on_a_forced_rank_drop():
     assert abs(cs["rank_confirmations"] - ps["rank_confirmations"]) <= 0.01 * ps["rank_confirmations"]
     assert np.max(np.abs(c.x - py.x)) <= 1e-10
     assert np.mean(c.newton_iters == py.newton_iters) >= 0.99          # issue 14: ≥ 99 % of steps
+    if chart == "symmetric":
+        qr = _python_dense("double_four_bar", factorization="qr", **sim)
+        assert qr.meta["rank_H"] == py.meta["rank_H"]
+        assert np.max(np.abs(py.x - qr.x)) <= 1e-6
 
 
 def test_auto_chooses_the_compiled_sparse_step_for_large_sparse_mechanisms():
@@ -188,6 +235,9 @@ def test_auto_chooses_the_compiled_sparse_step_for_large_sparse_mechanisms():
     r = symgen.simulate(big, dt=1e-3, t_end=0.01)
     assert r.meta["stepper"] == "compiled" and r.meta["factorization"] == "sparse"
     assert r.meta["sparse_step"]["partitions"] == 1
+    r = symgen.simulate(big, dt=1e-3, t_end=0.01, chart="symmetric")      # with either chart
+    assert r.meta["stepper"] == "compiled" and r.meta["factorization"] == "sparse"
+    assert r.meta["chart"] == "symmetric" and r.status == "completed"
     r = symgen.simulate(small, t_end=0.02)
     assert r.meta["factorization"] == "qr" and "sparse_step" not in r.meta
     r = symgen.simulate(big, dt=1e-3, t_end=0.01, method="index3")      # not the nullspace step

@@ -8,8 +8,9 @@
  *                                 kernels' CSR values (kmv, kmm) in the same step
  *   symgen/steppers/nullspace.py  the paper's Newton step (Eqs. 32-58); its retries of a failed
  *                                 step stay in Python (steppers/compiled.py)
- *   symgen/steppers/chart.py      the symmetric chart: N_s from a pivoted QR of H_s^T and the
- *                                 3k x 3k solve for (alpha, alpha_dot, alpha_ddot)
+ *   symgen/steppers/chart.py      the symmetric chart: N_s from a pivoted QR of H_s^T (the
+ *                                 sparse step: sg_splin_chart_basis) and the 3k x 3k solve for
+ *                                 (alpha, alpha_dot, alpha_ddot)
  *   symgen/steppers/index3.py     classical index-3 Newmark / HHT-alpha (Eq. 29)
  *   symgen/run.py (_run)          the divergence checks and the step's row (the Recorder
  *                                 in Python keeps every K-th row and the maxima)
@@ -1067,9 +1068,16 @@ static void chart_H_at(sg_stepper *s, const double *p, double t, const double *x
     int n = s->n, i, same = fabs(t - s->t_n) <= 1e-12 * (fabs(t) > 1.0 ? fabs(t) : 1.0);
     for (i = 0; same && i < n; ++i) same = x[i] == s->x_n[i];
     if (same) return;
-    s->mdl->constraints(t, x, xd, xdd, p, s->q, s->H_n, s->qd, s->Hd, s->qdd, s->Hdd);
+    (s->pH ? s->mdl->constraints_csr : s->mdl->constraints)(t, x, xd, xdd, p, s->q, s->H_n, s->qd,
+                                                           s->Hd, s->qdd, s->Hdd);
     s->t_n = t;
     memcpy(s->x_n, x, sizeof(double) * (size_t)n);
+}
+
+/* The entries of H the kernels write: m n, or nnz on the sparse step's CSR pattern. */
+static size_t H_entries(const sg_stepper *s)
+{
+    return s->pH ? (size_t)s->pH->indptr[s->m] : (size_t)s->n * (size_t)s->m;
 }
 
 /* SymmetricChart.accept: H of the accepted state (in s->H) is the next step's H_n. */
@@ -1077,20 +1085,31 @@ static void chart_accept(sg_stepper *s, double t1)
 {
     s->t_n = t1;
     memcpy(s->x_n, s->x, sizeof(double) * (size_t)s->n);
-    memcpy(s->H_n, s->H, sizeof(double) * (size_t)s->n * (size_t)s->m);
+    memcpy(s->H_n, s->H, sizeof(double) * H_entries(s));
 }
 
 /* SymmetricChart.basis, null_basis(.., "qr"): N_s (n x k), the last k columns of Q in the pivoted
- * QR of H_s^T, H_s = (H_n + H(x, t + h)) / 2; k = n - rank H(x, t + h) is given. */
-static void chart_basis(sg_stepper *s, int k)
+ * QR of H_s^T, H_s = (H_n + H(x, t + h)) / 2; k = n - rank H(x, t + h) is given.  The sparse
+ * step: H_s on H's pattern, N_s from sg_splin_chart_basis on the step's partition.  Returns 0, or
+ * -1 with *fail set (H_s[R, D] singular). */
+static int chart_basis(sg_stepper *s, int k, double t1, int it, sg_failure *fail)
 {
     int n = s->n, m = s->m, kmin = n < m ? n : m, i, j, l;
     double *v = s->cw;
-    if (k == 0) return;
+    if (k == 0) return 0;
+    if (s->pH) {
+        size_t e, nnz = H_entries(s);
+        for (e = 0; e < nnz; ++e) s->Hs[e] = (s->H_n[e] + s->H[e]) * 0.5;
+        if (sg_splin_chart_basis(s->sp, s->Hs, s->Ns) < 0) {
+            fail_set(fail, SG_FAIL_CHART_SPARSE_SINGULAR, t1, it);
+            return -1;
+        }
+        return 0;
+    }
     if (m == 0) {
         for (i = 0; i < n; ++i)
             for (j = 0; j < k; ++j) s->Ns[(size_t)i * k + j] = (i == n - k + j) ? 1.0 : 0.0;
-        return;
+        return 0;
     }
     for (i = 0; i < m * n; ++i) s->Hs[i] = (s->H_n[i] + s->H[i]) * 0.5;
     householder_qr(s->Hs, n, m, s->tau_s, s->piv_s, s->cn_s);   /* column-major H_s^T = H_s */
@@ -1099,6 +1118,7 @@ static void chart_basis(sg_stepper *s, int k)
         q_apply(s->Hs, n, kmin, s->tau_s, v);
         for (i = 0; i < n; ++i) s->Ns[(size_t)i * k + j] = v[i];
     }
+    return 0;
 }
 
 /* solve_chart_step: (alpha, alpha_dot, alpha_ddot) at t + h into s->a, s->ad, s->add from the
@@ -1314,8 +1334,8 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
             /* symmetric chart: (alpha, alpha_d, alpha_dd) at t + h from the 3k x 3k system on N_s
              * instead of steps 4-5, whose result it replaces (as nullspace.py: they still run, so
              * that a singular reduced matrix fails the step in both) */
-            chart_basis(s, k);
-            if (chart_solve(s, x, xd, xdd, t1, it, fail) < 0) return SG_FAILED;
+            if (chart_basis(s, k, t1, it, fail) < 0 || chart_solve(s, x, xd, xdd, t1, it, fail) < 0)
+                return SG_FAILED;
         }
 
         /* 6. recover x, xd, xdd (Eqs. 34, 38, 45) and lambda (Eq. 51) */
@@ -1917,7 +1937,6 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
     if (o->chart != SG_CHART_END && (o->chart != SG_CHART_SYMMETRIC || o->method != SG_NULLSPACE))
         return NULL;
     if (o->factorization != SG_DENSE_QR && o->factorization != SG_SPARSE) return NULL;
-    if (o->factorization == SG_SPARSE && o->chart != SG_CHART_END) return NULL;
     s = (sg_stepper *)calloc(1, sizeof *s);
     if (!s) return NULL;
     s->mdl = model;

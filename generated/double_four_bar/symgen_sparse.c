@@ -454,9 +454,10 @@ static void woodbury(sg_spnull *s, double *u)
     }
 }
 
-int sg_spnull_factor(sg_spnull *s, const double *H_values, double pivot_tol)
+/* sg_spnull_factor; with_E = 0 leaves out E and its Cholesky factor (only N is wanted). */
+static int spnull_factor(sg_spnull *s, const double *H_values, double pivot_tol, int with_E)
 {
-    const int n = s->n, r = s->r, k = s->k, d = s->d;
+    const int n = s->n, r = s->r, k = s->k, d = with_E ? s->d : 0;
     int q, c, j, t, z, pass, status = SG_LU_OK;
     double *Nc = s->N;
     for (q = 0; q < s->bp[r]; ++q) s->bval[q] = H_values[s->bmap[q]];
@@ -518,6 +519,11 @@ int sg_spnull_factor(sg_spnull *s, const double *H_values, double pivot_tol)
             }
     }
     return SG_LU_OK;
+}
+
+int sg_spnull_factor(sg_spnull *s, const double *H_values, double pivot_tol)
+{
+    return spnull_factor(s, H_values, pivot_tol, 1);
 }
 
 const double *sg_spnull_basis(const sg_spnull *s) { return s->N; }
@@ -609,6 +615,7 @@ struct sg_splin {
     const int *Hp, *Hi, *order;
     double rank_tol;
     sg_spnull *sn;             /* the current partition (NULL before the first) */
+    sg_spnull *sc;             /* the symmetric chart's, on the same partition (NULL: not yet) */
     int *R, *I, *rows;         /* [m], [n], [m] (rows of a QR decision) */
     int *sel;                  /* [m] */
     double *A;                 /* m x n: H dense, rows orthogonalized in place (partition) */
@@ -627,6 +634,7 @@ void sg_splin_free(sg_splin *L)
 {
     if (!L) return;
     sg_spnull_free(L->sn);
+    sg_spnull_free(L->sc);
     free(L->R); free(L->I); free(L->rows); free(L->sel);
     free(L->A); free(L->Q); free(L->qs); free(L->qn); free(L->Lc); free(L->dg); free(L->nrm);
     free(L->v); free(L->w); free(L->z); free(L->G); free(L->Gw);
@@ -789,6 +797,8 @@ static void sp_choose_columns(sg_splin *L, int from_N, const double *N)
 /* A new sg_spnull on the rows L->R and the coordinates L->I; 0, or -3 out of memory. */
 static int sp_new_partition(sg_splin *L)
 {
+    sg_spnull_free(L->sc);                   /* the chart's follows (sg_splin_chart_basis) */
+    L->sc = NULL;
     sg_spnull_free(L->sn);
     L->sn = sg_spnull_new(L->n, L->m, L->Hp, L->Hi, L->order, L->r, L->R, L->k, L->I);
     return L->sn ? 0 : -3;
@@ -997,4 +1007,23 @@ int sg_splin_info(const sg_splin *L, long *counts, int *rows, int *indep, int *k
     if (rows) memcpy(rows, L->R, (size_t)L->r * sizeof(int));
     if (indep) memcpy(indep, L->I, (size_t)L->k * sizeof(int));
     return L->r;
+}
+
+/* sparse.py SparseLinearization.chart_basis: N_s of null(H_s[R]) on the current partition, from
+ * its own sg_spnull (created on the partition's rows and coordinates when the partition changes;
+ * the step's factorization is not touched), without E. */
+int sg_splin_chart_basis(sg_splin *L, const double *Hs_values, double *Ns)
+{
+    int st;
+    if (!L->sn) return -2;
+    if (L->k == 0) return 0;
+    if (!L->sc) {
+        L->sc = sg_spnull_new(L->n, L->m, L->Hp, L->Hi, L->order, L->r, L->R, L->k, L->I);
+        if (!L->sc) return -3;
+    }
+    st = spnull_factor(L->sc, Hs_values, SG_SP_PIVOT_TOL, 0);
+    if (st == SG_LU_NOMEM) return -3;
+    if (st != SG_LU_OK) return -2;
+    memcpy(Ns, L->sc->N, sizeof(double) * (size_t)L->n * (size_t)L->k);
+    return 0;
 }

@@ -99,7 +99,9 @@ enum {
                                         value0 = its smallest singular value)                  */
     SG_FAIL_CHART_SINGULAR = 10,     /* symmetric chart: singular 3k x 3k step matrix
                                         (iteration, k)                                         */
-    SG_FAIL_SPARSE_SINGULAR = 11     /* sparse step: singular LU of H[R, D] (iteration)        */
+    SG_FAIL_SPARSE_SINGULAR = 11,    /* sparse step: singular LU of H[R, D] (iteration)        */
+    SG_FAIL_CHART_SPARSE_SINGULAR = 12  /* symmetric chart on the sparse step: singular LU of
+                                        H_s[R, D] (iteration)                                  */
 };
 
 typedef struct sg_failure {

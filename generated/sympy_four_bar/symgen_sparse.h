@@ -114,6 +114,11 @@ void sg_splin_s_range(const sg_splin *L, double *s_max, double *s_min);
 /* counts[3] = partitions, column changes, rank confirmations; rows (m) and indep (n) receive R and
  * I; returns r (the number of rows) and *k. */
 int sg_splin_info(const sg_splin *L, long *counts, int *rows, int *indep, int *k);
+/* The symmetric chart's N_s (n x k, row-major, into Ns): an orthonormal basis of the null space of
+ * H_s[R] for the values Hs_values of H_s = (H(t) + H(t + h)) / 2 on H's pattern, on the partition
+ * (R, I, k) of the last sg_splin_factor, from a second LU (of H_s[R, D]; the step's is left as it
+ * is).  Returns 0, -2 (H_s[R, D] singular, or no partition yet) or -3 (out of memory). */
+int sg_splin_chart_basis(sg_splin *L, const double *Hs_values, double *Ns);
 
 #ifdef __cplusplus
 }

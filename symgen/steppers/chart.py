@@ -40,6 +40,13 @@ test's (x, hẋ, h²ẍ)) with row 1 multiplied by h² and row 3 by h, so that e
 
 Cost: one more rank-revealing factorization (of H_s) per iteration and a 3k × 3k LU solve; no
 kernel call except H at the first step's start state.  Plain array code, to be mirrored in C.
+
+With ``factorization="sparse"`` (:mod:`symgen.steppers.sparse`) N_s comes from a second sparse LU,
+of H_s[R, D] on the step's partition (the same rows R, coordinates I and k as the step's
+factorization of H at this iterate): N_s = orth(P[−H_s,RD⁻¹ H_s,RI; I]).  The system above does
+not depend on which orthonormal basis of null(H_s) is used (rows 2–3 are N_sᵀ(·) = 0: another
+basis N_sQ multiplies them by Qᵀ), so the step is the dense one's to round-off as long as both
+leave out the same (redundant) rows of H_s.
 """
 from __future__ import annotations
 
@@ -155,33 +162,57 @@ class SymmetricChart:
 
     H_n is kept from the previous step's accepted state (:meth:`accept`); when a step starts from
     a state that is not the one last accepted (the first step, or a caller stepping from its own
-    state) it is evaluated there, once (:meth:`H_at`)."""
+    state) it is evaluated there, once (:meth:`H_at`).
 
-    def __init__(self, kernels, factorization: str):
+    With the sparse step (``lin``, a :class:`~symgen.steppers.sparse.SparseLinearization`) H_n
+    and H_s are the values on the kernels' CSR pattern of H (H(t) and H(t + h) share it) and N_s
+    comes from the step's partition (``SparseLinearization.chart_basis``)."""
+
+    def __init__(self, kernels, factorization: str, lin=None):
         self.kernels = kernels
         self.factorization = factorization
         n, m = kernels.n, kernels.m
+        self._lin = lin if (lin is not None and lin.sparse) else None
         self._t_n = math.nan
         self._x_n = np.full(n, math.nan)
-        self._H_n = np.zeros((m, n))
-        self._H_s = np.zeros((m, n))
+        if self._lin is not None:
+            nnz = int(kernels.H_pattern[0][-1])
+            self._constraints = kernels.constraints_csr
+            self._H_n, self._H_s = np.zeros(nnz), np.zeros(nnz)
+        else:
+            self._constraints = kernels.constraints
+            self._H_n, self._H_s = np.zeros((m, n)), np.zeros((m, n))
 
     def accept(self, t1: float, x1, H1) -> None:
-        """Keep H of the accepted state at t + h as the next step's H_n."""
+        """Keep H of the accepted state at t + h as the next step's H_n (copied: the kernels'
+        CSR values are their buffers)."""
         self._t_n = t1
         self._x_n[:] = x1
-        self._H_n[...] = H1
+        self._H_n[...] = H1.data if self._lin is not None else H1
 
     def H_at(self, t: float, x, xd, xdd) -> np.ndarray:
         """H_n = H(x(t), t): the kept one if (t, x) is the state last accepted (t up to round-off:
         the caller's t0 + i·h and the stepper's t + h differ in the last bits), else evaluated."""
         if not (abs(t - self._t_n) <= 1e-12 * max(1.0, abs(t)) and np.array_equal(x, self._x_n)):
-            _, H, *_ = self.kernels.constraints(t, x, xd, xdd)
+            _, H, *_ = self._constraints(t, x, xd, xdd)
             self.accept(t, x, H)
         return self._H_n
 
-    def basis(self, H_n, H1, k: int) -> np.ndarray:
-        """N_s: orthonormal basis of the k-dimensional null space of H_s = ½(H_n + H(x₀, t + h))."""
-        np.add(H_n, H1, out=self._H_s)
+    def basis(self, H_n, H1, k: int, *, t1: float = math.nan, iteration: int = 0) -> np.ndarray:
+        """N_s: orthonormal basis of the k-dimensional null space of H_s = ½(H_n + H(x₀, t + h)).
+        A singular H_s[R, D] of the sparse step raises :class:`StepFailure` naming t + h and the
+        iteration."""
+        n = self.kernels.n
+        if k == 0 or self.kernels.m == 0:
+            return np.eye(n)[:, n - k:].copy()           # null_basis's: no constraints, or k = 0
+        if self._lin is None:
+            np.add(H_n, H1, out=self._H_s)
+            self._H_s *= 0.5
+            return null_basis(self._H_s, k, self.factorization)
+        np.add(H_n, H1.data, out=self._H_s)
         self._H_s *= 0.5
-        return null_basis(self._H_s, k, self.factorization)
+        try:
+            return self._lin.chart_basis(self._H_s)
+        except np.linalg.LinAlgError as exc:
+            raise StepFailure(f"symmetric chart: factorization of H_s failed at t = {t1:.9g}, "
+                              f"iteration {iteration}: {exc}", iteration=iteration) from None

@@ -16,12 +16,14 @@ raises the same :class:`~symgen.steppers.StepFailure`; C resumes from the accept
 
 ``factorization="sparse"`` (issue 14) runs the sparse null-space step of
 :mod:`symgen.steppers.sparse` in C (``symgen_sparse.c``: the kernels' CSR values, a sparse LU of
-H[R, D]); ``"auto"`` chooses it for null-space runs from :data:`SPARSE_FROM_N` coordinates on
-(:func:`compiled_factorization`), and its Python fallback is then the Python sparse step.
+H[R, D]; with the symmetric chart N_s from a second LU, of H_s[R, D] on the same partition:
+``sg_splin_chart_basis``); ``"auto"`` chooses it for null-space runs (either chart) from
+:data:`SPARSE_FROM_N` coordinates on (:func:`compiled_factorization`), and its Python fallback is
+then the Python sparse step.
 
 What it does not do (``stepper="auto"`` then uses the Python stepper): Kernels that are not
 compiled (:class:`~symgen.LambdifyKernels`), the minimal-coordinate methods, ``factorization=
-"svd"``; ``"sparse"`` runs in C (symgen_sparse.c) with the end chart only.
+"svd"``.
 """
 from __future__ import annotations
 
@@ -47,8 +49,9 @@ COMPILED_METHODS = {"nullspace": 0, "index3": 1}
 COMPILED_CHARTS = {"end": 0, "symmetric": 1}
 _SG_OK, _SG_FAILED, _SG_DIVERGED = 0, 1, 2
 #: sg_failure kinds that sg_step reports (a Newton failure; 7, 8 are the run's divergence checks,
-#: 9, 10 the symmetric chart's singular T and 3k × 3k matrix, 11 the sparse step's singular block)
-_STEP_KINDS = (1, 2, 3, 4, 5, 6, 9, 10, 11)
+#: 9, 10 the symmetric chart's singular T and 3k × 3k matrix, 11 the sparse step's singular block,
+#: 12 the symmetric chart's singular block of H_s on the sparse step)
+_STEP_KINDS = (1, 2, 3, 4, 5, 6, 9, 10, 11, 12)
 #: wall time one chunk of C steps aims at (progress and Ctrl-C are handled between chunks), and
 #: the most steps a chunk takes (the rows of the scratch buffer)
 CHUNK_SECONDS = 0.05

@@ -23,7 +23,8 @@ writes x₀ …; here x₀ is the initial state everywhere):
 one 3k × 3k solve that imposes the Newmark relations on the null space of ½(H(t) + H(t + h)),
 instead of steps 4–5 (here their lines still run and their result is overwritten, so that the
 default ``"end"``, the paper's step above, stays bit for bit what it was; an implementation of the
-symmetric chart alone skips them).
+symmetric chart alone skips them).  Both charts run with either factorization: with ``"sparse"``
+N_s comes from a second sparse LU, of H_s[R, D] on the step's partition (chart.py).
 
 A step that lands within ~1e-5 rad of a singular configuration (the double four-bar at h = 5e-3,
 t = 47.365 s: s_min/s_max of H ≈ 1e-6, H loses rank by 2 at the exact point) is beyond Newton's
@@ -97,9 +98,6 @@ class NullspaceStepper(Stepper):
             raise ValueError("HHT-α is a variant of the classical index-3 stepper; the nullspace "
                              "method takes a plain Newmark scheme (gamma, beta)")
         self.lin = make_linearization(kernels, rank_tol, factorization)
-        if self.lin.sparse and chart != "end":
-            raise ValueError(f"chart {chart!r} needs a dense factorization (of ½(H(t) + H(t + h))); "
-                             "factorization 'sparse' has the end chart only")
         # the sparse factorization takes the kernels' CSR matrices (issue 14, sparse.py)
         self._constraints = kernels.constraints_csr if self.lin.sparse else kernels.constraints
         self._dynamics = kernels.dynamics_csr if self.lin.sparse else kernels.dynamics
@@ -107,7 +105,8 @@ class NullspaceStepper(Stepper):
         if chart not in CHARTS:
             raise ValueError(f"unknown chart {chart!r}; known: {', '.join(CHARTS)}")
         self.chart = chart
-        self._chart = SymmetricChart(kernels, self.lin.factorization) if chart == "symmetric" else None
+        self._chart = (SymmetricChart(kernels, self.lin.factorization, self.lin)
+                       if chart == "symmetric" else None)
         n = self.n
         self._x_p = np.zeros(n)         # n-sized work buffers of the iteration
         self._rhs = np.zeros(n)
@@ -311,7 +310,7 @@ class NullspaceStepper(Stepper):
                 # -- symmetric chart (issue 11): (α, α̇, α̈) at t + h from the 3k × 3k system on
                 # N_s (chart.py) instead of steps 4–5, whose result it replaces (they are left
                 # untouched so that chart="end" stays bit for bit the paper's step)
-                N_s = self._chart.basis(H_n, H, k)
+                N_s = self._chart.basis(H_n, H, k, t1=t1, iteration=it)
                 solve_chart_step(N_s, lin, x_p, r_R, x, xd, xdd, h, gam, bet, alpha, alpha_dot,
                                  alpha_ddot, t1=t1, iteration=it)
             self.alpha, self.alpha_dot, self.alpha_ddot = alpha, alpha_dot, alpha_ddot

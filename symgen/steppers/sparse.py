@@ -187,20 +187,10 @@ class SparseLinearization(Linearization):
 
     def _factor_block(self, data: np.ndarray) -> None:
         """LU of H[R, D]; N (orthonormal); E and (I + EEᵀ)⁻¹ for the redundant rows."""
-        n, k, r = self.n, self.k, self.R.size
-        blk = self._blk
-        blk.data[:] = data[self._blk_map]
-        try:
-            self._lu = splu(blk, permc_spec="NATURAL")
-        except RuntimeError as exc:                           # "Factor is exactly singular"
-            raise np.linalg.LinAlgError(f"sparse LU of H[R, D] failed: {exc}") from None
-        HRI = np.zeros((r, k))
-        HRI[self._ri, self._ci] = data[self._pi]
-        Nc = np.zeros((n, k))
+        n, k = self.n, self.k
+        self._lu = self._block_lu(data, "H[R, D]")
         if k:
-            Nc[self.D] = -self._lu.solve(HRI) if r else 0.0       # N_c = P[−H_RD⁻¹H_RI; I]
-            Nc[self.I, np.arange(k)] = 1.0
-            self.N[...] = np.linalg.qr(Nc)[0]
+            self.N[...] = self._null_of(self._lu, data)
         if self.Z.size:
             HZ = np.zeros((self.Z.size, n))
             HZ[self._zi, self._zc] = data[self._zp]
@@ -211,6 +201,40 @@ class SparseLinearization(Linearization):
             self._Winv = np.linalg.inv(np.eye(self.Z.size) + self._Et.T @ self._Et)
         else:
             self.g_max = 0.0
+
+    def _null_of(self, lu, data: np.ndarray) -> np.ndarray:
+        """The orthonormal basis (n × k) of null(A_R) from the LU ``lu`` of A[R, D], A the values
+        ``data`` on H's pattern: N_c = P[−A_RD⁻¹A_RI; I] orthonormalized (thin QR)."""
+        n, k, r = self.n, self.k, self.R.size
+        ARI = np.zeros((r, k))
+        ARI[self._ri, self._ci] = data[self._pi]
+        Nc = np.zeros((n, k))
+        Nc[self.D] = -lu.solve(ARI) if r else 0.0                  # N_c = P[−A_RD⁻¹A_RI; I]
+        Nc[self.I, np.arange(k)] = 1.0
+        return np.linalg.qr(Nc)[0]
+
+    def chart_basis(self, data: np.ndarray) -> np.ndarray:
+        """The symmetric chart's N_s (:mod:`~symgen.steppers.chart`): an orthonormal basis
+        (n × k) of the null space of H_s[R], ``data`` the values of H_s = ½(H(t) + H(t + h)) on
+        H's pattern, on the step's current partition (its rows R, coordinates I and k: H_s has
+        the rank of H away from singular passages, and near them the step's decision is
+        reused).  Its own LU of H_s[R, D] (the step's factorization is left as it is), then
+        N_s = orth(P[−H_s,RD⁻¹ H_s,RI; I]).  The redundant rows Z are left out, as the dense
+        path's pivoted QR of H_sᵀ leaves out the rows it does not pivot.  Raises
+        ``LinAlgError`` when H_s[R, D] is singular."""
+        if self.k == 0:
+            return np.zeros((self.n, 0))
+        return self._null_of(self._block_lu(data, "H_s[R, D]"), data)
+
+    def _block_lu(self, data: np.ndarray, what: str):
+        """SuperLU of A[R, D] (natural column order = the generated one), A the values ``data`` on
+        H's pattern; ``LinAlgError`` naming ``what`` when it is singular."""
+        blk = self._blk                                   # splu copies: a scratch of the values
+        blk.data[:] = data[self._blk_map]
+        try:
+            return splu(blk, permc_spec="NATURAL")
+        except RuntimeError as exc:                       # "Factor is exactly singular"
+            raise np.linalg.LinAlgError(f"sparse LU of {what} failed: {exc}") from None
 
     def _sigma(self, steps: int) -> None:
         """σ_min(H_R) by ``steps`` of inverse iteration on (H_R H_Rᵀ)⁻¹, warm-started."""
