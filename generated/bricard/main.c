@@ -9,7 +9,7 @@
  * FACTORIZATION of H in every Newton iteration: "qr" (dense pivoted QR of H^T), "sparse" (a sparse
  * LU of a square block of H: symgen_sparse.c, issue 14) or "auto": what symgen.simulate's "auto"
  * takes for this model, decided when this file was generated: "sparse" with CHART end,
- * "qr" with CHART symmetric.  The two agree to round-off (amplified near singular
+ * "sparse" with CHART symmetric.  The two agree to round-off (amplified near singular
  * configurations).
  * Columns: t, the coordinates, their velocities (one row per step, 17 significant digits).
  * Last line on stderr: the steps done, the chart and factorization taken (with the sparse step's
@@ -25,7 +25,7 @@
 
 /* FACTORIZATION "auto" for each CHART (symgen.settings.compiled_factorization at generation) */
 static const int auto_factorization[2] = {
-    [SG_CHART_END] = SG_SPARSE, [SG_CHART_SYMMETRIC] = SG_DENSE_QR
+    [SG_CHART_END] = SG_SPARSE, [SG_CHART_SYMMETRIC] = SG_SPARSE
 };
 
 /* Prints what is wrong with argument `arg` and the usage line; returns main's exit status 2. */
