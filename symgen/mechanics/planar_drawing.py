@@ -32,7 +32,8 @@ class PlanarDrawing:
             pts.update(self.attached.get(b.name, {}))
             uniq, seen = [], []
             for pname, local in pts.items():
-                if any(all(sp.expand(d) == 0 for d in local - o) for o in seen):
+                if any(sp.expand(local[0] - o[0]) == 0 and sp.expand(local[1] - o[1]) == 0
+                       for o in seen):
                     continue
                 seen.append(local)
                 r = b.position(local)
