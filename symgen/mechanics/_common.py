@@ -241,30 +241,37 @@ def constraint_evaluator(system: str, coords: Sequence[sp.Symbol], q: Sequence[s
                 f"{system}: constraint {label} depends on {sorted(map(str, stray))}, which are "
                 "not coordinates, parameters or t")
     stepped = [i for i, e in enumerate(rows) if _complex_steppable(e, set(variables))]
-    other = [i for i in range(len(rows)) if i not in set(stepped)]
+    other = sorted(set(range(len(rows))) - set(stepped))
     # the rows the complex step cannot differentiate: their Jacobian entries, symbolically
     J = jacobian(sp.Matrix([rows[i] for i in other]), variables) if other else sp.zeros(0, n + 1)
     dJ = [(other[i], j, e) for (i, j), e in J.todok().items() if e != 0]
     pvals = {s: np.float64(v) for s, v in params.items()}
 
+    def value(i, e, env, memo):
+        try:
+            return _evaluate(e, env, memo)
+        except (TypeError, ValueError) as exc:
+            raise MechanismError(f"{system}: constraint {row_labels[i]} cannot be evaluated "
+                                 f"numerically: {exc}") from None
+
     def ev(x):
+        xt = np.append(np.asarray(x, float), 0.0)                  # (x, t = 0)
         env = dict(pvals)
-        env.update(zip(variables, np.append(np.asarray(x, float), 0.0)))
+        env.update(zip(variables, xt))
         with np.errstate(all="ignore"):         # a NaN or inf is reported by the checks
             memo: dict = {}
-            qv = np.array([_evaluate(e, env, memo) for e in rows], dtype=float).reshape(-1)
-            Ht = np.zeros((len(rows), n + 1))
+            qv = np.array([value(i, e, env, memo) for i, e in enumerate(rows)], dtype=float)
+            Ht = np.zeros((len(rows), n + 1))                      # [H | ∂q/∂t]
             for i, j, e in dJ:
-                Ht[i, j] = _evaluate(e, env, memo)
+                Ht[i, j] = value(i, e, env, memo)
             if stepped:
-                cols = np.append(np.asarray(x, float), 0.0)[:, None] + 1j * _STEP * np.eye(n + 1)
                 cenv = dict(pvals)
-                cenv.update(zip(variables, cols))
+                cenv.update(zip(variables, xt[:, None] + 1j * _STEP * np.eye(n + 1)))
                 memo = {}
-                Ht[stepped] = [np.imag(np.broadcast_to(_evaluate(rows[i], cenv, memo), (n + 1,)))
+                Ht[stepped] = [np.imag(np.broadcast_to(value(i, rows[i], cenv, memo), (n + 1,)))
                                for i in stepped]
                 Ht[stepped] /= _STEP
-        return qv, Ht[:, :n], Ht[:, n].copy()
+        return qv.reshape(-1), Ht[:, :n], Ht[:, n].copy()
 
     return ev
 
