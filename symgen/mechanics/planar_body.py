@@ -89,6 +89,7 @@ class Body:
             (self.x, self.y, self.theta), (self.x_dot, self.y_dot, self.theta_dot) = coordinates(
                 [f"{self.name}.x", f"{self.name}.y", f"{self.name}.theta"])
         self._cs = None if self.is_ground else (sp.cos(self.theta), sp.sin(self.theta))
+        self._at: dict = {}         # (s_x, s_y) → (R s, p + R s): joints and drawing share points
 
     @property
     def coords(self):
@@ -114,19 +115,31 @@ class Body:
                     f"body {self.name!r} has no point {point!r}; its points are "
                     f"{sorted(self.points) + ['com']}")
             return self.points[point]
+        if isinstance(point, sp.MatrixBase) and point.shape == (2, 1):
+            return point
         return _vec2(point, f"point of body {self.name!r}")
 
     def rotate(self, v) -> sp.Matrix:
         """R v: a vector given in body coordinates, in global ones."""
         return rotate(self._cs, v)
 
+    def _arm_position(self, point) -> tuple:
+        """(R s, p + R s) of a body point s, computed once per point."""
+        s = self.local(point)
+        key = (s[0], s[1])
+        got = self._at.get(key)
+        if got is None:
+            arm = self.rotate(key)
+            got = self._at[key] = (arm, add((self.x, self.y), arm))
+        return got
+
     def arm(self, point) -> sp.Matrix:
         """R s: the global vector from the reference point to the body point."""
-        return self.rotate(self.local(point))
+        return sp.Matrix(self._arm_position(point)[0])
 
     def position(self, point=(0, 0)) -> sp.Matrix:
-        return add((self.x, self.y), self.arm(point))
+        return sp.Matrix(self._arm_position(point)[1])
 
     def velocity(self, point=(0, 0)) -> sp.Matrix:
-        w = _perp(self.arm(point))
+        w = _perp(self._arm_position(point)[0])
         return add((self.x_dot, self.y_dot), (self.theta_dot * w[0], self.theta_dot * w[1]))
