@@ -141,7 +141,7 @@ def numeric_matrix(M: sp.MatrixBase, *substitutions: Mapping) -> np.ndarray:
     """M as floats after the ``substitutions`` in turn, entry by non-zero entry (numpy's
     conversion of a sympy matrix visits every zero: a second for the N four-bar's 243 × 243)."""
     out = np.zeros(M.shape)
-    for (i, j), e in sp.ImmutableMatrix(M).todok().items():
+    for (i, j), e in M.todok().items():
         for subs in substitutions:
             e = sp.sympify(e.xreplace(subs))
         out[i, j] = float(e)

@@ -153,7 +153,7 @@ class PlanarSystem:
         a, b = self._body(body_a, "revolute joint"), self._body(body_b, "revolute joint")
         name = self._name(name, f"revolute({a.name},{b.name})")
         sa, sb = self._point(a, point_a, name), self._point(b, point_b, name)
-        d = sub(b.position(sb), a.position(sa))
+        d = sub(b.at(sb)[1], a.at(sa)[1])
         rows = [("x", d[0]), ("y", d[1])]
         if drive is not None:
             rows.append(("drive", b.theta - a.theta - sp.sympify(drive)))
@@ -178,7 +178,7 @@ class PlanarSystem:
             raise MechanismError(f"{self.name}: joint {name!r}: the axis {tuple(axis)!r} has zero "
                                  "length (a prismatic joint needs a direction)")
         e = a.rotate(ax) / nrm
-        d = sub(b.position(sb), a.position(sa))
+        d = sub(b.at(sb)[1], a.at(sa)[1])
         rows = [("normal", dot(_perp(e), d))]
         rows.append(("angle", self._rel_angle_row(a, b, angle, name)))
         if drive is not None:
@@ -197,7 +197,7 @@ class PlanarSystem:
         a, b = self._body(body_a, "weld joint"), self._body(body_b, "weld joint")
         name = self._name(name, f"weld({a.name},{b.name})")
         sa, sb = self._point(a, point_a, name), self._point(b, point_b, name)
-        d = sub(b.position(sb), a.position(sa))
+        d = sub(b.at(sb)[1], a.at(sa)[1])
         rows = [("x", d[0]), ("y", d[1]), ("angle", self._rel_angle_row(a, b, angle, name))]
         self._joints.append((name, rows))
         return name
@@ -208,7 +208,7 @@ class PlanarSystem:
         a, b = self._body(body_a, "distance joint"), self._body(body_b, "distance joint")
         name = self._name(name, f"distance({a.name},{b.name})")
         sa, sb = self._point(a, point_a, name), self._point(b, point_b, name)
-        d = sub(b.position(sb), a.position(sa))
+        d = sub(b.at(sb)[1], a.at(sa)[1])
         if length is None:
             length = Deferred(sp.sqrt(dot(d, d)), name, "initial length")
         row = DeferredRow(lambda L: (dot(d, d) - L ** 2) / (2 * L), length)
@@ -257,7 +257,7 @@ class PlanarSystem:
         name = self._name(name, f"spring({a.name},{b.name})")
         sa, sb = self._point(a, point_a, name), self._point(b, point_b, name)
         k, c, L0 = sp.sympify(k), sp.sympify(c), sp.sympify(length)
-        d = sub(b.position(sb), a.position(sa))
+        d = sub(b.at(sb)[1], a.at(sa)[1])
         dd = sub(b.velocity(sb), a.velocity(sa))
         if L0 == 0:
             Fb = -k * d - c * dd
@@ -406,14 +406,14 @@ class PlanarSystem:
                 f[i + 1] += m * b.theta_dot ** 2 * Rc[1]
 
         # applied forces
-        V = sp.S.Zero
+        V = []                  # the terms of V, added once (a growing sum is rebuilt every time)
         has_V = False
         forces = list(self._point_forces)
         if self._gravity is not None:
             for b in bodies:
                 if b.mass != 0:
                     forces.append(("gravity", b, b.com, b.mass * self._gravity))
-                    V -= b.mass * dot(self._gravity, b.position(b.com))
+                    V.append(-(b.mass * dot(self._gravity, b.at(b.com)[1])))
             has_V = True
         for _, b, s, F in forces:
             if b.is_ground:
@@ -427,10 +427,10 @@ class PlanarSystem:
             if not b.is_ground:
                 f[index[b.theta]] += T
         for _, pot in self._potentials:
-            V += pot
+            V.append(pot)
             has_V = True
 
-        return M, f, V, has_V
+        return M, f, sp.Add(*V), has_V
 
     def _constraint_rows(self, pvals, subs0, guessed=()):
         """The joints' constraint rows (deferred lengths and angles resolved at x0) and labels;

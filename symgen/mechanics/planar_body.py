@@ -123,8 +123,8 @@ class Body:
         """R v: a vector given in body coordinates, in global ones."""
         return rotate(self._cs, v)
 
-    def _arm_position(self, point) -> tuple:
-        """(R s, p + R s) of a body point s, computed once per point."""
+    def at(self, point) -> tuple:
+        """(R s, p + R s) of a body point s as pairs of expressions, computed once per point."""
         s = self.local(point)
         key = (s[0], s[1])
         got = self._at.get(key)
@@ -135,11 +135,11 @@ class Body:
 
     def arm(self, point) -> sp.Matrix:
         """R s: the global vector from the reference point to the body point."""
-        return sp.Matrix(self._arm_position(point)[0])
+        return sp.Matrix(self.at(point)[0])
 
     def position(self, point=(0, 0)) -> sp.Matrix:
-        return sp.Matrix(self._arm_position(point)[1])
+        return sp.Matrix(self.at(point)[1])
 
     def velocity(self, point=(0, 0)) -> sp.Matrix:
-        w = _perp(self._arm_position(point)[0])
+        w = _perp(self.at(point)[0])
         return add((self.x_dot, self.y_dot), (self.theta_dot * w[0], self.theta_dot * w[1]))

@@ -36,7 +36,7 @@ class PlanarDrawing:
                        for o in seen):
                     continue
                 seen.append(local)
-                r = b.position(local)
+                r = b.at(local)[1]
                 uniq.append((f"{b.name}.{pname}", (r[0], r[1])))
             if len(uniq) >= 3:
                 uniq.append(uniq[0])
