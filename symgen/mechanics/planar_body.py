@@ -115,8 +115,6 @@ class Body:
                     f"body {self.name!r} has no point {point!r}; its points are "
                     f"{sorted(self.points) + ['com']}")
             return self.points[point]
-        if isinstance(point, sp.MatrixBase) and point.shape == (2, 1):
-            return point
         return _vec2(point, f"point of body {self.name!r}")
 
     def rotate(self, v) -> sp.Matrix:
