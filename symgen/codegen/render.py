@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-import jinja2
 import sympy as sp
 
 from .._io import atomic_write_text
@@ -155,7 +154,9 @@ def _main_settings(model: Model) -> dict:
     }
 
 
-def _environment() -> jinja2.Environment:
+def _environment():
+    import jinja2                       # only to generate: a cached build does not need it
+
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(template_dir())),
         undefined=jinja2.StrictUndefined,
