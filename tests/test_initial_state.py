@@ -9,7 +9,7 @@ import symgen
 from symgen.loader import load_model
 from symgen.mechanics import (InconsistentInitialStateError, InitialStateProjectionWarning,
                               MechanismError, PlanarSystem)
-from symgen.mechanics._common import constraint_evaluator
+from symgen.mechanics._common import _colour_columns, constraint_evaluator
 from symgen.model import t
 
 RNG = np.random.default_rng(14)
@@ -73,6 +73,17 @@ def test_evaluator_matches_the_symbolic_jacobian_on_shipped_models(name):
     ref = symbolic(mdl.coords, q, dict(mdl.params))
     assert_same(new, ref, np.array(mdl.x0))
     assert_same(new, ref, np.array(mdl.x0) + 0.3 * RNG.standard_normal(mdl.n))
+
+
+def test_columns_of_a_row_get_different_colours_and_few_in_all():
+    # the N four-bar (N = 40, 243 coordinates): a joint row touches ≤ 6 coordinates, so a handful
+    # of complex-step seeds differentiates every row (not one seed per coordinate)
+    mdl = load_model("n_four_bar")
+    index = {c: j for j, c in enumerate(mdl.coords)}
+    rows = [np.array(sorted(index[s] for s in e.free_symbols if s in index)) for e in mdl.q]
+    colour = _colour_columns(rows, mdl.n)
+    assert all(len(set(colour[js])) == len(js) for js in rows)
+    assert colour.max() + 1 <= 12 < mdl.n
 
 
 def test_a_stray_symbol_in_a_constraint_is_named():

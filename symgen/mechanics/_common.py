@@ -220,15 +220,34 @@ def _complex_steppable(expr, variables: set) -> bool:
                or not (a.free_symbols & variables) for a in sp.preorder_traversal(expr))
 
 
+def _colour_columns(rows: Sequence[np.ndarray], n: int) -> np.ndarray:
+    """A colour per column such that the columns of each row (``rows[i]``: its column indices)
+    all differ, greedily (Curtis, Powell and Reid): a complex step along the sum of one colour's
+    columns then gives each of them separately in every row."""
+    neighbours: list[set] = [set() for _ in range(n)]
+    for js in rows:
+        for j in js:
+            neighbours[j].update(js)
+    colour = np.full(n, -1)
+    for j in range(n):
+        used = {colour[k] for k in neighbours[j]}
+        c = 0
+        while c in used:
+            c += 1
+        colour[j] = c
+    return colour
+
+
 def constraint_evaluator(system: str, coords: Sequence[sp.Symbol], q: Sequence[sp.Expr],
                          row_labels: Sequence[str], params: Mapping[sp.Symbol, float]):
     """``ev(x) → (q, H, ∂q/∂t)`` at t = 0, numerically, without a symbolic Jacobian.
 
-    q is evaluated in real arithmetic; H = ∂q/∂x (Eq. 27) and ∂q/∂t by the complex step (one pass
-    with x_j + ih in column j and t + ih in the last: Im q / h is the derivative to round-off, no
-    difference is taken).  A row with a non-analytic function of x or t (Abs, Piecewise, …) is
-    differentiated symbolically instead.  A symbol that is not a coordinate, a parameter or t is
-    an error naming the row.
+    q is evaluated in real arithmetic; H = ∂q/∂x (Eq. 27) and ∂q/∂t by the complex step: with
+    x + ih e, Im q / h = (∂q/∂(x, t)) e to round-off (no difference is taken).  The seeds e are the
+    colours of the columns (:func:`_colour_columns`): columns that share no row share a seed, so
+    one vectorized pass of a few seeds gives every entry, whatever the number of coordinates.  A
+    row with a non-analytic function of x or t (Abs, Piecewise, …) is differentiated symbolically
+    instead.  A symbol that is not a coordinate, a parameter or t is an error naming the row.
     """
     n = len(coords)
     rows = [sp.sympify(e) for e in q]
@@ -242,6 +261,12 @@ def constraint_evaluator(system: str, coords: Sequence[sp.Symbol], q: Sequence[s
                 "not coordinates, parameters or t")
     stepped = [i for i, e in enumerate(rows) if _complex_steppable(e, set(variables))]
     other = sorted(set(range(len(rows))) - set(stepped))
+    column = {v: j for j, v in enumerate(variables)}
+    cols = [np.array(sorted(column[v] for v in rows[i].free_symbols if v in column), dtype=int)
+            for i in stepped]
+    colour = _colour_columns(cols, n + 1)
+    seeds = np.zeros((n + 1, int(colour.max()) + 1))
+    seeds[np.arange(n + 1), colour] = 1.0
     # the rows the complex step cannot differentiate: their Jacobian entries, symbolically
     J = jacobian(sp.Matrix([rows[i] for i in other]), variables) if other else sp.zeros(0, n + 1)
     dJ = [(other[i], j, e) for (i, j), e in J.todok().items() if e != 0]
@@ -264,13 +289,12 @@ def constraint_evaluator(system: str, coords: Sequence[sp.Symbol], q: Sequence[s
             Ht = np.zeros((len(rows), n + 1))                      # [H | ∂q/∂t]
             for i, j, e in dJ:
                 Ht[i, j] = value(i, e, env, memo)
-            if stepped:
-                cenv = dict(pvals)
-                cenv.update(zip(variables, xt[:, None] + 1j * _STEP * np.eye(n + 1)))
-                memo = {}
-                Ht[stepped] = [np.imag(np.broadcast_to(value(i, rows[i], cenv, memo), (n + 1,)))
-                               for i in stepped]
-                Ht[stepped] /= _STEP
+            cenv = dict(pvals)
+            cenv.update(zip(variables, xt[:, None] + 1j * _STEP * seeds))
+            memo = {}
+            for i, js in zip(stepped, cols):
+                dq = np.broadcast_to(value(i, rows[i], cenv, memo), (seeds.shape[1],))
+                Ht[i, js] = np.imag(dq[colour[js]]) / _STEP
         return qv.reshape(-1), Ht[:, :n], Ht[:, n].copy()
 
     return ev
