@@ -233,7 +233,9 @@ class Model:
 
         # matrices -------------------------------------------------------------------------------
         try:
-            Mm = sp.ImmutableMatrix(M)
+            # a sympy matrix keeps its (sparse) representation: no pass over its n² entries
+            Mm = (M.as_immutable() if isinstance(M, sp.matrices.dense.DenseMatrix)
+                  else sp.ImmutableMatrix(M))
         except (TypeError, ValueError, sp.SympifyError) as exc:
             raise ModelError(f"M is not a matrix: {exc}") from None
         if Mm.shape != (n, n):

@@ -252,14 +252,15 @@ def constraint_evaluator(system: str, coords: Sequence[sp.Symbol], q: Sequence[s
     n = len(coords)
     rows = [sp.sympify(e) for e in q]
     variables = list(coords) + [t]
-    known = set(variables) | set(params)
+    varset = set(variables)
+    known = varset | set(params)
     for e, label in zip(rows, row_labels):
         stray = e.free_symbols - known
         if stray:
             raise MechanismError(
                 f"{system}: constraint {label} depends on {sorted(map(str, stray))}, which are "
                 "not coordinates, parameters or t")
-    stepped = [i for i, e in enumerate(rows) if _complex_steppable(e, set(variables))]
+    stepped = [i for i, e in enumerate(rows) if _complex_steppable(e, varset)]
     other = sorted(set(range(len(rows))) - set(stepped))
     column = {v: j for j, v in enumerate(variables)}
     cols = [np.array(sorted(column[v] for v in rows[i].free_symbols if v in column), dtype=int)
