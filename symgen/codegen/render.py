@@ -16,7 +16,6 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Mapping
 
-import jinja2
 import sympy as sp
 
 from .._io import atomic_write_text
@@ -171,7 +170,9 @@ def _main_settings(model: Model, nnz_H: int) -> dict:
     }
 
 
-def _environment() -> jinja2.Environment:
+def _environment():
+    import jinja2                       # only to generate: a cached build does not need it
+
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(template_dir())),
         undefined=jinja2.StrictUndefined,

@@ -19,7 +19,7 @@ __all__ = [
     "MechanismError", "UnknownElementError", "DuplicateNameError", "SingularMassError",
     "InconsistentInitialStateError", "InitialStateProjectionWarning", "check_initial_state",
     "check_reduced_mass", "check_mass_properties", "Parameters", "Deferred", "DeferredRow",
-    "assembled_start",
+    "assembled_start", "constraint_evaluator", "numeric_matrix",
 ]
 
 
@@ -137,6 +137,17 @@ def check_mass_properties(system: str, body: str, mass, inertia, subs: Mapping) 
                                  f"{inertia_value:g}; an inertia must be ≥ 0")
 
 
+def numeric_matrix(M: sp.MatrixBase, *substitutions: Mapping) -> np.ndarray:
+    """M as floats after the ``substitutions`` in turn, entry by non-zero entry (numpy's
+    conversion of a sympy matrix visits every zero: a second for the N four-bar's 243 × 243)."""
+    out = np.zeros(M.shape)
+    for (i, j), e in M.todok().items():
+        for subs in substitutions:
+            e = sp.sympify(e.xreplace(subs))
+        out[i, j] = float(e)
+    return out
+
+
 def _null_space(H: np.ndarray, rank_tol: float) -> np.ndarray:
     n = H.shape[1]
     if H.shape[0] == 0:
@@ -159,6 +170,137 @@ def assembled_start(name: str, coords, vels, M, f, q, labels, pvals: Mapping, ou
     return assemble(draft, fix=fix, xd_fix=xd_fix, labels=labels)
 
 
+#: numpy versions of the sympy functions the constraint evaluator knows; each is analytic where
+#: it is real, so a complex step through it gives its derivative to round-off.
+_NUMPY_FUNCS = {sp.sin: np.sin, sp.cos: np.cos, sp.tan: np.tan, sp.exp: np.exp, sp.log: np.log,
+                sp.sinh: np.sinh, sp.cosh: np.cosh, sp.tanh: np.tanh, sp.asin: np.arcsin,
+                sp.acos: np.arccos, sp.atan: np.arctan}
+#: The complex step: h² vanishes beside any double, h times any derivative above 1e-200 is normal.
+_STEP = 1e-100
+
+
+def _evaluate(expr, env: Mapping, memo: dict):
+    """The number (or numpy array) of an expression with its symbols' values from ``env``, by
+    walking its tree (sums, products, powers and :data:`_NUMPY_FUNCS` with numpy); any other
+    function is evaluated by sympy and needs real scalar arguments."""
+    got = memo.get(expr)
+    if got is not None:
+        return got
+    if expr.is_Symbol:
+        val = env[expr]
+    elif expr.is_Number or expr.is_NumberSymbol:
+        val = np.float64(float(expr))
+    elif expr.is_Add or expr.is_Mul:
+        args = [_evaluate(a, env, memo) for a in expr.args]
+        val = args[0]
+        for a in args[1:]:
+            val = val + a if expr.is_Add else val * a
+    elif expr.is_Pow:
+        base, ex = _evaluate(expr.base, env, memo), expr.exp
+        if ex == sp.S.Half:
+            val = np.sqrt(base)
+        elif ex == -sp.S.Half:
+            val = 1 / np.sqrt(base)
+        else:
+            val = base ** (int(ex) if ex.is_Integer else _evaluate(ex, env, memo))
+    elif type(expr) in _NUMPY_FUNCS:
+        val = _NUMPY_FUNCS[type(expr)](_evaluate(expr.args[0], env, memo))
+    else:
+        val = np.float64(float(expr.xreplace({s: sp.Float(float(env[s]))
+                                              for s in expr.free_symbols})))
+    memo[expr] = val
+    return val
+
+
+def _complex_steppable(expr, variables: set) -> bool:
+    """Whether every part of ``expr`` that depends on ``variables`` is one :func:`_evaluate`
+    computes with numpy (sums, products, powers, :data:`_NUMPY_FUNCS`): then it is analytic and a
+    complex step differentiates it exactly (Abs, Piecewise, atan2, … are not)."""
+    return all(a.is_Atom or a.is_Add or a.is_Mul or a.is_Pow or type(a) in _NUMPY_FUNCS
+               or not (a.free_symbols & variables) for a in sp.preorder_traversal(expr))
+
+
+def _colour_columns(rows: Sequence[np.ndarray], n: int) -> np.ndarray:
+    """A colour per column such that the columns of each row (``rows[i]``: its column indices)
+    all differ, greedily (Curtis, Powell and Reid): a complex step along the sum of one colour's
+    columns then gives each of them separately in every row."""
+    neighbours: list[set] = [set() for _ in range(n)]
+    for js in rows:
+        for j in js:
+            neighbours[j].update(js)
+    colour = np.full(n, -1)
+    for j in range(n):
+        used = {colour[k] for k in neighbours[j]}
+        c = 0
+        while c in used:
+            c += 1
+        colour[j] = c
+    return colour
+
+
+def constraint_evaluator(system: str, coords: Sequence[sp.Symbol], q: Sequence[sp.Expr],
+                         row_labels: Sequence[str], params: Mapping[sp.Symbol, float]):
+    """``ev(x) → (q, H, ∂q/∂t)`` at t = 0, numerically, without a symbolic Jacobian.
+
+    q is evaluated in real arithmetic; H = ∂q/∂x (Eq. 27) and ∂q/∂t by the complex step: with
+    x + ih e, Im q / h = (∂q/∂(x, t)) e to round-off (no difference is taken).  The seeds e are the
+    colours of the columns (:func:`_colour_columns`): columns that share no row share a seed, so
+    one vectorized pass of a few seeds gives every entry, whatever the number of coordinates.  A
+    row with a non-analytic function of x or t (Abs, Piecewise, …) is differentiated symbolically
+    instead.  A symbol that is not a coordinate, a parameter or t is an error naming the row.
+    """
+    n = len(coords)
+    rows = [sp.sympify(e) for e in q]
+    variables = list(coords) + [t]
+    varset = set(variables)
+    known = varset | set(params)
+    for e, label in zip(rows, row_labels):
+        stray = e.free_symbols - known
+        if stray:
+            raise MechanismError(
+                f"{system}: constraint {label} depends on {sorted(map(str, stray))}, which are "
+                "not coordinates, parameters or t")
+    stepped = [i for i, e in enumerate(rows) if _complex_steppable(e, varset)]
+    other = sorted(set(range(len(rows))) - set(stepped))
+    column = {v: j for j, v in enumerate(variables)}
+    cols = [np.array(sorted(column[v] for v in rows[i].free_symbols if v in column), dtype=int)
+            for i in stepped]
+    colour = _colour_columns(cols, n + 1)
+    seeds = np.zeros((n + 1, int(colour.max()) + 1))
+    seeds[np.arange(n + 1), colour] = 1.0
+    # the rows the complex step cannot differentiate: their Jacobian entries, symbolically
+    J = jacobian(sp.Matrix([rows[i] for i in other]), variables) if other else sp.zeros(0, n + 1)
+    dJ = [(other[i], j, e) for (i, j), e in J.todok().items() if e != 0]
+    pvals = {s: np.float64(v) for s, v in params.items()}
+
+    def value(i, e, env, memo):
+        try:
+            return _evaluate(e, env, memo)
+        except (TypeError, ValueError) as exc:
+            raise MechanismError(f"{system}: constraint {row_labels[i]} cannot be evaluated "
+                                 f"numerically: {exc}") from None
+
+    def ev(x):
+        xt = np.append(np.asarray(x, float), 0.0)                  # (x, t = 0)
+        env = dict(pvals)
+        env.update(zip(variables, xt))
+        with np.errstate(all="ignore"):         # a NaN or inf is reported by the checks
+            memo: dict = {}
+            qv = np.array([value(i, e, env, memo) for i, e in enumerate(rows)], dtype=float)
+            Ht = np.zeros((len(rows), n + 1))                      # [H | ∂q/∂t]
+            for i, j, e in dJ:
+                Ht[i, j] = value(i, e, env, memo)
+            cenv = dict(pvals)
+            cenv.update(zip(variables, xt[:, None] + 1j * _STEP * seeds))
+            memo = {}
+            for i, js in zip(stepped, cols):
+                dq = np.broadcast_to(value(i, rows[i], cenv, memo), (seeds.shape[1],))
+                Ht[i, js] = np.imag(dq[colour[js]]) / _STEP
+        return qv.reshape(-1), Ht[:, :n], Ht[:, n].copy()
+
+    return ev
+
+
 def check_initial_state(
     system: str,
     coords: Sequence[sp.Symbol],
@@ -174,7 +316,8 @@ def check_initial_state(
 ):
     """Check x0, ẋ0 against q(x, 0) = 0 and q̇ = 0; project small violations, refuse large ones.
 
-    Returns ``(x0, xd0, H0)`` (possibly projected) and the lambdified ``(q, H)`` evaluator.
+    Returns ``(x0, xd0, H0)``: the state, possibly projected, and H = ∂q/∂x there
+    (:func:`constraint_evaluator`).
     A violation up to ``accept_tol`` is polished silently; up to ``max_violation`` it is projected
     (minimum-norm Gauss-Newton) with an :class:`InitialStateProjectionWarning` naming the worst
     constraint and the coordinate moved most; beyond it :class:`InconsistentInitialStateError`.
@@ -186,27 +329,7 @@ def check_initial_state(
     n = len(coords)
     if not q:
         return x0, xd0, np.zeros((0, n))
-    # plain argument names (lambdify would otherwise re-substitute every dotted name) and only
-    # the structurally non-zero entries of H: this stays fast for hundreds of coordinates
-    plain = [sp.Symbol(f"_x{i}") for i in range(n)]
-    ren = dict(zip(coords, plain))
-    ren.update(params)
-    qm = sp.Matrix([sp.sympify(e).xreplace(ren) for e in q])
-    H = jacobian(qm, plain)
-    nz = [(i, j) for i in range(H.rows) for j in range(H.cols) if H[i, j] != 0]
-    qt = [sp.diff(e, t) for e in qm]
-    fq = sp.lambdify([t, plain], [list(qm), [H[i, j] for i, j in nz], qt], modules="numpy",
-                     cse=True)
-    rows = np.array([i for i, _ in nz], dtype=int)
-    cols = np.array([j for _, j in nz], dtype=int)
-
-    def ev(x):
-        a, b, c = fq(0.0, list(x))
-        Hn = np.zeros((len(q), n))
-        Hn[rows, cols] = np.asarray(b, float).reshape(-1)
-        qtn = np.asarray(c, float).reshape(-1) if len(c) else np.zeros(len(q))
-        return np.asarray(a, float).reshape(-1), Hn, np.broadcast_to(qtn, (len(q),)).copy()
-
+    ev = constraint_evaluator(system, coords, q, row_labels, params)
     qv, Hv, qtv = ev(x0)
     worst = int(np.argmax(np.abs(qv)))
     viol = float(np.abs(qv[worst]))

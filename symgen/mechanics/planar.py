@@ -44,8 +44,9 @@ import sympy as sp
 from ..model import Model, check_name, t
 from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownElementError,
                       Deferred, DeferredRow, assembled_start, check_initial_state,
-                      check_mass_properties, check_reduced_mass, claim_name, numeric)
-from .planar_body import Body, _perp, _vec2
+                      check_mass_properties, check_reduced_mass, claim_name, numeric,
+                      numeric_matrix)
+from .planar_body import Body, _perp, _vec2, dot, sub
 from .planar_drawing import PlanarDrawing
 
 __all__ = ["PlanarSystem", "Body", "GROUND"]
@@ -152,7 +153,7 @@ class PlanarSystem:
         a, b = self._body(body_a, "revolute joint"), self._body(body_b, "revolute joint")
         name = self._name(name, f"revolute({a.name},{b.name})")
         sa, sb = self._point(a, point_a, name), self._point(b, point_b, name)
-        d = b.position(sb) - a.position(sa)
+        d = sub(b.at(sb)[1], a.at(sa)[1])
         rows = [("x", d[0]), ("y", d[1])]
         if drive is not None:
             rows.append(("drive", b.theta - a.theta - sp.sympify(drive)))
@@ -176,12 +177,12 @@ class PlanarSystem:
         if nrm.is_zero:
             raise MechanismError(f"{self.name}: joint {name!r}: the axis {tuple(axis)!r} has zero "
                                  "length (a prismatic joint needs a direction)")
-        e = a._R * ax / nrm
-        d = b.position(sb) - a.position(sa)
-        rows = [("normal", _perp(e).dot(d))]
+        e = a.rotate(ax) / nrm
+        d = sub(b.at(sb)[1], a.at(sa)[1])
+        rows = [("normal", dot(_perp(e), d))]
         rows.append(("angle", self._rel_angle_row(a, b, angle, name)))
         if drive is not None:
-            rows.append(("drive", e.dot(d) - sp.sympify(drive)))
+            rows.append(("drive", dot(e, d) - sp.sympify(drive)))
         self._joints.append((name, rows))
         return name
 
@@ -196,7 +197,7 @@ class PlanarSystem:
         a, b = self._body(body_a, "weld joint"), self._body(body_b, "weld joint")
         name = self._name(name, f"weld({a.name},{b.name})")
         sa, sb = self._point(a, point_a, name), self._point(b, point_b, name)
-        d = b.position(sb) - a.position(sa)
+        d = sub(b.at(sb)[1], a.at(sa)[1])
         rows = [("x", d[0]), ("y", d[1]), ("angle", self._rel_angle_row(a, b, angle, name))]
         self._joints.append((name, rows))
         return name
@@ -207,10 +208,10 @@ class PlanarSystem:
         a, b = self._body(body_a, "distance joint"), self._body(body_b, "distance joint")
         name = self._name(name, f"distance({a.name},{b.name})")
         sa, sb = self._point(a, point_a, name), self._point(b, point_b, name)
-        d = b.position(sb) - a.position(sa)
+        d = sub(b.at(sb)[1], a.at(sa)[1])
         if length is None:
-            length = Deferred(sp.sqrt(d.dot(d)), name, "initial length")
-        row = DeferredRow(lambda L: (d.dot(d) - L ** 2) / (2 * L), length)
+            length = Deferred(sp.sqrt(dot(d, d)), name, "initial length")
+        row = DeferredRow(lambda L: (dot(d, d) - L ** 2) / (2 * L), length)
         self._joints.append((name, [("length", row)]))
         return name
 
@@ -235,7 +236,7 @@ class PlanarSystem:
         s = self._point(b, point, name)
         Fv = _vec2(F, f"{name}: F")
         if local:
-            Fv = b._R * Fv
+            Fv = b.rotate(Fv)
         self._point_forces.append((name, b, s, Fv))
         return name
 
@@ -256,14 +257,14 @@ class PlanarSystem:
         name = self._name(name, f"spring({a.name},{b.name})")
         sa, sb = self._point(a, point_a, name), self._point(b, point_b, name)
         k, c, L0 = sp.sympify(k), sp.sympify(c), sp.sympify(length)
-        d = b.position(sb) - a.position(sa)
-        dd = b.velocity(sb) - a.velocity(sa)
+        d = sub(b.at(sb)[1], a.at(sa)[1])
+        dd = sub(b.velocity(sb), a.velocity(sa))
         if L0 == 0:
             Fb = -k * d - c * dd
-            V = k * d.dot(d) / 2
+            V = k * dot(d, d) / 2
         else:
-            ell = sp.sqrt(d.dot(d))
-            ell_dot = d.dot(dd) / ell
+            ell = sp.sqrt(dot(d, d))
+            ell_dot = dot(d, dd) / ell
             tension = k * (ell - L0) + c * ell_dot
             Fb = -tension * d / ell
             V = k * (ell - L0) ** 2 / 2
@@ -375,8 +376,7 @@ class PlanarSystem:
         if check:
             x0, xd0, H0 = check_initial_state(self.name, coords, q, labels, pvals, x0, xd0,
                                               max_violation=max_violation)
-            Mnum = np.array(sp.Matrix(M).xreplace(pvals).xreplace(
-                {c: float(v) for c, v in zip(coords, x0)}), dtype=float)
+            Mnum = numeric_matrix(M, pvals, {c: float(v) for c, v in zip(coords, x0)})
             owners = [f"body {b.name!r}" for b in bodies for _ in range(3)]
             check_reduced_mass(self.name, coords, Mnum, H0, owners)
 
@@ -395,10 +395,10 @@ class PlanarSystem:
             check_mass_properties(self.name, b.name, b.mass, b.inertia, pvals)
             i = index[b.x]
             m, I, c = b.mass, b.inertia, b.com
-            Rc = b._R * c
+            Rc = b.rotate(c)
             M[i, i] = m
             M[i + 1, i + 1] = m
-            M[i + 2, i + 2] = I + m * c.dot(c)
+            M[i + 2, i + 2] = I + m * dot(c, c)
             if c[0] != 0 or c[1] != 0:
                 M[i, i + 2] = M[i + 2, i] = -m * Rc[1]
                 M[i + 1, i + 2] = M[i + 2, i + 1] = m * Rc[0]
@@ -406,31 +406,31 @@ class PlanarSystem:
                 f[i + 1] += m * b.theta_dot ** 2 * Rc[1]
 
         # applied forces
-        V = sp.S.Zero
+        V = []                  # the terms of V, added once (a growing sum is rebuilt every time)
         has_V = False
         forces = list(self._point_forces)
         if self._gravity is not None:
             for b in bodies:
                 if b.mass != 0:
                     forces.append(("gravity", b, b.com, b.mass * self._gravity))
-                    V -= b.mass * self._gravity.dot(b.position(b.com))
+                    V.append(-(b.mass * dot(self._gravity, b.at(b.com)[1])))
             has_V = True
         for _, b, s, F in forces:
             if b.is_ground:
                 continue
             i = index[b.x]
-            arm = b._R * s
+            arm = b.rotate(s)
             f[i] += F[0]
             f[i + 1] += F[1]
-            f[i + 2] += _perp(arm).dot(F)
+            f[i + 2] += dot(_perp(arm), F)
         for _, b, T in self._torques:
             if not b.is_ground:
                 f[index[b.theta]] += T
         for _, pot in self._potentials:
-            V += pot
+            V.append(pot)
             has_V = True
 
-        return M, f, V, has_V
+        return M, f, sp.Add(*V), has_V
 
     def _constraint_rows(self, pvals, subs0, guessed=()):
         """The joints' constraint rows (deferred lengths and angles resolved at x0) and labels;

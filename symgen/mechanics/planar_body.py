@@ -1,6 +1,11 @@
 """A planar rigid body of :class:`~symgen.mechanics.planar.PlanarSystem`: its coordinates
 (x, y, θ) ``<body>.x``, ``<body>.y``, ``<body>.theta``, named points in body coordinates, and the
 position r = p + R s and velocity v = ṗ + θ̇ perp(R s) of a body point s.
+
+The 2-vector arithmetic is written out entry by entry (``rotate``, ``add``, ``sub``, ``dot``):
+a sympy matrix product or sum goes through a DomainMatrix and asks every entry whether it is
+finite, which made building the 243-coordinate N four-bar take a second; the entries are the same
+expressions.
 """
 from __future__ import annotations
 
@@ -28,9 +33,32 @@ def _perp(a: sp.Matrix) -> sp.Matrix:
     return sp.Matrix([-a[1], a[0]])
 
 
-def _rot(th) -> sp.Matrix:
-    c, s = sp.cos(th), sp.sin(th)
-    return sp.Matrix([[c, -s], [s, c]])
+def _terms(*pairs) -> sp.Expr:
+    """Σ aᵢ bᵢ over the pairs with no zero factor (as a sympy matrix product adds them)."""
+    return sp.Add(*[a * b for a, b in pairs if a != 0 and b != 0])
+
+
+def rotate(cs, v) -> sp.Matrix:
+    """R v for R = [[c, −s], [s, c]], ``cs`` = (c, s); ``cs`` None: the identity (ground)."""
+    if cs is None:
+        return sp.Matrix([v[0], v[1]])
+    c, s = cs
+    return sp.Matrix([_terms((c, v[0]), (-s, v[1])), _terms((s, v[0]), (c, v[1]))])
+
+
+def add(a, b) -> sp.Matrix:
+    """a + b of 2-vectors."""
+    return sp.Matrix([a[0] + b[0], a[1] + b[1]])
+
+
+def sub(a, b) -> sp.Matrix:
+    """a − b of 2-vectors."""
+    return sp.Matrix([a[0] - b[0], a[1] - b[1]])
+
+
+def dot(a, b) -> sp.Expr:
+    """a · b of 2-vectors."""
+    return _terms((a[0], b[0]), (a[1], b[1]))
 
 
 @dataclass
@@ -60,7 +88,8 @@ class Body:
         else:
             (self.x, self.y, self.theta), (self.x_dot, self.y_dot, self.theta_dot) = coordinates(
                 [f"{self.name}.x", f"{self.name}.y", f"{self.name}.theta"])
-        self._R = _rot(self.theta) if not self.is_ground else sp.eye(2)
+        self._cs = None if self.is_ground else (sp.cos(self.theta), sp.sin(self.theta))
+        self._at: dict = {}         # (s_x, s_y) → (R s, p + R s): joints and drawing share points
 
     @property
     def coords(self):
@@ -88,12 +117,27 @@ class Body:
             return self.points[point]
         return _vec2(point, f"point of body {self.name!r}")
 
+    def rotate(self, v) -> sp.Matrix:
+        """R v: a vector given in body coordinates, in global ones."""
+        return rotate(self._cs, v)
+
+    def at(self, point) -> tuple:
+        """(R s, p + R s) of a body point s as pairs of expressions, computed once per point."""
+        s = self.local(point)
+        key = (s[0], s[1])
+        got = self._at.get(key)
+        if got is None:
+            arm = self.rotate(key)
+            got = self._at[key] = (arm, add((self.x, self.y), arm))
+        return got
+
     def arm(self, point) -> sp.Matrix:
         """R s: the global vector from the reference point to the body point."""
-        return self._R * self.local(point)
+        return sp.Matrix(self.at(point)[0])
 
     def position(self, point=(0, 0)) -> sp.Matrix:
-        return sp.Matrix([self.x, self.y]) + self.arm(point)
+        return sp.Matrix(self.at(point)[1])
 
     def velocity(self, point=(0, 0)) -> sp.Matrix:
-        return sp.Matrix([self.x_dot, self.y_dot]) + self.theta_dot * _perp(self.arm(point))
+        w = _perp(self.at(point)[0])
+        return add((self.x_dot, self.y_dot), (self.theta_dot * w[0], self.theta_dot * w[1]))

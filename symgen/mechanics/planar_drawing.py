@@ -32,10 +32,11 @@ class PlanarDrawing:
             pts.update(self.attached.get(b.name, {}))
             uniq, seen = [], []
             for pname, local in pts.items():
-                if any(all(sp.expand(d) == 0 for d in local - o) for o in seen):
+                if any(sp.expand(local[0] - o[0]) == 0 and sp.expand(local[1] - o[1]) == 0
+                       for o in seen):
                     continue
                 seen.append(local)
-                r = b.position(local)
+                r = b.at(local)[1]
                 uniq.append((f"{b.name}.{pname}", (r[0], r[1])))
             if len(uniq) >= 3:
                 uniq.append(uniq[0])

@@ -53,7 +53,7 @@ import sympy as sp
 from ..model import Model, check_name, coordinates
 from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownElementError,
                       assembled_start, check_initial_state, check_reduced_mass, claim_name,
-                      numeric)
+                      numeric, numeric_matrix)
 from .spatial_assembly import NeglectedInertiaWarning, SpatialAssembly
 
 __all__ = ["SpatialSystem", "SpatialBody", "NeglectedInertiaWarning"]
@@ -398,7 +398,7 @@ class SpatialSystem:
         if check:
             x0, xd0, H0 = check_initial_state(self.name, coords, q, labels, pvals, x0, xd0,
                                               max_violation=max_violation)
-            Mnum = np.array(M.xreplace(pvals), dtype=float)
+            Mnum = numeric_matrix(M, pvals)
             check_reduced_mass(self.name, coords, Mnum, H0, owners)
         return Model(name or self.name, coords, M, f, q=q, V=V if has_V else None,
                      params=dict(pvals), outputs=outs, x0=x0, xd0=xd0, settings=settings,
