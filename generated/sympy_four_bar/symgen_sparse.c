@@ -7,7 +7,8 @@
 #include "symgen_sparse.h"
 
 struct sg_splu {
-    int n;
+    int n;                 /* columns */
+    int nr;                /* rows (n, but for the rectangular factorization of sp_lu_partition) */
     int *Ap, *Ai;          /* the pattern of A (compressed columns) */
     long capL, capU;       /* allocated entries of L and U */
     int *Lp, *Li;          /* L by columns, rows in A's numbering, unit diagonal first */
@@ -37,17 +38,20 @@ void sg_splu_free(sg_splu *f)
     free(f);
 }
 
-sg_splu *sg_splu_new(int n, const int *colptr, const int *rowind)
+/* An LU for nr x n matrices (nr >= n; sg_splu_factor only, unless square). */
+static sg_splu *splu_new(int nr, int n, const int *colptr, const int *rowind)
 {
     sg_splu *f;
-    size_t N, nnz;
-    if (n < 0) return NULL;
+    size_t N, R, nnz;
+    if (n < 0 || nr < n) return NULL;
     f = (sg_splu *)calloc(1, sizeof(sg_splu));
     if (!f) return NULL;
     N = (size_t)n + 1;
+    R = (size_t)nr + 1;
     nnz = (size_t)colptr[n];
     f->n = n;
-    f->capL = f->capU = 2 * (long)nnz + n + 1;
+    f->nr = nr;
+    f->capL = f->capU = 2 * (long)nnz + nr + 1;
     f->Ap = (int *)malloc(N * sizeof(int));
     f->Ai = (int *)malloc((nnz + 1) * sizeof(int));
     f->Lp = (int *)malloc(N * sizeof(int));
@@ -57,16 +61,15 @@ sg_splu *sg_splu_new(int n, const int *colptr, const int *rowind)
     f->Ui = (int *)malloc((size_t)f->capU * sizeof(int));
     f->Ux = (double *)malloc((size_t)f->capU * sizeof(double));
     f->Udi = (double *)malloc(N * sizeof(double));
-    f->pinv = (int *)malloc(N * sizeof(int));
+    f->pinv = (int *)malloc(R * sizeof(int));
     f->prow = (int *)malloc(N * sizeof(int));
-    f->xi = (int *)malloc(2 * N * sizeof(int));
-    f->pstack = (int *)malloc(N * sizeof(int));
-    f->mark = (int *)calloc(N, sizeof(int));
-    f->x = (double *)calloc(N, sizeof(double));
+    f->xi = (int *)malloc(2 * R * sizeof(int));
+    f->pstack = (int *)malloc(R * sizeof(int));
+    f->mark = (int *)calloc(R, sizeof(int));
+    f->x = (double *)calloc(R, sizeof(double));
     f->w = (double *)calloc(N, sizeof(double));
     if (!f->Ap || !f->Ai || !f->Lp || !f->Up || !f->Li || !f->Lx || !f->Ui || !f->Ux || !f->Udi
-        || !f->pinv
-        || !f->prow || !f->xi || !f->pstack || !f->mark || !f->x || !f->w) {
+        || !f->pinv || !f->prow || !f->xi || !f->pstack || !f->mark || !f->x || !f->w) {
         sg_splu_free(f);
         return NULL;
     }
@@ -74,6 +77,11 @@ sg_splu *sg_splu_new(int n, const int *colptr, const int *rowind)
     if (nnz) memcpy(f->Ai, rowind, nnz * sizeof(int));
     f->singular_col = -1;
     return f;
+}
+
+sg_splu *sg_splu_new(int n, const int *colptr, const int *rowind)
+{
+    return splu_new(n, n, colptr, rowind);
 }
 
 /* Room for `need` more entries of L (which = 0) or U (which = 1). */
@@ -101,7 +109,7 @@ static int grow(sg_splu *f, int which, long used, long need)
  * pinv[i]), in topological order in xi[n + top .. 2n - 1]; returns top. */
 static int reach(sg_splu *f, int k)
 {
-    const int n = f->n;
+    const int n = f->nr;
     int *stack = f->xi, *out = f->xi + n;
     int top = n, p;
     ++f->stamp;
@@ -138,29 +146,29 @@ static int reach(sg_splu *f, int k)
 
 int sg_splu_factor(sg_splu *f, const double *values)
 {
-    const int n = f->n;
+    const int n = f->n, nr = f->nr;                    /* columns, rows */
     long lnz = 0, unz = 0;
     int k, i;
     f->factored = 0;
     f->singular_col = -1;
-    for (i = 0; i < n; ++i) { f->pinv[i] = -1; f->mark[i] = 0; }
+    for (i = 0; i < nr; ++i) { f->pinv[i] = -1; f->mark[i] = 0; }
     f->stamp = 0;
     f->Lp[0] = f->Up[0] = 0;
     for (k = 0; k < n; ++k) {
-        const int *out = f->xi + n;
+        const int *out = f->xi + nr;
         int top = reach(f, k), t, p, ipiv = -1;
         double amax = 0.0, piv;
-        if (grow(f, 0, lnz, n - top) || grow(f, 1, unz, n - top + 1)) return SG_LU_NOMEM;
-        for (t = top; t < n; ++t) f->x[out[t]] = 0.0;
+        if (grow(f, 0, lnz, nr - top) || grow(f, 1, unz, nr - top + 1)) return SG_LU_NOMEM;
+        for (t = top; t < nr; ++t) f->x[out[t]] = 0.0;
         for (p = f->Ap[k]; p < f->Ap[k + 1]; ++p) f->x[f->Ai[p]] = values[p];
-        for (t = top; t < n; ++t) {                    /* x = L^-1 A(:, k), topological order */
+        for (t = top; t < nr; ++t) {                   /* x = L^-1 A(:, k), topological order */
             int j = f->pinv[out[t]], q;
             double xj;
             if (j < 0) continue;
             xj = f->x[out[t]];
             for (q = f->Lp[j] + 1; q < f->Lp[j + 1]; ++q) f->x[f->Li[q]] -= f->Lx[q] * xj;
         }
-        for (t = top; t < n; ++t) {                    /* U(:, k) above the diagonal; the pivot */
+        for (t = top; t < nr; ++t) {                   /* U(:, k) above the diagonal; the pivot */
             i = out[t];
             if (f->pinv[i] >= 0) {
                 f->Ui[unz] = f->pinv[i];
@@ -181,7 +189,7 @@ int sg_splu_factor(sg_splu *f, const double *values)
         f->Up[k + 1] = (int)unz;
         f->Li[lnz] = ipiv;
         f->Lx[lnz++] = 1.0;
-        for (t = top; t < n; ++t) {
+        for (t = top; t < nr; ++t) {
             i = out[t];
             if (f->pinv[i] < 0 && i != ipiv) {
                 f->Li[lnz] = i;
@@ -615,6 +623,8 @@ struct sg_splin {
     const int *Hp, *Hi, *order;
     double rank_tol;
     sg_spnull *sn;             /* the current partition (NULL before the first) */
+    sg_splu *lu0;              /* n x m: the LU of H^T that picks the first partition */
+    int *Iold;                 /* [n]: I before sp_lu_partition's choice by volume */
     sg_spnull *sc;             /* the symmetric chart's, on the same partition (NULL: not yet) */
     int *R, *I, *rows;         /* [m], [n], [m] (rows of a QR decision) */
     int *sel;                  /* [m] */
@@ -635,7 +645,8 @@ void sg_splin_free(sg_splin *L)
     if (!L) return;
     sg_spnull_free(L->sn);
     sg_spnull_free(L->sc);
-    free(L->R); free(L->I); free(L->rows); free(L->sel);
+    sg_splu_free(L->lu0);
+    free(L->R); free(L->I); free(L->Iold); free(L->rows); free(L->sel);
     free(L->A); free(L->Q); free(L->qs); free(L->qn); free(L->Lc); free(L->dg); free(L->nrm);
     free(L->v); free(L->w); free(L->z); free(L->G); free(L->Gw);
     free(L);
@@ -653,6 +664,7 @@ sg_splin *sg_splin_new(int n, int m, const int *H_indptr, const int *H_indices,
     L->rank_tol = rank_tol;
     L->R = (int *)alloc0(mm, sizeof(int));
     L->I = (int *)alloc0(nn, sizeof(int));
+    L->Iold = (int *)alloc0(nn, sizeof(int));
     L->rows = (int *)alloc0(mm, sizeof(int));
     L->sel = (int *)alloc0(mm, sizeof(int));
     L->A = (double *)alloc0(mm * nn, sizeof(double));
@@ -667,7 +679,7 @@ sg_splin *sg_splin_new(int n, int m, const int *H_indptr, const int *H_indices,
     L->z = (double *)alloc0(mm, sizeof(double));
     L->G = (double *)alloc0((mm > nn ? mm : nn) * nn, sizeof(double));   /* H_Z N; a copy of N */
     L->Gw = (double *)alloc0(nn * nn, sizeof(double));
-    if (!L->R || !L->I || !L->rows || !L->sel || !L->A || !L->Q || !L->qs || !L->qn || !L->Lc || !L->dg || !L->nrm
+    if (!L->R || !L->I || !L->Iold || !L->rows || !L->sel || !L->A || !L->Q || !L->qs || !L->qn || !L->Lc || !L->dg || !L->nrm
         || !L->v || !L->w || !L->z || !L->G || !L->Gw) {
         sg_splin_free(L);
         return NULL;
@@ -816,6 +828,53 @@ static int sp_partition(sg_splin *L, int r)
     return sp_new_partition(L);
 }
 
+static int sp_factor_block(sg_splin *L, const double *Hv);
+
+/* The first partition without sp_qr_rows' Gram-Schmidt (O(m^2 n): the rows of Q fill in), for H
+ * of full row rank: a sparse LU with partial pivoting of H^T (its columns are the rows of H, so
+ * H's CSR pattern is H^T's compressed columns) picks m coordinates D with H[:, D] nonsingular;
+ * R = every row, and I, the other coordinates, is then chosen anew by volume from the basis N of
+ * that partition (sp_choose_columns from N: the pivots of a pivoted Cholesky of N N^T, the
+ * projector I - Q^T Q of the QR path).  Returns 0 (the partition is made), 1 (m > n, or a pivot of
+ * the LU at or below CONFIRM rank_tol times the largest row norm: the QR path decides) or < 0
+ * (out of memory).  The rank check of every factorization (sp_sigma, the QR confirmation) then
+ * holds this partition to the same rule as the QR path's. */
+static int sp_lu_partition(sg_splin *L, const double *Hv)
+{
+    const int n = L->n, m = L->m;
+    int i, t, st, same;
+    double small = HUGE_VAL;
+    if (m == 0 || m > n) return 1;
+    if (!L->lu0 && !(L->lu0 = splu_new(n, m, L->Hp, L->Hi))) return -3;
+    st = sg_splu_factor(L->lu0, Hv);
+    if (st == SG_LU_NOMEM) return -3;
+    if (st != SG_LU_OK) return 1;
+    for (i = 0; i < m; ++i) {
+        double u = fabs(1.0 / L->lu0->Udi[i]);
+        if (u < small) small = u;
+    }
+    if (!(small > SG_SP_CONFIRM * L->rank_tol * L->scale)) return 1;
+    for (i = 0; i < m; ++i) L->R[i] = i;
+    L->r = m;
+    L->k = n - m;
+    for (i = 0, t = 0; i < n; ++i)
+        if (L->lu0->pinv[i] < 0) L->I[t++] = i;
+    L->have_v = 0;
+    if ((st = sp_new_partition(L)) < 0) return st;
+    if (L->k) {
+        if ((st = sp_factor_block(L, Hv)) < 0) return st == -3 ? st : 1;
+        memcpy(L->G, L->sn->N, (size_t)n * (size_t)L->k * sizeof(double));
+        memcpy(L->Iold, L->I, (size_t)L->k * sizeof(int));
+        sp_choose_columns(L, 1, L->G);
+        for (i = 0, same = 1; same && i < L->k; ++i) same = L->Iold[i] == L->I[i];
+        if (!same && (st = sp_new_partition(L)) < 0) return st;
+    } else {
+        L->vol = 1.0;
+    }
+    L->partitions += 1;
+    return 0;
+}
+
 /* sparse.py _factor_block: the LU of H[R, D], N, E; and g_max = sigma_max(H_Z N). */
 static int sp_factor_block(sg_splin *L, const double *Hv)
 {
@@ -947,7 +1006,8 @@ int sg_splin_factor(sg_splin *L, const double *Hv)
     }
     L->scale = sqrt(big);
     if (!L->sn) {
-        if ((st = sp_partition(L, sp_qr_rows(L, Hv))) < 0) return st;
+        if ((st = sp_lu_partition(L, Hv)) < 0) return st;
+        if (st == 1 && (st = sp_partition(L, sp_qr_rows(L, Hv))) < 0) return st;
     } else if (L->new_I) {
         /* choose I anew from the current N (copied: the partition's N goes with it) */
         memcpy(L->G, L->sn->N, (size_t)L->n * (size_t)L->k * sizeof(double));
