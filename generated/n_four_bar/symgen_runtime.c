@@ -169,6 +169,12 @@ static void mv(const double *A, const double *x, double *y, int rows, int cols)
 static void mtv(const double *A, const double *x, double *y, int rows, int cols)
 {
     int i, j;
+    if (cols == 1) {                      /* one column: the same sum, in a register */
+        double s = 0.0;
+        for (i = 0; i < rows; ++i) s += A[i] * x[i];
+        y[0] = s;
+        return;
+    }
     for (j = 0; j < cols; ++j) y[j] = 0.0;
     for (i = 0; i < rows; ++i) {
         const double *ai = A + (size_t)i * cols;
@@ -217,6 +223,13 @@ static void mm(const double *A, const double *B, double *Out, int r, int c, int 
 static void mtm(const double *A, const double *B, double *Out, int r, int c, int k)
 {
     int i, j, l;
+    if (c == 1 && k == 1) {               /* one by one: the same sum, in a register */
+        double s = 0.0;
+        for (l = 0; l < r; ++l)
+            if (A[l] != 0.0) s += A[l] * B[l];
+        Out[0] = s;
+        return;
+    }
     for (i = 0; i < c * k; ++i) Out[i] = 0.0;
     for (l = 0; l < r; ++l) {
         const double *al = A + (size_t)l * c;
