@@ -1940,7 +1940,7 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
 {
     sg_stepper *s;
     int n, m, N, mm1;
-    size_t nn, total, nb;
+    size_t nn, total, nb, i3;
     double *blk;
     int *ib;
     if (!model || !o || model->n < 0 || model->m < 0) return NULL;
@@ -1959,6 +1959,7 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
     N = n + m;
     mm1 = m > 0 ? m : 1;
     nn = (size_t)n * n;
+    i3 = o->method == SG_INDEX3;          /* the bordered (n + m)^2 solves of index-3 only */
     /* doubles: kernel outputs 3nn + n + 3m + 3mn; state 9n + m; linearization ... */
     total = 3 * nn + n + 3 * (size_t)mm1 + 3 * (size_t)mm1 * n    /* M f K C q H qd Hd qdd Hdd */
           + 9 * (size_t)n + mm1                                   /* x .. wn, lam */
@@ -1969,8 +1970,8 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
           + 5 * nn                                                /* M_R C_R K_R Wkk S */
           + 2 * (size_t)mm1 + 3 * (size_t)n + 8 * (size_t)n       /* wm wm2 rhs w w2 a_n.. */
           + 3 * nn                                                /* om_work */
-          + (size_t)N * N + 2 * (size_t)N + n + nn                /* Ab bb db g_n Wnn */
-          + 3 * (size_t)N * N + 4 * (size_t)N                     /* Ls Lw Wb */
+          + i3 * ((size_t)N * N + 2 * (size_t)N + n + nn)         /* Ab bb db g_n Wnn */
+          + i3 * (3 * (size_t)N * N + 4 * (size_t)N)              /* Ls Lw Wb */
           + 2 * (size_t)n + mm1                                   /* hw hw2 tauB */
           + 6 * (size_t)n + 2 * (size_t)mm1;                      /* st_* ov_* */
     blk = (double *)calloc(total + 1, sizeof(double));
@@ -2002,8 +2003,9 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
     TAKE(s->a_n, n); TAKE(s->ad_n, n); TAKE(s->add_n, n); TAKE(s->a, n); TAKE(s->ad, n);
     TAKE(s->add, n); TAKE(s->rk, n); TAKE(s->rk2, n);
     TAKE(s->om_work, 3 * nn);
-    TAKE(s->Ab, (size_t)N * N); TAKE(s->bb, N); TAKE(s->db, N); TAKE(s->g_n, n); TAKE(s->Wnn, nn);
-    TAKE(s->Ls, 2 * (size_t)N * N); TAKE(s->Lw, 4 * (size_t)N); TAKE(s->Wb, (size_t)N * N);
+    TAKE(s->Ab, i3 * N * N); TAKE(s->bb, i3 * N); TAKE(s->db, i3 * N); TAKE(s->g_n, i3 * n);
+    TAKE(s->Wnn, i3 * nn);
+    TAKE(s->Ls, i3 * 2 * N * N); TAKE(s->Lw, i3 * 4 * N); TAKE(s->Wb, i3 * N * N);
     TAKE(s->hw, n); TAKE(s->hw2, n); TAKE(s->tauB, mm1);
     TAKE(s->st_x, n); TAKE(s->st_xd, n); TAKE(s->st_xdd, n); TAKE(s->st_lam, mm1);
     TAKE(s->ov_x, n); TAKE(s->ov_xd, n); TAKE(s->ov_xdd, n); TAKE(s->ov_lam, mm1);
