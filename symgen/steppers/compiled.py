@@ -11,8 +11,9 @@ failure as data work as in the Python loop, with the same statuses and reasons.
 
 A null-space step whose Newton iteration fails in C is handed, from the same state, to the
 Python :class:`~symgen.steppers.nullspace.NullspaceStepper` (same kernels, QR; started at the
-first such step, most runs never need it), which applies its retries (K_L's λ term at λ(t), then two half steps; ``meta['retried_*']``/``['halved_*']``) or
-raises the same :class:`~symgen.steppers.StepFailure`; C resumes from the accepted state.
+first such step, most runs never need it), which applies its retries (K_L's λ term at λ(t), then
+two half steps; ``meta['retried_*']``/``['halved_*']``) or raises the same
+:class:`~symgen.steppers.StepFailure`; C resumes from the accepted state.
 
 ``factorization="sparse"`` (issue 14) runs the sparse null-space step of
 :mod:`symgen.steppers.sparse` in C (``symgen_sparse.c``: the kernels' CSR values, a sparse LU of
