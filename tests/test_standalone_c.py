@@ -250,16 +250,11 @@ def test_main_c_usage_errors_name_the_argument(sim, args, problem):
 
 
 def test_main_c_sparse_symmetric_as_simulate(sim):
-    # the sparse step with the symmetric chart: where simulate refuses it, main.c exits 2 naming
-    # both options; where the runtime has it, main.c's run is simulate's
+    # the sparse step with the symmetric chart: main.c's run is simulate's
     model, kernels, run = sim
     status, data, err = run(H_STEP, 0.05, "symmetric", "sparse")
-    try:
-        res = symgen.simulate(kernels, dt=H_STEP, t_end=0.05, chart="symmetric",
-                              factorization="sparse", stepper="compiled")
-    except ValueError:
-        assert status == 2 and data is None
-        assert "FACTORIZATION sparse with CHART symmetric" in err, err
-    else:
-        assert status == 0, err
-        _agrees(data, res, model.n)
+    res = symgen.simulate(kernels, dt=H_STEP, t_end=0.05, chart="symmetric",
+                          factorization="sparse", stepper="compiled")
+    assert status == 0, err
+    assert "CHART symmetric, FACTORIZATION sparse" in err, err
+    _agrees(data, res, model.n)

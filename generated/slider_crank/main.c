@@ -90,12 +90,8 @@ int main(int argc, char **argv)
     o.factorization = factorization;
     s = sg_stepper_new(&slider_crank_model, &o);
     if (!s) {
-        if (factorization == SG_SPARSE && chart != SG_CHART_END)
-            fprintf(stderr, "%s: the C runtime refuses FACTORIZATION sparse with CHART symmetric (or "
-                    "is out of memory); use FACTORIZATION qr or auto\n", argv[0]);
-        else
-            fprintf(stderr, "%s: cannot create the stepper (invalid options or out of memory)\n",
-                    argv[0]);
+        fprintf(stderr, "%s: cannot create the stepper (invalid options or out of memory)\n",
+                argv[0]);
         return 2;
     }
     if (sg_initial_state(s, p, t0, x, xd, xdd, lam) != 0) {
