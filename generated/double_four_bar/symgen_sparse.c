@@ -688,8 +688,8 @@ sg_splin *sg_splin_new(int n, int m, const int *H_indptr, const int *H_indices,
     L->z = (double *)alloc0(mm, sizeof(double));
     L->G = (double *)alloc0((mm > nn ? mm : nn) * nn, sizeof(double));   /* H_Z N; a copy of N */
     L->Gw = (double *)alloc0(nn * nn, sizeof(double));
-    if (!L->R || !L->I || !L->Iold || !L->rows || !L->sel || !L->A || !L->Q || !L->qs || !L->qn || !L->Lc || !L->dg || !L->nrm
-        || !L->v || !L->w || !L->z || !L->G || !L->Gw) {
+    if (!L->R || !L->I || !L->Iold || !L->rows || !L->sel || !L->A || !L->Q || !L->qs || !L->qn
+        || !L->Lc || !L->dg || !L->nrm || !L->v || !L->w || !L->z || !L->G || !L->Gw) {
         sg_splin_free(L);
         return NULL;
     }
@@ -711,7 +711,9 @@ static int sp_cmp_int(const void *a, const void *b)
  * factor only (the support lists L->qs of the rows of Q, the support of the pivot row), in
  * ascending index order: the sums are those of the dense loops term for term (the skipped terms
  * are exact zeros), so the result is the dense Gram-Schmidt's, at a cost that follows the fill
- * instead of m^2 n. */
+ * of Q (for a one-dof chain of loops the rows of Q fill in completely after about half the
+ * pivots: O(m^2 n) all the same, which is why a run's first partition comes from
+ * sp_lu_partition when it can). */
 static int sp_qr_rows(sg_splin *L, const double *Hv)
 {
     const int n = L->n, m = L->m;

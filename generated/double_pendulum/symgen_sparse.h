@@ -96,13 +96,13 @@ typedef struct sg_splin sg_splin;
 sg_splin *sg_splin_new(int n, int m, const int *H_indptr, const int *H_indices,
                        const int *col_order, double rank_tol);
 void sg_splin_free(sg_splin *L);
-/* Factor H (its values on the pattern): returns k = n - rank, -1 when H has non-finite entries,
- * -2 when the LU of H[R, D] is singular or the basis degenerate, -3 out of memory. */
 /* The next sg_splin_factor as the first one of a run: the current partition (rows R, coordinates
  * I) is kept, everything else (LU, the inverse iteration's start vector, the counters, with the
  * partition counted once) starts afresh.  For a run whose partition was made while computing
  * its initial state at the same configuration. */
 void sg_splin_restart(sg_splin *L);
+/* Factor H (its values on the pattern): returns k = n - rank, -1 when H has non-finite entries,
+ * -2 when the LU of H[R, D] is singular or the basis degenerate, -3 out of memory. */
 int sg_splin_factor(sg_splin *L, const double *H_values);
 const double *sg_splin_basis(const sg_splin *L);      /* N, n x k (row-major) */
 int sg_splin_rank(const sg_splin *L);
