@@ -104,17 +104,34 @@ def memory_budget() -> int:
     return int(MEMORY_FRACTION * total)
 
 
+def _run_pending_handlers() -> None:
+    """Nothing: calling a Python function lets the interpreter run the handler of a signal that
+    was delivered before (it runs handlers between bytecodes, not when the OS delivers)."""
+
+
 @contextlib.contextmanager
 def held_signals():
     """Hold back SIGINT and SIGTERM (``pthread_sigmask``) over a few lines that must not be cut
     (a bookkeeping step, a redraw); a signal that arrives meanwhile is delivered right after.
-    Without POSIX signal masks it holds nothing back."""
+
+    A signal delivered just *before* the lines (during a long C call, say) has its Python handler
+    still pending: it is run first, and the KeyboardInterrupt it raises is re-raised after the
+    lines, so that it cannot land between two of them either.  Without POSIX signal masks it
+    holds nothing back."""
     try:
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, ())      # the mask as it is
     except (AttributeError, OSError, ValueError):
         yield
         return
+    pending = None
     try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:
+            _run_pending_handlers()
+        except KeyboardInterrupt as exc:
+            pending = exc
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
+    if pending is not None:
+        raise pending
