@@ -308,7 +308,12 @@ def test_stability_limits_and_h_max_are_those_of_the_paper(pend, chart, stepper,
 
 
 # -- 8. constraint errors unchanged; redundant, k = 0 and large models complete ----------------------
-@pytest.mark.parametrize("stepper", SPARSE_STEPPERS)
+#: the compiled runners only for these runs: the Python steppers' runs are held equal to them by
+#: tests/test_compiled_stepper.py (dense, both charts) and tests/test_sparse.py (sparse)
+COMPILED_RUNNERS = ("compiled", "compiled-sparse")
+
+
+@pytest.mark.parametrize("stepper", COMPILED_RUNNERS)
 def test_constraint_errors_unchanged_and_bricard_completes(stepper):
     k = _example("bricard")
     runs = {c: _sim(k, t_end=3.0, chart=c, stepper=stepper) for c in CHARTS}     # FG, h = 1e-2
@@ -320,7 +325,7 @@ def test_constraint_errors_unchanged_and_bricard_completes(stepper):
     assert runs["symmetric"].pos_err.max() <= 10 * max(runs["end"].pos_err.max(), 1e-16)
 
 
-@pytest.mark.parametrize("stepper", SPARSE_STEPPERS)
+@pytest.mark.parametrize("stepper", COMPILED_RUNNERS)
 def test_slider_crank_with_no_degree_of_freedom_completes(stepper):
     k = _example("slider_crank")
     r = _sim(k, t_end=1.0, chart="symmetric", stepper=stepper)
@@ -411,10 +416,12 @@ EXAMPLES = [("stiff_pendulum", {}), ("double_pendulum", {}), ("andrews_squeezer"
             ("n_four_bar", {"N": 10})]           # N = 40 by default: 38 s to build, 14 s to run
 
 
-@pytest.mark.parametrize("stepper", STEPPERS)
+@pytest.mark.parametrize("stepper", ["compiled"])
 @pytest.mark.parametrize("name, kw", EXAMPLES, ids=[e[0] for e in EXAMPLES])
 def test_newton_iterations_within_07_of_the_end_chart(name, kw, stepper):
-    """200 steps at the example's recommended settings, both charts."""
+    """200 steps at the example's recommended settings, both charts.  The compiled stepper only:
+    tests/test_compiled_stepper.py holds the Python stepper's runs of these 200 steps equal to
+    it, iteration counts included."""
     k = _example(name, **kw)
     dt = k.model.settings["dt"]
     it = {}
