@@ -103,16 +103,28 @@ def test_floor_steps_are_counted_and_shown_in_the_summary(dfb):
 
 
 # -- ω_max at the accepted state ------------------------------------------------------------------
+# ω_max is that of the accepted state after one Newton iteration (where the step's linearization
+# was the predictor's) and that of the last iteration after two or more (its iterate is within the
+# Newton tolerance of the accepted state; nullspace.py's module doc).
 @pytest.mark.parametrize("name, kw", [("stiff_pendulum", dict(dt=0.1, t_end=2.0)),
-                                      ("double_four_bar", dict(dt=1e-2, t_end=0.3))])
-def test_recorded_omega_max_is_that_of_the_accepted_state(name, kw):
+                                      ("double_four_bar", dict(dt=1e-2, t_end=0.3)),
+                                      ("andrews_squeezer", dict(dt=1e-5, t_end=1e-3))])
+@pytest.mark.parametrize("stepper", ["python", "compiled"])
+def test_recorded_omega_max_is_that_of_the_accepted_state(name, kw, stepper):
     kern = symgen.build(importlib.import_module(f"symgen.examples.{name}").model())
-    res = symgen.simulate(kern, **kw)
+    res = symgen.simulate(kern, stepper=stepper, **kw)
     assert res.status == "completed"
     lin = Linearization(kern.n, kern.m, res.meta["rank_tol"])
+    one = 0
     for j in range(1, len(res.t)):
         w = lin.omega_at(kern, res.t[j], res.x[j], res.xd[j], res.xdd[j], res.lam[j])
-        assert res.omega_max[j] == pytest.approx(w, rel=1e-12, abs=0.0), j
+        if res.newton_iters[j] == 1:
+            one += 1
+            assert res.omega_max[j] == pytest.approx(w, rel=1e-12, abs=0.0), j
+        else:
+            assert res.omega_max[j] == pytest.approx(w, rel=1e-6, abs=0.0), j
+    if name == "andrews_squeezer":
+        assert one > 0              # the case where the last linearization was the predictor's
 
 
 # -- index3: the rank decision is made at every step ---------------------------------------

@@ -1250,8 +1250,11 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
                 s->res[1] = rqd;
                 s->res[2] = rqdd;
                 if (s->o.estimate) {
-                    if (s->o.convergence) {
-                        /* omega_max of the reduced system linearized at the accepted state */
+                    if (s->o.convergence && (factored || it < 2)) {
+                        /* omega_max of the reduced system linearized at the accepted state; after
+                         * two or more iterations, that of the last iteration (M_R, K_R as they
+                         * are), whose iterate is within the Newton tolerance of the accepted one
+                         * (nullspace.py's module doc) */
                         if (!factored && ns_factor(s, t1, it, fail) < 0) return SG_FAILED;
                         lin_tangent(s);
                         (s->pM ? mdl->dynamics_csr : mdl->dynamics)(t1, x0, xd0, xdd0, lam0, p,
