@@ -84,6 +84,8 @@ typedef struct sg_csr {
 /* y = A x (x: cols, y: rows) and Out = A B (B: cols x k, Out: rows x k, row-major) for the values
  * `a` on the pattern A. */
 void sg_csr_mv(const sg_csr *A, const double *a, const double *x, double *y);
+/* sg_splu_solve of b and of c (n values each) in one pass over L and U (the same numbers). */
+void sg_splu_solve2(sg_splu *f, double *b, double *c);
 void sg_csr_mm(const sg_csr *A, const double *a, const double *B, double *Out, int k);
 
 /* The sparse linearization of the null-space step (symgen/steppers/sparse.py:

@@ -70,6 +70,7 @@ struct sg_stepper {
     double *dx_p, *xd_p, *xdd_p, *dxd_p, *dxdd_p, *x_p;
     double *Xd_p, *Xdd_p1, *X_p2;                 /* n x k */
     double *Wmk, *Wmk2;                           /* m x k */
+    double *Wp, *Tp;                              /* m x (k + 1), n x (k + 1): hp_apply_pair */
     double *MN, *CN, *KN, *MXd, *CXd, *MXdd;      /* n x k */
     double *M_R, *C_R, *K_R, *Wkk, *S;            /* k x k */
     double *wm, *wm2;                             /* m */
@@ -677,33 +678,43 @@ static void hp_apply_mat(sg_stepper *s, const double *W, double *Out, int k)
     }
 }
 
-/* The tangent part of particular(): Xd_p = -H^+ Hd N (Eq. 40), Xdd_p1 = -H^+ (2 Hd Xd_p + Hdd N)
- * (Eq. 47), X_p2 = 2 Xd_p (Eqs. 48-49): all that omega_max needs (K_R of Eq. 52). */
-static void lin_tangent(sg_stepper *s)
+/* Out = H^+ W (W m x k, Out n x k) and out = H^+ v (v, out: m, n; none when v is NULL).  The sparse
+ * step takes both through one sg_splin_pinv of the k + 1 columns [W | v], whose LU solves go two
+ * columns at a time; the numbers are those of the two separate calls either way. */
+static void hp_apply_pair(sg_stepper *s, const double *W, int k, const double *v, double *Out,
+                          double *out)
 {
-    int n = s->n, m = s->m, k = s->k, i;
-    if (m == 0) {
-        for (i = 0; i < n * k; ++i) s->Xd_p[i] = s->Xdd_p1[i] = s->X_p2[i] = 0.0;
+    int n = s->n, m = s->m, i, j, c = k + 1;
+    if (!v) {
+        hp_apply_mat(s, W, Out, k);
         return;
     }
-    kmm(s->pH, s->Hd, s->N, s->Wmk, m, n, k);
-    hp_apply_mat(s, s->Wmk, s->Xd_p, k);
-    for (i = 0; i < n * k; ++i) s->Xd_p[i] = -s->Xd_p[i];           /* Eq. 40 */
-    kmm(s->pH, s->Hd, s->Xd_p, s->Wmk, m, n, k);
-    kmm(s->pH, s->Hdd, s->N, s->Wmk2, m, n, k);
-    for (i = 0; i < m * k; ++i) s->Wmk[i] = -(2.0 * s->Wmk[i] + s->Wmk2[i]);
-    hp_apply_mat(s, s->Wmk, s->Xdd_p1, k);                          /* Eq. 47 */
-    for (i = 0; i < n * k; ++i) s->X_p2[i] = 2.0 * s->Xd_p[i];      /* Eqs. 48-49 */
+    if (!s->pH) {
+        hp_apply(s, v, out);                  /* before hp_apply_mat, which uses wm2 (v may be) */
+        hp_apply_mat(s, W, Out, k);
+        return;
+    }
+    for (i = 0; i < m; ++i) {
+        for (j = 0; j < k; ++j) s->Wp[(size_t)i * c + j] = W[(size_t)i * k + j];
+        s->Wp[(size_t)i * c + k] = v[i];
+    }
+    sg_splin_pinv(s->sp, s->Wp, c, s->Tp);
+    for (i = 0; i < n; ++i) {
+        for (j = 0; j < k; ++j) Out[(size_t)i * k + j] = s->Tp[(size_t)i * c + j];
+        out[i] = s->Tp[(size_t)i * c + k];
+    }
 }
 
-/* particular(): dx_p, xd_p, Xd_p, xdd_p, Xdd_p1, X_p2 (Eqs. 33, 39, 40, 46, 47, 48) */
-static void lin_particular(sg_stepper *s, const double *xd0, const double *xdd0)
+/* particular(): Xd_p, Xdd_p1, X_p2 (Eqs. 40, 47, 48-49) and, unless xd0 is NULL, dx_p, xd_p, xdd_p
+ * (Eqs. 33, 39, 46) with dxd_p, dxdd_p.  The tangent part alone (xd0 NULL) is all that omega_max
+ * needs (K_R of Eq. 52).  Xd_p with dx_p and Xdd_p1 with xd_p are independent: one H^+ pass each. */
+static void lin_solve(sg_stepper *s, const double *xd0, const double *xdd0)
 {
-    int n = s->n, m = s->m, i;
+    int n = s->n, m = s->m, k = s->k, i, p = xd0 != NULL;
     double *wm = s->wm, *wm2 = s->wm2;
-    lin_tangent(s);
     if (m == 0) {
-        for (i = 0; i < n; ++i) {
+        for (i = 0; i < n * k; ++i) s->Xd_p[i] = s->Xdd_p1[i] = s->X_p2[i] = 0.0;
+        for (i = 0; p && i < n; ++i) {
             s->dx_p[i] = 0.0;
             s->xd_p[i] = 0.0;
             s->xdd_p[i] = 0.0;
@@ -712,13 +723,22 @@ static void lin_particular(sg_stepper *s, const double *xd0, const double *xdd0)
         }
         return;
     }
-    hp_apply(s, s->q, s->dx_p);
-    for (i = 0; i < n; ++i) s->dx_p[i] = -s->dx_p[i];              /* Eq. 33: x_p - x0 = -H^+ q */
-    kmv(s->pH, s->Hd, s->dx_p, wm, m, n);
-    for (i = 0; i < m; ++i) wm[i] += s->qd[i];
-    kmv(s->pH, s->H, xd0, wm2, m, n);
-    for (i = 0; i < m; ++i) wm2[i] -= wm[i];
-    hp_apply(s, wm2, s->xd_p);                                  /* Eq. 39 */
+    kmm(s->pH, s->Hd, s->N, s->Wmk, m, n, k);
+    hp_apply_pair(s, s->Wmk, k, p ? s->q : NULL, s->Xd_p, s->dx_p);
+    for (i = 0; i < n * k; ++i) s->Xd_p[i] = -s->Xd_p[i];           /* Eq. 40 */
+    for (i = 0; p && i < n; ++i) s->dx_p[i] = -s->dx_p[i];          /* Eq. 33: x_p - x0 = -H^+ q */
+    kmm(s->pH, s->Hd, s->Xd_p, s->Wmk, m, n, k);
+    kmm(s->pH, s->Hdd, s->N, s->Wmk2, m, n, k);
+    for (i = 0; i < m * k; ++i) s->Wmk[i] = -(2.0 * s->Wmk[i] + s->Wmk2[i]);
+    if (p) {
+        kmv(s->pH, s->Hd, s->dx_p, wm, m, n);
+        for (i = 0; i < m; ++i) wm[i] += s->qd[i];
+        kmv(s->pH, s->H, xd0, wm2, m, n);
+        for (i = 0; i < m; ++i) wm2[i] -= wm[i];
+    }
+    hp_apply_pair(s, s->Wmk, k, p ? wm2 : NULL, s->Xdd_p1, s->xd_p);   /* Eqs. 47, 39 */
+    for (i = 0; i < n * k; ++i) s->X_p2[i] = 2.0 * s->Xd_p[i];      /* Eqs. 48-49 */
+    if (!p) return;
     for (i = 0; i < n; ++i) s->dxd_p[i] = s->xd_p[i] - xd0[i];
     kmv(s->pH, s->Hdd, s->dx_p, wm, m, n);
     kmv(s->pH, s->Hd, s->dxd_p, wm2, m, n);
@@ -1256,7 +1276,7 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
                          * are), whose iterate is within the Newton tolerance of the accepted one
                          * (nullspace.py's module doc) */
                         if (!factored && ns_factor(s, t1, it, fail) < 0) return SG_FAILED;
-                        lin_tangent(s);
+                        lin_solve(s, NULL, NULL);
                         (s->pM ? mdl->dynamics_csr : mdl->dynamics)(t1, x0, xd0, xdd0, lam0, p,
                                                                     s->M, s->f, s->K, s->C);
                         lin_reduce(s, 0);
@@ -1285,7 +1305,7 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
         /* 2. one factorization of H: N_H, H^+, particular solutions */
         k = factored ? s->k : ns_factor(s, t1, it, fail);
         if (k < 0) return SG_FAILED;
-        lin_particular(s, xd0, xdd0);                                     /* Eqs. 33-48 */
+        lin_solve(s, xd0, xdd0);                                          /* Eqs. 33-48 */
         for (i = 0; i < n; ++i) s->x_p[i] = x0[i] + s->dx_p[i];            /* Eq. 33 (corrected) */
 
         /* 3. linearized equilibrium at the estimate */
@@ -1430,7 +1450,7 @@ static double omega_at(sg_stepper *s, const double *p, double t1)
 {
     /* linalg.py omega_at with the constraint outputs of the accepted state already in s->q.. */
     if (lin_factor(s, s->H) < 0) return NAN;
-    lin_tangent(s);
+    lin_solve(s, NULL, NULL);
     s->mdl->dynamics(t1, s->x, s->xd, s->xdd, s->lam, p, s->M, s->f, s->K, s->C);
     lin_reduce(s, 0);
     return sg_omega_from(s->k, s->M_R, s->K_R, s->om_work);
@@ -1706,7 +1726,7 @@ double sg_omega_at(sg_stepper *s, const double *p, double t, const double *x, co
 {
     at_constraints(s, p, t, x, xd, xdd);
     if (any_factor(s) < 0) return NAN;
-    lin_tangent(s);
+    lin_solve(s, NULL, NULL);
     (s->pM ? s->mdl->dynamics_csr : s->mdl->dynamics)(t, x, xd, xdd, lam, p, s->M, s->f, s->K,
                                                       s->C);
     lin_reduce(s, 0);
@@ -1970,6 +1990,7 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
           + 3 * (size_t)mm1 * mm1                                 /* B Z Y */
           + 6 * (size_t)n                                         /* dx_p .. x_p */
           + 3 * nn + 2 * (size_t)mm1 * n + 6 * nn                 /* Xd_p.. Wmk.. MN.. */
+          + (size_t)mm1 * (n + 1) + (size_t)n * (n + 1)           /* Wp Tp */
           + 5 * nn                                                /* M_R C_R K_R Wkk S */
           + 2 * (size_t)mm1 + 3 * (size_t)n + 8 * (size_t)n       /* wm wm2 rhs w w2 a_n.. */
           + 3 * nn                                                /* om_work */
@@ -1999,6 +2020,7 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
     TAKE(s->x_p, n);
     TAKE(s->Xd_p, nn); TAKE(s->Xdd_p1, nn); TAKE(s->X_p2, nn);
     TAKE(s->Wmk, (size_t)mm1 * n); TAKE(s->Wmk2, (size_t)mm1 * n);
+    TAKE(s->Wp, (size_t)mm1 * (n + 1)); TAKE(s->Tp, (size_t)n * (n + 1));
     TAKE(s->MN, nn); TAKE(s->CN, nn); TAKE(s->KN, nn); TAKE(s->MXd, nn); TAKE(s->CXd, nn);
     TAKE(s->MXdd, nn);
     TAKE(s->M_R, nn); TAKE(s->C_R, nn); TAKE(s->K_R, nn); TAKE(s->Wkk, nn); TAKE(s->S, nn);

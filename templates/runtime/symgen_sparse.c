@@ -22,7 +22,7 @@ struct sg_splu {
     int *pstack;           /* n: where each row's depth-first search resumes in L */
     int *mark;             /* n: visited stamps */
     int stamp;
-    double *x, *w;         /* n: dense work (by row of A; by pivot number) */
+    double *x, *w, *w2;    /* n: dense work (by row of A; by pivot number; sg_splu_solve2's) */
     int factored;          /* L, U hold a complete factorization */
     int singular_col;
 };
@@ -34,7 +34,7 @@ void sg_splu_free(sg_splu *f)
     free(f->Lp); free(f->Li); free(f->Lx);
     free(f->Up); free(f->Ui); free(f->Ux); free(f->Udi);
     free(f->pinv); free(f->prow); free(f->xi); free(f->pstack); free(f->mark);
-    free(f->x); free(f->w);
+    free(f->x); free(f->w); free(f->w2);
     free(f);
 }
 
@@ -68,8 +68,9 @@ static sg_splu *splu_new(int nr, int n, const int *colptr, const int *rowind)
     f->mark = (int *)calloc(R, sizeof(int));
     f->x = (double *)calloc(R, sizeof(double));
     f->w = (double *)calloc(N, sizeof(double));
+    f->w2 = (double *)calloc(N, sizeof(double));
     if (!f->Ap || !f->Ai || !f->Lp || !f->Up || !f->Li || !f->Lx || !f->Ui || !f->Ux || !f->Udi
-        || !f->pinv || !f->prow || !f->xi || !f->pstack || !f->mark || !f->x || !f->w) {
+        || !f->pinv || !f->prow || !f->xi || !f->pstack || !f->mark || !f->x || !f->w || !f->w2) {
         sg_splu_free(f);
         return NULL;
     }
@@ -256,6 +257,54 @@ void sg_splu_solve(sg_splu *f, double *b)
     if (n) memcpy(b, w, (size_t)n * sizeof(double));
 }
 
+void sg_splu_solve2(sg_splu *f, double *b, double *c)
+{
+    /* sg_splu_solve for b and for c in one pass over L and U: each right-hand side gets exactly
+     * the operations of its own solve (a zero multiplier skips its column, as there), and the
+     * two chains of dependent updates overlap */
+    const int n = f->n;
+    double *w = f->w, *v = f->w2;
+    int j, k, q, p;
+    for (j = 0; j < n; ++j) {
+        const int pj = f->prow[j], e = f->Lp[j + 1];
+        double z = b[pj], y = c[pj];
+        w[j] = z;
+        v[j] = y;
+        if (z != 0.0 && y != 0.0)
+            for (q = f->Lp[j] + 1; q < e; ++q) {
+                const int i = f->Li[q];
+                const double l = f->Lx[q];
+                b[i] -= l * z;
+                c[i] -= l * y;
+            }
+        else if (z != 0.0)
+            for (q = f->Lp[j] + 1; q < e; ++q) b[f->Li[q]] -= f->Lx[q] * z;
+        else if (y != 0.0)
+            for (q = f->Lp[j] + 1; q < e; ++q) c[f->Li[q]] -= f->Lx[q] * y;
+    }
+    for (k = n - 1; k >= 0; --k) {
+        const int e = f->Up[k + 1] - 1;
+        double xk = w[k] * f->Udi[k], yk = v[k] * f->Udi[k];
+        w[k] = xk;
+        v[k] = yk;
+        if (xk != 0.0 && yk != 0.0)
+            for (p = f->Up[k]; p < e; ++p) {
+                const int i = f->Ui[p];
+                const double u = f->Ux[p];
+                w[i] -= u * xk;
+                v[i] -= u * yk;
+            }
+        else if (xk != 0.0)
+            for (p = f->Up[k]; p < e; ++p) w[f->Ui[p]] -= f->Ux[p] * xk;
+        else if (yk != 0.0)
+            for (p = f->Up[k]; p < e; ++p) v[f->Ui[p]] -= f->Ux[p] * yk;
+    }
+    if (n) {
+        memcpy(b, w, (size_t)n * sizeof(double));
+        memcpy(c, v, (size_t)n * sizeof(double));
+    }
+}
+
 void sg_splu_solve_t(sg_splu *f, double *b)
 {
     const int n = f->n;
@@ -292,6 +341,7 @@ struct sg_spnull {
     double *Et;                /* r x d: E^T */
     double *Lw;                /* d x d: Cholesky factor of I + E E^T (lower, row-major) */
     double *wr, *wn, *wn2, *wd, *wk;   /* work: r, n, n, d (and n x d for W), k */
+    double *wr2, *wn3, *wn4;           /* work of the second column of a pair: r, n, n */
     double *W;                 /* n x d */
 };
 
@@ -304,6 +354,7 @@ void sg_spnull_free(sg_spnull *s)
     sg_splu_free(s->lu);
     free(s->bval); free(s->N); free(s->Et); free(s->Lw);
     free(s->wr); free(s->wn); free(s->wn2); free(s->wd); free(s->wk); free(s->W);
+    free(s->wr2); free(s->wn3); free(s->wn4);
     free(s);
 }
 
@@ -343,14 +394,17 @@ sg_spnull *sg_spnull_new(int n, int m, const int *H_indptr, const int *H_indices
     s->wd = (double *)alloc0((size_t)s->d, sizeof(double));
     s->wk = (double *)alloc0((size_t)k, sizeof(double));
     s->W = (double *)alloc0((size_t)n * (size_t)s->d, sizeof(double));
+    s->wr2 = (double *)alloc0((size_t)r, sizeof(double));
+    s->wn3 = (double *)alloc0((size_t)n, sizeof(double));
+    s->wn4 = (double *)alloc0((size_t)n, sizeof(double));
     row_pos = (int *)alloc0((size_t)m, sizeof(int));
     z_pos = (int *)alloc0((size_t)m, sizeof(int));
     d_pos = (int *)alloc0((size_t)n, sizeof(int));
     i_pos = (int *)alloc0((size_t)n, sizeof(int));
     if (!s->R || !s->Z || !s->I || !s->D || !s->bp || !s->bi || !s->bmap || !s->ri || !s->ci
         || !s->pi || !s->zi || !s->zc || !s->zp || !s->bval || !s->N || !s->Et || !s->Lw
-        || !s->wr || !s->wn || !s->wn2 || !s->wd || !s->wk || !s->W || !row_pos || !z_pos
-        || !d_pos || !i_pos)
+        || !s->wr || !s->wn || !s->wn2 || !s->wd || !s->wk || !s->W || !s->wr2 || !s->wn3
+        || !s->wn4 || !row_pos || !z_pos || !d_pos || !i_pos)
         ok = 0;
     if (ok) {
         for (i = 0; i < m; ++i) row_pos[i] = z_pos[i] = -1;
@@ -406,16 +460,12 @@ sg_spnull *sg_spnull_new(int n, int m, const int *H_indptr, const int *H_indices
     return s;
 }
 
-/* x = H_R^+ b for one right-hand side b (r): (I - N N^T) scatter_D(H_RD^-1 b), into out (n). */
-static void row_pinv(sg_spnull *s, const double *b, double *out)
+/* out -= N (N^T out): the projection of H_R^+ (out: n). */
+static void project_out_N(sg_spnull *s, double *out)
 {
-    const int n = s->n, r = s->r, k = s->k;
-    int t, c, j;
-    for (t = 0; t < r; ++t) s->wr[t] = b[t];
-    if (r) sg_splu_solve(s->lu, s->wr);
-    for (j = 0; j < n; ++j) out[j] = 0.0;
-    for (t = 0; t < r; ++t) out[s->D[t]] = s->wr[t];
-    for (c = 0; c < k; ++c) {                      /* out -= N (N^T out) */
+    const int n = s->n, k = s->k;
+    int c, j;
+    for (c = 0; c < k; ++c) {
         double a = 0.0;
         for (j = 0; j < n; ++j) a += s->N[j * k + c] * out[j];
         s->wk[c] = a;
@@ -425,6 +475,38 @@ static void row_pinv(sg_spnull *s, const double *b, double *out)
         for (c = 0; c < k; ++c) a += s->N[j * k + c] * s->wk[c];
         out[j] -= a;
     }
+}
+
+/* x = H_R^+ b for one right-hand side b (r): (I - N N^T) scatter_D(H_RD^-1 b), into out (n). */
+static void row_pinv(sg_spnull *s, const double *b, double *out)
+{
+    const int n = s->n, r = s->r;
+    int t, j;
+    for (t = 0; t < r; ++t) s->wr[t] = b[t];
+    if (r) sg_splu_solve(s->lu, s->wr);
+    for (j = 0; j < n; ++j) out[j] = 0.0;
+    for (t = 0; t < r; ++t) out[s->D[t]] = s->wr[t];
+    project_out_N(s, out);
+}
+
+/* row_pinv for two right-hand sides b (into out) and b2 (into out2), with one pass of the LU
+ * solve for both (the same numbers as two row_pinv). */
+static void row_pinv2(sg_spnull *s, const double *b, const double *b2, double *out, double *out2)
+{
+    const int n = s->n, r = s->r;
+    int t, j;
+    for (t = 0; t < r; ++t) {
+        s->wr[t] = b[t];
+        s->wr2[t] = b2[t];
+    }
+    if (r) sg_splu_solve2(s->lu, s->wr, s->wr2);
+    for (j = 0; j < n; ++j) out[j] = out2[j] = 0.0;
+    for (t = 0; t < r; ++t) {
+        out[s->D[t]] = s->wr[t];
+        out2[s->D[t]] = s->wr2[t];
+    }
+    project_out_N(s, out);
+    project_out_N(s, out2);
 }
 
 /* y = (I + E E^T)^-1 y (d) by the Cholesky factor Lw. */
@@ -536,22 +618,39 @@ int sg_spnull_factor(sg_spnull *s, const double *H_values, double pivot_tol)
 
 const double *sg_spnull_basis(const sg_spnull *s) { return s->N; }
 
+/* [I  E^T] b[:, col] through (I + E^T E)^-1 (Woodbury) into bR (r): the right-hand side of H_R^+
+ * for column col of b (m x c). */
+static void pinv_rhs(sg_spnull *s, const double *b, int c, int col, double *bR)
+{
+    const int r = s->r, d = s->d;
+    int t, z;
+    for (t = 0; t < r; ++t) bR[t] = b[s->R[t] * c + col];
+    if (d) {
+        for (t = 0; t < r; ++t) {
+            double a = 0.0;
+            for (z = 0; z < d; ++z) a += s->Et[t * d + z] * b[s->Z[z] * c + col];
+            bR[t] += a;
+        }
+        woodbury(s, bR);
+    }
+}
+
 void sg_spnull_pinv(sg_spnull *s, const double *b, int c, double *out)
 {
-    const int n = s->n, r = s->r, d = s->d;
-    int col, t, z, j;
-    double *bR = s->wn2;                           /* (r <= n) */
-    for (col = 0; col < c; ++col) {
-        for (t = 0; t < r; ++t) bR[t] = b[s->R[t] * c + col];
-        if (d) {
-            for (t = 0; t < r; ++t) {              /* [I  E^T] b */
-                double a = 0.0;
-                for (z = 0; z < d; ++z) a += s->Et[t * d + z] * b[s->Z[z] * c + col];
-                bR[t] += a;
-            }
-            woodbury(s, bR);
+    const int n = s->n;
+    int col, j;
+    for (col = 0; col + 1 < c; col += 2) {         /* two columns per pass of the LU solve */
+        pinv_rhs(s, b, c, col, s->wn2);
+        pinv_rhs(s, b, c, col + 1, s->wn4);
+        row_pinv2(s, s->wn2, s->wn4, s->wn, s->wn3);
+        for (j = 0; j < n; ++j) {
+            out[j * c + col] = s->wn[j];
+            out[j * c + col + 1] = s->wn3[j];
         }
-        row_pinv(s, bR, s->wn);
+    }
+    if (col < c) {
+        pinv_rhs(s, b, c, col, s->wn2);
+        row_pinv(s, s->wn2, s->wn);
         for (j = 0; j < n; ++j) out[j * c + col] = s->wn[j];
     }
 }
