@@ -100,8 +100,10 @@ enum {
     SG_FAIL_CHART_SINGULAR = 10,     /* symmetric chart: singular 3k x 3k step matrix
                                         (iteration, k)                                         */
     SG_FAIL_SPARSE_SINGULAR = 11,    /* sparse step: singular LU of H[R, D] (iteration)        */
-    SG_FAIL_CHART_SPARSE_SINGULAR = 12  /* symmetric chart on the sparse step: singular LU of
+    SG_FAIL_CHART_SPARSE_SINGULAR = 12, /* symmetric chart on the sparse step: singular LU of
                                         H_s[R, D] (iteration)                                  */
+    SG_FAIL_NO_MEMORY = 13           /* out of memory for the buffers of a larger null space
+                                        or a new partition (iteration, k)                      */
 };
 
 typedef struct sg_failure {

@@ -103,9 +103,14 @@ struct sg_stepper {
     int init_iters;            /* Gauss-Newton iterations of the last initial-state projection */
     long landing_steps;
     double landing_times[SG_FLOOR_TIMES_KEPT];
+    /* the buffers sized by k (k_alloc): for k <= kcap; the dense factorizations have kcap = n,
+     * the sparse step's grows with k */
+    double *k_blk;
+    int kcap;
     /* the sparse step (o.factorization == SG_SPARSE, nullspace): the kernels write the values on
-     * the CSR patterns into the first nnz entries of H, H_dot, H_ddot and M, K, C; pH, pM are
-     * those patterns (NULL: dense); the factorization is sp's, its N copied into N */
+     * the CSR patterns into H, H_dot, H_ddot (nnz_H entries) and M, K, C (nnz_M), and the dense
+     * factorization's buffers (A, Q, Hp, B, Z, Y) are not allocated; pH, pM are those patterns
+     * (NULL: dense); the factorization is sp's, its N copied into N */
     sg_splin *sp;
     sg_csr cH, cM;
     const sg_csr *pH, *pM;
@@ -1048,11 +1053,15 @@ static void fail_floor(const sg_stepper *s, sg_failure *fail)
 }
 
 /* The sparse step's factorization (symgen_sparse.c sg_splin) of the values of H: rank, k and N
- * copied into the stepper; -1 (non-finite H), -2 (singular block) or -3 (out of memory). */
+ * copied into the stepper (its k buffers grown when k exceeds them); -1 (non-finite H), -2
+ * (singular block or degenerate basis) or -3 (out of memory). */
+static int k_alloc(sg_stepper *s, int kcap);
+
 static int sp_factor(sg_stepper *s)
 {
     int k = sg_splin_factor(s->sp, s->H);
-    if (k < 0) return k == -1 ? -1 : -2;
+    if (k < 0) return k;
+    if (k > s->kcap && k_alloc(s, k < 2 * s->kcap ? 2 * s->kcap : k)) return -3;
     s->k = k;
     s->rank = sg_splin_rank(s->sp);
     memcpy(s->N, sg_splin_basis(s->sp), sizeof(double) * (size_t)s->n * (size_t)k);
@@ -1065,7 +1074,8 @@ static int ns_factor(sg_stepper *s, double t1, int it, sg_failure *fail)
 {
     int k = s->pH ? sp_factor(s) : lin_factor(s, s->H);
     if (k < 0) {
-        fail_set(fail, k == -1 ? SG_FAIL_FACTOR_NONFINITE : SG_FAIL_SPARSE_SINGULAR, t1, it);
+        fail_set(fail, k == -1 ? SG_FAIL_FACTOR_NONFINITE
+                       : k == -3 ? SG_FAIL_NO_MEMORY : SG_FAIL_SPARSE_SINGULAR, t1, it);
         return -1;
     }
     if (s->rank < s->min_rank) s->min_rank = s->rank;
@@ -1292,13 +1302,7 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
                 fail->value0 = upd;
                 fail->value1 = resid;
                 fail_floor(s, fail);
-                fail->s_ratio = (s->rank > 0 && fabs(s->A[0]) > 0.0)
-                    ? fabs(s->A[(size_t)(s->rank - 1) * n + (s->rank - 1)]) / fabs(s->A[0]) : NAN;
-                if (s->pH) {
-                    double smax, smin;
-                    sg_splin_s_range(s->sp, &smax, &smin);
-                    fail->s_ratio = smax > 0.0 ? smin / smax : NAN;
-                }
+                fail->s_ratio = kept_ratio(s);
                 return SG_FAILED;
             }
         }
@@ -1931,27 +1935,64 @@ void sg_stepper_free(sg_stepper *s)
     free(s->piv);    /* one block holds every int buffer */
     free(s->ch_blk); /* the symmetric chart's (chart_alloc) */
     free(s->ch_ib);
+    free(s->k_blk);
     free(s);
 }
 
-/* The symmetric chart's buffers (n coordinates, m constraints; k <= n).  Returns 0, or 1 when out
- * of memory. */
-static int chart_alloc(sg_stepper *s)
+/* The buffers sized by the null space's dimension k, for k <= kcap (all of them, whatever their
+ * contents: the factorization that needs more fills them anew): one block, replacing the last.
+ * Returns 0, or 1 when out of memory (the old block is kept). */
+static int k_alloc(sg_stepper *s, int kcap)
+{
+    size_t n = (size_t)s->n, mm1 = s->m > 0 ? (size_t)s->m : 1, K, nK, KK, total, nb = 0;
+    size_t sym = s->o.chart == SG_CHART_SYMMETRIC;
+    double *blk;
+    if (kcap > s->n) kcap = s->n;
+    K = kcap > 0 ? (size_t)kcap : 1;
+    nK = n * K;
+    KK = K * K;
+    total = 4 * nK + 2 * mm1 * K + (mm1 + n) * (K + 1)    /* N Xd_p Xdd_p1 X_p2, Wmk Wmk2, Wp Tp */
+          + 6 * nK + 5 * KK + 8 * K + 3 * KK              /* MN.., M_R.., a_n.., om_work */
+          + sym * (nK + 5 * KK + 9 * KK + 4 * K);         /* Ns, Tm NsXd NsXdd1 NsX2 Jw, A3, b3 r_R */
+    blk = (double *)calloc(total, sizeof(double));
+    if (!blk) return 1;
+    free(s->k_blk);
+    s->k_blk = blk;
+    s->kcap = kcap;
+#define TAKE(ptr, cnt) do { (ptr) = blk + nb; nb += (cnt); } while (0)
+    TAKE(s->N, nK); TAKE(s->Xd_p, nK); TAKE(s->Xdd_p1, nK); TAKE(s->X_p2, nK);
+    TAKE(s->Wmk, mm1 * K); TAKE(s->Wmk2, mm1 * K);
+    TAKE(s->Wp, mm1 * (K + 1)); TAKE(s->Tp, n * (K + 1));
+    TAKE(s->MN, nK); TAKE(s->CN, nK); TAKE(s->KN, nK); TAKE(s->MXd, nK); TAKE(s->CXd, nK);
+    TAKE(s->MXdd, nK);
+    TAKE(s->M_R, KK); TAKE(s->C_R, KK); TAKE(s->K_R, KK); TAKE(s->Wkk, KK); TAKE(s->S, KK);
+    TAKE(s->a_n, K); TAKE(s->ad_n, K); TAKE(s->add_n, K); TAKE(s->a, K); TAKE(s->ad, K);
+    TAKE(s->add, K); TAKE(s->rk, K); TAKE(s->rk2, K);
+    TAKE(s->om_work, 3 * KK);
+    if (sym) {
+        TAKE(s->Ns, nK);
+        TAKE(s->Tm, KK); TAKE(s->NsXd, KK); TAKE(s->NsXdd1, KK); TAKE(s->NsX2, KK);
+        TAKE(s->Jw, KK); TAKE(s->A3, 9 * KK); TAKE(s->b3, 3 * K); TAKE(s->r_R, K);
+    }
+#undef TAKE
+    return 0;
+}
+
+/* The symmetric chart's buffers that k does not size (n coordinates, m constraints; H's entries
+ * e: m n, or nnz_H on the sparse step; the pivoted QR of H_s for the dense step only).  Returns 0,
+ * or 1 when out of memory. */
+static int chart_alloc(sg_stepper *s, size_t e, int dense)
 {
     int n = s->n, mm1 = s->m > 0 ? s->m : 1;
-    size_t nn = (size_t)n * n, total, nb = 0;
+    size_t total, nb = 0, qr = dense ? (size_t)mm1 : 0;
     double *blk;
-    total = 2 * (size_t)mm1 * n + n + 3 * (size_t)mm1   /* H_n Hs x_n tau_s cn_s */
-          + 6 * nn + 9 * nn + 5 * (size_t)n;            /* Ns Tm NsXd NsXdd1 NsX2 Jw, A3, b3 r_R cw */
+    total = 2 * e + n + 3 * qr + (size_t)n;             /* H_n Hs x_n tau_s cn_s cw */
     blk = s->ch_blk = (double *)calloc(total + 1, sizeof(double));
     s->ch_ib = (int *)calloc((size_t)mm1 + 3 * (size_t)n + 1, sizeof(int));
     if (!s->ch_blk || !s->ch_ib) return 1;
 #define TAKE(ptr, cnt) do { (ptr) = blk + nb; nb += (cnt); } while (0)
-    TAKE(s->H_n, (size_t)mm1 * n); TAKE(s->Hs, (size_t)mm1 * n); TAKE(s->x_n, n);
-    TAKE(s->tau_s, mm1); TAKE(s->cn_s, 2 * (size_t)mm1);
-    TAKE(s->Ns, nn); TAKE(s->Tm, nn); TAKE(s->NsXd, nn); TAKE(s->NsXdd1, nn); TAKE(s->NsX2, nn);
-    TAKE(s->Jw, nn); TAKE(s->A3, 9 * nn); TAKE(s->b3, 3 * (size_t)n); TAKE(s->r_R, n);
-    TAKE(s->cw, n);
+    TAKE(s->H_n, e); TAKE(s->Hs, e); TAKE(s->x_n, n);
+    TAKE(s->tau_s, qr); TAKE(s->cn_s, 2 * qr); TAKE(s->cw, n);
 #undef TAKE
     s->piv_s = s->ch_ib;
     s->ipiv3 = s->ch_ib + mm1;
@@ -1963,7 +2004,7 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
 {
     sg_stepper *s;
     int n, m, N, mm1;
-    size_t nn, total, nb, i3;
+    size_t nn, total, nb, i3, sp, eH, eM, dq, dm;
     double *blk;
     int *ib;
     if (!model || !o || model->n < 0 || model->m < 0) return NULL;
@@ -1983,17 +2024,19 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
     mm1 = m > 0 ? m : 1;
     nn = (size_t)n * n;
     i3 = o->method == SG_INDEX3;          /* the bordered (n + m)^2 solves of index-3 only */
-    /* doubles: kernel outputs 3nn + n + 3m + 3mn; state 9n + m; linearization ... */
-    total = 3 * nn + n + 3 * (size_t)mm1 + 3 * (size_t)mm1 * n    /* M f K C q H qd Hd qdd Hdd */
+    /* the sparse step: kernel outputs on the CSR patterns, none of the dense QR's buffers */
+    sp = o->factorization == SG_SPARSE && o->method == SG_NULLSPACE && m > 0;
+    eH = sp ? (size_t)model->nnz_H : (size_t)mm1 * n;
+    eM = sp ? (size_t)model->nnz_M : nn;
+    dq = !sp;                             /* the dense QR's buffers: A Q Hp B Z Y */
+    dm = dq * (size_t)mm1;
+    /* doubles: kernel outputs; state; the dense factorization; particular solutions; work */
+    total = 3 * eM + n + 3 * (size_t)mm1 + 3 * eH                /* M f K C q H qd Hd qdd Hdd */
           + 9 * (size_t)n + mm1                                   /* x .. wn, lam */
-          + (size_t)n * mm1 + mm1 + 2 * (size_t)mm1 + nn + nn + (size_t)n * mm1  /* A tau cn Q N Hp */
-          + 3 * (size_t)mm1 * mm1                                 /* B Z Y */
+          + dm * n + mm1 + 2 * (size_t)mm1 + dq * nn + dm * n     /* A tau cn Q Hp */
+          + 3 * dm * mm1                                          /* B Z Y */
           + 6 * (size_t)n                                         /* dx_p .. x_p */
-          + 3 * nn + 2 * (size_t)mm1 * n + 6 * nn                 /* Xd_p.. Wmk.. MN.. */
-          + (size_t)mm1 * (n + 1) + (size_t)n * (n + 1)           /* Wp Tp */
-          + 5 * nn                                                /* M_R C_R K_R Wkk S */
-          + 2 * (size_t)mm1 + 3 * (size_t)n + 8 * (size_t)n       /* wm wm2 rhs w w2 a_n.. */
-          + 3 * nn                                                /* om_work */
+          + 2 * (size_t)mm1 + 3 * (size_t)n                       /* wm wm2 rhs w w2 */
           + i3 * ((size_t)N * N + 2 * (size_t)N + n + nn)         /* Ab bb db g_n Wnn */
           + i3 * (3 * (size_t)N * N + 4 * (size_t)N)              /* Ls Lw Wb */
           + 2 * (size_t)n + mm1                                   /* hw hw2 tauB */
@@ -2008,26 +2051,17 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
     }
     nb = 0;
 #define TAKE(ptr, cnt) do { (ptr) = blk + nb; nb += (cnt); } while (0)
-    TAKE(s->M, nn); TAKE(s->f, n); TAKE(s->K, nn); TAKE(s->C, nn);
-    TAKE(s->q, mm1); TAKE(s->H, (size_t)mm1 * n); TAKE(s->qd, mm1); TAKE(s->Hd, (size_t)mm1 * n);
-    TAKE(s->qdd, mm1); TAKE(s->Hdd, (size_t)mm1 * n);
+    TAKE(s->M, eM); TAKE(s->f, n); TAKE(s->K, eM); TAKE(s->C, eM);
+    TAKE(s->q, mm1); TAKE(s->H, eH); TAKE(s->qd, mm1); TAKE(s->Hd, eH);
+    TAKE(s->qdd, mm1); TAKE(s->Hdd, eH);
     TAKE(s->x, n); TAKE(s->xd, n); TAKE(s->xdd, n); TAKE(s->lam, mm1);
     TAKE(s->x_old, n); TAKE(s->xd_old, n); TAKE(s->xdd_old, n); TAKE(s->wt, n); TAKE(s->wn, n);
-    TAKE(s->A, (size_t)n * mm1); TAKE(s->tau, mm1); TAKE(s->cn, 2 * (size_t)mm1); TAKE(s->Q, nn);
-    TAKE(s->N, nn); TAKE(s->Hp, (size_t)n * mm1);
-    TAKE(s->B, (size_t)mm1 * mm1); TAKE(s->Z, (size_t)mm1 * mm1); TAKE(s->Y, (size_t)mm1 * mm1);
+    TAKE(s->A, dm * n); TAKE(s->tau, mm1); TAKE(s->cn, 2 * (size_t)mm1); TAKE(s->Q, dq * nn);
+    TAKE(s->Hp, dm * n);
+    TAKE(s->B, dm * mm1); TAKE(s->Z, dm * mm1); TAKE(s->Y, dm * mm1);
     TAKE(s->dx_p, n); TAKE(s->xd_p, n); TAKE(s->xdd_p, n); TAKE(s->dxd_p, n); TAKE(s->dxdd_p, n);
     TAKE(s->x_p, n);
-    TAKE(s->Xd_p, nn); TAKE(s->Xdd_p1, nn); TAKE(s->X_p2, nn);
-    TAKE(s->Wmk, (size_t)mm1 * n); TAKE(s->Wmk2, (size_t)mm1 * n);
-    TAKE(s->Wp, (size_t)mm1 * (n + 1)); TAKE(s->Tp, (size_t)n * (n + 1));
-    TAKE(s->MN, nn); TAKE(s->CN, nn); TAKE(s->KN, nn); TAKE(s->MXd, nn); TAKE(s->CXd, nn);
-    TAKE(s->MXdd, nn);
-    TAKE(s->M_R, nn); TAKE(s->C_R, nn); TAKE(s->K_R, nn); TAKE(s->Wkk, nn); TAKE(s->S, nn);
     TAKE(s->wm, mm1); TAKE(s->wm2, mm1); TAKE(s->rhs, n); TAKE(s->w, n); TAKE(s->w2, n);
-    TAKE(s->a_n, n); TAKE(s->ad_n, n); TAKE(s->add_n, n); TAKE(s->a, n); TAKE(s->ad, n);
-    TAKE(s->add, n); TAKE(s->rk, n); TAKE(s->rk2, n);
-    TAKE(s->om_work, 3 * nn);
     TAKE(s->Ab, i3 * N * N); TAKE(s->bb, i3 * N); TAKE(s->db, i3 * N); TAKE(s->g_n, i3 * n);
     TAKE(s->Wnn, i3 * nn);
     TAKE(s->Ls, i3 * 2 * N * N); TAKE(s->Lw, i3 * 4 * N); TAKE(s->Wb, i3 * N * N);
@@ -2045,11 +2079,14 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
     s->min_rank = m;
     s->max_rank = 0;
     s->k = -1;
-    if (o->chart == SG_CHART_SYMMETRIC && chart_alloc(s)) {
+    /* the sparse step's k buffers first hold k = n - m (H of full row rank), and grow when a
+     * factorization needs more (sp_factor) */
+    if (k_alloc(s, sp ? (n > m ? n - m : 1) : n)
+        || (o->chart == SG_CHART_SYMMETRIC && chart_alloc(s, eH, !sp))) {
         sg_stepper_free(s);
         return NULL;
     }
-    if (o->factorization == SG_SPARSE && o->method == SG_NULLSPACE && m > 0) {
+    if (sp) {
         /* the sparse step: values on the CSR patterns, sg_splin's factorization */
         s->cH.rows = m; s->cH.cols = n;
         s->cH.indptr = model->H_indptr; s->cH.indices = model->H_indices;

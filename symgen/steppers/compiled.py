@@ -51,7 +51,7 @@ COMPILED_CHARTS = {"end": 0, "symmetric": 1}
 _SG_OK, _SG_FAILED, _SG_DIVERGED = 0, 1, 2
 #: sg_failure kinds that sg_step reports (a Newton failure; 7, 8 are the run's divergence checks,
 #: 9, 10 the symmetric chart's singular T and 3k × 3k matrix, 11 the sparse step's singular block,
-#: 12 the symmetric chart's singular block of H_s on the sparse step)
+#: 12 the symmetric chart's singular block of H_s on the sparse step; 13, out of memory, is not)
 _STEP_KINDS = (1, 2, 3, 4, 5, 6, 9, 10, 11, 12)
 #: wall time one chunk of C steps aims at (progress and Ctrl-C are handled between chunks), and
 #: the most steps a chunk takes (the rows of the scratch buffer)
@@ -205,6 +205,10 @@ class CompiledStepper:
             diverged = False
             msg = (f"factorization of H failed at t = {t1:.9g}, iteration {it}: sparse LU of "
                    "H[R, D] failed: singular")
+        elif kind == 13:
+            diverged = False
+            msg = (f"the C runtime ran out of memory at t = {t1:.9g}, iteration {it}, for the "
+                   "buffers of a larger null space or a new partition of H")
         elif kind == 8:
             which = ("|x|", "h|xd|", "h²|xdd|")[fail.which]
             msg = (f"{which} = {fail.value0:.3e} exceeds the divergence bound "
