@@ -200,7 +200,8 @@ def test_compiled_sparse_step_gives_the_python_sparse_trajectory(name, opts, sim
 @pytest.mark.parametrize("chart", CHARTS)
 def test_compiled_sparse_step_repartitions_on_a_forced_rank_drop(chart):
     """The symmetric chart's N_s follows the step's partitions (k = 1 → 3 → 1: the C chart's
-    sg_spnull is rebuilt with each).  Its trajectory is the dense QR path's only to 3e-7 here:
+    sg_spnull is rebuilt with each, and the runtime's k buffers, allocated for k = n − m = 1, grow
+    to 3 — with either chart).  Its trajectory is the dense QR path's only to 3e-7 here:
     where rank_tol drops rows that are not redundant, the dense path's N_s is the null space of
     the rows its pivoted QR of H_sᵀ keeps, the sparse step's that of the step's rows R of H.
     (C may take one rank confirmation, and with it one partition, more or fewer than Python: a
