@@ -7,6 +7,7 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 import tracemalloc
 import zipfile
@@ -186,6 +187,65 @@ def test_simulate_returns_the_steps_taken_when_interrupted(pend, every):
     np.testing.assert_array_equal(r.x[-1], full.x[50])       # the last step taken is kept
     rows = list(range(0, 51, every)) + ([] if 50 % every == 0 else [50])
     np.testing.assert_array_equal(r.x, full.x[rows])
+
+
+# -- held_signals: a signal that another thread receives is held back too ------------------------
+class _Stop(Exception):
+    pass
+
+
+def _raise_stop(signum, frame):
+    raise _Stop(signum)
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="POSIX threads")
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_held_signals_hold_back_a_signal_another_thread_receives(sig):
+    # the OS delivers a process's Ctrl-C to any thread that does not block it (a BLAS worker);
+    # Python then runs the handler in the main thread between two bytecodes: a signal mask of
+    # the main thread did not hold it back (a chunk of steps was computed but not kept)
+    old = signal.signal(sig, _raise_stop)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    lines = []
+    try:
+        with pytest.raises(_Stop):
+            with _io.held_signals():
+                signal.pthread_kill(other.ident, sig)
+                end = time.monotonic() + 0.3
+                while time.monotonic() < end:        # bytecodes, where a handler would run
+                    lines.append(len(lines))
+                lines.append("end")
+        assert signal.getsignal(sig) is _raise_stop  # the handler it met is the one it had
+    finally:
+        stop.set()
+        other.join()
+        signal.signal(sig, old)
+    assert lines[-1] == "end"
+
+
+def test_held_signals_keep_ignored_signals_ignored_and_work_off_the_main_thread():
+    old = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        with _io.held_signals():
+            signal.raise_signal(signal.SIGTERM)
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    errors = []
+
+    def worker():
+        try:
+            with _io.held_signals():         # Python runs no handler here: nothing to hold
+                errors.append(None)
+        except BaseException as exc:         # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join()
+    assert errors == [None]
 
 
 def _default_sigint():

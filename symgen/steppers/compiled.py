@@ -296,12 +296,14 @@ class CompiledStepper:
                     row = 0
                 i = self.done
                 stop = min(n_steps, i + chunk, i + R - 1)
-                tic = time.perf_counter()
-                st = lib.sg_run_chunk(self._s, p, float(t0), i, stop, i, *ptrs, last, fail)
-                elapsed = time.perf_counter() - tic
-                k = int(last[0]) - i                         # rows 1..k written
-                if k:
-                    with held_signals():        # the chunk's steps are kept whole or not at all
+                # a chunk's steps are computed and kept whole: a Ctrl-C during the C call (or
+                # the bookkeeping) is delivered after them, so the steps it took are in the result
+                with held_signals():
+                    tic = time.perf_counter()
+                    st = lib.sg_run_chunk(self._s, p, float(t0), i, stop, i, *ptrs, last, fail)
+                    elapsed = time.perf_counter() - tic
+                    k = int(last[0]) - i                     # rows 1..k written
+                    if k:
                         take(1, k + 1, i + 1)
                         self.done, row = i + k, k
                 if st == _SG_OK:
