@@ -1,7 +1,53 @@
 """Shared test set-up: one symgen cache per test session, so tests never touch the user's cache
-and never depend on what an earlier run left behind (set SYMGEN_TEST_CACHE to reuse one)."""
+and never depend on what an earlier run left behind (set SYMGEN_TEST_CACHE to reuse one); and
+``warm_build``, which compiles models a module will need into that cache in another process."""
 import os
+import subprocess
+import sys
 import tempfile
+from pathlib import Path
+
+import pytest
 
 _cache = os.environ.get("SYMGEN_TEST_CACHE") or tempfile.mkdtemp(prefix="symgen-test-cache-")
 os.environ["SYMGEN_CACHE_DIR"] = _cache
+
+#: the child of warm_build: builds the model of each of its arguments, "module:function" with
+#: options ":NAME=INT", or else a name or path for symgen.load_model
+_WARM = r"""
+import importlib, sys
+sys.path.insert(0, sys.argv[1])
+import symgen
+for spec in sys.argv[2:]:
+    if ":" not in spec:
+        symgen.build(symgen.load_model(spec))
+        continue
+    module, function, *opts = spec.split(":")
+    kw = dict((k, int(v)) for k, v in (o.split("=") for o in opts))
+    symgen.build(getattr(importlib.import_module(module), function)(**kw))
+"""
+
+
+@pytest.fixture(scope="module")
+def warm_build():
+    """``warm_build(spec, ...)`` starts one process that builds (compiles with the runtime, as
+    ``symgen.build`` does by default) the models ``spec`` names, in order, into this session's
+    cache, while the module's tests run on the other core: a test that needs one finds it built,
+    or waits on the build's lock, or builds it itself if the child has not got there yet (the
+    child then finds it built).  A spec is ``"module:function"`` (``"stepper_models:four_bar"``,
+    ``"symgen.examples.bricard:model"``), with integer options as ``":N=10"``, or what
+    ``symgen.load_model`` takes (an example's name, a model file's path).  Only the time changes:
+    what a test builds and checks is its own.  Returns the child (a Popen); at the module's end
+    it is ended if it is still running."""
+    procs = []
+
+    def start(*specs):
+        procs.append(subprocess.Popen([sys.executable, "-c", _WARM, str(Path(__file__).parent),
+                                       *map(str, specs)], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL))
+        return procs[-1]
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()

@@ -39,6 +39,16 @@ WHIRL = dict(xd0=[30.0, 0.0, 30.0], params={"T0": 0.0})
 FREE = dict(xd0=[30.0, 0.0, 30.0], params={"T0": 0.0, "g": 0.0})
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _warm(warm_build):
+    """The models of the tests below after the first (``pend``), compiled meanwhile in order of
+    use (conftest.py)."""
+    warm_build("stepper_models:four_bar", *(f"symgen.examples.{name}:model" for name in (
+        "double_four_bar", "bricard", "slider_crank")), "symgen.examples.n_four_bar:model:N=10",
+        *(f"symgen.examples.{name}:model" for name in (
+            "stiff_pendulum", "double_pendulum", "andrews_squeezer")))
+
+
 @pytest.fixture(scope="module")
 def pend():
     return symgen.build(sm.stiff_pendulum())

@@ -125,7 +125,7 @@ def test_readme_lists_every_command_kind():
     assert "symgen simulate stiff_pendulum --plot stiff_pendulum.png" in cmds
 
 
-def test_every_readme_command_runs_as_documented(tmp_path, bindir):
+def test_every_readme_command_runs_as_documented(tmp_path, bindir, warm_build):
     text = README.read_text()
     for name, body in files_of(text).items():
         (tmp_path / name).write_text(body)
@@ -136,16 +136,9 @@ def test_every_readme_command_runs_as_documented(tmp_path, bindir):
         pytest.skip("no C compiler `cc` on PATH: the README's commands need one")
     # the models of the later commands are compiled meanwhile into the same cache, by one other
     # process (the commands themselves run in order and find them built, or wait for the build)
-    warm = subprocess.Popen([sys.executable, "-c", WARM, *WARMED], cwd=tmp_path, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        ran = _run_commands(text, tmp_path, env)
-        warm.communicate(timeout=300)           # (done by now: its models were needed)
-    finally:
-        if warm.poll() is None:
-            warm.kill()
-            warm.communicate()
-    assert ran >= 8
+    warm = warm_build(*(tmp_path / f if f.endswith(".py") else f for f in WARMED))
+    assert _run_commands(text, tmp_path, env) >= 8
+    warm.wait(timeout=300)                      # (done by now: its models were needed)
     # what the commands promise to leave behind
     for png in ("stiff_pendulum.png", "classical_reactions.png"):
         assert (tmp_path / png).read_bytes()[:8] == PNG
@@ -154,9 +147,8 @@ def test_every_readme_command_runs_as_documented(tmp_path, bindir):
 
 
 #: models of README commands after the first few (model files it shows, a shipped example), built
-#: by WARM while the commands before them run
+#: by conftest.py's warm_build while the commands before them run
 WARMED = ("my_pendulum.py", "sympy_pendulum.py", "sympy_four_bar")
-WARM = "import sys, symgen\nfor name in sys.argv[1:]:\n    symgen.build(symgen.load_model(name))\n"
 
 
 def _run_commands(text, cwd, env) -> int:
