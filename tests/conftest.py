@@ -28,17 +28,17 @@ for spec in sys.argv[2:]:
 """
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def warm_build():
     """``warm_build(spec, ...)`` starts one process that builds (compiles with the runtime, as
     ``symgen.build`` does by default) the models ``spec`` names, in order, into this session's
-    cache, while the module's tests run on the other core: a test that needs one finds it built,
+    cache, while the tests run on the other core: a test that needs one finds it built,
     or waits on the build's lock, or builds it itself if the child has not got there yet (the
     child then finds it built).  A spec is ``"module:function"`` (``"stepper_models:four_bar"``,
     ``"symgen.examples.bricard:model"``), with integer options as ``":N=10"``, or what
     ``symgen.load_model`` takes (an example's name, a model file's path).  Only the time changes:
-    what a test builds and checks is its own.  Returns the child (a Popen); at the module's end
-    it is ended if it is still running."""
+    what a test builds and checks is its own.  Returns the child (a Popen); at the session's end
+    it is ended if it is still running (so a module may warm what a later one needs)."""
     procs = []
 
     def start(*specs):

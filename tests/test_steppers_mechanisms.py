@@ -11,7 +11,8 @@ from symgen.steppers import Linearization
 
 
 @pytest.fixture(scope="module")
-def four_bars():
+def four_bars(warm_build):
+    warm_build("stepper_models:driven_crank_pendulum")     # crank's, meanwhile (conftest.py)
     return symgen.build(sm.four_bar()), symgen.build(sm.four_bar(duplicate=True))
 
 
