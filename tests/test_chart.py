@@ -39,15 +39,13 @@ WHIRL = dict(xd0=[30.0, 0.0, 30.0], params={"T0": 0.0})
 FREE = dict(xd0=[30.0, 0.0, 30.0], params={"T0": 0.0, "g": 0.0})
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _warm(warm_build):
-    """The models of the tests below after the first (``pend``), compiled meanwhile in order of
-    use (conftest.py); then the N four-bar at N = 40 (~20 s to build) of test_examples_n40.py."""
-    warm_build("stepper_models:four_bar", *(f"symgen.examples.{name}:model" for name in (
-        "double_four_bar", "bricard", "slider_crank")), "symgen.examples.n_four_bar:model:N=10",
+#: the models these tests build, in order of use: compiled from the session's start by another
+#: process (conftest.py), while the modules before this one run
+WARM = ["stepper_models:stiff_pendulum", "stepper_models:four_bar",
+        *(f"symgen.examples.{name}:model" for name in ("double_four_bar", "bricard", "slider_crank")),
+        "symgen.examples.n_four_bar:model:N=10",
         *(f"symgen.examples.{name}:model" for name in (
-            "stiff_pendulum", "double_pendulum", "andrews_squeezer")),
-        "symgen.examples.n_four_bar:model:N=40")
+            "stiff_pendulum", "double_pendulum", "andrews_squeezer"))]
 
 
 @pytest.fixture(scope="module")
