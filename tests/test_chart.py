@@ -39,6 +39,15 @@ WHIRL = dict(xd0=[30.0, 0.0, 30.0], params={"T0": 0.0})
 FREE = dict(xd0=[30.0, 0.0, 30.0], params={"T0": 0.0, "g": 0.0})
 
 
+#: the models these tests build, in order of use: compiled from the session's start by another
+#: process (conftest.py), while the modules before this one run
+WARM = ["stepper_models:stiff_pendulum", "stepper_models:four_bar",
+        *(f"symgen.examples.{name}:model" for name in ("double_four_bar", "bricard", "slider_crank")),
+        "symgen.examples.n_four_bar:model:N=10",
+        *(f"symgen.examples.{name}:model" for name in (
+            "stiff_pendulum", "double_pendulum", "andrews_squeezer"))]
+
+
 @pytest.fixture(scope="module")
 def pend():
     return symgen.build(sm.stiff_pendulum())
@@ -61,6 +70,14 @@ def _sim(k, stepper="auto", **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return symgen.simulate(k, method="nullspace", **kw)
+
+
+def _torque_free(pend):
+    """The stiff pendulum with T0 = 0: ``pend``'s compiled module (T0 is a parameter, read from
+    the Kernels' own buffer), in a new Kernels object so that ``pend`` keeps its T0."""
+    k = symgen.build(pend.model)
+    k.set_params(T0=0.0)
+    return k
 
 
 def _example(name, **kw):
@@ -195,12 +212,12 @@ def test_one_step_satisfies_constraints_equilibrium_and_newmark_on_its_chart(mod
 # -- 3. reversibility ------------------------------------------------------------------------------
 @pytest.mark.parametrize("stepper", SPARSE_STEPPERS)
 @pytest.mark.parametrize("scheme, end_miss", [("trapezoidal", 1.8e-3), ("fox-goodwin", 5.6e-3)])
-def test_symmetric_step_is_reversible(scheme, end_miss, stepper):
+def test_symmetric_step_is_reversible(scheme, end_miss, stepper, pend):
     """Step, flip ẋ, step again: the symmetric chart returns to the start (x, hẋ, h²ẍ) to 1e-12;
     the end chart misses by 1.8e-3 (TR) / 5.6e-3 (FG) at θ = 0.3, θ̇ = 30, h = 0.02.  (The
     compiled stepper's second step starts from ẍ, λ of the index-1 equations at the flipped
     state, which the first step's ẍ satisfies to round-off.)"""
-    k = symgen.build(sm.stiff_pendulum(T0=0.0))
+    k = _torque_free(pend)
     h = 0.02
     cs = _pendulum_state(k, 0.3, 30.0)
     miss = {}
@@ -384,12 +401,12 @@ def _first_update_from_rest_estimate(k, chart, centred, cs, h=0.02):
     return np.abs(st.x - cs.x).max()
 
 
-def test_centred_particular_velocity_makes_standing_still_a_solution_of_the_end_chart():
+def test_centred_particular_velocity_makes_standing_still_a_solution_of_the_end_chart(pend):
     """With a centred ẋ_p, α̇(t) re-projected by Eq. 57 is zero, and "x(t + h) = x(t)" solves the
     α-coordinate Newmark of the end chart exactly: started there, Newton stays there although
     the pendulum turns at 30 rad/s (h θ̇ = 0.6 rad).  Minimum-norm ẋ_p, ẍ_p (linalg) move it.  The
     symmetric chart writes its Newmark rows in x-space and is immune to the choice."""
-    k = symgen.build(sm.stiff_pendulum(T0=0.0))
+    k = _torque_free(pend)
     cs = _pendulum_state(k, 0.3, 30.0)
     assert _first_update_from_rest_estimate(k, "end", True, cs) < 1e-12
     assert _first_update_from_rest_estimate(k, "end", False, cs) > 0.3

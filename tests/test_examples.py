@@ -22,13 +22,26 @@ def models():
     return {name: load(name, **({"N": 3} if name == "n_four_bar" else {})) for name in EXAMPLES}
 
 
+@pytest.fixture(scope="module")
+def lambdified(models):
+    """LambdifyKernels of an example of ``models``, derived and lambdified once for this module
+    (the tests only evaluate them: none sets a parameter)."""
+    made = {}
+
+    def get(name):
+        if name not in made:
+            made[name] = symgen.LambdifyKernels(models[name])
+        return made[name]
+    return get
+
+
 @pytest.mark.parametrize("name", EXAMPLES)
-def test_example_is_consistent_and_has_settings(models, name):
+def test_example_is_consistent_and_has_settings(models, lambdified, name):
     mdl = models[name]
     assert mdl.name == name
     for key in ("method", "scheme", "dt", "t_end"):
         assert key in mdl.settings
-    k = symgen.LambdifyKernels(mdl)
+    k = lambdified(name)
     q, H, q_dot = k.constraints(0.0, mdl.x0, mdl.xd0, np.zeros(mdl.n))[:3]
     assert np.max(np.abs(q), initial=0) < 1e-13
     assert np.max(np.abs(q_dot), initial=0) < 1e-13
@@ -61,9 +74,9 @@ def test_stiff_pendulum_spec():
     np.testing.assert_allclose(load("stiff_pendulum", L=2.0).x0, [0, -2, 0])
 
 
-def test_andrews_angles_and_initial_accelerations_match_test_set(models):
+def test_andrews_angles_and_initial_accelerations_match_test_set(models, lambdified):
     mdl = models["andrews_squeezer"]
-    k = symgen.LambdifyKernels(mdl)
+    k = lambdified("andrews_squeezer")
     y = dict(zip(mdl.output_names, k.outputs(0.0, mdl.x0, mdl.xd0)))
     angles = np.array([y[a] for a in ("beta", "Theta", "gamma", "Phi", "delta", "Omega",
                                       "epsilon")])
@@ -87,10 +100,10 @@ def test_andrews_angles_and_initial_accelerations_match_test_set(models):
     np.testing.assert_allclose(lam[:2], oracles.ANDREWS_LAMBDA0, rtol=1e-10)
 
 
-def test_four_bars_initial_B0_and_sizes(models):
+def test_four_bars_initial_B0_and_sizes(models, lambdified):
     dfb = models["double_four_bar"]
     assert (dfb.n, dfb.m) == (15, 14)
-    k = symgen.LambdifyKernels(dfb)
+    k = lambdified("double_four_bar")
     y = dict(zip(dfb.output_names, k.outputs(0.0, dfb.x0, dfb.xd0)))
     np.testing.assert_allclose([y["B0.x"], y["B0.y"], y["B0.vx"], y["B0.vy"]], [0, 1, 1, 0],
                                atol=1e-15)
@@ -100,14 +113,14 @@ def test_four_bars_initial_B0_and_sizes(models):
     assert (n40.n, n40.m) == (243, 242)
     assert n40.output_names == ("B0.x", "B0.y", "B0.vx", "B0.vy")
     n3 = models["n_four_bar"]
-    T, V = symgen.LambdifyKernels(n3).energy(0.0, n3.x0, n3.xd0)
+    T, V = lambdified("n_four_bar").energy(0.0, n3.x0, n3.xd0)
     assert T + V == pytest.approx(oracles.four_bar_energy(3), rel=1e-14)
 
 
-def test_bricard_is_redundant_with_one_dof(models):
+def test_bricard_is_redundant_with_one_dof(models, lambdified):
     mdl = models["bricard"]
     assert (mdl.n, mdl.m) == (24, 24)
-    k = symgen.LambdifyKernels(mdl)
+    k = lambdified("bricard")
     H = k.constraints(0.0, mdl.x0, mdl.xd0, np.zeros(24))[1]
     s = np.linalg.svd(H, compute_uv=False)
     assert s[-1] < 1e-14 * s[0] and s[-2] > 0.1          # rank 23: mobility 1
@@ -117,10 +130,10 @@ def test_bricard_is_redundant_with_one_dof(models):
     assert k.energy(0.0, mdl.x0, mdl.xd0)[1] == pytest.approx(-9.81 * 3.0, rel=1e-14)
 
 
-def test_slider_crank_follows_its_drive(models):
+def test_slider_crank_follows_its_drive(models, lambdified):
     """Solve q(x, t) = 0 and H ẋ = −∂q/∂t at t = 0.37 and compare with the closed form."""
     mdl = models["slider_crank"]
-    k = symgen.LambdifyKernels(mdl)
+    k = lambdified("slider_crank")
     r, l, w, tt = 0.2, 0.6, 2 * np.pi, 0.37
     x = mdl.x0.copy()
     for _ in range(30):

@@ -7,6 +7,9 @@ import symgen
 
 import oracles
 
+#: built from the session's start by another process (conftest.py): ~20 s
+WARM = ["symgen.examples.n_four_bar:model:N=40"]
+
 
 def test_n_four_bar_40_runs_and_follows_the_parallelogram_ode():
     mdl = importlib.import_module("symgen.examples.n_four_bar").model(N=40)

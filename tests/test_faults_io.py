@@ -397,11 +397,29 @@ def test_the_first_run_says_it_is_compiling(tmp_path):
         "    return symgen.Model('osc_note', [x], M=[[1]], f=[-x], x0=[1.0],\n"
         "        settings=dict(method='newmark', dt=0.1, t_end=0.3))\n")
     env = {"SYMGEN_CACHE_DIR": str(tmp_path / "cache")}
-    first = run("simulate", tmp_path / "osc.py", env=env)
+    # the two first runs (each a compile, in its own cache) at the same time
+    first, quiet = _run_together([("simulate", tmp_path / "osc.py", env),
+                                  ("simulate", tmp_path / "osc.py", "--quiet",
+                                   {"SYMGEN_CACHE_DIR": str(tmp_path / "cache2")})])
     assert first.returncode == 0, first.stderr
     assert "note: compiling osc_note kernels (first run; cached afterwards)…" in first.stderr
     again = run("simulate", tmp_path / "osc.py", env=env)
     assert again.returncode == 0 and again.stderr == ""           # a cache hit is silent
-    quiet = run("simulate", tmp_path / "osc.py", "--quiet",
-                env={"SYMGEN_CACHE_DIR": str(tmp_path / "cache2")})
     assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
+
+
+def _run_together(calls):
+    """``run(*args, env=env)`` of every (*args, env) of ``calls``, started together; their
+    CompletedProcesses in that order."""
+    procs = [(args, subprocess.Popen(SYMGEN + [str(a) for a in args], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True,
+                                     env=dict(os.environ, **env)))
+             for *args, env in calls]
+    done = []
+    for args, proc in procs:
+        try:
+            out, err = proc.communicate(timeout=300)
+        finally:
+            proc.kill()
+        done.append(subprocess.CompletedProcess(args, proc.returncode, out, err))
+    return done

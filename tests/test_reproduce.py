@@ -20,6 +20,12 @@ def _symgen():
     return [str(here)] if here.is_file() else [sys.executable, "-m", "symgen.cli"]
 
 
+#: the quick reproduction's models that no earlier test builds (the minimal pendulum and double
+#: four-bar): built from the session's start by another process (conftest.py)
+WARM = ["symgen.reproduce.references:minimal_pendulum",
+        "symgen.reproduce.beyond:minimal_four_bar:N=2"]
+
+
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     # exactly the README's command, run in a fresh folder

@@ -318,17 +318,19 @@ def test_convergence_does_not_depend_on_where_the_origin_is():
 
     (x, y, th), _ = symgen.coordinates("x y theta")
     m, L, g, P = sp.symbols("m L g P")
+    model = symgen.Model(
+        "offset_pendulum", [x, y, th], sp.diag(m, m, 0), [0, -m * g, 0],
+        q=[x - P - L * sp.sin(th), y + L * sp.cos(th)], V=m * g * y,
+        params={m: 1.0, L: 1.0, g: 9.81, P: 0.0}, x0=[np.sin(1.0), -np.cos(1.0), 1.0])
+    kern = symgen.build(model)          # one module: the pivot P is a parameter
     runs = {}
     for pivot in (0.0, 1e6):
-        model = symgen.Model(
-            f"offset_pendulum_{int(pivot > 0)}", [x, y, th], sp.diag(m, m, 0), [0, -m * g, 0],
-            q=[x - P - L * sp.sin(th), y + L * sp.cos(th)], V=m * g * y,
-            params={m: 1.0, L: 1.0, g: 9.81, P: pivot},
-            x0=[pivot + np.sin(1.0), -np.cos(1.0), 1.0])
-        runs[pivot] = symgen.simulate(model, method="nullspace", scheme="trapezoidal", dt=0.01,
-                                      t_end=2.0)
+        runs[pivot] = symgen.simulate(kern, method="nullspace", scheme="trapezoidal", dt=0.01,
+                                      t_end=2.0, params={"P": pivot},
+                                      x0=[pivot + np.sin(1.0), -np.cos(1.0), 1.0])
     near, far = runs[0.0], runs[1e6]
     assert near.status == far.status == "completed"
+    assert far.meta["parameters"]["P"] == 1e6 and far.x[:, 0].min() > 1e6 - 1.0
     np.testing.assert_allclose(far.x[:, 2], near.x[:, 2], atol=1e-8)
     assert far.vel_err.max() < 1e-9
     assert far.newton_iters[1:].mean() >= near.newton_iters[1:].mean() - 0.5

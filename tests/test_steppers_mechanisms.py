@@ -10,6 +10,10 @@ import stepper_models as sm
 from symgen.steppers import Linearization
 
 
+#: built from the session's start by another process (conftest.py)
+WARM = ["stepper_models:four_bar:duplicate=True", "stepper_models:driven_crank_pendulum"]
+
+
 @pytest.fixture(scope="module")
 def four_bars():
     return symgen.build(sm.four_bar()), symgen.build(sm.four_bar(duplicate=True))
