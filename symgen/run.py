@@ -17,6 +17,7 @@ import math
 import platform
 import sys
 import time
+import traceback
 import warnings
 from typing import Callable, Mapping
 
@@ -295,6 +296,7 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
     stepper.start(t0, x, xd, xdd, lam)
 
     status, reason, last, it_last, whole = "completed", "", 0, 0, True
+    detail = None                           # meta["failure_detail"]: an internal error's traceback
     compiled = getattr(stepper, "compiled", False)
     try:
         if compiled:                        # C steps chunk by chunk into rec (steppers/compiled.py)
@@ -343,6 +345,14 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
             last = rec.last_step
         reason = (f"interrupted by {why} after step {last} of {n_steps} "
                   f"(t = {t0 + last * dt:.9g})")
+    except Exception as exc:                # an internal error: the steps taken are kept too
+        status, detail = "failed", traceback.format_exc()
+        if compiled:
+            last = stepper.done
+        if not whole:
+            last = rec.last_step
+        reason = (f"internal error after step {last} of {n_steps} (t = {t0 + last * dt:.9g}): "
+                  f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300])
     if compiled:                            # the state buffers hold step stepper.done
         last, it_last, w, hm = stepper.done, stepper.it_last, stepper.w, stepper.hm
     if status != "completed":
@@ -396,6 +406,8 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
                                else lin.stats())
     if hasattr(stepper, "min_rank") and m:
         meta["rank_H"] = [int(stepper.min_rank), int(stepper.max_rank)]
+    if detail is not None:
+        meta["failure_detail"] = detail
     for key, value in (extra_meta or {}).items():
         meta.setdefault(key, value)
     has_V = bool(getattr(kernels, "has_potential", False))

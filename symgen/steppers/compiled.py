@@ -255,8 +255,9 @@ class CompiledStepper:
 
         def take(r0: int, r1: int, step0: int) -> None:
             """Fold scratch rows r0..r1 - 1 (steps step0, …) into rec, as the loop's
-            observe/record/progress of each step.  A KeyboardInterrupt from ``progress`` after
-            step j keeps the steps up to j, as the Python loop does, and is re-raised."""
+            observe/record/progress of each step.  An exception from ``progress`` after step j
+            (a KeyboardInterrupt, or any other) keeps the steps up to j, as the Python loop does,
+            and is re-raised."""
             nonlocal row
             if r1 <= r0:
                 return
@@ -266,7 +267,7 @@ class CompiledStepper:
                 try:            # (the for statement too: a SIGINT can land between two calls)
                     for j in range(step0, step0 + r1 - r0):     # after every step, as the loop
                         progress(j, n_steps)
-                except KeyboardInterrupt as exc:
+                except BaseException as exc:                # noqa: B036 (re-raised below)
                     stop, interrupt = r0 + (j - step0) + 1, exc
             fold(r0, stop, step0)
             if interrupt is not None:
@@ -307,8 +308,10 @@ class CompiledStepper:
                         take(1, k + 1, i + 1)
                         self.done, row = i + k, k
                 if st == _SG_OK:
-                    # aim at CHUNK_SECONDS per chunk (grow at most 4× at a time)
-                    chunk = max(1, min(4 * chunk, int(CHUNK_SECONDS * chunk / max(elapsed, 1e-9))))
+                    # aim at CHUNK_SECONDS per chunk (grow at most 4× at a time, never past
+                    # the scratch rows: unbounded, 4× per call overflowed after ~512 calls)
+                    aim = CHUNK_SECONDS * chunk / max(elapsed, 1e-9)
+                    chunk = max(1, min(4 * chunk, CHUNK_MAX, int(min(aim, CHUNK_MAX))))
                     continue
                 if not (self.method == "nullspace" and fail.kind in _STEP_KINDS):
                     status, reason = self._reason(fail, t0, dt)
