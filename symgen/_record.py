@@ -66,11 +66,17 @@ class Recorder:
     """Preallocated rows of one run (see the module docstring)."""
 
     def __init__(self, n: int, m: int, n_out: int, n_steps: int, every: int, h: float, *,
-                 energy: bool, outputs: bool):
+                 energy: bool, outputs: bool, variable: bool = False):
         if int(every) != every or every < 1:
             raise ValueError(f"every must be a positive integer, got {every!r}")
         self.every, self.h = int(every), float(h)
         R = n_records(n_steps, self.every)
+        # variable steps (dt="auto"): the step of each row, its error estimate and flags; the
+        # rows grow (doubling) since the number of steps is not known in advance
+        self.variable = bool(variable)
+        self.STEP_H = np.empty(R) if variable else None
+        self.ERR = np.empty(R) if variable else None
+        self.FLG = np.empty(R, dtype=np.int64) if variable else None
         self.T = np.empty(R)
         self.X, self.XD, self.XDD = np.empty((R, n)), np.empty((R, n)), np.empty((R, n))
         self.LAM = np.empty((R, m))
@@ -152,10 +158,25 @@ class Recorder:
             self.OUT[sl] = out
         self.k, self.last_step = k + K, int(steps[-1])
 
+    def _grow(self) -> None:
+        """Double the rows (variable steps only): each buffer copied into one twice as long."""
+        for attr in ("T", "X", "XD", "XDD", "LAM", "PE", "VE", "AE", "OM", "HM", "IT", "EK",
+                     "EP", "OUT", "STEP_H", "ERR", "FLG"):
+            a = getattr(self, attr)
+            if a is not None:
+                b = np.empty((2 * a.shape[0] + 2,) + a.shape[1:], dtype=a.dtype)
+                b[:a.shape[0]] = a
+                setattr(self, attr, b)
+
     def add(self, step: int, t, x, xd, xdd, lam, res, iters, omega, h_max, energy=None,
-            out=None) -> None:
-        """Write one row (the row counts only once it is complete)."""
+            out=None, step_info=None) -> None:
+        """Write one row (the row counts only once it is complete); ``step_info``: (h, error
+        estimate, flags) of the step that produced it (variable steps)."""
         k = self.k
+        if self.variable:
+            if k == self.T.shape[0]:
+                self._grow()
+            self.STEP_H[k], self.ERR[k], self.FLG[k] = step_info or (math.nan, math.nan, 0)
         self.T[k] = t
         self.X[k], self.XD[k], self.XDD[k] = x, xd, xdd
         self.LAM[k] = lam
@@ -191,4 +212,6 @@ class Recorder:
             ("pos_err", "PE"), ("vel_err", "VE"), ("acc_err", "AE"), ("omega_max", "OM"),
             ("h_max", "HM"), ("newton_iters", "IT"), ("energy_kinetic", "EK"),
             ("energy_potential", "EP"), ("outputs", "OUT"))}
+        if self.variable:
+            out.update(h=trim(self.STEP_H), err_est=trim(self.ERR), flags=trim(self.FLG))
         return out

@@ -43,7 +43,8 @@ from .terminal import (EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT,  # noqa
                        UsageError, _build_failure, _build_notes, _check_memory, _check_output_dir,
                        _check_output_file, _interrupt_exit_code, _need_matplotlib,
                        _newton_options, _one_line, _Progress, _result_path, _sigterm_as_interrupt,
-                       _warnings_as_notes, parse_params, progress_enabled)
+                       _warnings_as_notes, add_step_options, check_step_options, parse_params,
+                       progress_enabled)
 
 __all__ = ["main", "UsageError", "parse_params", "summary_lines"]
 
@@ -222,8 +223,7 @@ def cmd_simulate(args) -> int:
     if args.plot:
         _check_output_file(args.plot, "--plot")
         _need_matplotlib()
-    if args.dt is not None and not (args.dt > 0 and math.isfinite(args.dt)):
-        raise UsageError(f"--dt must be a positive number, got {args.dt}")
+    check_step_options(args)
     if args.t_end is not None and not (args.t_end > 0 and math.isfinite(args.t_end)):
         raise UsageError(f"--t-end must be a positive number, got {args.t_end}")
     _scheme(args.scheme)
@@ -233,13 +233,18 @@ def cmd_simulate(args) -> int:
     settings = SimulationSettings.merged(mdl.settings, method=args.method, scheme=args.scheme,
                                          dt=args.dt, t_end=args.t_end, chart=args.chart,
                                          stepper=args.stepper, factorization=args.factorization,
-                                         **newton)
+                                         rtol=args.rtol, atol=args.atol, h_init=args.h_init,
+                                         h_max=args.h_max, **newton)
     if settings.dt is None or settings.t_end is None:
         missing = "--dt" if settings.dt is None else "--t-end"
         raise UsageError(f"model {mdl.name!r} recommends no {missing.lstrip('-').replace('-', '_')}; "
                          f"give {missing}")
-    dt = float(settings.dt)
-    _check_memory(dt, float(settings.t_end), args.every, mdl)
+    dt = math.nan if settings.auto else float(settings.dt)
+    if not settings.auto:
+        _check_memory(dt, float(settings.t_end), args.every, mdl)
+    elif settings.stepper == "compiled":
+        raise UsageError("--dt auto runs on the Python stepper (the compiled one has no error "
+                         "control yet): drop --stepper compiled, or give a number for --dt")
     kernels = _kernels(mdl, args.backend, numeric, quiet=args.quiet)
     x0 = xd0 = None
     if held or held_v:
@@ -273,7 +278,7 @@ def cmd_simulate(args) -> int:
             plot_error = f"--plot {args.plot} not written: {_one_line(exc)}"
             written.append(f"plot            not written: {_one_line(exc)}")
     if not args.quiet:
-        for line in result.summary(mdl.name, wall, h=dt):
+        for line in result.summary(mdl.name, wall, h=None if settings.auto else dt):
             print(line)
         for line in written:
             print(f"  {line}")
@@ -394,8 +399,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="nullspace only: 'end' (the paper's method, default) or 'symmetric' "
                    "(Newmark on the null space of (H(t) + H(t+h))/2: no energy drift at large "
                    "rotations per step; beyond the paper)")
-    s.add_argument("--dt", type=float, metavar="H", help="step size [s]")
-    s.add_argument("--t-end", type=float, metavar="T", help="end time [s]")
+    add_step_options(s)
     s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
     s.add_argument("--set", action="append", metavar="NAME=VALUE",
                    help="assemble the start with this coordinate or output held (repeatable), "

@@ -18,6 +18,12 @@ omega_max, h_max (N,):
     limit for the scheme in use (inf: unconditionally stable; nan: not estimated).
 newton_iters (N,):
     Newton iterations (linear solves) of the step that produced the row (0 for the initial state).
+h, err_est, flags (N,) or None:
+    variable steps (``dt="auto"``) only: the step that produced each row (NaN for the initial
+    state), its local error estimate in the WRMS norm (≤ 1: accepted; NaN where none) and a bit
+    mask (:class:`symgen.steppers.control.Flag`: 1 a try was rejected by the error test, 2 a try
+    was rejected because Newton did not converge, 4 accepted at Newton's round-off floor, 8 h cut
+    to the stability limit, 16 sub-stepped, 32 no error estimate); None for fixed steps.
 energy (N,) or None:
     T + V per step when the model has a potential V, else None; ``energy_kinetic`` and
     ``energy_potential`` hold T and V (always recorded; V = 0 without a potential).
@@ -60,7 +66,7 @@ _CSV_CHUNK = 4096           # rows formatted at a time (no full copy of the tabl
 
 _ARRAYS = ("t", "x", "xd", "xdd", "lam", "pos_err", "vel_err", "acc_err", "omega_max", "h_max",
            "newton_iters", "outputs")
-_OPTIONAL = ("energy", "energy_kinetic", "energy_potential")
+_OPTIONAL = ("energy", "energy_kinetic", "energy_potential", "h", "err_est", "flags")
 
 
 class Result:
@@ -68,7 +74,8 @@ class Result:
 
     def __init__(self, *, t, x, xd, xdd, lam, coords, pos_err, vel_err, acc_err, omega_max, h_max,
                  newton_iters, energy=None, energy_kinetic=None, energy_potential=None,
-                 outputs=None, output_names=(), status="completed", reason="", meta=None):
+                 outputs=None, output_names=(), status="completed", reason="", meta=None,
+                 h=None, err_est=None, flags=None):
         self.t = np.asarray(t, dtype=float)
         N = self.t.shape[0]
         self.x = np.asarray(x, dtype=float).reshape(N, -1)
@@ -85,6 +92,9 @@ class Result:
         self.energy = None if energy is None else np.asarray(energy, dtype=float)
         self.energy_kinetic = None if energy_kinetic is None else np.asarray(energy_kinetic, float)
         self.energy_potential = None if energy_potential is None else np.asarray(energy_potential, float)
+        self.h = None if h is None else np.asarray(h, dtype=float)
+        self.err_est = None if err_est is None else np.asarray(err_est, dtype=float)
+        self.flags = None if flags is None else np.asarray(flags).astype(np.int64)
         self.output_names = tuple(str(s) for s in output_names)
         self.outputs = (np.zeros((N, len(self.output_names))) if outputs is None
                         else np.asarray(outputs, dtype=float).reshape(N, len(self.output_names)))
@@ -291,7 +301,8 @@ def _too_big(path: Path, what: str, nbytes: int, limit: int) -> ValueError:
 _PER_STEP = {"t": None, "x": "n", "xd": "n", "xdd": "n", "lam": "lam", "pos_err": None,
              "vel_err": None, "acc_err": None, "omega_max": None, "h_max": None,
              "newton_iters": None, "energy": None, "energy_kinetic": None,
-             "energy_potential": None, "outputs": "out"}
+             "energy_potential": None, "outputs": "out", "h": None, "err_est": None,
+             "flags": None}
 
 
 def _npz_headers(path: Path, limit: int) -> dict:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-import platform
 import sys
 import time
 import traceback
@@ -24,12 +23,11 @@ from typing import Callable, Mapping
 import numpy as np
 
 from ._record import Recorder, check_memory
-from .assembly import consistent_state, finished_state
 from .jit import as_kernels
 from .result import Result
 from .settings import SimulationSettings
+from .steploop import finish, start_state, stop_reason
 from .steppers import Linearization, StepFailure, make_stepper
-from .steppers.base import norm2
 
 __all__ = ["simulate"]
 
@@ -48,17 +46,6 @@ def _state_vector(value, n: int, what: str, coord_names) -> np.ndarray:
     return arr
 
 
-# --------------------------------------------------------------------------------------------
-def _versions() -> dict:
-    import scipy
-    import sympy
-
-    from .version import __version__
-
-    return {"symgen": __version__, "numpy": np.__version__, "scipy": scipy.__version__,
-            "sympy": sympy.__version__, "python": platform.python_version()}
-
-
 def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = None, *,
              method: str | None = None, scheme=None, dt: float | None = None,
              t_end: float | None = None, params: Mapping | None = None, x0=None, xd0=None,
@@ -68,7 +55,9 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
              stepper: str | None = None, every: int = 1, meta: Mapping | None = None,
              progress: Callable[[int, int], None] | None = None, t0: float = 0.0,
              estimate: bool = True, consistent: bool = True,
-             blas_threads: int | None = 1) -> Result:
+             blas_threads: int | None = 1, rtol: float | None = None, atol=None,
+             h_init: float | None = None, h_min: float | None = None,
+             h_max: float | None = None) -> Result:
     """Integrate a model from t0 to t_end with fixed steps dt; returns a :class:`~symgen.Result`.
     Long: most of it is this docstring, one entry per parameter.
 
@@ -134,14 +123,14 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         getattr(model, "settings", None), settings, method=method, scheme=scheme, dt=dt,
         t_end=t_end, tol=tol, max_iter=max_iter, rank_tol=rank_tol, constraint_tol=constraint_tol,
         factorization=factorization, divergence_bound=divergence_bound, chart=chart,
-        stepper=stepper)
+        stepper=stepper, rtol=rtol, atol=atol, h_init=h_init, h_min=h_min, h_max=h_max)
     if cfg.method in ("newmark", "central-difference") and kernels.m:
         raise ValueError(f"method {cfg.method!r} is a minimal-coordinate reference for models without "
                          f"constraints; {kernels.name!r} has m = {kernels.m} constraints "
                          "(use 'nullspace' or 'index3')")
     if cfg.dt is None or cfg.t_end is None:
         raise ValueError("dt and t_end must be given (the model's settings do not provide them)")
-    dt, t_end, t0 = float(cfg.dt), float(cfg.t_end), float(t0)
+    dt, t_end, t0 = (math.nan if cfg.auto else float(cfg.dt)), float(cfg.t_end), float(t0)
     if not (t_end > t0):
         raise ValueError(f"t_end must be finite and greater than t0 = {t0}, got {t_end}")
     n = kernels.n
@@ -152,6 +141,11 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         xd0 = model.xd0 if model is not None else np.zeros(n)
     x0 = _state_vector(x0, n, "x0", coord_names)
     xd0 = _state_vector(xd0, n, "xd0", coord_names)
+    if isinstance(every, bool) or int(every) != every or every < 1:
+        raise ValueError(f"every must be a positive integer, got {every!r}")
+    if cfg.auto:
+        return _simulate_auto(kernels, cfg, t0, t_end, x0, xd0, params, progress, consistent,
+                              t_wall, int(every), meta, blas_threads)
     span = (t_end - t0) / dt
     n_steps = int(round(span))
     if abs(span - n_steps) > 1e-9 * max(1.0, span):
@@ -174,6 +168,32 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
                 _blas_limit(blas_threads):
             return _run(kernels, stepper, cfg, t0, n_steps, x0, xd0, progress, consistent,
                         estimate, t_wall, every, meta)
+    finally:
+        kernels.p[:] = saved_p
+
+
+def _simulate_auto(kernels, cfg, t0, t_end, x0, xd0, params, progress, consistent, t_wall,
+                   every, meta, blas_threads) -> Result:
+    """dt="auto": the variable-step loop (:mod:`symgen.adaptive`) on the Python stepper (the C
+    runtime has no error control yet); ω_max is always estimated (the stability bound)."""
+    from .adaptive import run_adaptive
+
+    if cfg.method != "nullspace":
+        raise ValueError(f"dt='auto' is the nullspace method's (the error estimate needs smooth "
+                         f"accelerations; the {cfg.method} method's are not at small steps): use "
+                         "method='nullspace' or a fixed dt")
+    if cfg.stepper == "compiled":
+        raise ValueError("dt='auto' runs on the Python stepper (the compiled stepper has no error "
+                         "control yet): use stepper='auto' or 'python', or a fixed dt")
+    saved_p = kernels.p.copy()
+    try:
+        if params:
+            kernels.set_params(dict(params))
+        stepper = _make_stepper(kernels, cfg.replace(stepper="python"), 1.0, True)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"), \
+                _blas_limit(blas_threads):
+            return run_adaptive(kernels, stepper, cfg, t0, t_end, x0, xd0, progress, consistent,
+                                t_wall, every, meta)
     finally:
         kernels.p[:] = saved_p
 
@@ -219,50 +239,6 @@ def _blas_limit(threads: int | None):
     return _BLAS["controller"].limit(limits=int(threads), user_api="blas")
 
 
-def _sparse_compiled(stepper) -> bool:
-    return getattr(stepper, "compiled", False) and stepper.factorization == "sparse"
-
-
-def _start(kernels, stepper, cfg: SimulationSettings, t0, x0, xd0, consistent: bool):
-    """The consistent initial state (a warning when the projection moved it visibly):
-    assembly.consistent_state's, or for the compiled sparse step the C runtime's with the run's
-    sparse factorization (the dense one is O(n³) on the large models that take the sparse step;
-    its partition then serves the run).  The dense compiled step starts from
-    assembly.consistent_state, as the Python stepper does: the two then give the same run to
-    round-off even where it is sensitive (a step onto a singular point)."""
-    cs = None
-    if _sparse_compiled(stepper):
-        done = stepper.consistent_state(t0, x0, xd0, project=consistent)
-        if done is not None:
-            cs = finished_state(kernels, t0, x0, xd0, *done)
-    if cs is None:
-        cs = consistent_state(kernels, t0, x0, xd0, rank_tol=cfg.rank_tol, project=consistent)
-    if consistent:
-        scale = max(1.0, float(np.max(np.abs(x0))))
-        if cs.dx > 1e-8 * scale or cs.dxd > 1e-8 * max(1.0, float(np.max(np.abs(xd0)))):
-            warnings.warn(f"initial state projected onto the constraints: moved |dx| = {cs.dx:.3e}, "
-                          f"|dxd| = {cs.dxd:.3e}", RuntimeWarning, stacklevel=4)
-    return cs
-
-
-def _stop_reason(stepper, step: int, t1: float, dt: float, bound: float, iters: int) -> str:
-    """Why the state the stepper just accepted ends the run as diverged ('' if it does not)."""
-    # divergence: non-finite values or a state past the bound (a sum is NaN/inf if any entry is)
-    x1 = stepper.x
-    if not math.isfinite(x1.sum() + stepper.xd.sum() + stepper.xdd.sum() + stepper.lam.sum()
-                         + stepper.res.sum()):
-        return (f"step {step} (t = {t1:.9g}): non-finite values in the state or its "
-                f"constraint residuals (Newton iterations {iters})")
-    # x, hẋ and h²ẍ are all lengths: a blow-up shows first in the velocities and
-    # accelerations (constrained coordinates are held by the geometry)
-    sizes = (norm2(x1), dt * norm2(stepper.xd), dt * dt * norm2(stepper.xdd))
-    if max(sizes) > bound:
-        which = ("|x|", "h|xd|", "h²|xdd|")[sizes.index(max(sizes))]
-        return (f"step {step} (t = {t1:.9g}): {which} = {max(sizes):.3e} exceeds the "
-                f"divergence bound {bound:.3e}")
-    return ""
-
-
 def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progress, consistent,
          estimate, t_wall, every, extra_meta) -> Result:
     """The step loop.  Long on purpose: start, steps, the stop reasons and the meta of the Result
@@ -274,7 +250,7 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
     # every recorded row, allocated once (every K-th step and the last); the state being
     # advanced lives in its own buffers so that unrecorded steps cost no row
     rec = Recorder(n, m, n_out, n_steps, every, dt, energy=has_energy, outputs=has_outputs)
-    cs = _start(kernels, stepper, cfg, t0, x0, xd0, consistent)
+    cs = start_state(kernels, stepper, cfg, t0, x0, xd0, consistent)
     x, xd, xdd, lam = cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()
     res = np.array(cs.residuals, dtype=float)
     w = hm = math.nan
@@ -301,7 +277,7 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
     try:
         if compiled:                        # C steps chunk by chunk into rec (steppers/compiled.py)
             status, reason = stepper.advance(t0, n_steps, (x, xd, xdd, lam, res), rec, progress,
-                                             bound, sch, _stop_reason)
+                                             bound, sch, stop_reason)
         for i in range(0 if compiled else n_steps):
             t = t0 + i * dt
             t1 = t0 + (i + 1) * dt
@@ -317,7 +293,7 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
                 reason = (f"step {i + 1} (t = {t1:.9g}): numerical error inside the {cfg.method} "
                           f"step: {type(exc).__name__}: {exc}")
                 break
-            reason = _stop_reason(stepper, i + 1, t1, dt, bound, iters)
+            reason = stop_reason(stepper, i + 1, t1, dt, bound, iters)
             if reason:
                 status = "diverged"
                 break
@@ -360,59 +336,5 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
     if rec.last_step != last:               # always keep the last computed state
         record(last, t0 + last * dt, it_last)
 
-    model = getattr(kernels, "model", None)
-    meta = _versions()
-    meta.update({
-        "model": kernels.name,
-        "model_hash": getattr(kernels, "model_hash", getattr(model, "hash", None)),
-        "kernels": type(kernels).__name__,
-        "method": cfg.method,
-        "scheme": sch.as_dict(),
-        "gamma": sch.gamma,
-        "beta": sch.beta,
-        "h": dt,
-        "t0": t0,
-        "t_end": float(cfg.t_end),
-        "n_steps": n_steps,
-        "steps_done": last,
-        "every": every,
-        "tol": float(cfg.tol),
-        "constraint_tol": cfg.constraint_tol,
-        "max_iter": int(cfg.max_iter),
-        "rank_tol": float(cfg.rank_tol),
-        "factorization": getattr(stepper, "factorization", None)
-        or getattr(getattr(stepper, "lin", None), "factorization", None),
-        "chart": getattr(stepper, "chart", None),
-        "stepper": "compiled" if compiled else "python",
-        "divergence_bound": bound,
-        "parameters": kernels.params() if hasattr(kernels, "params") else {},
-        "initial_projection": cs.as_dict(),
-        "coords": list(kernels.coord_names),
-        "n": n,
-        "m": m,
-        "run_stats": rec.stats(),
-        "wall_time": time.perf_counter() - t_wall,
-    })
-    meta["floor_steps"] = int(getattr(stepper, "floor_steps", 0))      # accepted at the round-off floor
-    meta["floor_times"] = [float(v) for v in getattr(stepper, "floor_times", [])]   # the first 100
-    meta["floor_t_last"] = (float(stepper.floor_t_last) if meta["floor_steps"] else None)
-    for what in ("retried", "halved", "landing"):   # nullspace: retries, landings (issue 8 §2)
-        if hasattr(stepper, f"{what}_steps"):
-            meta[f"{what}_steps"] = int(getattr(stepper, f"{what}_steps"))
-            meta[f"{what}_times"] = [float(v) for v in getattr(stepper, f"{what}_times")]
-    lin = getattr(getattr(stepper, "py", stepper), "lin", None)
-    if getattr(lin, "sparse", False):                # factorization "sparse" (issue 14)
-        meta["sparse_step"] = (stepper.sparse_stats() if hasattr(stepper, "sparse_stats")
-                               else lin.stats())
-    if hasattr(stepper, "min_rank") and m:
-        meta["rank_H"] = [int(stepper.min_rank), int(stepper.max_rank)]
-    if detail is not None:
-        meta["failure_detail"] = detail
-    for key, value in (extra_meta or {}).items():
-        meta.setdefault(key, value)
-    has_V = bool(getattr(kernels, "has_potential", False))
-    arrays = rec.arrays()
-    EK, EP = arrays["energy_kinetic"], arrays["energy_potential"]
-    return Result(coords=kernels.coord_names, output_names=kernels.output_names,
-                  energy=np.add(EK, EP) if (has_energy and has_V) else None,
-                  status=status, reason=reason, meta=meta, **arrays)
+    return finish(kernels, stepper, cfg, rec, cs, status, reason, detail, t_wall, extra_meta,
+                  h=dt, t0=t0, n_steps=n_steps, last=last, every=every, bound=bound)

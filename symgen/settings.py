@@ -60,8 +60,9 @@ class SimulationSettings:
     method: str = "nullspace"
     #: Newmark scheme: a name, "GAMMA,BETA", (gamma, beta), a Scheme or "hht:ALPHA"
     scheme: Any = "trapezoidal"
-    #: step size h [s]; None: must come from the model or the caller
-    dt: float | None = None
+    #: step size h [s], or "auto" (error-controlled variable step, docs/variable-step.md);
+    #: None: must come from the model or the caller
+    dt: float | str | None = None
     #: final time [s]; None: must come from the model or the caller
     t_end: float | None = None
     #: Newton tolerance on the weighted update of (x, h·ẋ, h²·ẍ)
@@ -82,15 +83,32 @@ class SimulationSettings:
     #: "compiled" (the whole step in C), "python" (the reference steppers) or "auto" (compiled
     #: when the kernels are compiled and the C runtime has the method and options, else python)
     stepper: str = "auto"
+    #: dt="auto": relative tolerance of the local error estimate (WRMS norm over x and ẋ)
+    rtol: float = 1e-6
+    #: dt="auto": absolute tolerance of the local error estimate (a number or one per coordinate)
+    atol: Any = 1e-8
+    #: dt="auto": the first step (None: from ω_max and the tolerances)
+    h_init: float | None = None
+    #: dt="auto": the smallest step before the run fails (None: no bound but round-off)
+    h_min: float | None = None
+    #: dt="auto": the largest step (None: (t_end − t0)/10)
+    h_max: float | None = None
 
     def __post_init__(self):
         if self.method not in METHODS:
             raise ValueError(f"unknown method {self.method!r}; known: {', '.join(METHODS)}")
         self.parsed_scheme()                                     # ValueError on a bad scheme
-        if self.dt is not None:
+        if self.dt is not None and not self.auto:
             dt = _number(self.dt, "dt")
             if not (dt > 0.0 and math.isfinite(dt)):
                 raise ValueError(f"dt must be positive and finite, got {dt}")
+        for name in ("rtol", "h_init", "h_min", "h_max"):
+            v = getattr(self, name)
+            if v is not None and not (_number(v, name) > 0.0 and math.isfinite(float(v))):
+                raise ValueError(f"{name} must be positive and finite, got {v!r}")
+        if self.h_min is not None and self.h_max is not None and float(self.h_min) > float(self.h_max):
+            raise ValueError(f"h_min = {self.h_min} exceeds h_max = {self.h_max}")
+        self.atol_vector(1)                                      # ValueError on a bad atol
         if self.t_end is not None and not math.isfinite(_number(self.t_end, "t_end")):
             raise ValueError(f"t_end must be finite, got {self.t_end}")
         for name in ("tol", "constraint_tol", "divergence_bound"):
@@ -112,6 +130,28 @@ class SimulationSettings:
         if self.factorization == "sparse" and self.method != "nullspace":
             raise ValueError(f"factorization 'sparse' is the nullspace method's, not method "
                              f"{self.method!r}'s")
+
+    @property
+    def auto(self) -> bool:
+        """dt is "auto": the step is chosen by the error control."""
+        return isinstance(self.dt, str) and self.dt.strip().lower() == "auto"
+
+    def atol_vector(self, n: int):
+        """``atol`` as n numbers (a number is repeated; a sequence must have n entries, > 0)."""
+        import numpy as np
+
+        try:
+            a = np.array(self.atol, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"atol must be a number or one number per coordinate, got "
+                             f"{self.atol!r}") from None
+        if a.ndim == 0:
+            a = np.full(n, float(a))
+        elif a.ndim != 1 or (n > 1 and a.size != n):
+            raise ValueError(f"atol has {a.size} entries; expected 1 or one per coordinate ({n})")
+        if not (np.all(a > 0.0) and np.all(np.isfinite(a))):
+            raise ValueError(f"atol must be positive and finite, got {self.atol!r}")
+        return a
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

@@ -78,6 +78,20 @@ def _pad(label: str, width: int) -> str:
     return label + " " * max(width - shown, 0)
 
 
+def _control_lines(control: dict) -> list[str]:
+    """The variable step's lines: step range, rejected tries, largest error estimate."""
+    rng = control.get("h_range")
+    lines = [f"  step size       {float(rng[0]):.3g} … {float(rng[1]):.3g} s (rtol "
+             f"{float(control['rtol']):.0e}, atol {control['atol'] if isinstance(control['atol'], list) else format(float(control['atol']), '.0e')})"
+             if rng else "  step size       no step accepted"]
+    rej = int(control.get("rejected_steps") or 0)
+    lines.append(f"  rejected        {rej} tries ({int(control.get('rejected_error') or 0)} by the "
+                 f"error test, {int(control.get('rejected_newton') or 0)} Newton failures)")
+    lines.append(f"  error estimate  max {float(control.get('err_est_max') or 0.0):.3g} of the "
+                 "tolerance (WRMS, local)")
+    return lines
+
+
 def summary_lines(result, name: str, wall: float, h: float | None = None) -> list[str]:
     """The one-screen summary ``symgen simulate`` prints; its maxima cover every step taken
     (``meta['run_stats']``), also those not recorded."""
@@ -98,11 +112,16 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
     t0 = float(t[0]) if len(t) else 0.0
     t1 = float(t[-1]) if len(t) else 0.0
     chart = f" ({meta['chart']} chart)" if meta.get("chart") else ""
+    control = meta.get("step_control")
+    if isinstance(control, dict):                 # dt="auto" (adaptive.py)
+        h = "auto"
     lines.append(f"  method          {meta.get('method', '?')}{chart}, scheme {scheme or '?'}, "
-                 f"h = {_fmt(h, ' s')}, t = {t0:g} … {t1:g} s")
+                 f"h = {h if h == 'auto' else _fmt(h, ' s')}, t = {t0:g} … {t1:g} s")
     every = int(meta.get("every", 1) or 1)
     lines.append(f"  steps           {steps}" + (f" ({len(t)} recorded: every {every}-th and the "
                                                  "last)" if every > 1 else ""))
+    if isinstance(control, dict):
+        lines += _control_lines(control)
     if steps:
         total = int(stats["newton_iters_total"])
         lines.append(f"  Newton iters    {total} total, {total / steps:.2f} per step "
@@ -147,17 +166,20 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
             beta = float(meta.get("beta", sch.get("beta", math.nan)))
             om = np.asarray(getattr(result, "omega_max", np.full(hm.shape, np.nan)), dtype=float)
             words = run_stability_words(om, hm, gamma, beta)
-            lines.append(f"  stability       {words}; h used {_fmt(h, ' s')}")
+            lines.append(f"  stability       {words}; h used {h if h == 'auto' else _fmt(h, ' s')}")
         else:
             t_min = float(stats["t_h_max_min"])
             when = f" at t = {t_min:.4g} s" if math.isfinite(t_min) else ""
             verdict = ""
-            if isinstance(h, (int, float)):
+            if h == "auto":
+                verdict = "  (every step within 0.9 h_max)" if int(stats["steps_h_over_h_max"]) \
+                    == 0 else f"  (h exceeds h_max on {int(stats['steps_h_over_h_max'])} steps)"
+            elif isinstance(h, (int, float)):
                 over = int(stats["steps_h_over_h_max"])
                 verdict = ("  (within the limit)" if over == 0
                            else f"  (h exceeds h_max on {over} steps)")
             lines.append(f"  stability       smallest h_max = {float(stats['h_max_min']):.6g} s"
-                         f"{when}; h used = {_fmt(h, ' s')}{verdict}")
+                         f"{when}; h used = {h if h == 'auto' else _fmt(h, ' s')}{verdict}")
     lines.append(f"  wall time       {wall:.2f} s"
                  + (f" ({steps / wall:.0f} steps/s)" if wall > 0 and steps else ""))
     return lines

@@ -318,6 +318,45 @@ def _check_memory(dt: float, t_end: float, every: int, mdl) -> None:
         raise UsageError(f"--dt {dt:g} with --t-end {t_end:g}: {exc}") from None
 
 
+def _dt_value(text: str):
+    """--dt: a number, or 'auto'."""
+    import argparse
+
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {text!r}") from None
+
+
+def add_step_options(s) -> None:
+    """--dt (a number or 'auto'), --t-end and the variable step's --rtol, --atol, --h-init,
+    --h-max on the parser ``s``."""
+    s.add_argument("--dt", type=_dt_value, metavar="H", help="step size [s], or 'auto': "
+                   "steps chosen by the local error estimate (--rtol, --atol) within the "
+                   "stability limit (docs/variable-step.md)")
+    s.add_argument("--t-end", type=float, metavar="T", help="end time [s]")
+    s.add_argument("--rtol", type=float, metavar="R", help="--dt auto: relative tolerance of "
+                   "the local error (default 1e-6)")
+    s.add_argument("--atol", type=float, metavar="A", help="--dt auto: absolute tolerance of "
+                   "the local error, in the coordinates' units (default 1e-8)")
+    s.add_argument("--h-init", type=float, metavar="H", help="--dt auto: the first step "
+                   "(default: from ω_max and --rtol)")
+    s.add_argument("--h-max", type=float, metavar="H", help="--dt auto: the largest step "
+                   "(default: a tenth of the span)")
+
+
+def check_step_options(args) -> None:
+    """The options of :func:`add_step_options` checked (UsageError naming the flag)."""
+    if args.dt is not None and args.dt != "auto" and not (args.dt > 0 and math.isfinite(args.dt)):
+        raise UsageError(f"--dt must be a positive number or 'auto', got {args.dt}")
+    for flag in ("rtol", "atol", "h_init", "h_max"):
+        v = getattr(args, flag)
+        if v is not None and not (v > 0 and math.isfinite(v)):
+            raise UsageError(f"--{flag.replace('_', '-')} must be a positive number, got {v:g}")
+
+
 def _newton_options(args) -> dict:
     """--tol, --max-iter, --rank-tol checked (UsageError naming the flag) for simulate()."""
     out = {}

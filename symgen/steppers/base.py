@@ -85,6 +85,9 @@ class Stepper:
     """Base class: buffers, predictor, convergence scale.  Subclasses implement :meth:`step`."""
 
     method = "?"
+    #: True under the error control (dt="auto"): a step is one Newton solve, with no retries of
+    #: its own (a failure raises StepFailure, and the controller tries a smaller step)
+    controlled = False
 
     def __init__(self, kernels, scheme: Scheme, h: float, *, tol: float = DEFAULT_TOL,
                  constraint_tol: float = DEFAULT_CONSTRAINT_TOL, max_iter: int = DEFAULT_MAX_ITER,
@@ -132,6 +135,14 @@ class Stepper:
 
     def start(self, t: float, x, xd, xdd, lam) -> None:
         """Called once with the (consistent) initial state before the first step."""
+
+    def checkpoint(self):
+        """What a step changes besides the new state and counters (the error control restores
+        it with :meth:`rollback` when it rejects a step); None when nothing."""
+        return None
+
+    def rollback(self, saved) -> None:
+        """Undo a rejected step's change of the state :meth:`checkpoint` saved."""
 
     # -- helpers ----------------------------------------------------------------------------------
     def _predict(self, x, xd, xdd, lam) -> None:

@@ -80,6 +80,13 @@ class Index3Stepper(Stepper):
             if self.m:
                 self._g_n += H.T @ lam
 
+    def checkpoint(self):
+        """HHT-α carries (f + Hᵀλ) of the last accepted state into the next step."""
+        return self._g_n.copy()
+
+    def rollback(self, saved) -> None:
+        self._g_n[:] = saved
+
     def step(self, t, x, xd, xdd, lam) -> int:
         kern = self.kernels
         h = self.h

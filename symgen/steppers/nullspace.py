@@ -145,7 +145,11 @@ class NullspaceStepper(Stepper):
 
     def step(self, t, x, xd, xdd, lam) -> int:
         """One step from (t, x, ẋ, ẍ, λ) to t + h.  After a landing, the steps of h/2, h, h/2
-        from the start of the step onto it instead ("Landings" in the module docstring)."""
+        from the start of the step onto it instead ("Landings" in the module docstring).  Under
+        the error control (``controlled``, dt="auto") Newton alone: a failure is the controller's
+        to handle, by a smaller step (docs/variable-step.md)."""
+        if self.controlled:
+            return self._newton(t, x, xd, xdd, lam, lam_t_in_K=False)
         if self._over is None:
             start = (t, x, xd, xdd, lam)
             it = self._step(*start)

@@ -1,0 +1,221 @@
+"""The variable-step loop of :func:`symgen.simulate` (``dt="auto"``): every step's size chosen by
+the local error estimate and the stability limit (:mod:`symgen.steppers.control`,
+docs/variable-step.md), on the Python stepper with the kernels compiled or not.
+
+A try whose Newton iteration does not converge, or whose error estimate is above 1, is rejected
+and tried again from the same state with a smaller h; nothing else carries a hard step (the fixed
+step's retries, half steps and landing step-over are off: ``Stepper.controlled``).  For the
+conditionally stable schemes every step is at most 0.9·h_max(ω_max) of the state it starts from.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import time
+import traceback
+
+import numpy as np
+
+from ._record import Recorder
+from .settings import SimulationSettings
+from .steploop import finish, start_state, stop_reason
+from .steppers import Linearization, StepFailure
+from .steppers.control import ErrorEstimate, Flag, StepController, initial_step
+
+__all__ = ["run_adaptive", "PROGRESS_UNITS"]
+
+log = logging.getLogger(__name__)
+
+#: ``progress(k, PROGRESS_UNITS)``: k/PROGRESS_UNITS of the span is done (the number of steps
+#: is not known in advance)
+PROGRESS_UNITS = 10_000
+#: the numerical errors a try may raise besides StepFailure (rejected like a Newton failure)
+_NUMERICAL = (StepFailure, FloatingPointError, OverflowError, ZeroDivisionError,
+              np.linalg.LinAlgError)
+
+
+class _Control:
+    """The per-run state of the error control: tolerances, bounds, the controller, counts."""
+
+    def __init__(self, cfg: SimulationSettings, sch, n: int, t0: float, t_end: float):
+        self.sch, self.t_end = sch, t_end
+        span = t_end - t0
+        self.h_cap = float(cfg.h_max) if cfg.h_max is not None else span / 10.0
+        self.h_min = float(cfg.h_min) if cfg.h_min is not None else 0.0
+        self.h_init = cfg.h_init
+        self.rtol = float(cfg.rtol)
+        self.estimate = ErrorEstimate(sch, n, cfg.rtol, cfg.atol_vector(n))
+        self.controller = StepController()
+        self.stable_always = sch.h_max(1.0) == math.inf
+        self.rejected_error = self.rejected_newton = 0
+        self.h_used = [math.inf, 0.0]              # smallest, largest accepted step
+        self.err_max = 0.0
+        self.last_failure = ""
+
+    def first(self, omega: float, span: float) -> float:
+        if self.h_init is not None:
+            return float(self.h_init)
+        return initial_step(self.sch, omega, span, self.rtol, self.h_cap)
+
+    def bounded(self, h: float, t: float, omega: float) -> tuple[float, int]:
+        """The try's step from the controller's ``h`` at t: at most h_cap, the stability limit
+        (flag STABILITY when that cut it) and the rest of the span (stretched by up to 1 % to
+        reach t_end instead of leaving a sliver)."""
+        flags = 0
+        h = min(h, self.h_cap)
+        if not self.stable_always and omega == omega and omega > 0.0:
+            h_stab = 0.9 * self.sch.h_max(omega)
+            if h > h_stab:
+                h, flags = h_stab, Flag.STABILITY
+        rest = self.t_end - t
+        if h >= rest or rest - h <= 0.01 * h:
+            h = rest
+        return h, flags
+
+    def accepted(self, h: float, err: float) -> float:
+        self.h_used = [min(self.h_used[0], h), max(self.h_used[1], h)]
+        if err == err:
+            self.err_max = max(self.err_max, err)
+        return self.controller.accepted(h, err if err == err else 1e-10)
+
+    def meta(self) -> dict:
+        return {"rtol": self.rtol, "atol": self.estimate.atol.tolist()
+                if np.unique(self.estimate.atol).size > 1 else float(self.estimate.atol[0]),
+                "h_init": self.h_init, "h_min": self.h_min or None, "h_max_step": self.h_cap,
+                "rejected_steps": self.rejected_error + self.rejected_newton,
+                "rejected_error": self.rejected_error, "rejected_newton": self.rejected_newton,
+                "h_range": self.h_used if self.h_used[1] > 0 else None,
+                "err_est_max": self.err_max}
+
+
+def _too_small(h: float, t: float, ctl: _Control) -> bool:
+    return h < ctl.h_min or h <= 64 * np.finfo(float).eps * max(1.0, abs(t))
+
+
+def _omega(kernels, stepper, cfg, t0, x, xd, xdd, lam) -> float:
+    try:
+        return Linearization(kernels.n, kernels.m, cfg.rank_tol).omega_at(kernels, t0, x, xd,
+                                                                          xdd, lam)
+    except (np.linalg.LinAlgError, ValueError):
+        return math.nan
+
+
+def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: float, x0, xd0,
+                 progress, consistent: bool, t_wall: float, every: int, extra_meta):
+    """The variable-step run (module docstring); returns the Result (failure as data)."""
+    n, m, n_out = kernels.n, kernels.m, kernels.n_out
+    sch, bound = cfg.parsed_scheme(), float(cfg.divergence_bound)
+    has_energy = hasattr(kernels, "energy")
+    has_outputs = n_out > 0 and hasattr(kernels, "outputs")
+    span = t_end - t0
+    ctl = _Control(cfg, sch, n, t0, t_end)
+    rec = Recorder(n, m, n_out, 1024, every, math.nan, energy=has_energy, outputs=has_outputs,
+                   variable=True)
+    cs = start_state(kernels, stepper, cfg, t0, x0, xd0, consistent)
+    x, xd, xdd, lam = cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()
+    res = np.array(cs.residuals, dtype=float)
+    w = _omega(kernels, stepper, cfg, t0, x, xd, xdd, lam)
+    hm = sch.h_max(w)
+
+    def record(j, t, iters, info):
+        rec.add(j, t, x, xd, xdd, lam, res, iters, w, hm,
+                kernels.energy(t, x, xd) if has_energy else None,
+                kernels.outputs(t, x, xd) if has_outputs else None, step_info=info)
+
+    rec.observe(t0, res, 0, w, hm)
+    record(0, t0, 0, None)
+    stepper.controlled = True
+    stepper.start(t0, x, xd, xdd, lam)
+    status, reason, detail = "completed", "", None
+    t, j, h, it_last, info = t0, 0, ctl.first(w, span), 0, None
+    try:
+        while t < t_end:
+            flags = 0
+            while True:                                      # tries of one step
+                h_try, cut = ctl.bounded(h, t, w)
+                if _too_small(h_try, t, ctl):
+                    status = "failed"
+                    reason, detail = _no_step(t, h_try, ctl, stepper)
+                    break
+                stepper.h = h_try
+                floor0, saved = stepper.floor_steps, stepper.checkpoint()
+                try:
+                    iters = stepper.step(t, x, xd, xdd, lam)
+                    err, have_d = ctl.estimate.norm(h_try, x, xd, xdd, stepper.x, stepper.xd,
+                                                    stepper.xdd, _tangent(stepper, m))
+                except _NUMERICAL as exc:
+                    stepper.rollback(saved)
+                    flags |= Flag.REJECTED_NEWTON
+                    ctl.rejected_newton += 1
+                    ctl.last_failure = f"{type(exc).__name__}: {exc}"
+                    h = ctl.controller.newton_failed(h_try)
+                    continue
+                if not err <= 1.0:                             # (a NaN estimate is rejected)
+                    stepper.rollback(saved)
+                    flags |= Flag.REJECTED_ERROR
+                    ctl.rejected_error += 1
+                    h = ctl.controller.rejected(h_try, err)
+                    continue
+                flags |= cut | (0 if have_d else Flag.NO_ESTIMATE)
+                flags |= Flag.FLOOR if stepper.floor_steps > floor0 else 0
+                break
+            if status != "completed":
+                break
+            t1 = t_end if h_try == t_end - t else t + h_try
+            why = stop_reason(stepper, j + 1, t1, h_try, bound, iters)
+            if why:
+                status, reason = "diverged", why
+                break
+            ctl.estimate.accept(h_try, xdd, stepper.xdd)
+            x[:], xd[:], xdd[:], lam[:] = stepper.x, stepper.xd, stepper.xdd, stepper.lam
+            res[:] = stepper.res
+            w = stepper.omega_max
+            hm = sch.h_max(w)
+            h = ctl.accepted(h_try, err if have_d else math.nan)
+            t, j, it_last, info = t1, j + 1, iters, (h_try, err if have_d else math.nan, flags)
+            rec.h = h_try
+            rec.observe(t, res, iters, w, hm)
+            if j % every == 0 or t >= t_end:
+                record(j, t, iters, info)
+            if progress is not None:
+                progress(min(PROGRESS_UNITS, int(PROGRESS_UNITS * (t - t0) / span)),
+                         PROGRESS_UNITS)
+    except KeyboardInterrupt as exc:
+        status = "interrupted"
+        reason = (f"interrupted by {str(exc) or 'KeyboardInterrupt (Ctrl-C)'} after step {j} "
+                  f"(t = {t:.9g} of {t_end:.9g})")
+    except Exception as exc:                # an internal error: the steps taken are kept too
+        status, detail = "failed", traceback.format_exc()
+        reason = (f"internal error after step {j} (t = {t:.9g}): {type(exc).__name__}: "
+                  f"{str(exc).splitlines()[0] if str(exc) else ''}"[:300])
+    if status != "completed":
+        log.warning("simulation of %s stopped: %s", kernels.name, reason)
+    if rec.last_step != j:                  # always keep the last accepted state
+        record(j, t, it_last, info)
+    meta = dict(extra_meta or {})
+    meta.setdefault("step_control", ctl.meta())
+    return finish(kernels, stepper, cfg, rec, cs, status, reason, detail, t_wall, meta,
+                  h="auto", t0=t0, n_steps=None, last=j, every=every, bound=bound)
+
+
+def _tangent(stepper, m: int):
+    """The orthonormal tangent basis of the step's last factorization (None: no constraints, or
+    a stepper without one)."""
+    lin = getattr(stepper, "lin", None)
+    return getattr(lin, "N", None) if m else None
+
+
+def _no_step(t: float, h: float, ctl: _Control, stepper) -> tuple[str, str]:
+    """(one-line reason, full detail) for a run that found no step it could take at t."""
+    last = ctl.last_failure
+    s_ratio = ""
+    lin = getattr(stepper, "lin", None)
+    if lin is not None and stepper.m:
+        s_max, s_min = lin.s_range()
+        if s_max > 0:
+            s_ratio = f" (s_min/s_max of H = {s_min / s_max:.1e})"
+    what = "Newton did not converge" if last else "the error estimate stayed above the tolerance"
+    bound = f"h_min = {ctl.h_min:.3g} s" if h < ctl.h_min else "round-off"
+    reason = (f"no step from t = {t:.9g} s: {what} down to h = {h:.3g} s ({bound}){s_ratio}; "
+              "try a larger rtol or atol, a fixed --dt, or check the model near this state")
+    return reason, (last or reason)

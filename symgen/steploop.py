@@ -1,0 +1,140 @@
+"""What the fixed-step loop (:mod:`symgen.run`) and the variable-step loop (:mod:`symgen.adaptive`)
+share: the consistent start, the divergence check of an accepted step, and the Result with its
+meta."""
+from __future__ import annotations
+
+import math
+import platform
+import time
+import warnings
+
+import numpy as np
+
+from .assembly import consistent_state, finished_state
+from .result import Result
+from .settings import SimulationSettings
+from .steppers.base import norm2
+
+__all__ = ["start_state", "stop_reason", "finish"]
+
+
+def _versions() -> dict:
+    import scipy
+    import sympy
+
+    from .version import __version__
+
+    return {"symgen": __version__, "numpy": np.__version__, "scipy": scipy.__version__,
+            "sympy": sympy.__version__, "python": platform.python_version()}
+
+
+def _sparse_compiled(stepper) -> bool:
+    return getattr(stepper, "compiled", False) and stepper.factorization == "sparse"
+
+
+def start_state(kernels, stepper, cfg: SimulationSettings, t0, x0, xd0, consistent: bool):
+    """The consistent initial state (a warning when the projection moved it visibly):
+    assembly.consistent_state's, or for the compiled sparse step the C runtime's with the run's
+    sparse factorization (the dense one is O(n³) on the large models that take the sparse step;
+    its partition then serves the run).  The dense compiled step starts from
+    assembly.consistent_state, as the Python stepper does: the two then give the same run to
+    round-off even where it is sensitive (a step onto a singular point)."""
+    cs = None
+    if _sparse_compiled(stepper):
+        done = stepper.consistent_state(t0, x0, xd0, project=consistent)
+        if done is not None:
+            cs = finished_state(kernels, t0, x0, xd0, *done)
+    if cs is None:
+        cs = consistent_state(kernels, t0, x0, xd0, rank_tol=cfg.rank_tol, project=consistent)
+    if consistent:
+        scale = max(1.0, float(np.max(np.abs(x0))))
+        if cs.dx > 1e-8 * scale or cs.dxd > 1e-8 * max(1.0, float(np.max(np.abs(xd0)))):
+            warnings.warn(f"initial state projected onto the constraints: moved |dx| = {cs.dx:.3e}, "
+                          f"|dxd| = {cs.dxd:.3e}", RuntimeWarning, stacklevel=4)
+    return cs
+
+
+def stop_reason(stepper, step: int, t1: float, dt: float, bound: float, iters: int) -> str:
+    """Why the state the stepper just accepted ends the run as diverged ('' if it does not)."""
+    # divergence: non-finite values or a state past the bound (a sum is NaN/inf if any entry is)
+    x1 = stepper.x
+    if not math.isfinite(x1.sum() + stepper.xd.sum() + stepper.xdd.sum() + stepper.lam.sum()
+                         + stepper.res.sum()):
+        return (f"step {step} (t = {t1:.9g}): non-finite values in the state or its "
+                f"constraint residuals (Newton iterations {iters})")
+    # x, hẋ and h²ẍ are all lengths: a blow-up shows first in the velocities and
+    # accelerations (constrained coordinates are held by the geometry)
+    sizes = (norm2(x1), dt * norm2(stepper.xd), dt * dt * norm2(stepper.xdd))
+    if max(sizes) > bound:
+        which = ("|x|", "h|xd|", "h²|xdd|")[sizes.index(max(sizes))]
+        return (f"step {step} (t = {t1:.9g}): {which} = {max(sizes):.3e} exceeds the "
+                f"divergence bound {bound:.3e}")
+    return ""
+
+
+def finish(kernels, stepper, cfg: SimulationSettings, rec, cs, status: str, reason: str, detail,
+           t_wall: float, extra_meta, *, h, t0: float, n_steps, last: int, every: int,
+           bound: float) -> Result:
+    """The Result of a run: the recorder's rows, the status and the meta (``h``: the fixed step,
+    or "auto"; ``detail``: meta["failure_detail"], the full text behind a short reason)."""
+
+    sch = cfg.parsed_scheme()
+    n, m = kernels.n, kernels.m
+    compiled = getattr(stepper, "compiled", False)
+    model = getattr(kernels, "model", None)
+    meta = _versions()
+    meta.update({
+        "model": kernels.name,
+        "model_hash": getattr(kernels, "model_hash", getattr(model, "hash", None)),
+        "kernels": type(kernels).__name__,
+        "method": cfg.method,
+        "scheme": sch.as_dict(),
+        "gamma": sch.gamma,
+        "beta": sch.beta,
+        "h": h,
+        "t0": t0,
+        "t_end": float(cfg.t_end),
+        "n_steps": n_steps,
+        "steps_done": last,
+        "every": every,
+        "tol": float(cfg.tol),
+        "constraint_tol": cfg.constraint_tol,
+        "max_iter": int(cfg.max_iter),
+        "rank_tol": float(cfg.rank_tol),
+        "factorization": getattr(stepper, "factorization", None)
+        or getattr(getattr(stepper, "lin", None), "factorization", None),
+        "chart": getattr(stepper, "chart", None),
+        "stepper": "compiled" if compiled else "python",
+        "divergence_bound": bound,
+        "parameters": kernels.params() if hasattr(kernels, "params") else {},
+        "initial_projection": cs.as_dict(),
+        "coords": list(kernels.coord_names),
+        "n": n,
+        "m": m,
+        "run_stats": rec.stats(),
+        "wall_time": time.perf_counter() - t_wall,
+    })
+    meta["floor_steps"] = int(getattr(stepper, "floor_steps", 0))      # accepted at the round-off floor
+    meta["floor_times"] = [float(v) for v in getattr(stepper, "floor_times", [])]   # the first 100
+    meta["floor_t_last"] = (float(stepper.floor_t_last) if meta["floor_steps"] else None)
+    for what in ("retried", "halved", "landing"):   # nullspace: retries, landings (issue 8 §2)
+        if hasattr(stepper, f"{what}_steps"):
+            meta[f"{what}_steps"] = int(getattr(stepper, f"{what}_steps"))
+            meta[f"{what}_times"] = [float(v) for v in getattr(stepper, f"{what}_times")]
+    lin = getattr(getattr(stepper, "py", stepper), "lin", None)
+    if getattr(lin, "sparse", False):                # factorization "sparse" (issue 14)
+        meta["sparse_step"] = (stepper.sparse_stats() if hasattr(stepper, "sparse_stats")
+                               else lin.stats())
+    if hasattr(stepper, "min_rank") and m:
+        meta["rank_H"] = [int(stepper.min_rank), int(stepper.max_rank)]
+    if detail is not None:
+        meta["failure_detail"] = detail
+    for key, value in (extra_meta or {}).items():
+        meta.setdefault(key, value)
+    has_V = bool(getattr(kernels, "has_potential", False))
+    has_energy = hasattr(kernels, "energy")
+    arrays = rec.arrays()
+    EK, EP = arrays["energy_kinetic"], arrays["energy_potential"]
+    return Result(coords=kernels.coord_names, output_names=kernels.output_names,
+                  energy=np.add(EK, EP) if (has_energy and has_V) else None,
+                  status=status, reason=reason, meta=meta, **arrays)

@@ -1,0 +1,146 @@
+"""Error-controlled variable steps (``dt="auto"``): the local error estimate of a Newmark step, its
+weighted norm, and the step-size controller.  Derivation and choices: docs/variable-step.md.
+
+The estimate (scheme − exact, leading terms, for every γ, β) of a step of h from (x₀, ẋ₀, ẍ₀) to
+(x₁, ẋ₁, ẍ₁), with Δ₁ = ẍ₁ − ẍ₀ and, from the step before (h₀, Δ₀), D ≈ x⁽⁴⁾:
+
+    e_x = (β − 1/6) h² Δ₁ + h⁴/24 · D        e_ẋ = (γ − ½) h Δ₁ + h³/12 · D
+    D = (Δ₁/h − Δ₀/h₀) · 2/(h + h₀)
+
+(Zienkiewicz–Xie's (β − 1/6) h² Δ₁ plus the next term, which carries the estimate where the
+first vanishes: β = 1/6 for x, γ = ½ — every preset — for ẋ.)  Both are projected onto the
+tangent space of the constraints at the new state, N Nᵀ e (N the orthonormal null-space basis of
+the step's last factorization): the step holds q = q̇ = 0 to round-off, so the error lies in the
+motion α, not across the constraints — the error test is on α and α̇ and needs no index scaling.
+The norm is the WRMS norm of SUNDIALS, RADAU5 and Chrono over the 2n entries of (x, ẋ),
+weights atol_i + rtol · max(|y₀_i|, |y₁_i|); a step is accepted when it is ≤ 1.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["ErrorEstimate", "StepController", "FLAGS", "Flag"]
+
+
+class Flag:
+    """Bits of ``Result.flags`` (one integer per recorded row)."""
+
+    REJECTED_ERROR = 1       #: a try of this step was rejected by the error test
+    REJECTED_NEWTON = 2      #: a try of this step was rejected because Newton did not converge
+    FLOOR = 4                #: accepted at the round-off floor of Newton (steppers.base)
+    STABILITY = 8            #: h was cut to the stability limit 0.9·h_max(ω_max)
+    SUBSTEPPED = 16          #: the row's interval was covered by more than one internal step
+    NO_ESTIMATE = 32         #: no error estimate (the first step; see docs/variable-step.md)
+
+
+#: name → bit, as documented in the Result and the docs
+FLAGS = {"rejected-error": Flag.REJECTED_ERROR, "rejected-newton": Flag.REJECTED_NEWTON,
+         "floor": Flag.FLOOR, "stability": Flag.STABILITY, "substepped": Flag.SUBSTEPPED,
+         "no-estimate": Flag.NO_ESTIMATE}
+
+
+class ErrorEstimate:
+    """The local error estimate of the module docstring for one scheme, with the previous
+    accepted step's Δ₀, h₀ kept between calls."""
+
+    def __init__(self, scheme, n: int, rtol: float, atol: np.ndarray):
+        self.gamma, self.beta = float(scheme.gamma), float(scheme.beta)
+        self.rtol, self.atol = float(rtol), np.asarray(atol, dtype=float)
+        self.n = n
+        self._d0 = np.zeros(n)      # Δ₀ = ẍ₁ − ẍ₀ of the last accepted step …
+        self._h0 = math.nan         # … and its h (NaN: none yet)
+
+    def reset(self) -> None:
+        """Forget the previous step (the next estimate has no D term)."""
+        self._h0 = math.nan
+
+    def components(self, h, xdd0, xdd1) -> tuple[np.ndarray, np.ndarray, bool]:
+        """(e_x, e_ẋ, whether the D term was available) of the module docstring, unprojected."""
+        d1 = xdd1 - xdd0
+        ex = (self.beta - 1.0 / 6.0) * h * h * d1
+        ev = (self.gamma - 0.5) * h * d1
+        have_d = self._h0 == self._h0
+        if have_d:
+            D = (d1 / h - self._d0 / self._h0) * (2.0 / (h + self._h0))
+            ex += (h ** 4 / 24.0) * D
+            ev += (h ** 3 / 12.0) * D
+        return ex, ev, have_d
+
+    def norm(self, h, x0, xd0, xdd0, x1, xd1, xdd1, N=None) -> tuple[float, bool]:
+        """(WRMS norm of the estimate, whether the D term was available) for the step of h;
+        ``N``: the orthonormal tangent basis at the new state (None: no projection)."""
+        ex, ev, have_d = self.components(h, xdd0, xdd1)
+        if N is not None and N.shape[1] < self.n:
+            ex = N @ (N.T @ ex)
+            ev = N @ (N.T @ ev)
+        wx = self.atol + self.rtol * np.maximum(np.abs(x0), np.abs(x1))
+        wv = self.atol + self.rtol * np.maximum(np.abs(xd0), np.abs(xd1))
+        s = float(np.dot(ex / wx, ex / wx) + np.dot(ev / wv, ev / wv))
+        return math.sqrt(s / (2 * self.n)) if self.n else 0.0, have_d
+
+    def accept(self, h, xdd0, xdd1) -> None:
+        """Keep Δ₁ and h of the accepted step for the next estimate's D."""
+        np.subtract(xdd1, xdd0, out=self._d0)
+        self._h0 = float(h)
+
+
+class StepController:
+    """The next step from the error norms (a PI controller, Gustafsson's form as in RADAU5):
+
+        h_new = h · clamp(0.9 · err^(−0.7/k) · err_prev^(0.4/k), 0.2, 5),   k = 3
+
+    (the estimate is O(h³)); after a rejection h_new = h · max(0.2, 0.9 · err^(−1/k)) and the
+    next step may not grow; a Newton failure quarters h.  ``cap`` bounds every step (h_max, the
+    stability limit, the end of the span)."""
+
+    ORDER = 3
+    SAFETY = 0.9
+    GROW_MAX = 5.0
+    SHRINK_MIN = 0.2
+    NEWTON_SHRINK = 0.25
+
+    def __init__(self):
+        self._err_prev = math.nan
+        self._no_grow = False
+
+    def accepted(self, h: float, err: float) -> float:
+        """The next h after an accepted step of h with error norm ``err`` (≤ 1)."""
+        k = self.ORDER
+        e = max(err, 1e-10)
+        fac = self.SAFETY * e ** (-0.7 / k)
+        if self._err_prev == self._err_prev:
+            fac *= max(self._err_prev, 1e-10) ** (0.4 / k)
+        fac = min(self.GROW_MAX, max(self.SHRINK_MIN, fac))
+        if self._no_grow:
+            fac = min(fac, 1.0)
+        self._err_prev, self._no_grow = e, False
+        return h * fac
+
+    def rejected(self, h: float, err: float) -> float:
+        """The retry's h after the error test rejected a step of h (err > 1)."""
+        self._no_grow = True
+        if not err == err:                                  # NaN: treat as a Newton failure
+            return h * self.NEWTON_SHRINK
+        return h * max(self.SHRINK_MIN, self.SAFETY * err ** (-1.0 / self.ORDER))
+
+    def newton_failed(self, h: float) -> float:
+        """The retry's h after Newton did not converge on a step of h."""
+        self._no_grow = True
+        return h * self.NEWTON_SHRINK
+
+
+def initial_step(scheme, omega: float, span: float, rtol: float, h_cap: float) -> float:
+    """The first step: a fraction of the period 2π/ω_max scaled by rtol^(1/3) (the estimate is
+    O(h³)), never above 0.9 of the stability limit or ``h_cap``; without a frequency (ω = 0 or
+    unknown) 1e-3 of the span scaled the same way."""
+    scale = (rtol / 1e-6) ** (1.0 / 3.0)
+    if omega == omega and omega > 0.0:
+        h = 0.01 * 2.0 * math.pi / omega * scale
+        h_stab = scheme.h_max(omega)
+        if h_stab == h_stab:
+            h = min(h, 0.9 * h_stab)
+    else:
+        h = 1e-3 * span * scale
+    return min(h, h_cap)
