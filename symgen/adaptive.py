@@ -18,7 +18,7 @@ import numpy as np
 
 from ._record import Recorder
 from .settings import SimulationSettings
-from .steploop import finish, start_state, stop_reason
+from .steploop import finish, short_reason, start_state, stop_reason
 from .steppers import Linearization, StepFailure
 from .steppers.control import ErrorEstimate, Flag, StepController, initial_step
 
@@ -189,7 +189,7 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
         reason = (f"internal error after step {j} (t = {t:.9g}): {type(exc).__name__}: "
                   f"{str(exc).splitlines()[0] if str(exc) else ''}"[:300])
     if status != "completed":
-        log.warning("simulation of %s stopped: %s", kernels.name, reason)
+        log.warning("simulation of %s stopped: %s", kernels.name, short_reason(reason))
     if rec.last_step != j:                  # always keep the last accepted state
         record(j, t, it_last, info)
     meta = dict(extra_meta or {})

@@ -26,7 +26,7 @@ from ._record import Recorder, check_memory
 from .jit import as_kernels
 from .result import Result
 from .settings import SimulationSettings
-from .steploop import finish, start_state, stop_reason
+from .steploop import finish, short_reason, start_state, stop_reason
 from .steppers import Linearization, StepFailure, make_stepper
 
 __all__ = ["simulate"]
@@ -332,7 +332,7 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
     if compiled:                            # the state buffers hold step stepper.done
         last, it_last, w, hm = stepper.done, stepper.it_last, stepper.w, stepper.hm
     if status != "completed":
-        log.warning("simulation of %s stopped: %s", kernels.name, reason)
+        log.warning("simulation of %s stopped: %s", kernels.name, short_reason(reason))
     if rec.last_step != last:               # always keep the last computed state
         record(last, t0 + last * dt, it_last)
 

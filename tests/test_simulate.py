@@ -172,9 +172,16 @@ def test_newton_failure_keeps_partial_result(pend):
     r = symgen.simulate(pend, method="nullspace", scheme="fox-goodwin", dt=3.0, t_end=3.0 * 100,
                         max_iter=4)
     assert r.status == "failed"
-    assert "Newton did not converge" in r.reason and "half steps" in r.reason
+    # one short line (issue 21 §4): the step, what failed, what to try; the whole chain of
+    # attempts in meta["failure_detail"]
+    assert r.reason.startswith(f"step {r.n_steps + 1} (t = ")
+    assert re.search(r"Newton did not converge after 4 iterations \(also on retries\)", r.reason)
+    assert "\n" not in r.reason
+    assert len(r.reason) <= 200 and "try --dt auto" in r.reason
+    detail = r.meta["failure_detail"]
+    assert "Newton did not converge" in detail and "half steps" in detail
     for word in ("t = ", "step ", "iterations", "update", "q"):
-        assert word in r.reason
+        assert word in detail
     k = r.n_steps
     assert 2 <= k < 100
     assert len(r.t) == len(r.x) == len(r.lam) == len(r.newton_iters) == len(r.energy) == k + 1
