@@ -149,7 +149,7 @@ def finish(kernels, stepper, cfg: SimulationSettings, rec, cs, status: str, reas
     meta["floor_steps"] = int(getattr(stepper, "floor_steps", 0))      # accepted at the round-off floor
     meta["floor_times"] = [float(v) for v in getattr(stepper, "floor_times", [])]   # the first 100
     meta["floor_t_last"] = (float(stepper.floor_t_last) if meta["floor_steps"] else None)
-    for what in ("retried", "halved", "landing"):   # nullspace: retries, landings (issue 8 §2)
+    for what in ("retried", "halved", "substepped", "landing"):   # nullspace: retries, landings (issue 8 §2)
         if hasattr(stepper, f"{what}_steps"):
             meta[f"{what}_steps"] = int(getattr(stepper, f"{what}_steps"))
             meta[f"{what}_times"] = [float(v) for v in getattr(stepper, f"{what}_times")]

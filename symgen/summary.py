@@ -135,7 +135,8 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
         lines.append(f"  at floor        {floor} steps accepted at the round-off floor"
                      f"{first}{more}".replace(" ()", ""))
     for what, how in (("retried", "retry with K_L's λ term at λ(t)"),
-                      ("halved", "retry as two half steps")):
+                      ("halved", "retry as two half steps"),
+                      ("substepped", "retry as sub-steps under error control")):
         count = int(meta.get(f"{what}_steps") or 0)
         if count > 0:
             times = ", ".join(f"{float(v):.6g}" for v in (meta.get(f"{what}_times") or [])[:5])

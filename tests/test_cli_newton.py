@@ -28,8 +28,12 @@ def test_newton_options_reach_the_run(tmp_path, capsys):
     assert p.returncode == 0, p.stderr
     meta = load_result(out).meta
     assert (meta["tol"], meta["max_iter"], meta["rank_tol"]) == (1e-8, 7, 1e-9)
-    # one Newton iteration cannot converge from the predictor: the run fails (exit 3)
+    # one Newton iteration cannot converge from the predictor at h = 0.1 s: every step is
+    # rescued by sub-steps under error control (within the stability limit) and says so
     p = call(capsys, "simulate", "stiff_pendulum", "--t-end", "1", "--max-iter", "1")
+    assert p.returncode == 0 and "10 steps solved only by the retry as sub-steps" in p.stdout
+    # past the stability limit (0.78 s) no rescue: the run fails (exit 3)
+    p = call(capsys, "simulate", "stiff_pendulum", "--t-end", "2", "--dt", "1", "--max-iter", "1")
     assert p.returncode == 3 and "after 1 iterations" in p.stdout
 
 

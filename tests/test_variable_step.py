@@ -188,3 +188,19 @@ def test_the_controller_grows_and_shrinks_within_its_bounds():
     # an error right at 1 keeps h near the safety factor
     c2 = StepController()
     assert 0.85 < c2.accepted(1.0, 1.0) < 0.95
+
+
+@pytest.mark.parametrize("stepper", ["python", "compiled"])
+def test_a_fixed_step_newton_cannot_close_is_carried_by_sub_steps(kernels, pendulum_reference,
+                                                                   stepper):
+    """max_iter = 1: no step of h = 0.1 s converges from the predictor (Newton needs 2), so every
+    step ends as sub-steps under error control (issue 21 §2); the rows stay on the grid, the
+    constraints at round-off, and θ follows the minimal-coordinate reference to the sub-steps'
+    accuracy (rtol 1e-6)."""
+    r = symgen.simulate(kernels("stiff_pendulum"), dt=0.1, t_end=5.0, max_iter=1,
+                        scheme="fox-goodwin", params={"T0": T0}, stepper=stepper)
+    assert r.status == "completed", r.reason
+    assert r.meta["substepped_steps"] == 50
+    np.testing.assert_allclose(r.t, np.arange(51) * 0.1, rtol=0, atol=1e-12)
+    assert r.pos_err.max() < 1e-13
+    assert np.abs(r.coord("pendulum.theta") - pendulum_reference(r.t)[0]).max() < 1e-3

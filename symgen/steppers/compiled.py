@@ -347,6 +347,7 @@ class CompiledStepper:
             self._py_stats0 = py.lin.stats() if self.factorization == "sparse" else None
             self._py_started = True
         py._ratio = float(self.lib.sg_landing_ratio(self._s))       # landings: C's reference …
+        py.omega_max = float(OM[row]) if self.estimate else math.nan  # (the sub-step rescue)
         try:
             iters = py.step(t, X[row].copy(), XD[row].copy(), XDD[row].copy(), LAM[row].copy())
         except StepFailure as exc:
@@ -405,7 +406,7 @@ class CompiledStepper:
         self.min_rank = min(int(lib.sg_min_rank(self._s)), getattr(py, "min_rank", self.m))
         self.max_rank = max(int(lib.sg_max_rank(self._s)), getattr(py, "max_rank", 0))
         if self.method == "nullspace":
-            for what in ("retried", "halved"):
+            for what in ("retried", "halved", "substepped"):
                 setattr(self, f"{what}_steps", getattr(py, f"{what}_steps"))
                 setattr(self, f"{what}_times", list(getattr(py, f"{what}_times")))
             self.landing_steps = int(lib.sg_landing_steps(self._s)) + py.landing_steps

@@ -144,3 +144,47 @@ def initial_step(scheme, omega: float, span: float, rtol: float, h_cap: float) -
     else:
         h = 1e-3 * span * scale
     return min(h, h_cap)
+
+
+def substeps(stepper, t: float, x, xd, xdd, lam, newton, *, rtol: float = 1e-6,
+             atol: float = 1e-8) -> int:
+    """A fixed step of ``stepper.h`` that Newton could not close, as internal sub-steps chosen by
+    the error control (issue 21 §2): each one Newton solve by ``newton(t, x, ẋ, ẍ, λ)``
+    (iterations; the new state in the stepper's buffers), rejected and retried smaller on a
+    Newton failure or an error estimate above 1, the first a quarter of h.  The end state is left
+    in the stepper's buffers as for one step of h; returns the Newton iterations of all tries.
+    Raises the last StepFailure when a sub-step falls to round-off."""
+    from .base import StepFailure
+
+    H, t_end = stepper.h, t + stepper.h
+    est = ErrorEstimate(stepper.scheme, stepper.n, rtol, np.full(stepper.n, atol))
+    ctl = StepController()
+    cur = (x.copy(), xd.copy(), xdd.copy(), lam.copy())
+    lin = getattr(stepper, "lin", None)
+    tc, h, iters, last = t, 0.25 * H, 0, None
+    try:
+        while tc < t_end:
+            rest = t_end - tc
+            h_try = rest if (h >= rest or rest - h <= 0.01 * h) else h
+            if h_try <= 64 * np.finfo(float).eps * max(1.0, abs(t_end)):
+                raise last or StepFailure(f"no sub-step from t = {tc:.9g} met the error "
+                                          f"tolerance (rtol {rtol:g}) down to round-off")
+            stepper.h = h_try
+            try:
+                iters += newton(tc, *cur)
+            except StepFailure as exc:
+                last, h = exc, ctl.newton_failed(h_try)
+                continue
+            N = getattr(lin, "N", None) if stepper.m else None
+            err, have_d = est.norm(h_try, cur[0], cur[1], cur[2], stepper.x, stepper.xd,
+                                   stepper.xdd, N)
+            if not err <= 1.0:
+                h = ctl.rejected(h_try, err)
+                continue
+            est.accept(h_try, cur[2], stepper.xdd)
+            cur = (stepper.x.copy(), stepper.xd.copy(), stepper.xdd.copy(), stepper.lam.copy())
+            tc = t_end if h_try == rest else tc + h_try
+            h = ctl.accepted(h_try, err if have_d else 1e-10)
+    finally:
+        stepper.h = H
+    return iters

@@ -81,6 +81,7 @@ import numpy as np
 
 from .base import FLOOR_TIMES_KEPT, Stepper, StepFailure, norm2
 from .chart import CHARTS, SymmetricChart, solve_chart_step
+from .control import substeps
 from .linalg import dot_into, solve_small
 from .sparse import make_linearization
 
@@ -128,6 +129,8 @@ class NullspaceStepper(Stepper):
         self.retried_times = []     # … their end times (the first FLOOR_TIMES_KEPT)
         self.halved_steps = 0       # steps solved only by retry 2 (two half steps) …
         self.halved_times = []
+        self.substepped_steps = 0   # steps solved only by retry 3 (sub-steps under error control)
+        self.substepped_times = []
         self._halving = False
         self.landing_steps = 0      # landings stepped over (module docstring, "Landings") …
         self.landing_times = []     # … their times (the first FLOOR_TIMES_KEPT)
@@ -197,14 +200,28 @@ class NullspaceStepper(Stepper):
             raise StepFailure(f"{first}; retried with K_L at λ(t): {second}",
                               iteration=first.iteration + second.iteration,
                               nonfinite=second.nonfinite) from None
-        try:                                    # retry 2 (last resort): two half steps
+        try:                                    # retry 2: two half steps
             it = self._half_steps(t, x, xd, xdd, lam)
         except StepFailure as exc:
+            third = exc
+        else:
+            self._count("halved", t + self.h)
+            return first.iteration + second.iteration + it
+        h_max = self.scheme.h_max(self.omega_max)
+        if self.h > h_max:                      # no rescue for a step past the stability limit
             raise StepFailure(f"{first}; retried with K_L at λ(t): {second}; retried as two "
-                              f"half steps: {exc}", iteration=exc.iteration,
-                              nonfinite=exc.nonfinite) from None
-        self._count("halved", t + self.h)
-        return first.iteration + second.iteration + it
+                              f"half steps: {third}; not retried as sub-steps: h = {self.h:g} s "
+                              f"exceeds the stability limit h_max = {h_max:.3g} s",
+                              iteration=third.iteration, nonfinite=third.nonfinite) from None
+        try:                                    # retry 3 (last resort): controlled sub-steps
+            it = substeps(self, t, x, xd, xdd, lam,
+                          lambda *s: self._newton(*s, lam_t_in_K=False))
+        except StepFailure as exc:
+            raise StepFailure(f"{first}; retried with K_L at λ(t): {second}; retried as two "
+                              f"half steps: {third}; retried as sub-steps under error control: "
+                              f"{exc}", iteration=exc.iteration, nonfinite=exc.nonfinite) from None
+        self._count("substepped", t + self.h)
+        return first.iteration + second.iteration + third.iteration + it
 
     def _count(self, what: str, t1: float) -> None:
         if self._halving:                       # a half step counts as part of the halved step
