@@ -90,15 +90,16 @@ def cmd_modes(args, load, kernels_for) -> int:
 def _table(mdl, ls, md, where: str) -> list[str]:
     """The printed table: one line a mode, then the stability verdict."""
     lines = [f"{mdl.name}: {ls.k} mode{'s' if ls.k != 1 else ''} at {where}",
-             f"  n = {len(ls.x)} coordinates, rank H = {ls.rank}, k = {ls.k} degrees of freedom; "
+             f"  n = {len(ls.x)} coordinates, rank H = {ls.rank}, k = {ls.k} degree"
+             f"{'s' if ls.k != 1 else ''} of freedom; "
              f"ω_max = {ls.omega_max:.10g} rad/s (the stepper's)",
              f"  {'mode':>4}  {'ω [rad/s]':>13}  {'f [Hz]':>12}  {'ζ':>9}  largest in x"]
     for i in range(len(md)):
         sign = "" if np.real(md.omega2[i]) >= 0 else " (ω² < 0)"
         big = ", ".join(f"{n} {v:+.3g}" for n, v in md.largest(i, SHOWN))
-        if ls.output_names:
-            big += "; outputs: " + ", ".join(f"{n} {v:.3g}"
-                                             for n, v in md.largest(i, SHOWN, outputs=True))
+        moved = md.largest(i, SHOWN, outputs=True)
+        if moved:
+            big += "; outputs: " + ", ".join(f"{n} {v:.3g}" for n, v in moved)
         lines.append(f"  {i + 1:>4}  {md.omega[i]:>13.7g}  {md.f[i]:>12.6g}  "
                      f"{md.zeta[i]:>9.3g}  {big}{sign}")
     lines.append(f"  stability       {md.verdict}")

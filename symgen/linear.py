@@ -51,7 +51,7 @@ class Modes:
         complex ω² counts by its modulus, as ω_max does);  omega2: ω² itself (complex if K_R is
         not symmetric);  zeta: modal damping ratios φᵀC_Rφ / (2ω φᵀM_Rφ) (exact for classical
         damping, an estimate otherwise; nan for ω = 0);  alpha_shapes (k × k): φ with φᵀM_Rφ = 1;
-        x_shapes (k × n): N_H φ scaled to largest entry +1;  output_shapes (k × n_out): the
+        x_shapes (k × n): N_H φ scaled to make its first largest entry +1;  output_shapes (k × n_out): the
         outputs' phasor C·(φ, sφ) on the same scale (s = √(−ω²): iω for an oscillating mode);
         eigenvalues: of A (2k, by real part, then imaginary);  stable: True/False at an
         equilibrium, None elsewhere;  verdict: that in words.
@@ -74,11 +74,13 @@ class Modes:
         return len(self.omega)
 
     def largest(self, i: int, count: int = 3, outputs: bool = False) -> list[tuple[str, float]]:
-        """The ``count`` coordinates (or outputs, by modulus) that move most in mode ``i``."""
+        """The ``count`` coordinates (or outputs, by modulus) that move most in mode ``i``;
+        entries below 1e-9 of the largest (round-off) are left out."""
         names = self.output_names if outputs else self.coord_names
-        row = np.abs(self.output_shapes[i]) if outputs else self.x_shapes[i]
-        order = np.argsort(-np.abs(row), kind="stable")[:count]
-        return [(names[j], float(row[j])) for j in order]
+        row = np.abs(self.output_shapes[i]) if outputs else np.real(self.x_shapes[i])
+        size = np.abs(row)
+        order = np.argsort(-size, kind="stable")[:count]
+        return [(names[j], float(row[j])) for j in order if size[j] > 1e-9 * size.max()]
 
 
 @dataclass(frozen=True)
@@ -297,8 +299,9 @@ def _modes(ls: LinearSystem) -> Modes:
     x_sh = (ls.N @ phi).T
     s = np.sqrt(-mu.astype(complex))                                # iω, or the growth rate
     y_sh = (ls.C @ np.vstack([phi, phi * s])).T if k else np.zeros((0, len(ls.output_names)))
-    for i in range(k):                                              # largest x entry → +1
-        j = int(np.argmax(np.abs(x_sh[i])))
+    for i in range(k):                          # the first largest x entry (ties: 1e-9) → +1
+        a = np.abs(x_sh[i])
+        j = int(np.argmax(a >= (1.0 - 1e-9) * a.max())) if a.size else 0
         c = x_sh[i, j]
         if c != 0:
             x_sh[i] /= c
