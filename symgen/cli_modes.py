@@ -1,10 +1,12 @@
 """The ``symgen modes`` command (issue 24): the natural modes of a model at a state, a table.
 
     symgen modes MODEL [--param NAME=VALUE]... [--set NAME=VALUE]... [--set-velocity NAME=VALUE]...
-                       [--from RESULT --at T] [--out modes.csv]
+                       [--from RESULT --at T] [--out modes.csv] [--animate K -o mode.gif]
 
 The state is the model's initial state (with ``--set`` held as ``simulate`` does), or the
 recorded row of RESULT nearest to T.  The linearization and modes are :mod:`symgen.linear`'s.
+``--animate K`` draws mode K oscillating about the state (:mod:`symgen.draw`), each frame's
+x* + a·sin(2πs)·shape projected back onto the constraints q = 0.
 """
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .terminal import EXIT_OK, UsageError, _check_output_file, _result_path, parse_params
+from .terminal import (EXIT_OK, UsageError, _check_output_file, _need_matplotlib, _result_path,
+                       parse_params)
 
 __all__ = ["add_parser", "cmd_modes"]
 
@@ -70,6 +73,7 @@ def cmd_modes(args, load, kernels_for) -> int:
         if Path(args.out).suffix.lower() != ".csv":
             raise UsageError(f"--out {args.out}: the table must end in .csv")
         _check_output_file(args.out, "--out")
+    _check_animation(args)
     mdl, numeric = load(args.model, parse_params(args.param))
     kw, where = _state(args, mdl, numeric)
     kernels = kernels_for(mdl, args.backend, {})
@@ -84,7 +88,62 @@ def cmd_modes(args, load, kernels_for) -> int:
         from ._io import atomic_write_text
         atomic_write_text(args.out, _csv_text(ls, md))
         print(f"  table           {args.out}")
+    if args.animate is not None:
+        _animate_mode(args, mdl, kernels, ls, md)
     return EXIT_OK
+
+
+def _check_animation(args) -> None:
+    """--animate K needs -o FILE.gif|.mp4, a positive --amplitude and matplotlib (before work)."""
+    if args.animate is None:
+        if args.output:
+            raise UsageError("-o names the animation of --animate K; the table is --out")
+        return
+    if not args.output or Path(args.output).suffix.lower() not in (".gif", ".mp4"):
+        raise UsageError("--animate K needs -o FILE.gif (or .mp4)")
+    if not (args.amplitude > 0 and math.isfinite(args.amplitude)):
+        raise UsageError(f"--amplitude must be a positive number, got {args.amplitude}")
+    _check_output_file(args.output, "-o")
+    _need_matplotlib()
+
+
+def mode_motion(kernels, ls, md, mode: int, amplitude: float, frames: int = 40):
+    """One period of mode ``mode`` (0-based) as a Result: x* + a·sin(2πs)·shape (the largest
+    coordinate moves by a), each frame projected onto q = 0 at t*; t runs over one period 2π/ω
+    (1 s for a mode that does not oscillate)."""
+    from .assembly import consistent_state
+    from .result import Result
+
+    w, oscillates = float(md.omega[mode]), float(np.real(md.omega2[mode])) > 0
+    period = 2 * math.pi / w if oscillates and w > 0 else 1.0
+    s = np.arange(frames + 1) / frames
+    shape = np.real(md.x_shapes[mode])
+    n, m, rows = len(ls.x), len(ls.lam), len(s)
+    x = np.empty((rows, n))
+    zeros = np.zeros(n)
+    for r, sr in enumerate(s):
+        guess = ls.x + amplitude * math.sin(2 * math.pi * sr) * shape
+        x[r] = consistent_state(kernels, ls.t, guess, zeros, rank_tol=ls.rank_tol).x if m else guess
+    z = np.zeros(rows)
+    meta = {"model": ls.name, "model_hash": getattr(getattr(kernels, "model", None), "hash", None),
+            "parameters": dict(ls.params)}
+    return Result(t=ls.t + s * period, x=x, xd=np.zeros_like(x), xdd=np.zeros_like(x),
+                  lam=np.zeros((rows, m)), coords=ls.coord_names, pos_err=z, vel_err=z,
+                  acc_err=z, omega_max=z, h_max=z, newton_iters=np.zeros(rows, int), meta=meta), \
+        period
+
+
+def _animate_mode(args, mdl, kernels, ls, md) -> None:
+    from .draw import animate, model_for
+
+    if not 1 <= args.animate <= len(md):
+        raise UsageError(f"--animate {args.animate}: the state has {len(md)} mode"
+                         f"{'s' if len(md) != 1 else ''} (1 … {len(md)})")
+    res, period = mode_motion(kernels, ls, md, args.animate - 1, args.amplitude)
+    fps = 20.0
+    animate(res, model_for(res, mdl), args.output, fps=fps, speed=period / 2.0)
+    print(f"  animation       {args.output}: mode {args.animate}, amplitude {args.amplitude:g}, "
+          f"one period ({period:.4g} s) in 2 s")
 
 
 def _table(mdl, ls, md, where: str) -> list[str]:
@@ -136,6 +195,11 @@ def add_parser(sub, model_help: str, param_help: str, load, kernels_for) -> None
     s.add_argument("--at", type=float, metavar="T", help="with --from: the time of the state "
                    "(the recorded row nearest to T)")
     s.add_argument("--out", metavar="FILE.csv", help="also write the table with the mode shapes")
+    s.add_argument("--animate", type=int, metavar="K", help="draw mode K (1 = the slowest) "
+                   "oscillating about the state into -o FILE.gif or .mp4")
+    s.add_argument("-o", "--output", metavar="FILE", help="with --animate: mode.gif or .mp4")
+    s.add_argument("--amplitude", type=float, default=0.1, metavar="A", help="with --animate: "
+                   "how far the coordinate that moves most moves, in its unit (default 0.1)")
     s.add_argument("--backend", choices=("c", "lambdify"), default="c",
                    help="kernels: compiled C (default) or sympy.lambdify (slow, no compiler)")
     s.set_defaults(func=functools.partial(cmd_modes, load=load, kernels_for=kernels_for))

@@ -92,7 +92,8 @@ class LinearSystem:
     at a consistent state);  M_R, C_R, K_R (k × k): Eq. 52;  A (2k × 2k), B (2k × n_u),
     C (n_out × 2k), D (n_out × n_u): ż = Az + Bu, y − y* = Cz + Du for z = (δα, δα̇) (no inputs
     yet: n_u = 0; C from central differences of the outputs kernel);  omega_max: the stepper's
-    ω_max here;  equilibrium: ẋ = ẍ = 0 (EQUILIBRIUM_TOL);  rank: rank of H.
+    ω_max here;  equilibrium: ẋ = ẍ = 0 (EQUILIBRIUM_TOL);  rank: rank of H (relative
+    tolerance rank_tol).
     """
 
     t: float
@@ -116,6 +117,7 @@ class LinearSystem:
     omega_max: float
     equilibrium: bool
     rank: int
+    rank_tol: float
     coord_names: tuple = ()
     output_names: tuple = ()
     input_names: tuple = ()
@@ -161,12 +163,15 @@ def linearize(source, t: float = 0.0, x=None, xd=None, inputs=None, params: Mapp
                          "inputs); call linearize without inputs")
     from .result import Result
     if isinstance(source, Result):
+        if x is not None or xd is not None:
+            raise ValueError("the state of linearize(result, row=...) is the result's; give x, "
+                             "xd with a model instead")
         kernels, state, run_params = _result_state(source, -1 if row is None else row, model)
         t = state[0]
         params = dict(run_params, **(params or {}))
     else:
-        if row is not None:
-            raise ValueError("row= selects a row of a Result; for a model give t, x, xd")
+        if row is not None or model is not None:
+            raise ValueError("row= and model= go with a Result; for a model give t, x, xd")
         kernels, state = as_kernels(source), None
     mdl = getattr(kernels, "model", None)
     if rank_tol is None:
@@ -215,7 +220,7 @@ def _linearize_at(kernels, state, rank_tol: float) -> LinearSystem:
         Xd_p=_frozen(lin.Xd_p), Xdd_p1=_frozen(lin.Xdd_p1), X_p2=_frozen(lin.X_p2),
         M_R=_frozen(M_R), C_R=_frozen(C_R), K_R=_frozen(K_R), A=_frozen(A),
         B=_frozen(np.zeros((2 * k, 0))), C=_frozen(C), D=_frozen(np.zeros((C.shape[0], 0))),
-        omega_max=float(w), equilibrium=bool(eq), rank=int(lin.rank),
+        omega_max=float(w), equilibrium=bool(eq), rank=int(lin.rank), rank_tol=float(rank_tol),
         coord_names=tuple(kernels.coord_names), output_names=tuple(kernels.output_names),
         name=getattr(mdl, "name", getattr(kernels, "name", "")), params=kernels.params())
 

@@ -343,16 +343,45 @@ def test_cli_modes_double_pendulum_at_the_bottom_against_minimal_coordinates(tmp
     np.testing.assert_allclose(table["zeta"], zeta, rtol=1e-9)
 
 
-def test_cli_modes_exit_codes(dp_result):
-    proc = _cli("modes", "double_pendulum")
-    assert proc.returncode == 0, proc.stderr
-    assert "not an equilibrium" in proc.stdout                # horizontal bars at rest
-    ok = _cli("modes", "double_pendulum", "--from", dp_result, "--at", "0.02")
-    assert ok.returncode == 0, ok.stderr
-    assert "t = 0.02 s" in ok.stdout
-    for bad in (["--from", dp_result, "--at", "5"], ["--at", "0.01"], ["--from", dp_result]):
-        proc = _cli("modes", "double_pendulum", *bad)
-        assert proc.returncode == 2
-        assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert "outside the result" in _cli("modes", "double_pendulum", "--from", dp_result,
-                                         "--at", "5").stderr
+def test_cli_modes_exit_codes(dp_result, tmp_path, capsys):
+    from symgen.cli import main
+
+    assert main(["modes", "double_pendulum"]) == 0
+    assert "not an equilibrium" in capsys.readouterr().out          # horizontal bars at rest
+    assert main(["modes", "double_pendulum", "--from", str(dp_result), "--at", "0.02"]) == 0
+    assert "t = 0.02 s" in capsys.readouterr().out
+    for bad, words in ((["--from", str(dp_result), "--at", "5"], "outside the result"),
+                       (["--at", "0.01"], "--at needs --from"),
+                       (["--from", str(dp_result)], "--from needs --at"),
+                       (["--animate", "3", "-o", str(tmp_path / "m.gif")], "2 modes"),
+                       (["--animate", "1"], "needs -o")):
+        assert main(["modes", "double_pendulum", *bad]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and words in err, err
+
+
+def test_mode_animation_frames_stay_on_the_constraints(tmp_path, capsys):
+    """--animate: x* + a sin(2πs) shape projected onto q = 0; to first order in a the frames
+    move along the mode shape, and the GIF has one period of frames."""
+    pytest.importorskip("matplotlib")
+    Image = pytest.importorskip("PIL.Image")
+    from symgen.cli import main
+    from symgen.cli_modes import mode_motion
+
+    k = LambdifyKernels(symgen.load_model("double_pendulum"))
+    x0, xd0 = symgen.assemble(k.model, fix={"bar1.theta": 0.0, "bar2.theta": 0.0})
+    ls = linearize(k, x=x0, xd=xd0)
+    md = ls.modes()
+    for a in (1e-2, 1e-3):
+        res, period = mode_motion(k, ls, md, 1, a)
+        assert period == pytest.approx(2 * math.pi / md.omega[1], rel=1e-14)
+        for x in res.x:
+            assert np.max(np.abs(k.constraints(0.0, x, np.zeros(6), np.zeros(6))[0])) < 1e-12
+        quarter = (res.x[10] - ls.x) / a                       # s = 1/4: sin = 1
+        np.testing.assert_allclose(quarter, md.x_shapes[1], atol=3 * a)
+    gif = tmp_path / "mode.gif"
+    assert main(["modes", "double_pendulum", "--backend", "lambdify", "--set", "bar1.theta=0",
+                 "--set", "bar2.theta=0", "--animate", "2", "-o", str(gif)]) == 0
+    assert "animation" in capsys.readouterr().out
+    with Image.open(gif) as im:
+        assert im.n_frames == 41
