@@ -50,11 +50,12 @@ class Modes:
     omega (rad/s), f (Hz):  √|ω²| and ω/2π of the eigenvalues ω² of (K_R, M_R) (a negative or
         complex ω² counts by its modulus, as ω_max does);  omega2: ω² itself (complex if K_R is
         not symmetric);  zeta: modal damping ratios φᵀC_Rφ / (2ω φᵀM_Rφ) (exact for classical
-        damping, an estimate otherwise; nan for ω = 0);  alpha_shapes (k × k): φ with φᵀM_Rφ = 1;
-        x_shapes (k × n): N_H φ scaled to make its first largest entry +1;  output_shapes (k × n_out): the
-        outputs' phasor C·(φ, sφ) on the same scale (s = √(−ω²): iω for an oscillating mode);
+        damping, an estimate otherwise; nan where ω² ≤ 0: no oscillation);  alpha_shapes (k × k):
+        φ with φᵀM_Rφ = 1;  x_shapes (k × n): N_H φ scaled to make its first largest entry +1;
+        output_shapes (k × n_out): the outputs' phasor C·(φ, sφ) on the same scale (s = √(−ω²):
+        iω for an oscillating mode);
         eigenvalues: of A (2k, by real part, then imaginary);  stable: True/False at an
-        equilibrium, None elsewhere;  verdict: that in words.
+        equilibrium (None with a zero-stiffness mode), None elsewhere;  verdict: that in words.
     """
 
     omega: np.ndarray
@@ -135,7 +136,8 @@ class LinearSystem:
 
     def to_xd(self, alpha, alpha_dot) -> np.ndarray:
         """ẋ* + Ẋ_p δα + N_H δα̇: velocities of a deviation (δα, δα̇) (first order; Eq. 38)."""
-        return self.xd + self.Xd_p @ np.asarray(alpha, float) + self.N @ np.asarray(alpha_dot, float)
+        alpha, alpha_dot = np.asarray(alpha, float), np.asarray(alpha_dot, float)
+        return self.xd + self.Xd_p @ alpha + self.N @ alpha_dot
 
     def to_state(self, z) -> tuple[np.ndarray, np.ndarray]:
         """(x, ẋ) of a first-order state z = (δα, δα̇)."""
@@ -300,7 +302,7 @@ def _modes(ls: LinearSystem) -> Modes:
     damp = np.einsum("ij,ik,kj->j", phi.conj(), ls.C_R, phi).real
     phi = phi / np.sqrt(np.abs(mass))                               # φᵀ M_R φ = 1
     with np.errstate(divide="ignore", invalid="ignore"):
-        zeta = np.where(omega > 0, damp / np.abs(mass) / (2.0 * omega), math.nan)
+        zeta = np.where(np.real(mu) > 0, damp / np.abs(mass) / (2.0 * omega), math.nan)
     x_sh = (ls.N @ phi).T
     s = np.sqrt(-mu.astype(complex))                                # iω, or the growth rate
     y_sh = (ls.C @ np.vstack([phi, phi * s])).T if k else np.zeros((0, len(ls.output_names)))
@@ -342,8 +344,8 @@ def _verdict(ls: LinearSystem, mu: np.ndarray, ev: np.ndarray, scale: float):
                        f"(largest {growing.real.max():.3g} 1/s)")
     zero = [i + 1 for i, v in enumerate(mu.real) if abs(v) <= tol]
     if zero:
-        return True, (f"stable, neutral in mode{'s' if len(zero) > 1 else ''} "
-                      f"{', '.join(map(str, zero))} (zero stiffness)")
+        return None, (f"neutral: zero stiffness in mode{'s' if len(zero) > 1 else ''} "
+                      f"{', '.join(map(str, zero))}; the linearization does not decide")
     if np.all(np.abs(ev.real) <= 1e-9 * max(w, 1e-300)):
         return True, "stable (undamped: A's eigenvalues on the imaginary axis)"
     return True, "stable (every stiffness eigenvalue positive)"

@@ -41,7 +41,7 @@ def test_pendulum_frequency_shape_and_inverted_is_unstable(pendulum):
     up = linearize(pendulum, x=[0.0, L, math.pi], xd=[0.0, 0.0, 0.0])
     assert up.equilibrium
     mu = up.modes()
-    assert mu.stable is False and "unstable" in mu.verdict
+    assert mu.stable is False and "unstable" in mu.verdict and math.isnan(mu.zeta[0])
     ev = np.sort_complex(np.linalg.eigvals(up.A))
     np.testing.assert_allclose(ev, [-math.sqrt(g / L), math.sqrt(g / L)], rtol=1e-12, atol=1e-12)
 
@@ -99,7 +99,8 @@ def test_spring_chain_analytic_eigenvalues_and_rayleigh_damping(planar):
     np.testing.assert_allclose(md.zeta, beta * w / 2, rtol=1e-10)        # C = βK: ζ = βω/2
     ev = md.eigenvalues
     z = beta * w / 2
-    want = np.concatenate([-z * w + 1j * w * np.sqrt(1 - z ** 2), -z * w - 1j * w * np.sqrt(1 - z ** 2)])
+    wd = w * np.sqrt(1 - z ** 2)                             # λ = −ζω ± iω√(1 − ζ²)
+    want = np.concatenate([-z * w + 1j * wd, -z * w - 1j * wd])
     np.testing.assert_allclose(np.sort_complex(ev), np.sort_complex(want), rtol=1e-10)
     for i in range(n_mass):                                  # sin(i j π / (N + 1)), largest → +1
         shape = np.sin((np.arange(n_mass) + 1) * (i + 1) * np.pi / (n_mass + 1))
@@ -107,6 +108,13 @@ def test_spring_chain_analytic_eigenvalues_and_rayleigh_damping(planar):
         np.testing.assert_allclose(md.x_shapes[i][:n_mass], shape, atol=1e-10)
         assert np.all(np.abs(md.x_shapes[i][n_mass:]) < 1e-12)
     assert md.stable is True and ls.B.shape == (2 * n_mass, 0) and ls.D.shape == (0, 0)
+
+
+def test_a_free_mass_is_neutral_not_stable():
+    (x,), _ = coordinates("x")
+    md = modes(LambdifyKernels(Model("free_mass", [x], sp.Matrix([[2.0]]), [0])))
+    assert md.omega[0] == 0.0 and math.isnan(md.zeta[0])
+    assert md.stable is None and "neutral" in md.verdict
 
 
 # -- sympy.physics.mechanics in minimal coordinates -----------------------------------------------
