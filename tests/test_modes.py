@@ -15,9 +15,8 @@ from symgen import Model, coordinates
 from symgen.kernels import LambdifyKernels
 from symgen.linear import linearize, modes
 
-sys.path.insert(0, __file__.rsplit("/", 1)[0])
-import oracles  # noqa: E402
-import stepper_models  # noqa: E402
+import oracles
+import stepper_models
 
 WARM = ["double_pendulum"]
 
