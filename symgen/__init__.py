@@ -25,6 +25,9 @@ _LAZY = {
     "load_result": ("result", "load_result"),
     "load_model": ("loader", "load_model"),
     "sweep": ("study", "sweep"),        # the module is `study`: `symgen.sweep` stays the function
+    "linearize": ("linear", "linearize"),
+    "modes": ("linear", "modes"),
+    "LinearSystem": ("linear", "LinearSystem"),
 }
 
 

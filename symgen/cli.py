@@ -13,6 +13,8 @@
     symgen sweep MODEL --param NAME=START:STOP:COUNT|V1,V2... [--out DIR] [--workers N]
                        [--scheduler tcp://HOST:8786] [--chart FILE.png --x KEY --y COLUMN]
     symgen stability MODEL [--scheme S]
+    symgen modes MODEL [--param NAME=VALUE]... [--set NAME=VALUE]... [--from RESULT --at T]
+                       [--out modes.csv]
     symgen reproduce [--out DIR] [--quick]
 
 MODEL is the name of a shipped example (``stiff_pendulum``) or a path to a Python file that
@@ -37,6 +39,7 @@ from pathlib import Path
 
 from .result import summary_lines  # noqa: F401  (the run summary, Result.summary)
 from .cli_extra import add_parsers, add_plot_arguments, cmd_plot_extra
+from .cli_modes import add_parser as add_modes_parser
 from .settings import FACTORIZATIONS, METHODS, SimulationSettings
 from .terminal import (EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT,  # noqa: F401
                        EXIT_SIGTERM, EXIT_USAGE, MATPLOTLIB_HINT, Terminated,
@@ -455,6 +458,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "0 <= R < 1 (default: the model's, else 1e-10)")
     s.add_argument("--backend", choices=("c", "lambdify"), default="c", help=argparse.SUPPRESS)
     s.set_defaults(func=cmd_stability)
+
+    add_modes_parser(sub, model_help, param_help, _load, _kernels)    # modes (cli_modes)
 
     s = sub.add_parser("reproduce", help="rerun the paper's experiments and write a report "
                        "(exit 3 if an experiment broke)")
