@@ -47,7 +47,7 @@ from .terminal import (EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT,  # noqa
                        _check_output_file, _interrupt_exit_code, _need_matplotlib,
                        _newton_options, _one_line, _Progress, _result_path, _sigterm_as_interrupt,
                        _warnings_as_notes, add_step_options, check_step_options, parse_params,
-                       progress_enabled)
+                       progress_enabled, report_error)
 
 __all__ = ["main", "UsageError", "parse_params", "summary_lines"]
 
@@ -480,36 +480,6 @@ def _what():
     return ["coordinates", "outputs", "constraints", "stability", "energy", "reactions"]
 
 
-def _report(exc: BaseException) -> int:
-    """Print ``exc`` as one line on stderr; returns the exit code (2 for bad input, model, build
-    and file errors; 1 for anything else, an internal error)."""
-    from .model import ModelError
-    try:
-        from .jit import BuildError
-    except ImportError:  # pragma: no cover - build needs cffi
-        BuildError = ()  # noqa: N806
-    if isinstance(exc, ModelError):
-        print(f"model error: {_one_line(exc)}", file=sys.stderr)
-    elif BuildError and isinstance(exc, BuildError):
-        print(f"build failed: {_build_failure(exc)}", file=sys.stderr)
-    elif isinstance(exc, ImportError) and "matplotlib" in str(exc):
-        print(f"error: {MATPLOTLIB_HINT}", file=sys.stderr)
-    elif isinstance(exc, OSError):
-        where = exc.filename if exc.filename is not None else None
-        why = exc.strerror or _one_line(exc)
-        if where is not None:
-            print(f"error: cannot read/write {where}: {why}", file=sys.stderr)
-        else:
-            print(f"error: {type(exc).__name__}: {_one_line(exc)}", file=sys.stderr)
-    elif isinstance(exc, (ValueError, KeyError)):
-        print(f"error: {_one_line(exc)}", file=sys.stderr)
-    else:
-        print(f"internal error: {type(exc).__name__}: {_one_line(exc)} "
-              "(set SYMGEN_DEBUG=1 for the traceback)", file=sys.stderr)
-        return EXIT_INTERNAL
-    return EXIT_USAGE
-
-
 def main(argv=None) -> int:
     """Run the command line; returns the exit code (0 ok, 2 usage/model/file error, 3 failed run,
     1 internal error)."""
@@ -547,7 +517,7 @@ def main(argv=None) -> int:
     except Exception as exc:  # one line, no traceback (SYMGEN_DEBUG=1 shows it)
         if os.environ.get("SYMGEN_DEBUG"):
             raise
-        return _report(exc)
+        return report_error(exc)
 
 
 if __name__ == "__main__":

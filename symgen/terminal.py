@@ -373,3 +373,33 @@ def _newton_options(args) -> dict:
             raise UsageError(f"--rank-tol must lie in [0, 1), got {args.rank_tol:g}")
         out["rank_tol"] = args.rank_tol
     return out
+
+
+def report_error(exc: BaseException) -> int:
+    """Print ``exc`` as one line on stderr; returns the exit code (2 for bad input, model, build
+    and file errors; 1 for anything else, an internal error)."""
+    from .names import ModelError
+    try:
+        from .jit import BuildError
+    except ImportError:  # pragma: no cover - build needs cffi
+        BuildError = ()  # noqa: N806
+    if isinstance(exc, ModelError):
+        print(f"model error: {_one_line(exc)}", file=sys.stderr)
+    elif BuildError and isinstance(exc, BuildError):
+        print(f"build failed: {_build_failure(exc)}", file=sys.stderr)
+    elif isinstance(exc, ImportError) and "matplotlib" in str(exc):
+        print(f"error: {MATPLOTLIB_HINT}", file=sys.stderr)
+    elif isinstance(exc, OSError):
+        where = exc.filename if exc.filename is not None else None
+        why = exc.strerror or _one_line(exc)
+        if where is not None:
+            print(f"error: cannot read/write {where}: {why}", file=sys.stderr)
+        else:
+            print(f"error: {type(exc).__name__}: {_one_line(exc)}", file=sys.stderr)
+    elif isinstance(exc, (ValueError, KeyError)):
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
+    else:
+        print(f"internal error: {type(exc).__name__}: {_one_line(exc)} "
+              "(set SYMGEN_DEBUG=1 for the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL
+    return EXIT_USAGE
