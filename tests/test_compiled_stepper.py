@@ -49,7 +49,30 @@ def _pair(k, steps, **kw):
     return c, p
 
 
-def _same_run(c, p):
+def _residuals_hold(r, k):
+    """The residual norms ``r`` records are ‖q‖, ‖q̇‖, ‖q̈‖ of its states (recomputed with the
+    kernels), within the step's acceptance (null space: max(‖q‖, h‖q̇‖, h²‖q̈‖) ≤ constraint_tol;
+    index 3: ‖q‖ ≤ constraint_tol, q̇ and q̈ drift), and its run_stats maxima are the maxima over
+    its steps (folded a chunk at a time in C's path)."""
+    got = np.column_stack([r.pos_err, r.vel_err, r.acc_err])
+    want = np.array([[np.linalg.norm(np.asarray(a, float)) for a in k.constraints(*row)[::2]]
+                     for row in zip(r.t, r.x, r.xd, r.xdd)])
+    scale = [1.0 + np.abs(a).max() for a in (r.x, r.xd, r.xdd)]
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14 * max(scale))
+    h = r.meta["h"]
+    accepted = got[:, 0].max()
+    if r.meta["method"] == "nullspace":
+        accepted = max(accepted, h * got[:, 1].max(), h * h * got[:, 2].max())
+    assert accepted <= r.meta["constraint_tol"]
+    st = r.meta["run_stats"]
+    for key, col in zip(("max_pos_err", "max_vel_err", "max_acc_err"), got.T):
+        if len(r.t) == st["states"]:
+            assert st[key] == col.max(), key
+        else:                                    # every > 1: the rows are some of the steps
+            assert st[key] >= col.max(), key
+
+
+def _same_run(c, p, k):
     assert c.meta["stepper"] == "compiled" and p.meta["stepper"] == "python"
     assert (c.status, c.reason) == (p.status, p.reason)
     assert len(c.t) == len(p.t) and np.array_equal(c.t, p.t)
@@ -63,8 +86,9 @@ def _same_run(c, p):
         assert cs[key] == ps[key] or (cs[key] != cs[key] and ps[key] != ps[key]), key
     for key in ("omega_max", "h_max_min"):
         np.testing.assert_allclose(cs[key], ps[key], rtol=1e-6, equal_nan=True)
-    for key in ("max_pos_err", "max_vel_err", "max_acc_err"):
-        assert cs[key] <= max(10 * ps[key], 1e-12), key
+    # the residual maxima are round-off, not shared digits: each stepper's are its states' own
+    _residuals_hold(c, k)
+    _residuals_hold(p, k)
     assert c.meta.get("rank_H") == p.meta.get("rank_H")
     # ω_max: the C estimate (closed form for k ≤ 2, repeated squaring above) to 1e-6
     np.testing.assert_allclose(c.omega_max, p.omega_max, rtol=1e-6, atol=0, equal_nan=True)
@@ -82,7 +106,7 @@ def test_nullspace_compiled_agrees_with_python(name, chart, kernels):
     c, p = _pair(k, STEPS.get(name, 200), chart=chart)      # the example's recommended settings
     assert c.status == "completed", c.reason
     assert c.meta["chart"] == p.meta["chart"] == chart
-    _same_run(c, p)
+    _same_run(c, p, k)
     assert _rel(c.x, p.x) < 1e-10 and _rel(c.xd, p.xd) < 1e-10
     if name in ("double_four_bar", "n_four_bar"):
         # near the rank-deficient passages λ ∝ 1/s: ẍ and λ carry round-off amplified by
@@ -107,7 +131,7 @@ def test_nullspace_sparse_symmetric_chart_compiled_agrees_with_python(name, kern
     assert c.status == "completed", c.reason
     assert c.meta["factorization"] == p.meta["factorization"] == "sparse"
     assert c.meta["chart"] == p.meta["chart"] == "symmetric"
-    _same_run(c, p)
+    _same_run(c, p, k)
     assert _rel(c.x, p.x) < 1e-10 and _rel(c.xd, p.xd) < 1e-10
     assert c.meta["sparse_step"]["rows"] == p.meta["sparse_step"]["rows"]
 
@@ -118,7 +142,7 @@ def test_index3_compiled_agrees_with_python(name, kernels):
     k = kernels(name)
     c, p = _pair(k, 200, method="index3", scheme="trapezoidal")
     assert c.status == "completed", c.reason
-    _same_run(c, p)
+    _same_run(c, p, k)
     assert _rel(c.x, p.x) < 1e-10 and _rel(c.xd, p.xd) < 1e-10
     # index 3 takes ẍ and λ from positions over βh²: round-off in x is amplified by 1/(βh²)
     # (Python with lambdify kernels differs from Python with the C kernels by 3e-8 (double
@@ -127,17 +151,19 @@ def test_index3_compiled_agrees_with_python(name, kernels):
 
 
 def test_index3_hht_agrees(kernels):
-    c, p = _pair(kernels("double_pendulum"), 200, method="index3", scheme="hht:-0.1")
+    k = kernels("double_pendulum")
+    c, p = _pair(k, 200, method="index3", scheme="hht:-0.1")
     assert c.status == "completed", c.reason
-    _same_run(c, p)
+    _same_run(c, p, k)
     assert _rel(c.x, p.x) < 1e-10 and _rel(c.xd, p.xd) < 1e-10
 
 
 def test_bricard_redundant_index3_minimum_norm_multipliers(kernels):
     # redundant constraints: every index-3 Newton step is a minimum-norm least-squares solve;
     # the C rank rule (one-sided Jacobi SVD, eps·N·s_max) is numpy.linalg.lstsq's
-    c, p = _pair(kernels("bricard"), 100, method="index3", scheme="trapezoidal")
-    _same_run(c, p)
+    k = kernels("bricard")
+    c, p = _pair(k, 100, method="index3", scheme="trapezoidal")
+    _same_run(c, p, k)
     assert _rel(c.lam, p.lam) < 1e-6 and np.abs(c.lam).max() < 100
 
 
@@ -254,7 +280,7 @@ def test_round_off_floor_acceptance_agrees(chart, kernels):
     # steps in both, trajectories to 3e-16)
     k = kernels("double_four_bar")
     c, p = _pair(k, 30, tol=1e-17, chart=chart)
-    _same_run(c, p)
+    _same_run(c, p, k)
     assert c.meta["floor_steps"] > 0
     assert _rel(c.x, p.x) < 1e-10 and _rel(c.lam, p.lam) < 1e-10
 
@@ -271,8 +297,9 @@ def test_bad_options_give_the_python_errors(kernels):
 
 def test_every_k_records_the_same_rows_and_stats(kernels):
     # the compiled chunks fold every step into the Recorder: every K-th row, the last, the maxima
-    c, p = _pair(kernels("double_four_bar"), 203, every=10)
-    _same_run(c, p)
+    k = kernels("double_four_bar")
+    c, p = _pair(k, 203, every=10)
+    _same_run(c, p, k)
     assert len(c.t) == 22 and c.meta["run_stats"]["states"] == 204
     assert _rel(c.x, p.x) < 1e-10 and _rel(c.lam, p.lam) < 1e-10
 
@@ -292,21 +319,49 @@ def test_symmetric_chart_runs_compiled(tmp_path, kernels):
     np.testing.assert_array_equal(saved.x, res.x)
 
 
+#: relative changes of the start velocity that measure the passage's round-off spread
+PERTURBATIONS = (0.0, 1e-15, -1e-15, 2e-15, -2e-15, 3e-15, -3e-15)
+
+
 @pytest.mark.parametrize("chart", CHARTS)
-def test_failed_newton_step_is_retried_in_python(chart):
-    # the double four-bar step onto its singular point (tests/test_convergence.py): the step C
-    # cannot converge is handed to the Python stepper, whose retries solve it; C goes on after it
-    # (symmetric chart: from H_n evaluated at the state the Python stepper accepted)
+def test_step_onto_a_singular_point_compiled_as_python(chart, kernels):
+    # the double four-bar's step onto its singular point (tests/test_convergence.py) sits on a
+    # knife edge: a 1e-15 relative change of the start velocity decides whether the step is halved,
+    # retried or fails (measured: the symmetric chart fails at +1e-15 and completes at 0 and
+    # -1e-15).  So no path is asserted, only what holds on every path: each run completes or
+    # stops with a one-line reason; every kept state is on the constraints to round-off; and where
+    # both steppers complete from the same start they agree within 10x the spread the Python
+    # stepper's runs from these starts show (the C hands a step it cannot converge to Python)
     from test_convergence import PASSAGE_T0, PASSAGE_X0, PASSAGE_XD0
 
-    k = symgen.build(symgen.load_model("double_four_bar"))
-    h = 5e-3
-    runs = [symgen.simulate(k, dt=h, t0=PASSAGE_T0, t_end=PASSAGE_T0 + 4 * h, x0=PASSAGE_X0,
-                            xd0=PASSAGE_XD0, stepper=st, factorization="qr", chart=chart)
-            for st in ("compiled", "python")]
-    c, p = runs
-    assert c.status == "completed", c.reason
-    assert c.meta["chart"] == chart
-    _same_run(c, p)
-    assert c.meta["retried_steps"] + c.meta["halved_steps"] >= 1
-    assert _rel(c.x, p.x) < 1e-10 and _rel(c.xd, p.xd) < 1e-10
+    k, h = kernels("double_four_bar"), 5e-3
+    runs = {}
+    for eps in PERTURBATIONS:
+        for st in ("compiled", "python"):
+            res = runs[st, eps] = symgen.simulate(
+                k, dt=h, t0=PASSAGE_T0, t_end=PASSAGE_T0 + 4 * h, x0=PASSAGE_X0,
+                xd0=np.array(PASSAGE_XD0) * (1 + eps), stepper=st, factorization="qr",
+                chart=chart)
+            assert res.meta["chart"] == chart
+            assert np.isfinite(res.x).all() and np.isfinite(res.xd).all()
+            # positions at round-off; velocities at round-off of H ẋ (|ẋ| ≈ 5) amplified by
+            # s_max/s_min of H ≈ 1e6 here: 5 · 2.2e-16 · 1e6 ≈ 1e-9 (measured up to 1.3e-11)
+            assert res.pos_err.max() < 1e-13 and res.vel_err.max() < 1e-9, (st, eps)
+            if res.status != "completed":
+                assert res.status == "failed" and 1 <= len(res.t) <= 4, (st, eps, res.status)
+                assert "\n" not in res.reason and "Newton did not converge at t = 47.3" in res.reason
+    done = [eps for eps in PERTURBATIONS if runs["python", eps].status == "completed"]
+    assert len(done) >= 2, "too few Python runs completed to measure the spread"
+    ref = runs["python", done[0]]
+    spread = {w: max(_rel(getattr(runs["python", e], w), getattr(ref, w)) for e in done)
+              for w in ("x", "xd")}
+    # the window exercises the rescue (a step retried, halved or failed) on some of the starts
+    assert any(r.meta["retried_steps"] + r.meta["halved_steps"] > 0 or r.status != "completed"
+               for r in runs.values())
+    both = [e for e in done if runs["compiled", e].status == "completed"]
+    assert both, "the compiled stepper completed from none of the starts Python completed from"
+    for eps in both:
+        c, p = runs["compiled", eps], runs["python", eps]
+        assert np.array_equal(c.t, p.t)
+        for w in ("x", "xd"):
+            assert _rel(getattr(c, w), getattr(p, w)) <= max(1e-10, 10 * spread[w]), (eps, w)

@@ -135,7 +135,8 @@ def test_index3_fox_goodwin_fails(pend, h):
 
 def test_trapezoidal_large_torque_nullspace_vs_index3(pend, minimal):
     """T0 = 9 N m, h = 0.1: nullspace completes 300 s at round-off; index3 grows a period-2 sawtooth
-    in the reaction forces and fails (at t ≈ 220 s in this implementation)."""
+    in the reaction forces from round-off and fails before 300 s (≈ 220 s measured: when depends
+    on the round-off it grows from, so only that it fails and how it grows is asserted)."""
     rn = _sim(pend, method="nullspace", scheme="trapezoidal", dt=0.1, t_end=300.0,
               params={"T0": 9.0})
     assert rn.status == "completed"
@@ -147,8 +148,7 @@ def test_trapezoidal_large_torque_nullspace_vs_index3(pend, minimal):
     assert np.abs(rn.coord("theta")).max() > 1.1
     ri = _sim(pend, method="index3", scheme="trapezoidal", dt=0.1, t_end=300.0,
               params={"T0": 9.0})
-    assert ri.status in ("diverged", "failed")
-    assert 100.0 < ri.t[-1] < 300.0
+    assert ri.status in ("diverged", "failed") and ri.t[-1] < 300.0
 
     from symgen.reproduce.references import period2 as sawtooth      # |Δ²λ|/4, period-2 content
 
@@ -156,6 +156,8 @@ def test_trapezoidal_large_torque_nullspace_vs_index3(pend, minimal):
     n = len(s_i3)
     assert s_null.max() < 0.01                                      # physical, bounded
     assert s_i3[: n // 10].max() < 0.01                             # index3 starts like nullspace
+    k = len(ri.t) // 10                                             # ... on the same motion
+    assert np.abs(ri.coord("theta")[:k] - rm.x[:k, 0]).max() < 2e-3
     assert s_i3[-n // 10:].max() > 1e3 * s_i3[: n // 10].max()       # ... and grows
 
 

@@ -47,8 +47,8 @@ static int positive(const char *text, double *value)
 
 int main(int argc, char **argv)
 {
-    double x[3] = { -7.725559531595696e-29, -0.9183364294768195, -0.768793548991278 };
-    double xd[3] = { 3.9999999999999996, -5.7142857142857135, 7.130778083317165e-16 };
+    double x[3] = { 0.0, -0.9183364294768195, -0.768793548991278 };
+    double xd[3] = { 3.9999999999999996, -5.7142857142857135, 0.0 };
     double xdd[3], lam[2 + 1];
     const double *p = sympy_four_bar_param_defaults;
     sg_options o;

@@ -128,6 +128,20 @@ class GeneratedSource:
                    cdef=data["cdef"])
 
 
+#: main.c's start: entries below this fraction of the vector's largest are round-off of zero
+START_ZERO = 1e-15
+
+
+def _start_literal(values) -> str:
+    """A start vector as C literals without round-off noise: an entry below :data:`START_ZERO` of
+    the vector's largest is printed as 0.0 (an assembled start carries e.g. -7.7e-29 for an exact
+    zero, a different one on every machine); the others print exactly (``repr``: shortest
+    round-trip), as main.c must start where ``simulate`` starts."""
+    vals = [float(v) for v in values]
+    scale = max((abs(v) for v in vals), default=0.0)
+    return ", ".join(repr(0.0 if abs(v) <= START_ZERO * scale else v) for v in vals)
+
+
 def _main_settings(model: Model, nnz_H: int) -> dict:
     """The recommended settings of ``model`` as C literals for main.c (simulate's defaults; the
     compiled stepper's methods only, nullspace with its default scheme otherwise).  FACTORIZATION
@@ -161,7 +175,7 @@ def _main_settings(model: Model, nnz_H: int) -> dict:
         "t_end": lit(st.t_end if st.t_end is not None else 1.0),
         "tol": lit(st.tol), "constraint_tol": lit(st.constraint_tol),
         "max_iter": int(st.max_iter), "rank_tol": lit(st.rank_tol),
-        "x0": ", ".join(lit(v) for v in model.x0), "xd0": ", ".join(lit(v) for v in model.xd0),
+        "x0": _start_literal(model.x0), "xd0": _start_literal(model.xd0),
         "convergence": 1,
         "chart": chart, "chart_code": "SG_CHART_SYMMETRIC" if chart == "symmetric" else "SG_CHART_END",
         "auto_end": auto["end"], "auto_symmetric": auto["symmetric"],
