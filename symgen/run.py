@@ -241,8 +241,8 @@ def _blas_limit(threads: int | None):
 
 def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progress, consistent,
          estimate, t_wall, every, extra_meta) -> Result:
-    """The step loop.  Long on purpose: start, steps, the stop reasons and the meta of the Result
-    read as one piece; the recording is :class:`~symgen._record.Recorder`'s."""
+    """The fixed-step loop: start, steps, the stop reasons; the recording is
+    :class:`~symgen._record.Recorder`'s, the Result and its meta :func:`~symgen.steploop.finish`'s."""
     n, m, n_out = kernels.n, kernels.m, kernels.n_out
     dt, sch, bound = float(cfg.dt), cfg.parsed_scheme(), float(cfg.divergence_bound)
     has_energy = hasattr(kernels, "energy")

@@ -146,8 +146,6 @@ _SCRIPT = ("one linear script of the paper's reproduction (the runs, the claim e
 LONG_FUNCTIONS = {
     "symgen.reproduce.beyond.experiment": _SCRIPT,
     "symgen.reproduce.pendulum.experiment": _SCRIPT,
-    "symgen.run._run": "the step loop: start, steps, stop reasons and the Result's meta read as "
-                       "one piece (issue 26 item 3 asks for it to be split)",
     "symgen.steppers.nullspace.NullspaceStepper._newton":
         "the six numbered parts of one Newton iteration, tagged with the paper's equations line "
         "by line, read as one",
