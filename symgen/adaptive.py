@@ -22,7 +22,7 @@ from .steploop import finish, short_reason, start_state, stop_reason
 from .steppers import Linearization, StepFailure
 from .steppers.control import ErrorEstimate, Flag, StepController, initial_step
 
-__all__ = ["run_adaptive", "PROGRESS_UNITS"]
+__all__ = ["run_adaptive", "dense_state", "PROGRESS_UNITS"]
 
 log = logging.getLogger(__name__)
 
@@ -100,9 +100,44 @@ def _omega(kernels, stepper, cfg, t0, x, xd, xdd, lam) -> float:
         return math.nan
 
 
+def dense_state(kernels, tau: float, t: float, h: float, start, end):
+    """The state at ``tau`` in the accepted step from t (``start`` = (x, ẋ, ẍ)) to t + h
+    (``end``): the cubic Hermite interpolant of x on (x, ẋ) at both ends, projected onto
+    q = q̇ = 0, with ẍ and λ solved from the equations of motion there (assembly's consistent
+    state); returns (x, ẋ, ẍ, λ, residual norms)."""
+    from .assembly import consistent_state
+
+    s = (tau - t) / h
+    (x0, v0, _), (x1, v1, _) = start, end
+    h00, h10, h01, h11 = 2 * s**3 - 3 * s**2 + 1, s**3 - 2 * s**2 + s, -2 * s**3 + 3 * s**2, s**3 - s**2
+    x = h00 * x0 + h10 * h * v0 + h01 * x1 + h11 * h * v1
+    d00, d10, d01, d11 = 6 * s**2 - 6 * s, 3 * s**2 - 4 * s + 1, -6 * s**2 + 6 * s, 3 * s**2 - 2 * s
+    xd = (d00 * x0 + d01 * x1) / h + d10 * v0 + d11 * v1
+    try:                # as close to the constraints as the step's own states (round-off)
+        cs = consistent_state(kernels, tau, x, xd, tol=1e-15)
+    except ValueError:  # (Gauss–Newton stalled above 1e-15: assembly's own tolerance)
+        cs = consistent_state(kernels, tau, x, xd)
+    return cs.x, cs.xd, cs.xdd, cs.lam, np.array(cs.residuals, dtype=float)
+
+
+def _t_eval(t_eval, t0: float, t_end: float):
+    """The requested output times, checked: increasing, within [t0, t_end]."""
+    if t_eval is None:
+        return None
+    te = np.asarray(t_eval, dtype=float).ravel()
+    if te.size == 0 or not np.all(np.isfinite(te)):
+        raise ValueError("t_eval must be a non-empty sequence of finite times")
+    if np.any(np.diff(te) <= 0) or te[0] < t0 or te[-1] > t_end:
+        raise ValueError(f"t_eval must increase strictly and lie within [t0, t_end] = [{t0:g}, "
+                         f"{t_end:g}]; got {te[0]:g} … {te[-1]:g}")
+    return te
+
+
 def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: float, x0, xd0,
-                 progress, consistent: bool, t_wall: float, every: int, extra_meta):
-    """The variable-step run (module docstring); returns the Result (failure as data)."""
+                 progress, consistent: bool, t_wall: float, every: int, extra_meta, t_eval=None):
+    """The variable-step run (module docstring); returns the Result (failure as data).  With
+    ``t_eval`` the rows are the states at those times (:func:`dense_state`) instead of every
+    ``every``-th step (and the last state reached, if the run stops early)."""
     n, m, n_out = kernels.n, kernels.m, kernels.n_out
     sch, bound = cfg.parsed_scheme(), float(cfg.divergence_bound)
     has_energy = hasattr(kernels, "energy")
@@ -122,8 +157,27 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
                 kernels.energy(t, x, xd) if has_energy else None,
                 kernels.outputs(t, x, xd) if has_outputs else None, step_info=info)
 
+    te = _t_eval(t_eval, t0, t_end)
+    k_eval = 0                                 # the next t_eval entry to record
+
+    def record_dense(t, h, info):
+        """The rows of the t_eval entries in (t, t + h], from the step just accepted."""
+        nonlocal k_eval
+        while k_eval < len(te) and te[k_eval] <= t + h * (1 + 1e-14):
+            tau = min(float(te[k_eval]), t + h)
+            xe, xde, xdde, lame, rese = dense_state(kernels, tau, t, h, (x, xd, xdd),
+                                                   (stepper.x, stepper.xd, stepper.xdd))
+            rec.add(k_eval, float(te[k_eval]), xe, xde, xdde, lame, rese, iters, w, hm,
+                    kernels.energy(tau, xe, xde) if has_energy else None,
+                    kernels.outputs(tau, xe, xde) if has_outputs else None, step_info=info)
+            k_eval += 1
+
     rec.observe(t0, res, 0, w, hm)
-    record(0, t0, 0, None)
+    if te is None:
+        record(0, t0, 0, None)
+    elif te[0] == t0:
+        record(0, t0, 0, None)
+        k_eval = 1
     stepper.controlled = True
     stepper.start(t0, x, xd, xdd, lam)
     status, reason, detail = "completed", "", None
@@ -167,6 +221,8 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
                 status, reason = "diverged", why
                 break
             ctl.estimate.accept(h_try, xdd, stepper.xdd)
+            if te is not None:
+                record_dense(t, h_try, (h_try, err if have_d else math.nan, flags))
             x[:], xd[:], xdd[:], lam[:] = stepper.x, stepper.xd, stepper.xdd, stepper.lam
             res[:] = stepper.res
             w = stepper.omega_max
@@ -175,7 +231,7 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
             t, j, it_last, info = t1, j + 1, iters, (h_try, err if have_d else math.nan, flags)
             rec.h = h_try
             rec.observe(t, res, iters, w, hm)
-            if j % every == 0 or t >= t_end:
+            if te is None and (j % every == 0 or t >= t_end):
                 record(j, t, iters, info)
             if progress is not None:
                 progress(min(PROGRESS_UNITS, int(PROGRESS_UNITS * (t - t0) / span)),
@@ -190,8 +246,10 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
                   f"{str(exc).splitlines()[0] if str(exc) else ''}"[:300])
     if status != "completed":
         log.warning("simulation of %s stopped: %s", kernels.name, short_reason(reason))
-    if rec.last_step != j:                  # always keep the last accepted state
+    if te is None and rec.last_step != j:   # always keep the last accepted state …
         record(j, t, it_last, info)
+    elif te is not None and status != "completed" and not (rec.k and rec.T[rec.k - 1] == t):
+        record(j, t, it_last, info)         # … also with t_eval, when the run stopped early
     meta = dict(extra_meta or {})
     meta.setdefault("step_control", ctl.meta())
     return finish(kernels, stepper, cfg, rec, cs, status, reason, detail, t_wall, meta,

@@ -57,7 +57,7 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
              estimate: bool = True, consistent: bool = True,
              blas_threads: int | None = 1, rtol: float | None = None, atol=None,
              h_init: float | None = None, h_min: float | None = None,
-             h_max: float | None = None) -> Result:
+             h_max: float | None = None, t_eval=None) -> Result:
     """Integrate a model from t0 to t_end with fixed steps dt; returns a :class:`~symgen.Result`.
     Long: most of it is this docstring, one entry per parameter.
 
@@ -95,6 +95,13 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         called as ``progress(step_index, n_steps)`` after every step.
     estimate:
         record ω_max and h_max every step (index3 pays one extra SVD and kernel call for it).
+    dt="auto", rtol, atol, h_init, h_min, h_max:
+        the error-controlled variable step (nullspace method, Python stepper): each step's local
+        error estimate within rtol/atol (WRMS over x and ẋ) and the step within 0.9·h_max(ω_max);
+        docs/variable-step.md.  The Result then has ``h``, ``err_est`` and ``flags`` per row.
+    t_eval:
+        with dt="auto": record the states at these times (the step's cubic interpolant projected
+        onto the constraints) instead of the steps.
     every:
         record every ``every``-th step (and always the initial state and the last step taken);
         ``meta['run_stats']`` keeps the maxima of the residuals, Newton iterations, ω_max and the
@@ -145,7 +152,10 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         raise ValueError(f"every must be a positive integer, got {every!r}")
     if cfg.auto:
         return _simulate_auto(kernels, cfg, t0, t_end, x0, xd0, params, progress, consistent,
-                              t_wall, int(every), meta, blas_threads)
+                              t_wall, int(every), meta, blas_threads, t_eval)
+    if t_eval is not None:
+        raise ValueError("t_eval needs dt='auto' (with a fixed dt the rows are the steps; "
+                         "choose dt and every to fall on the times you need)")
     span = (t_end - t0) / dt
     n_steps = int(round(span))
     if abs(span - n_steps) > 1e-9 * max(1.0, span):
@@ -173,7 +183,7 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
 
 
 def _simulate_auto(kernels, cfg, t0, t_end, x0, xd0, params, progress, consistent, t_wall,
-                   every, meta, blas_threads) -> Result:
+                   every, meta, blas_threads, t_eval) -> Result:
     """dt="auto": the variable-step loop (:mod:`symgen.adaptive`) on the Python stepper (the C
     runtime has no error control yet); ω_max is always estimated (the stability bound)."""
     from .adaptive import run_adaptive
@@ -193,7 +203,7 @@ def _simulate_auto(kernels, cfg, t0, t_end, x0, xd0, params, progress, consisten
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"), \
                 _blas_limit(blas_threads):
             return run_adaptive(kernels, stepper, cfg, t0, t_end, x0, xd0, progress, consistent,
-                                t_wall, every, meta)
+                                t_wall, every, meta, t_eval)
     finally:
         kernels.p[:] = saved_p
 

@@ -204,3 +204,28 @@ def test_a_fixed_step_newton_cannot_close_is_carried_by_sub_steps(kernels, pendu
     np.testing.assert_allclose(r.t, np.arange(51) * 0.1, rtol=0, atol=1e-12)
     assert r.pos_err.max() < 1e-13
     assert np.abs(r.coord("pendulum.theta") - pendulum_reference(r.t)[0]).max() < 1e-3
+
+
+def test_t_eval_rows_are_consistent_and_agree_with_steps_that_land_on_them(kernels):
+    """Rows at t_eval lie on q = q̇ = 0 to round-off and agree, within the run's error, with a
+    run at the same tolerance whose h_max makes its steps land on those times (every 0.25 s)."""
+    k = kernels("double_four_bar")
+    times = np.linspace(0.0, 3.0, 13)
+    dense = symgen.simulate(k, dt="auto", t_end=3.0, rtol=1e-7, atol=1e-7, t_eval=times)
+    assert dense.status == "completed", dense.reason
+    np.testing.assert_array_equal(dense.t, times)
+    assert dense.pos_err.max() < 1e-13 and dense.vel_err.max() < 1e-12
+    B, _ = oracles.four_bar_reference(2, times)
+    err_dense = np.abs(dense.output("B0.x") - B[0]).max()
+    # runs that end on 1, 2 and 3 s (their last step lands there)
+    for tau in (1.0, 2.0, 3.0):
+        landed = symgen.simulate(k, dt="auto", t_end=tau, rtol=1e-7, atol=1e-7)
+        assert landed.t[-1] == tau
+        row = int(np.flatnonzero(times == tau)[0])
+        assert abs(landed.output("B0.x")[-1] - dense.output("B0.x")[row]) < 2 * err_dense + 1e-6
+        np.testing.assert_allclose(landed.x[-1], dense.x[row], atol=1e-4)
+    assert err_dense < 1e-3                 # rtol 1e-7 over 3 s (docs/variable-step.md)
+    with pytest.raises(ValueError, match="t_eval"):
+        symgen.simulate(k, dt="auto", t_end=5.0, t_eval=[1.0, 0.5])
+    with pytest.raises(ValueError, match="t_eval needs dt='auto'"):
+        symgen.simulate(k, dt=0.01, t_end=1.0, t_eval=[0.5])
