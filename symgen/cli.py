@@ -261,7 +261,7 @@ def cmd_simulate(args) -> int:
     try:
         with _warnings_as_notes(quiet=args.quiet):
             result = simulate(kernels, settings, params=numeric or None, progress=progress,
-                              every=args.every, x0=x0, xd0=xd0,
+                              every=args.every, x0=x0, xd0=xd0, t_eval=args.t_eval,
                               meta={"model_spec": str(args.model), "model_options": options})
     finally:
         progress.close()
