@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 import traceback
 
 import numpy as np
@@ -184,36 +183,11 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
     t, j, h, it_last, info = t0, 0, ctl.first(w, span), 0, None
     try:
         while t < t_end:
-            flags = 0
-            while True:                                      # tries of one step
-                h_try, cut = ctl.bounded(h, t, w)
-                if _too_small(h_try, t, ctl):
-                    status = "failed"
-                    reason, detail = _no_step(t, h_try, ctl, stepper)
-                    break
-                stepper.h = h_try
-                floor0, saved = stepper.floor_steps, stepper.checkpoint()
-                try:
-                    iters = stepper.step(t, x, xd, xdd, lam)
-                    err, have_d = ctl.estimate.norm(h_try, x, xd, xdd, stepper.x, stepper.xd,
-                                                    stepper.xdd, _tangent(stepper, m))
-                except _NUMERICAL as exc:
-                    stepper.rollback(saved)
-                    flags |= Flag.REJECTED_NEWTON
-                    ctl.rejected_newton += 1
-                    ctl.last_failure = f"{type(exc).__name__}: {exc}"
-                    h = ctl.controller.newton_failed(h_try)
-                    continue
-                if not err <= 1.0:                             # (a NaN estimate is rejected)
-                    stepper.rollback(saved)
-                    flags |= Flag.REJECTED_ERROR
-                    ctl.rejected_error += 1
-                    h = ctl.controller.rejected(h_try, err)
-                    continue
-                flags |= cut | (0 if have_d else Flag.NO_ESTIMATE)
-                flags |= Flag.FLOOR if stepper.floor_steps > floor0 else 0
-                break
-            if status != "completed":
+            h_try, iters, err, have_d, flags, h = _tries(ctl, stepper, m, t, h, w,
+                                                          (x, xd, xdd, lam))
+            if h_try is None:
+                status = "failed"
+                reason, detail = _no_step(t, h, ctl, stepper)
                 break
             t1 = t_end if h_try == t_end - t else t + h_try
             why = stop_reason(stepper, j + 1, t1, h_try, bound, iters)
@@ -254,6 +228,40 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
     meta.setdefault("step_control", ctl.meta())
     return finish(kernels, stepper, cfg, rec, cs, status, reason, detail, t_wall, meta,
                   h="auto", t0=t0, n_steps=None, last=j, every=every, bound=bound)
+
+
+def _tries(ctl: _Control, stepper, m: int, t: float, h: float, omega: float, state):
+    """Tries of one step from t (``state`` = x, ẋ, ẍ, λ) until one is accepted: (h, Newton
+    iterations, error norm, whether the estimate had its D term, flags, the controller's next h);
+    h None (and the last h tried) when the step fell below h_min or to round-off.  A rejected try
+    (Newton failure, a numerical error, or the error test) leaves the stepper as it was."""
+    flags = 0
+    while True:
+        h_try, cut = ctl.bounded(h, t, omega)
+        if _too_small(h_try, t, ctl):
+            return None, 0, math.nan, False, flags, h_try
+        stepper.h = h_try
+        floor0, saved = stepper.floor_steps, stepper.checkpoint()
+        try:
+            iters = stepper.step(t, *state)
+            err, have_d = ctl.estimate.norm(h_try, *state[:3], stepper.x, stepper.xd,
+                                            stepper.xdd, _tangent(stepper, m))
+        except _NUMERICAL as exc:
+            stepper.rollback(saved)
+            flags |= Flag.REJECTED_NEWTON
+            ctl.rejected_newton += 1
+            ctl.last_failure = f"{type(exc).__name__}: {exc}"
+            h = ctl.controller.newton_failed(h_try)
+            continue
+        if not err <= 1.0:                                     # (a NaN estimate is rejected)
+            stepper.rollback(saved)
+            flags |= Flag.REJECTED_ERROR
+            ctl.rejected_error += 1
+            h = ctl.controller.rejected(h_try, err)
+            continue
+        flags |= cut | (0 if have_d else Flag.NO_ESTIMATE)
+        flags |= Flag.FLOOR if stepper.floor_steps > floor0 else 0
+        return h_try, iters, err, have_d, flags, h
 
 
 def _tangent(stepper, m: int):
