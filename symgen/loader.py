@@ -15,10 +15,13 @@ Model.  Ctrl-C (KeyboardInterrupt) is not caught.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import inspect
 import numbers
+import os
+import stat
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -135,7 +138,8 @@ def load_module(spec) -> ModuleType:
         sys.modules[modname] = module
         try:
             code = compile(source, str(path), "exec", dont_inherit=True)
-            exec(code, module.__dict__)  # noqa: S102 - importing the user's model file
+            with _importable(path, modname.startswith("symgen.examples.")):
+                exec(code, module.__dict__)  # noqa: S102 - importing the user's model file
         except ModelError as exc:
             sys.modules.pop(modname, None)
             raise LoadError(f"{path.name}: {exc}") from exc
@@ -144,13 +148,48 @@ def load_module(spec) -> ModuleType:
             raise LoadError(f"{path.name}:{exc.lineno}: syntax error: {exc.msg}") from exc
         except Exception as exc:  # the user's file failed while importing
             sys.modules.pop(modname, None)
-            raise LoadError(f"importing {path} failed: {type(exc).__name__}: {exc}") from exc
+            hint = ""
+            if isinstance(exc, ImportError) and not _private_folder(path.parent):
+                hint = (f" ({path.parent} can be written by other users, so symgen does not "
+                        "import the model file's neighbours from it)")
+            raise LoadError(f"importing {path} failed: {type(exc).__name__}: {exc}{hint}") from exc
         except SystemExit as exc:  # sys.exit() would end symgen silently with the file's code
             sys.modules.pop(modname, None)
             raise LoadError(_exit_message(path, exc, "while loading")) from exc
     if not callable(getattr(module, "model", None)):
         raise LoadError(f"{path} does not define a function model() returning a symgen.Model")
     return module
+
+
+@contextlib.contextmanager
+def _importable(path: Path, shipped: bool):
+    """A model file's folder first on ``sys.path`` while the file is imported and its model()
+    runs, so that it can import its neighbours; taken out again afterwards.  Not for a shipped
+    example (a package), nor for a folder that another user may write (group- or
+    world-writable without the sticky bit, or owned by someone else): nothing is imported from a
+    place another user can write."""
+    folder = str(path.parent)
+    if shipped or folder in sys.path or not _private_folder(path.parent):
+        yield
+        return
+    sys.path.insert(0, folder)
+    try:
+        yield
+    finally:
+        try:
+            sys.path.remove(folder)
+        except ValueError:
+            pass
+
+
+def _private_folder(folder: Path) -> bool:
+    """Only this user (or root) can write ``folder``."""
+    try:
+        st = folder.stat()
+    except OSError:
+        return False
+    owner_ok = st.st_uid in (os.getuid(), 0) if hasattr(os, "getuid") else True
+    return owner_ok and not (st.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
 
 
 def _exit_message(where, exc: SystemExit, when: str) -> str:
@@ -229,7 +268,8 @@ def load_model(spec, **kwargs) -> Model:
             except ValueError as exc:
                 raise LoadError(f"model() in {Path(where).name}: {exc}") from None
     try:
-        mdl = module.model(**kwargs)
+        with _importable(Path(where), getattr(module, "__name__", "").startswith("symgen.examples.")):
+            mdl = module.model(**kwargs)
     except ModelError as exc:
         raise LoadError(f"{Path(where).name}: {exc}") from exc
     except Exception as exc:

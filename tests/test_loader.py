@@ -177,3 +177,48 @@ def test_n_four_bar_checks_n_itself():
         with pytest.raises(ValueError, match=f"option N must be an integer ≥ 1, got {bad!r}"):
             mod.model(N=bad)
     assert integer_option("N", 4.0) == 4 and type(integer_option("N", 4.0)) is int
+
+
+_USER = '''
+import {name}_parts as parts
+import symgen
+
+def model():
+    import {name}_late                       # imported while model() runs, too
+    (x,), (xd,) = symgen.coordinates("x")
+    return symgen.Model("{name}", [x], M=[[1]], f=[-{name}_late.K * parts.K * x], x0=[0.1],
+                        settings=dict(method="newmark", scheme="trapezoidal", dt=0.1, t_end=1))
+'''
+
+
+@pytest.mark.parametrize("name", ["sib_a"])
+def test_a_model_file_imports_its_neighbours_and_leaves_sys_path_as_it_was(tmp_path, name):
+    """issue 25 §1: the model file's folder is importable while it loads and model() runs."""
+    import sys
+    (tmp_path / f"{name}_parts.py").write_text("K = 2.0\n")
+    (tmp_path / f"{name}_late.py").write_text("K = 4.0\n")
+    (tmp_path / f"{name}.py").write_text(_USER.format(name=name))
+    before = list(sys.path)
+    try:
+        mdl = load_model(tmp_path / f"{name}.py")
+        assert mdl.name == name and str(mdl.f[0]) == "-8.0*x"
+        assert sys.path == before
+    finally:
+        for mod in (f"{name}_parts", f"{name}_late"):
+            sys.modules.pop(mod, None)
+
+
+def test_no_neighbours_from_a_folder_others_can_write(tmp_path):
+    import os
+    import sys
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "sib_b_parts.py").write_text("K = 2.0\n")
+    (shared / "sib_b.py").write_text(_USER.format(name="sib_b"))
+    os.chmod(shared, 0o777)
+    try:
+        with pytest.raises(LoadError, match="can be written by other users"):
+            load_model(shared / "sib_b.py")
+        assert "sib_b_parts" not in sys.modules
+    finally:
+        os.chmod(shared, 0o700)
