@@ -25,7 +25,7 @@ import sympy as sp
 import symgen
 from symgen.mechanics import SpatialSystem
 
-SETTINGS = dict(method="nullspace", scheme="trapezoidal", chart="symmetric", dt=1e-3, t_end=5.0)
+SETTINGS = dict(method="nullspace", scheme="trapezoidal", dt=1e-3, t_end=5.0)
 
 A = np.array([0.0, 0.1, 0.12])
 B = np.array([0.0, 0.1, 0.2])
