@@ -260,3 +260,9 @@ def test_slider_crank_3d_energy_bounded_with_mass_metric(crank3d):
     # (docs/spatial-accuracy.md); the Euclidean metric drifts by 3.4e-3 J/s (1.7e-2 J at 5 s)
     assert np.abs(E).max() < 2.5e-3
     assert abs(E[-1000:].mean()) < 5e-4
+
+
+def test_unknown_metric_is_refused(crank3d):
+    from symgen.steppers.schemes import parse_scheme
+    with pytest.raises(ValueError, match="unknown metric 'riemann'.*euclidean, mass"):
+        NullspaceStepper(crank3d[1], parse_scheme("trapezoidal"), 1e-3, metric="riemann")

@@ -82,6 +82,8 @@ def _prismatic(asm, name, a, pa, b, pb, axis):
     """Rows of a prismatic joint: point b stays on the line through point a along the axis (two
     rows), and b does not turn relative to a (up to three rows, those among e·d_b — e an axis of a's
     frame, d_b a direction of b — whose rotation gradients d_b × e are independent)."""
+    if b is None:
+        raise MechanismError(f"joint {name!r}: the sliding side must be a body, not the ground")
     rows = []
     ra, ra0 = _point(asm, a, pa, name)
     rb, rb0 = _point(asm, b, pb, name)
@@ -97,11 +99,9 @@ def _prismatic(asm, name, a, pa, b, pb, axis):
         frame.append((n, n0))
         rows.append((f"line {k + 1}", n.dot(rb - ra)))
     grads = []
-    if b is None:
-        raise MechanismError(f"joint {name!r}: the sliding side must be a body, not the ground")
     for d, d0 in zip(b.basis, b.basis0):
         L = float(np.linalg.norm(d0))
-        for k, (e, e0) in enumerate(frame):
+        for e, e0 in frame:
             g = np.cross(d0 / L, e0)
             row = e.dot(d)
             if not (row.free_symbols & set(asm.index)) or np.linalg.norm(g) < 1e-9:

@@ -120,18 +120,17 @@ def solve_chart_step(Ns, lin, x_p, r, x, xd, xdd, h, gamma, beta, alpha, alpha_d
     NsT = Ns.T
     T = NsT @ N                                                   # T = N_sᵀ N_H
     s_min = abs(T[0, 0]) if k == 1 else np.linalg.svd(T, compute_uv=False)[-1]
-    if M is not None and s_min > T_SINGULAR:
-        NsT = np.asarray(M @ Ns).T                                # N_sᵀ M (M symmetric)
-        NsT = NsT / np.abs(NsT).max()                             # (a row scale: same solution)
-        T = NsT @ N
-        s_min = abs(T[0, 0]) if k == 1 else np.linalg.svd(T, compute_uv=False)[-1]
     if not (s_min > T_SINGULAR):
         raise StepFailure(
             f"symmetric chart: T = N_sᵀN_H is singular at t = {t1:.9g}, iteration {iteration} "
             f"(smallest singular value {s_min:.3e}): the null spaces of H at t + h and of "
-            f"½(H(t) + H(t + h)) are nearly orthogonal; reduce the step"
-            + ("" if M is None else " (metric 'mass': or M is singular on the tangent space)"),
-            iteration=iteration)
+            f"½(H(t) + H(t + h)) are nearly orthogonal; reduce the step", iteration=iteration)
+    if M is not None:
+        # metric "mass": rows 2–3 taken with N_sᵀM (M symmetric), scaled to O(1) entries (a row
+        # scale: same solution); a singular M_R then shows as a singular step matrix below
+        NsT = np.asarray(M @ Ns).T
+        NsT = NsT / np.abs(NsT).max()
+        T = NsT @ N
     NsXd = NsT @ lin.Xd_p                                         # N_sᵀ Ẋ_p
     NsXdd1 = NsT @ lin.Xdd_p1                                     # N_sᵀ Ẍ_p1
     NsX2 = NsT @ lin.X_p2                                         # N_sᵀ X_p2
