@@ -9,7 +9,7 @@ Gravity 9.81 m/s² along −z.  At t = 0: B = (0, 0.1, 0.2), C = (0.2, 0, 0), cr
 velocity 6 rad/s about x, slider velocity 0.24 m/s, rod angular velocity (144, −72, 60)/85 rad/s.
 
 The rod's axes are those of Exudyn's model of the benchmark (its ``slidercrank3Dbenchmark``): x
-from B to C, z the part of A − B across the rod, y = z × x.  The universal joint's cross has one
+from B to C, z the part of A's position vector across the rod, y = z × x.  The universal joint's cross has one
 arm along the slider's line (x) and the other along the rod's y axis; they keep their initial
 angle (104.4°: that is the joint Exudyn's GenericJoint with constrained axes [1,1,1,0,0,1] models,
 and the initial rod angular velocity above is consistent with it, d/dt(x·y_rod) = 0).
@@ -18,6 +18,9 @@ Natural coordinates (``symgen.mechanics.spatial``): B, the crank's unit vector `
 unit vectors ``ry``, ``rz`` (15 coordinates, 14 rows, one degree of freedom); A, the origin O and
 the x axis ``ex`` are fixed.  The slider carries ``ex`` (it cannot turn).  Conservative: the
 energy is constant.  Outputs ``slider.C.x`` (…) and ``crank_angle`` (atan2 of the crank).
+
+Accuracy: with the paper's step the slider's error at h = 1e-3 is ~100× generalized-α's; the
+null-space stepper's ``metric="mass"`` brings it below (docs/spatial-accuracy.md).
 """
 import numpy as np
 import sympy as sp

@@ -139,7 +139,9 @@ class SpatialSystem:
     axes at the initial configuration.  A body is a list of basic point names and unit vector
     names; sharing names between bodies makes joints (one point: spherical; a point and a vector:
     revolute).  :meth:`spherical` and :meth:`revolute` join bodies whose own points/vectors
-    coincide at the initial configuration (they merge the names).
+    coincide at the initial configuration (they merge the names); :meth:`prismatic`,
+    :meth:`universal` and :meth:`constraint` add rows (``spatial_joints``); ``"ground"`` stands for
+    the fixed points and vectors in :meth:`prismatic` and :meth:`universal`.
     """
 
     def __init__(self, name: str):
