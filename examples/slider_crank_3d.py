@@ -9,10 +9,11 @@ Gravity 9.81 m/s² along −z.  At t = 0: B = (0, 0.1, 0.2), C = (0.2, 0, 0), cr
 velocity 6 rad/s about x, slider velocity 0.24 m/s, rod angular velocity (144, −72, 60)/85 rad/s.
 
 The rod's axes are those of Exudyn's model of the benchmark (its ``slidercrank3Dbenchmark``): x
-from B to C, z the part of A's position vector across the rod, y = z × x.  The universal joint's cross has one
-arm along the slider's line (x) and the other along the rod's y axis; they keep their initial
-angle (104.4°: that is the joint Exudyn's GenericJoint with constrained axes [1,1,1,0,0,1] models,
-and the initial rod angular velocity above is consistent with it, d/dt(x·y_rod) = 0).
+from B to C, z the part of A's position vector across the rod, y = z × x.  The universal joint's
+cross has one arm along the slider's line (x) and the other along the rod's y axis; they keep their
+initial angle (104.4°: that is the joint Exudyn's GenericJoint with constrained axes
+[1,1,1,0,0,1] models, and the initial rod angular velocity above is consistent with it,
+d/dt(x·y_rod) = 0).
 
 Natural coordinates (``symgen.mechanics.spatial``): B, the crank's unit vector ``cy``, C, the rod's
 unit vectors ``ry``, ``rz`` (15 coordinates, 14 rows, one degree of freedom); A, the origin O and

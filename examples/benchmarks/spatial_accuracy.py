@@ -118,8 +118,8 @@ def energy_terms(k, model, h, t_end, metric):
         v = V[i] + V[i + 1]
         Rx = X[i + 1] - X[i] - h * V[i] - h * h / 4 * (A[i] + A[i + 1])
         Rv = V[i + 1] - V[i] - h / 2 * (A[i] + A[i + 1])
-        terms[i] = (r.energy[i + 1] - r.energy[i], h / 4 * v @ (H[i].T @ L[i] + H[i + 1].T @ L[i + 1]),
-                    0.5 * v @ M @ Rv, -f @ (Rx - h / 2 * Rv))
+        work = h / 4 * v @ (H[i].T @ L[i] + H[i + 1].T @ L[i + 1])
+        terms[i] = (r.energy[i + 1] - r.energy[i], work, 0.5 * v @ M @ Rv, -f @ (Rx - h / 2 * Rv))
     rates = [np.polyfit(r.t[1:], np.cumsum(c), 1)[0] for c in terms.T]
     return rates, float(np.abs(terms[:, 1:].sum(axis=1) - terms[:, 0]).max())
 

@@ -65,8 +65,8 @@ def _point(asm, body, name, role):
     if body is None and not el.fixed:
         raise MechanismError(f"joint {role!r}: {name!r} is a moving point, not one of the ground's")
     if body is not None and name not in body.points:
-        raise MechanismError(f"joint {role!r}: body {body.name!r} has no point {name!r}; its points "
-                             f"are {body.points}")
+        raise MechanismError(f"joint {role!r}: body {body.name!r} has no point {name!r}; its "
+                             f"points are {body.points}")
     return mech._elements[mech._root(name)].expr(), asm.val0(name)
 
 
