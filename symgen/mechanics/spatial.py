@@ -55,6 +55,7 @@ from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownEle
                       assembled_start, check_initial_state, check_reduced_mass, claim_name,
                       numeric, numeric_matrix)
 from .spatial_assembly import NeglectedInertiaWarning, SpatialAssembly
+from .spatial_joints import GROUND, joint_rows
 
 __all__ = ["SpatialSystem", "SpatialBody", "NeglectedInertiaWarning"]
 
@@ -138,7 +139,9 @@ class SpatialSystem:
     axes at the initial configuration.  A body is a list of basic point names and unit vector
     names; sharing names between bodies makes joints (one point: spherical; a point and a vector:
     revolute).  :meth:`spherical` and :meth:`revolute` join bodies whose own points/vectors
-    coincide at the initial configuration (they merge the names).
+    coincide at the initial configuration (they merge the names); :meth:`prismatic`,
+    :meth:`universal` and :meth:`constraint` add rows (``spatial_joints``); ``"ground"`` stands for
+    the fixed points and vectors in :meth:`prismatic` and :meth:`universal`.
     """
 
     def __init__(self, name: str):
@@ -148,6 +151,7 @@ class SpatialSystem:
         self._alias: dict[str, str] = {}
         self.bodies: dict[str, SpatialBody] = {}
         self._joints: list[tuple[str, list[str], list[str]]] = []
+        self._rows: list[tuple[str, str, tuple]] = []   # prismatic, universal, custom rows
         self._forces: list = []           # (name, body, marker/local r0, F 3-vector)
         self._springs: list = []
         self._gravity: sp.Matrix | None = None
@@ -266,6 +270,51 @@ class SpatialSystem:
             self._check_member(body, p, "point", name)
             self._check_member(body, v, "vector", name)
         self._joints.append((name, [point_a, point_b], [vector_a, vector_b]))
+        return name
+
+    def _side(self, ref, point, role):
+        """A joint side: (body name or GROUND, point), the point checked (a ground point for
+        GROUND)."""
+        if ref == GROUND and GROUND not in self.bodies:
+            if self._element(point, "point", role).fixed:
+                return GROUND
+            raise MechanismError(f"joint {role!r}: {point!r} is a moving point, not one of the "
+                                 "ground's")
+        b = self._body(ref, role)
+        self._check_member(b, point, "point", role)
+        return b.name
+
+    def prismatic(self, body_a, point_a, body_b, point_b, axis, *, name: str | None = None):
+        """A slider: point_b (of body_b) moves along the axis through point_a (of body_a, or of
+        ``"ground"``) and body_b does not turn relative to body_a.  ``axis``: a unit vector's name
+        of body_a, or a direction (global, at the initial configuration) in the span of body_a's
+        points and vectors.  The points must lie on the axis initially."""
+        name = self._name(name, f"prismatic({getattr(body_a, 'name', body_a)},"
+                                f"{getattr(body_b, 'name', body_b)})")
+        a = self._side(body_a, point_a, name)
+        b = self._side(body_b, point_b, name)
+        self._rows.append(("prismatic", name, (a, point_a, b, point_b, axis)))
+        return name
+
+    def universal(self, body_a, point_a: str, axis_a, body_b, point_b: str, axis_b, *,
+                  name: str | None = None):
+        """A Hooke joint: the bodies share the point (as :meth:`spherical`) and the axis of body_a
+        and the axis of body_b (the arms of the cross: unit vector names or global directions at
+        the initial configuration in the span of each body) keep their initial angle, 90° for the
+        usual cross."""
+        name = self._name(name, f"universal({getattr(body_a, 'name', body_a)},"
+                                f"{getattr(body_b, 'name', body_b)})")
+        a = self._side(body_a, point_a, name)
+        b = self._side(body_b, point_b, name)
+        self._joints.append((name, [point_a, point_b], []))
+        self._rows.append(("universal", name, (a, axis_a, b, axis_b)))
+        return name
+
+    def constraint(self, expr, *, name: str | None = None):
+        """A custom constraint row expr = 0 in the element symbols ``<element>.x`` (``.y``,
+        ``.z``; sympy Symbols of those names, joined elements included), parameters and t."""
+        name = self._name(name, "constraint")
+        self._rows.append(("constraint", name, (sp.sympify(expr),)))
         return name
 
     # -- forces -----------------------------------------------------------------------------------
@@ -388,6 +437,7 @@ class SpatialSystem:
         asm = SpatialAssembly(self, pvals, index, vels, n)
         for b in self.bodies.values():
             asm.body(b)
+        joint_rows(asm, self._rows)
         asm.forces_and_springs()
         outs = asm.outputs(outputs)
         M, f, q, labels, V, has_V = asm.M, asm.f, asm.q, asm.labels, asm.V, asm.has_V

@@ -75,7 +75,7 @@ class SpatialAssembly:
                 extra.append(d)
         X0 = np.array([d[2] for d in basis]).T.reshape(3, len(basis))
         pinv = np.linalg.pinv(X0) if basis else np.zeros((0, 3))
-        b.pinv, b.basis = pinv, [d[1] for d in basis]
+        b.pinv, b.basis, b.basis0 = pinv, [d[1] for d in basis], [d[2] for d in basis]
         proj = X0 @ pinv if basis else np.zeros((3, 3))
 
         def local(r0, what, b=b, proj=proj, pinv=pinv):

@@ -101,7 +101,7 @@ def _last_k_of_svd(A: np.ndarray, k: int) -> np.ndarray:
 
 
 def solve_chart_step(Ns, lin, x_p, r, x, xd, xdd, h, gamma, beta, alpha, alpha_dot, alpha_ddot,
-                     *, t1: float = math.nan, iteration: int = 0) -> None:
+                     *, t1: float = math.nan, iteration: int = 0, M=None) -> None:
     """Solve the 3k × 3k system of the module docstring for (α, α̇, α̈) at t + h (written into
     ``alpha``, ``alpha_dot``, ``alpha_ddot``).
 
@@ -109,7 +109,9 @@ def solve_chart_step(Ns, lin, x_p, r, x, xd, xdd, h, gamma, beta, alpha, alpha_d
     of this iterate (N_H, ẋ_p, ẍ_p, Ẋ_p, Ẍ_p1, X_p2, M_R, C_R, K_R); ``x_p``: the position particular
     solution (absolute); ``r``: N_Hᵀ(f − K_L(x_p − x₀) − C_L(ẋ_p − ẋ₀) − M ẍ_p), the right-hand side
     of Eq. 52; ``x, xd, xdd``: the accepted state at t.  A singular T or system raises
-    :class:`StepFailure` naming t + h and the iteration.
+    :class:`StepFailure` naming t + h and the iteration.  With ``M`` (the mass matrix, dense or
+    CSR) rows 2–3 are N_sᵀM R_x = N_sᵀM R_v = 0 instead: the Newmark residuals' tangent part is
+    taken M-orthogonally (``metric="mass"``, docs/spatial-accuracy.md).
     """
     N = lin.N
     k = N.shape[1]
@@ -123,6 +125,12 @@ def solve_chart_step(Ns, lin, x_p, r, x, xd, xdd, h, gamma, beta, alpha, alpha_d
             f"symmetric chart: T = N_sᵀN_H is singular at t = {t1:.9g}, iteration {iteration} "
             f"(smallest singular value {s_min:.3e}): the null spaces of H at t + h and of "
             f"½(H(t) + H(t + h)) are nearly orthogonal; reduce the step", iteration=iteration)
+    if M is not None:
+        # metric "mass": rows 2–3 taken with N_sᵀM (M symmetric), scaled to O(1) entries (a row
+        # scale: same solution); a singular M_R then shows as a singular step matrix below
+        NsT = np.asarray(M @ Ns).T
+        NsT = NsT / np.abs(NsT).max()
+        T = NsT @ N
     NsXd = NsT @ lin.Xd_p                                         # N_sᵀ Ẋ_p
     NsXdd1 = NsT @ lin.Xdd_p1                                     # N_sᵀ Ẍ_p1
     NsX2 = NsT @ lin.X_p2                                         # N_sᵀ X_p2

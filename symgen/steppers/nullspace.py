@@ -34,6 +34,12 @@ default ``"end"``, the paper's step above, stays bit for bit what it was; an imp
 symmetric chart alone skips them).  Both charts run with either factorization: with ``"sparse"``
 N_s comes from a second sparse LU, of H_s[R, D] on the step's partition (chart.py).
 
+``metric="mass"`` (beyond the paper, docs/spatial-accuracy.md) imposes the Newmark relations on the
+tangent space M-orthogonally, N_sᵀM R = 0 instead of N_sᵀR = 0, through the chart system (with
+N_s = N_H for the end chart): independent of the coordinates' units, and on the spatial
+slider-crank in natural coordinates 100× more accurate at equal h.  The default ``"euclidean"``
+runs the code above unchanged.
+
 A step that lands within ~1e-5 rad of a singular configuration (the double four-bar at h = 5e-3,
 t = 47.365 s: s_min/s_max of H ≈ 1e-6, H loses rank by 2 at the exact point) is beyond Newton's
 reach: there an error δ of an iterate across the branch becomes δ/s in ẋ_p and δ/s² in ẍ_p
@@ -85,7 +91,11 @@ from .control import substeps
 from .linalg import dot_into, solve_small
 from .sparse import make_linearization
 
-__all__ = ["NullspaceStepper"]
+__all__ = ["NullspaceStepper", "METRICS"]
+
+#: How the Newmark relations' tangent part is taken: "euclidean" (the paper's N_Hᵀ(·) = 0) or
+#: "mass" (N_Hᵀ M(·) = 0, M-orthogonal; docs/spatial-accuracy.md).
+METRICS = ("euclidean", "mass")
 
 #: A landing near a singular configuration (module docstring, "Landings"): an accepted state where
 #: s_min/s_max of the kept singular values of H is below LANDING_RATIO …
@@ -101,7 +111,8 @@ class NullspaceStepper(Stepper):
     method = "nullspace"
 
     def __init__(self, kernels, scheme, h, *, rank_tol: float | None = None,
-                 factorization: str = "auto", chart: str = "end", **kw):
+                 factorization: str = "auto", chart: str = "end", metric: str = "euclidean",
+                 **kw):
         super().__init__(kernels, scheme, h, **kw)
         if scheme.is_hht:
             raise ValueError("HHT-α is a variant of the classical index-3 stepper; the nullspace "
@@ -114,8 +125,14 @@ class NullspaceStepper(Stepper):
         if chart not in CHARTS:
             raise ValueError(f"unknown chart {chart!r}; known: {', '.join(CHARTS)}")
         self.chart = chart
+        if metric not in METRICS:
+            raise ValueError(f"unknown metric {metric!r}; known: {', '.join(METRICS)}")
+        # metric="mass": the Newmark relations' tangent part taken M-orthogonally (through the
+        # chart system, with N_s = N_H for the end chart; docs/spatial-accuracy.md)
+        self.metric = metric
+        self._chart_end = metric == "mass" and chart == "end"
         self._chart = (SymmetricChart(kernels, self.lin.factorization, self.lin)
-                       if chart == "symmetric" else None)
+                       if chart == "symmetric" or self._chart_end else None)
         n = self.n
         self._x_p = np.zeros(n)         # n-sized work buffers of the iteration
         self._rhs = np.zeros(n)
@@ -341,9 +358,11 @@ class NullspaceStepper(Stepper):
                 # -- symmetric chart (issue 11): (α, α̇, α̈) at t + h from the 3k × 3k system on
                 # N_s (chart.py) instead of steps 4–5, whose result it replaces (they are left
                 # untouched so that chart="end" stays bit for bit the paper's step)
-                N_s = self._chart.basis(H_n, H, k, t1=t1, iteration=it)
+                N_s = N if self._chart_end else self._chart.basis(H_n, H, k, t1=t1,
+                                                                    iteration=it)
                 solve_chart_step(N_s, lin, x_p, r_R, x, xd, xdd, h, gam, bet, alpha, alpha_dot,
-                                 alpha_ddot, t1=t1, iteration=it)
+                                 alpha_ddot, t1=t1, iteration=it,
+                                 M=M if self.metric == "mass" else None)
             self.alpha, self.alpha_dot, self.alpha_ddot = alpha, alpha_dot, alpha_ddot
 
             # 6. recover x, ẋ, ẍ and λ into the iterate ---------------------------------------------

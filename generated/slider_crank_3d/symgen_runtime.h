@@ -1,0 +1,242 @@
+/* symgen_runtime.h: the model-independent C runtime of symgen's steppers.
+ *
+ * One runtime serves every generated model: a model describes itself through one `sg_model`
+ * descriptor (sizes, names, parameter defaults and pointers to its four generated kernels, with
+ * exactly the signatures the generated `<name>.h` declares); the generated `<name>.c` defines
+ * the instance `<name>_model`.
+ *
+ * Steppers (fixed step h, Newton at every step; see symgen/steppers/ for the readable Python
+ * reference they mirror line by line):
+ *   SG_NULLSPACE  the null-space (tangent-space) Newmark method of Fernandez de Bustos et al.,
+ *                 Meccanica 57 (2022), Sec. 5, Eqs. 32-58, with a pivoted Householder QR of H^T
+ *                 or (sg_options.factorization = SG_SPARSE) the sparse step of symgen_sparse.h;
+ *                 the Newmark relations on the tangent space at the end of the step (the paper's
+ *                 chart, SG_CHART_END) or on the null space of H_s = (H(t) + H(t+h))/2
+ *                 (SG_CHART_SYMMETRIC, beyond the paper: symgen/steppers/chart.py);
+ *   SG_INDEX3     the classical index-3 Newmark / HHT-alpha step with Lagrange multipliers
+ *                 (bordered Newton matrix, Eq. 29).
+ *
+ * Standard C99; the implementation (symgen_runtime.c with symgen_sparse.c) needs only <math.h>,
+ * <string.h> and <stdlib.h> (malloc).
+ * Failures are returned as data (`sg_failure`); the runtime never prints.
+ *
+ * Everything between SG_CDEF_BEGIN and SG_CDEF_END is also read by Python's cffi (keep it free of
+ * preprocessor directives).
+ */
+#ifndef SYMGEN_RUNTIME_H
+#define SYMGEN_RUNTIME_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* SG_CDEF_BEGIN */
+/* The generated kernels (row-major arrays; see the generated <name>.h for the layout). */
+typedef void (*sg_dynamics_fn)(double t, const double *x, const double *xd, const double *xdd,
+                               const double *lam, const double *p,
+                               double *M, double *f, double *K, double *C);
+typedef void (*sg_constraints_fn)(double t, const double *x, const double *xd, const double *xdd,
+                                  const double *p, double *q, double *H, double *q_dot,
+                                  double *H_dot, double *q_ddot, double *H_ddot);
+typedef void (*sg_energy_fn)(double t, const double *x, const double *xd, const double *p,
+                             double *E);
+typedef void (*sg_outputs_fn)(double t, const double *x, const double *xd, const double *p,
+                              double *y);
+
+/* One model: what the runtime needs to know about it. */
+typedef struct sg_model {
+    const char *name;
+    const char *model_hash;
+    int n;                             /* coordinates */
+    int m;                             /* constraints */
+    int n_params;
+    int n_out;                         /* named outputs */
+    const char *const *coord_names;    /* [n] (NULL when n = 0) */
+    const char *const *param_names;    /* [n_params] (NULL when 0) */
+    const char *const *output_names;   /* [n_out] (NULL when 0) */
+    const double *param_defaults;      /* [n_params] (NULL when 0) */
+    int has_potential;                 /* the model defines V */
+    int C_is_zero;                     /* C = -df/dxd vanishes identically: the steps skip it */
+    sg_dynamics_fn dynamics;
+    sg_constraints_fn constraints;
+    sg_energy_fn energy;
+    sg_outputs_fn outputs;
+    /* the sparse layout (symgen_sparse.h; the sparse null-space step): the same kernels writing
+     * only the values on H's CSR pattern (H, H_dot, H_ddot) and on M's (M, K, C), the patterns and
+     * a fill-reducing column order */
+    sg_dynamics_fn dynamics_csr;
+    sg_constraints_fn constraints_csr;
+    int nnz_H, nnz_M;
+    const int *H_indptr, *H_indices;   /* [m + 1], [nnz_H] */
+    const int *M_indptr, *M_indices;   /* [n + 1], [nnz_M] */
+    const int *col_order;              /* [n] */
+} sg_model;
+
+/* Methods. */
+enum { SG_NULLSPACE = 0, SG_INDEX3 = 1 };
+
+/* Tangent charts of the null-space step (sg_options.chart). */
+enum { SG_CHART_END = 0, SG_CHART_SYMMETRIC = 1 };
+
+/* Status of a step or a chunk of steps. */
+enum { SG_OK = 0, SG_FAILED = 1, SG_DIVERGED = 2, SG_NOMEM = 3 };
+
+/* What went wrong (sg_failure.kind); the Python side words each kind as its steppers do. */
+enum {
+    SG_FAIL_NONE = 0,
+    SG_FAIL_NONFINITE_ITERATE = 1,   /* nullspace: non-finite Newton iterate (iteration)       */
+    SG_FAIL_NOT_CONVERGED = 2,       /* Newton ran out of iterations (value0 = update,
+                                        value1 = max(|q|, h|q_dot|, h^2|q_ddot|) or |q|,
+                                        value2 = max|lambda| for index3)                       */
+    SG_FAIL_FACTOR_NONFINITE = 3,    /* H has non-finite entries (iteration)                  */
+    SG_FAIL_SINGULAR_REDUCED = 4,    /* singular M_R + gh C_R + bh^2 K_R (iteration, k)        */
+    SG_FAIL_NONFINITE_UPDATE = 5,    /* non-finite Newton update (iteration = it + 1)          */
+    SG_FAIL_I3_NONFINITE = 6,        /* index3: non-finite state or |q| (iteration)           */
+    SG_FAIL_RUN_NONFINITE = 7,       /* the accepted state or residuals are not finite
+                                        (iteration = Newton iterations of the step)            */
+    SG_FAIL_RUN_BOUND = 8,           /* value0 = the size, which = 0 |x|, 1 h|xd|, 2 h^2|xdd| */
+    SG_FAIL_CHART_T_SINGULAR = 9,    /* symmetric chart: T = N_s^T N_H singular (iteration,
+                                        value0 = its smallest singular value)                  */
+    SG_FAIL_CHART_SINGULAR = 10,     /* symmetric chart: singular 3k x 3k step matrix
+                                        (iteration, k)                                         */
+    SG_FAIL_SPARSE_SINGULAR = 11,    /* sparse step: singular LU of H[R, D] (iteration)        */
+    SG_FAIL_CHART_SPARSE_SINGULAR = 12, /* symmetric chart on the sparse step: singular LU of
+                                        H_s[R, D] (iteration)                                  */
+    SG_FAIL_NO_MEMORY = 13           /* out of memory for the buffers of a larger null space
+                                        or a new partition (iteration, k)                      */
+};
+
+typedef struct sg_failure {
+    int kind;            /* SG_FAIL_* */
+    long step;           /* the step that failed (1-based: the state it would have produced) */
+    double t;            /* t + h of that step */
+    int iteration;
+    int k;               /* size of alpha (SG_FAIL_SINGULAR_REDUCED) */
+    int which;           /* SG_FAIL_RUN_BOUND */
+    double value0, value1, value2;
+    double floor[3];     /* the round-off floor of (x, h xd, h^2 xdd) at the last iterate (rule 1) */
+    double upd_abs[3];   /* the last update: max|dx|, h max|dxd|, h^2 max|dxdd| */
+    double s_ratio;      /* s_min/s_max of the kept |R_ii| of H (nullspace, rule 1) */
+} sg_failure;
+
+/* The options of a run (the same names and meaning as symgen.simulate's). */
+typedef struct sg_options {
+    int method;                  /* SG_NULLSPACE or SG_INDEX3 */
+    double gamma, beta;          /* Newmark */
+    double alpha;                /* HHT-alpha (index3 only; 0 for plain Newmark) */
+    double h;                    /* step */
+    double tol;                  /* relative Newton tolerance on (x, h xd, h^2 xdd) */
+    double constraint_tol;       /* absolute tolerance on |q|, h|q_dot|, h^2|q_ddot| */
+    int max_iter;
+    double rank_tol;             /* relative rank tolerance of H (|R_ii| <= rank_tol |R_00|) */
+    int estimate;                /* record omega_max and h_max every step */
+    double divergence_bound;     /* |x|, h|xd| or h^2|xdd| beyond it: diverged */
+    int convergence;             /* 0: an update within 1e3 tol that stopped shrinking is accepted
+                                    (stalled); 1: the conditioning-aware round-off floor, omega_max
+                                    at the accepted state, index3's rank at every step */
+    int chart;                   /* nullspace: SG_CHART_END (the paper's method) or
+                                    SG_CHART_SYMMETRIC; index3: SG_CHART_END */
+    int factorization;           /* SG_DENSE_QR or SG_SPARSE (nullspace: the sparse step) */
+} sg_options;
+
+/* sg_options.factorization */
+enum { SG_DENSE_QR = 0, SG_SPARSE = 1 };
+
+typedef struct sg_stepper sg_stepper;
+
+/* A stepper for `model` (NULL when out of memory or the options are invalid). */
+sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *options);
+void sg_stepper_free(sg_stepper *s);
+
+/* Called once with the consistent initial state before the first step (index3: redundancy of
+ * the constraints, HHT's (f + H^T lam)(t0)). */
+void sg_start(sg_stepper *s, const double *p, double t, const double *x, const double *xd,
+              const double *xdd, const double *lam);
+
+/* The consistent initial state (as symgen.simulate's consistent_state): x, xd projected onto
+ * q = 0, q_dot = 0 in place; xdd, lam from the index-1 equations.  Returns 0, 1 (positions cannot
+ * be projected onto q = 0) or 2 (singular reduced mass). */
+int sg_initial_state(sg_stepper *s, const double *p, double t, double *x, double *xd,
+                     double *xdd, double *lam);
+
+/* sg_initial_state with project = 0: x, xd kept as given, only xdd, lam solved for (project = 1
+ * is sg_initial_state).  The step's factorization (dense QR or the sparse step's) serves; a
+ * sparse run then starts (sg_start) from the partition made here.  sg_initial_iterations: the
+ * Gauss-Newton iterations of the last projection; sg_rank: the rank of H at the last
+ * factorization. */
+int sg_consistent_state(sg_stepper *s, const double *p, double t, double *x, double *xd,
+                        double *xdd, double *lam, int project);
+int sg_initial_iterations(const sg_stepper *s);
+int sg_rank(const sg_stepper *s);
+
+/* omega_max of the reduced system linearized at a state (as the steps record it; NaN when H
+ * cannot be factored). */
+double sg_omega_at(sg_stepper *s, const double *p, double t, const double *x, const double *xd,
+                   const double *xdd, const double *lam);
+
+/* One step from (x, xd, xdd, lam) at t; the new state is left in the stepper (sg_state).
+ * Returns SG_OK, SG_FAILED or SG_DIVERGED (then *fail says why), and the Newton iterations in
+ * *iterations. */
+int sg_step(sg_stepper *s, const double *p, double t, const double *x, const double *xd,
+            const double *xdd, const double *lam, int *iterations, sg_failure *fail);
+
+/* Pointers to the stepper's accepted state and its diagnostics after sg_step. */
+void sg_state(const sg_stepper *s, const double **x, const double **xd, const double **xdd,
+              const double **lam, const double **residuals, double *omega_max);
+
+/* Steps i = i_start .. i_stop - 1 of a run with times t_i = t0 + i h, reading row i - row0 and
+ * writing row i + 1 - row0 of the caller's arrays (row-major, one row per step; row0 = i_start
+ * lets a buffer of i_stop - i_start + 1 rows take one chunk):
+ *   T[N], X/XD/XDD[N][n], LAM[N][m], PE/VE/AE[N] (|q|, |q_dot|, |q_ddot|), OM/HM[N] (omega_max,
+ *   h_max; written only when estimating), IT[N] (Newton iterations), EK/EP[N] (energy),
+ *   OUT[N][n_out] (outputs; may be NULL when n_out = 0).
+ * Returns SG_OK with *last = i_stop when every step succeeded; otherwise the status, *last = the
+ * step of the last row written and *fail describing the failed step (nothing of it is recorded). */
+int sg_run_chunk(sg_stepper *s, const double *p, double t0, long i_start, long i_stop,
+                 long row0, double *T, double *X, double *XD, double *XDD, double *LAM,
+                 double *PE, double *VE, double *AE, double *OM, double *HM, long long *IT,
+                 double *EK, double *EP, double *OUT, long *last, sg_failure *fail);
+
+/* Run statistics: steps accepted at Newton's round-off floor (stalled: rule 0, floor: rule 1;
+ * sg_floor_times copies the times of the first ones, up to max, and returns how many it copied;
+ * the time of the last is sg_floor_t_last), smallest/largest rank of H, index3 steps with a
+ * rank-deficient H at the predictor. */
+long sg_stalled_steps(const sg_stepper *s);
+long sg_floor_steps(const sg_stepper *s);
+int sg_floor_times(const sg_stepper *s, double *out, int max);
+double sg_floor_t_last(const sg_stepper *s);
+long sg_redundant_steps(const sg_stepper *s);
+/* nullspace: steps that landed next to a singular configuration and were stepped over (the next
+ * steps of h/2, h, h/2 taken from the start of the step onto the landing); sg_landing_times copies the
+ * times of the first ones (the landings' times), up to max, and returns how many it copied. */
+long sg_landing_steps(const sg_stepper *s);
+int sg_landing_times(const sg_stepper *s, double *out, int max);
+/* For a driver that takes a step by other means (symgen's Python stepper, on a Newton failure):
+ * sg_landing_ratio is s_min/s_max of H at the last accepted state (the next landing test's
+ * reference); sg_hand_back sets it to that of the state the other step accepted and, when that
+ * step landed (x not NULL), makes the next sg_step start from (t, x, xd, xdd, lam), the start of
+ * that step, in steps of h/2, h, h/2. */
+double sg_landing_ratio(const sg_stepper *s);
+void sg_hand_back(sg_stepper *s, double ratio, double t, const double *x, const double *xd,
+                  const double *xdd, const double *lam);
+int sg_min_rank(const sg_stepper *s);
+int sg_max_rank(const sg_stepper *s);
+/* The sparse step's statistics: counts[3] = partitions, column changes, rank confirmations;
+ * rows[m] and indep[n] receive the rows R and coordinates I in use; returns their number r (-1
+ * before the first factorization or without the sparse step) and *k. */
+int sg_sparse_info(const sg_stepper *s, long *counts, int *rows, int *indep, int *k);
+
+/* Eq. 11: the largest stable step for omega_max (inf when unconditionally stable or
+ * omega_max = 0, NaN when omega_max is NaN). */
+double sg_h_max(double gamma, double beta, double omega_max);
+
+/* omega_max = sqrt of the largest modulus of the eigenvalues of (K_R, M_R), k x k row-major
+ * (0 for k = 0, NaN for non-finite input, inf for a singular M_R).  Needs 3 k^2 doubles of work. */
+double sg_omega_from(int k, const double *M_R, const double *K_R, double *work);
+/* SG_CDEF_END */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SYMGEN_RUNTIME_H */
