@@ -235,6 +235,7 @@ def cmd_simulate(args) -> int:
     options = {k: v for k, v in params.items() if k not in numeric}   # went to model()
     settings = SimulationSettings.merged(mdl.settings, method=args.method, scheme=args.scheme,
                                          dt=args.dt, t_end=args.t_end, chart=args.chart,
+                                         metric=args.metric,
                                          stepper=args.stepper, factorization=args.factorization,
                                          rtol=args.rtol, atol=args.atol, h_init=args.h_init,
                                          h_max=args.h_max, **newton)
@@ -402,6 +403,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="nullspace only: 'end' (the paper's method, default) or 'symmetric' "
                    "(Newmark on the null space of (H(t) + H(t+h))/2: no energy drift at large "
                    "rotations per step; beyond the paper)")
+    s.add_argument("--metric", choices=("euclidean", "mass"), default=None,
+                   help="nullspace only: the Newmark relations' tangent part 'euclidean' (the "
+                   "paper's, default) or 'mass' (M-orthogonal, units-independent; spatial models)")
     add_step_options(s)
     s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
     s.add_argument("--set", action="append", metavar="NAME=VALUE",

@@ -52,6 +52,7 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
              tol: float | None = None, max_iter: int | None = None, rank_tol: float | None = None,
              constraint_tol: float | None = None, factorization: str | None = None,
              divergence_bound: float | None = None, chart: str | None = None,
+             metric: str | None = None,
              stepper: str | None = None, every: int = 1, meta: Mapping | None = None,
              progress: Callable[[int, int], None] | None = None, t0: float = 0.0,
              estimate: bool = True, consistent: bool = True,
@@ -69,7 +70,7 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         a :class:`~symgen.SimulationSettings` (or a mapping of its fields); it overrides the
         model's recommended settings, and the keyword arguments below override it.
     method, scheme, dt, t_end, tol, max_iter, rank_tol, constraint_tol, factorization,
-    divergence_bound, chart, stepper:
+    divergence_bound, chart, metric, stepper:
         the fields of :class:`~symgen.SimulationSettings` (None: not given).  ``method``:
         ``"nullspace"`` (the paper's method), ``"index3"`` (classical Newmark / HHT with
         multipliers), ``"newmark"`` or ``"central-difference"`` (minimal coordinates, m = 0).
@@ -130,7 +131,7 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         getattr(model, "settings", None), settings, method=method, scheme=scheme, dt=dt,
         t_end=t_end, tol=tol, max_iter=max_iter, rank_tol=rank_tol, constraint_tol=constraint_tol,
         factorization=factorization, divergence_bound=divergence_bound, chart=chart,
-        stepper=stepper, rtol=rtol, atol=atol, h_init=h_init, h_min=h_min, h_max=h_max)
+        metric=metric, stepper=stepper, rtol=rtol, atol=atol, h_init=h_init, h_min=h_min, h_max=h_max)
     if cfg.method in ("newmark", "central-difference") and kernels.m:
         raise ValueError(f"method {cfg.method!r} is a minimal-coordinate reference for models without "
                          f"constraints; {kernels.name!r} has m = {kernels.m} constraints "
@@ -214,7 +215,7 @@ def _make_stepper(kernels, cfg: SimulationSettings, dt: float, estimate: bool):
     from .steppers.compiled import CompiledStepper, compiled_factorization, unsupported
 
     sch = cfg.parsed_scheme()
-    why = unsupported(kernels, cfg.method, sch, cfg.factorization)
+    why = unsupported(kernels, cfg.method, sch, cfg.factorization, cfg.metric)
     if cfg.stepper == "compiled" and why:
         raise ValueError(f"stepper='compiled' cannot run this case: {why} (use stepper='python' "
                          "or 'auto')")
@@ -226,7 +227,8 @@ def _make_stepper(kernels, cfg: SimulationSettings, dt: float, estimate: bool):
     fac = (compiled_factorization(kernels, cfg.method, cfg.factorization, cfg.chart) if compiled
            else None)
     py = make_stepper(cfg.method, kernels, sch, dt, factorization=fac or cfg.factorization,
-                      **({"chart": cfg.chart} if cfg.method == "nullspace" else {}), **kw)
+                      **({"chart": cfg.chart, "metric": cfg.metric} if cfg.method == "nullspace"
+                         else {}), **kw)
     if not compiled:
         return py
     return CompiledStepper(kernels, cfg.method, sch, dt, divergence_bound=float(cfg.divergence_bound),

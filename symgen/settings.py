@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, fields, replace
 from typing import Any, Mapping
 
-__all__ = ["SimulationSettings", "METHODS", "FACTORIZATIONS", "CHARTS", "STEPPERS",
+__all__ = ["SimulationSettings", "METHODS", "FACTORIZATIONS", "CHARTS", "METRICS", "STEPPERS",
            "SPARSE_FROM_N", "SPARSE_MAX_DENSITY", "compiled_factorization"]
 
 #: The steppers by name (:data:`symgen.steppers.METHODS` maps them to classes).
@@ -21,6 +21,8 @@ METHODS = ("nullspace", "index3", "newmark", "central-difference")
 FACTORIZATIONS = ("auto", "svd", "qr", "sparse")
 #: The null-space step's tangent charts (:mod:`symgen.steppers.chart`).
 CHARTS = ("end", "symmetric")
+#: The metric of the null-space step's Newmark relations (:mod:`symgen.steppers.nullspace`).
+METRICS = ("euclidean", "mass")
 #: Who steps (:mod:`symgen.steppers.compiled` or the Python steppers).
 STEPPERS = ("auto", "compiled", "python")
 
@@ -83,6 +85,9 @@ class SimulationSettings:
     #: "compiled" (the whole step in C), "python" (the reference steppers) or "auto" (compiled
     #: when the kernels are compiled and the C runtime has the method and options, else python)
     stepper: str = "auto"
+    #: nullspace: the metric of the Newmark relations' tangent part, "euclidean" (the paper's) or
+    #: "mass" (M-orthogonal: independent of the coordinates' units; docs/spatial-accuracy.md)
+    metric: str = "euclidean"
     #: dt="auto": relative tolerance of the local error estimate (WRMS norm over x and ẋ)
     rtol: float = 1e-6
     #: dt="auto": absolute tolerance of the local error estimate (a number or one per coordinate)
@@ -122,6 +127,11 @@ class SimulationSettings:
             raise ValueError(f"unknown chart {self.chart!r}; known: {', '.join(CHARTS)}")
         if self.chart != "end" and self.method != "nullspace":
             raise ValueError(f"chart {self.chart!r} applies to the nullspace method only, not "
+                             f"{self.method!r}")
+        if self.metric not in METRICS:
+            raise ValueError(f"unknown metric {self.metric!r}; known: {', '.join(METRICS)}")
+        if self.metric != "euclidean" and self.method != "nullspace":
+            raise ValueError(f"metric {self.metric!r} applies to the nullspace method only, not "
                              f"{self.method!r}")
         if self.stepper not in STEPPERS:
             raise ValueError(f"unknown stepper {self.stepper!r}; known: {', '.join(STEPPERS)}")

@@ -65,9 +65,14 @@ FIRST_CHUNK_WORK = 2048
 _FACTORIZATION_CODES = {"qr": 0, "sparse": 1}
 
 
-def unsupported(kernels, method: str, scheme, factorization: str) -> str | None:
+def unsupported(kernels, method: str, scheme, factorization: str,
+                metric: str = "euclidean") -> str | None:
     """Why the compiled stepper cannot run this case (``None`` when it can)."""
     from ..kernels import Kernels
+
+    if metric != "euclidean":
+        return (f"metric {metric!r} runs on the Python stepper (the C runtime has the "
+                "Euclidean one)")
 
     if not isinstance(kernels, Kernels):
         return f"the kernels are {type(kernels).__name__}, not compiled Kernels"

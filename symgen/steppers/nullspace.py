@@ -85,6 +85,7 @@ import math
 
 import numpy as np
 
+from ..settings import METRICS
 from .base import FLOOR_TIMES_KEPT, Stepper, StepFailure, norm2
 from .chart import CHARTS, SymmetricChart, solve_chart_step
 from .control import substeps
@@ -95,7 +96,6 @@ __all__ = ["NullspaceStepper", "METRICS"]
 
 #: How the Newmark relations' tangent part is taken: "euclidean" (the paper's N_Hᵀ(·) = 0) or
 #: "mass" (N_Hᵀ M(·) = 0, M-orthogonal; docs/spatial-accuracy.md).
-METRICS = ("euclidean", "mass")
 
 #: A landing near a singular configuration (module docstring, "Landings"): an accepted state where
 #: s_min/s_max of the kept singular values of H is below LANDING_RATIO …
