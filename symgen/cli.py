@@ -189,7 +189,7 @@ def cmd_show(args) -> int:
 def _labels(mdl, name) -> str:
     coords = ", ".join(mdl.coord_names)
     return {"M": f"rows and columns: {coords}", "f": f"rows: {coords}"}.get(
-        name, f"rows: constraints 0..{mdl.m - 1}")
+        name, f"rows: {', '.join(mdl.constraint_names)}")
 
 
 def cmd_generate(args) -> int:

@@ -103,7 +103,8 @@ class Derived:
             return f"rows and columns: {coords}"
         if name == "f":
             return f"rows: {coords}"
-        rows = f"constraints 0..{mdl.m - 1}" if mdl.m else "none (the model has no constraints)"
+        rows = (", ".join(mdl.constraint_names) if mdl.m
+                else "none (the model has no constraints)")
         if name in ("q", "q_dot", "q_ddot"):
             return f"rows: {rows}"
         if name in ("H", "H_dot", "H_ddot"):

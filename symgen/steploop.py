@@ -142,6 +142,8 @@ def finish(kernels, stepper, cfg: SimulationSettings, rec, cs, status: str, reas
         "parameters": kernels.params() if hasattr(kernels, "params") else {},
         "initial_projection": cs.as_dict(),
         "coords": list(kernels.coord_names),
+        "constraint_names": list(getattr(model, "constraint_names", None)
+                                 or (f"q[{i}]" for i in range(m))),
         "n": n,
         "m": m,
         "run_stats": rec.stats(),

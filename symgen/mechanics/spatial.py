@@ -53,7 +53,7 @@ import sympy as sp
 from ..model import Model, check_name, coordinates
 from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownElementError,
                       assembled_start, check_initial_state, check_reduced_mass, claim_name,
-                      numeric, numeric_matrix)
+                      numeric, numeric_matrix, row_names)
 from .spatial_assembly import NeglectedInertiaWarning, SpatialAssembly
 from .spatial_joints import GROUND, joint_rows
 
@@ -452,4 +452,5 @@ class SpatialSystem:
             check_reduced_mass(self.name, coords, Mnum, H0, owners)
         return Model(name or self.name, coords, M, f, q=q, V=V if has_V else None,
                      params=dict(pvals), outputs=outs, x0=x0, xd0=xd0, settings=settings,
-                     velocities=vels, description=description, drawing=asm.drawing())
+                     velocities=vels, description=description, drawing=asm.drawing(),
+                     constraint_names=row_names(labels))
