@@ -159,7 +159,15 @@ class Recorder:
         self.k, self.last_step = k + K, int(steps[-1])
 
     def _grow(self) -> None:
-        """Double the rows (variable steps only): each buffer copied into one twice as long."""
+        """Double the rows (variable steps only): each buffer copied into one twice as long;
+        :class:`MemoryBudgetError` when the doubled rows would pass the memory a result may take
+        (the rows recorded so far are kept)."""
+        rows, per = self.T.shape[0], 8 * (3 * self.X.shape[1] + self.LAM.shape[1]
+                                          + self.OUT.shape[1] + 13)
+        if (2 * rows + 2) * per > memory_budget():
+            raise MemoryBudgetError(
+                f"{rows} rows fill the memory a result may take: record every K-th step "
+                "(every=K, --every K) or at given times (t_eval=, --t-eval)")
         for attr in ("T", "X", "XD", "XDD", "LAM", "PE", "VE", "AE", "OM", "HM", "IT", "EK",
                      "EP", "OUT", "STEP_H", "ERR", "FLG"):
             a = getattr(self, attr)

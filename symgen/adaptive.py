@@ -15,7 +15,7 @@ import traceback
 
 import numpy as np
 
-from ._record import Recorder
+from ._record import MemoryBudgetError, Recorder
 from .settings import SimulationSettings
 from .steploop import finish, short_reason, start_state, stop_reason
 from .steppers import Linearization, StepFailure
@@ -214,16 +214,21 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
         status = "interrupted"
         reason = (f"interrupted by {str(exc) or 'KeyboardInterrupt (Ctrl-C)'} after step {j} "
                   f"(t = {t:.9g} of {t_end:.9g})")
+    except MemoryBudgetError as exc:        # the recorded rows are full: stop, keep them
+        status, reason = "failed", f"stopped at t = {t:.9g}: {exc}"
     except Exception as exc:                # an internal error: the steps taken are kept too
         status, detail = "failed", traceback.format_exc()
         reason = (f"internal error after step {j} (t = {t:.9g}): {type(exc).__name__}: "
                   f"{str(exc).splitlines()[0] if str(exc) else ''}"[:300])
     if status != "completed":
         log.warning("simulation of %s stopped: %s", kernels.name, short_reason(reason))
-    if te is None and rec.last_step != j:   # always keep the last accepted state …
-        record(j, t, it_last, info)
-    elif te is not None and status != "completed" and not (rec.k and rec.T[rec.k - 1] == t):
-        record(j, t, it_last, info)         # … also with t_eval, when the run stopped early
+    try:
+        if te is None and rec.last_step != j:   # always keep the last accepted state …
+            record(j, t, it_last, info)
+        elif te is not None and status != "completed" and not (rec.k and rec.T[rec.k - 1] == t):
+            record(j, t, it_last, info)         # … also with t_eval, when the run stopped early
+    except MemoryBudgetError:                   # (no room for it: the rows so far are kept)
+        pass
     meta = dict(extra_meta or {})
     meta.setdefault("step_control", ctl.meta())
     return finish(kernels, stepper, cfg, rec, cs, status, reason, detail, t_wall, meta,

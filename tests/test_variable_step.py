@@ -229,3 +229,15 @@ def test_t_eval_rows_are_consistent_and_agree_with_steps_that_land_on_them(kerne
         symgen.simulate(k, dt="auto", t_end=5.0, t_eval=[1.0, 0.5])
     with pytest.raises(ValueError, match="t_eval needs dt='auto'"):
         symgen.simulate(k, dt=0.01, t_end=1.0, t_eval=[0.5])
+
+
+def test_a_run_whose_rows_outgrow_the_memory_budget_stops_and_keeps_them(kernels, monkeypatch):
+    """The rows of a variable-step run grow as it goes; past the memory a result may take the
+    run stops as 'failed' with every row so far, naming every= and t_eval= (SYMGEN_MEMORY_LIMIT
+    makes the budget small here)."""
+    monkeypatch.setenv("SYMGEN_MEMORY_LIMIT", "200000")
+    r = symgen.simulate(kernels("stiff_pendulum"), dt="auto", t_end=20.0, rtol=1e-8,
+                        atol=1e-8, scheme="fox-goodwin", params={"T0": T0})
+    assert r.status == "failed" and "every=K" in r.reason and "t_eval" in r.reason
+    assert 100 < len(r.t) < 5000 and np.all(np.diff(r.t) > 0)
+    assert r.pos_err.max() < 1e-13
