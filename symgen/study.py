@@ -32,9 +32,10 @@ Results, under ``out``:
 
 A run that fails or diverges is a row with its status; a task that raises (bad option, a worker
 that died ``retries`` times) is a ``failed`` row whose reason names the exception, without a
-``.npz``.  Re-running the same study skips every run whose row and ``.npz`` exist in ``out``
-(resume): a run's id is a hash of the model hash, its grid point and the simulate options.  Rows
-of other grids in the same folder stay in the table, after the current grid's.
+``.npz``.  Re-running the same study skips every run whose ``.npz`` in ``out`` loads (resume; a
+damaged file is run again, a damaged table rebuilt from the run files): a run's id is a hash of
+the model hash, its grid point and the simulate options.  Rows of other grids in the same folder
+stay in the table, after the current grid's.
 
 ``workers=0`` runs the grid serially in this process, without Dask.
 """
@@ -255,22 +256,72 @@ def load_table(path):
 
 
 def read_rows(path) -> list[dict]:
-    """The rows of a study table as dicts of numbers and strings (no pandas needed)."""
+    """The rows of a study table as dicts of numbers and strings (no pandas needed).  A row with
+    fewer or more fields than the header (a truncated file) raises SweepError naming it."""
+    rows, bad = _read_rows(path)
+    if bad:
+        raise SweepError(f"{bad[0]}; the table is damaged (re-running the sweep rebuilds it "
+                         "from the run files)")
+    return rows
+
+
+def _read_rows(path) -> tuple[list[dict], list[str]]:
+    """(the complete rows, a description of each incomplete one)."""
     path = Path(path)
     if path.is_dir():
         path = path / TABLE
     with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    out = []
-    for r in rows:
+        reader = csv.DictReader(fh)
+        rows = list(reader)
+        header = reader.fieldnames or []
+    out, bad = [], []
+    for k, r in enumerate(rows, start=2):
+        if None in r or None in r.values():
+            n = len(header) - sum(v is None for v in r.values()) + len(r.get(None) or ())
+            bad.append(f"{path}: line {k} has {n} fields, its header {len(header)}")
+            continue
         d = {}
-        for k, v in r.items():
-            if k in TEXT_COLUMNS:
-                d[k] = v
+        for key, v in r.items():
+            if key in TEXT_COLUMNS:
+                d[key] = v
             else:
-                d[k] = _num(v) if v not in ("", "nan", "inf", "-inf") else float(v or "nan")
+                d[key] = _num(v) if v not in ("", "nan", "inf", "-inf") else float(v or "nan")
         out.append(d)
-    return out
+    return out, bad
+
+
+def _resume(out: Path, ids: list, points: list, keys: list):
+    """What ``out`` already holds of this grid: ({run id: row} of the runs whose ``.npz`` loads,
+    rows of other grids, the table's keys, whether the table must be rewritten).  Each row of this
+    grid is rebuilt from its run file, so a damaged table loses nothing; a run file that does not
+    load (truncated, another format) is not a finished run: it is run again."""
+    from .result import load_result
+    old, damaged = [], False
+    if (out / TABLE).is_file():
+        try:
+            old, bad = _read_rows(out / TABLE)
+            if old:
+                keys = keys + [k for k in grid_keys(old) if k not in keys]
+        except (ValueError, UnicodeDecodeError, csv.Error) as exc:   # SweepError is a ValueError
+            old, bad = [], [str(exc)]
+        if bad:
+            log.warning("%s; rebuilding the table from the run files", bad[0])
+            damaged = True
+    listed = {r.get("run") for r in old}
+    foreign = [r for r in old if r.get("run") not in ids]
+    done = {}
+    for run_id, point in zip(ids, points):
+        path = out / "runs" / f"{run_id}.npz"
+        if not path.is_file():
+            continue
+        try:
+            result = load_result(path)
+        except (OSError, ValueError) as exc:
+            log.warning("run %s: %s; running it again", run_id, " ".join(str(exc).split())[:300])
+            continue
+        done[run_id] = {"run": run_id, **point, **summarize(result)}
+        damaged = damaged or run_id not in listed
+    return done, foreign, keys, damaged
 
 
 def _client(workers: int, scheduler: str | None):
@@ -329,14 +380,10 @@ def sweep(model, grid: Mapping[str, Sequence], *, out=None, workers: int = 2,
     keys = list(grid)           # the grid columns of the table (with those of foreign rows)
     if out is not None:
         (out / "runs").mkdir(parents=True, exist_ok=True)
-        if (out / TABLE).is_file():
-            old = read_rows(out / TABLE)
-            keys = list(grid) + [k for k in (grid_keys(old) if old else []) if k not in grid]
-            for r in old:
-                if r.get("run") not in ids:
-                    foreign.append(r)
-                elif (out / "runs" / f"{r['run']}.npz").is_file():
-                    done[r["run"]] = r
+        done, foreign, keys, damaged = _resume(out, ids, points, keys)
+        if damaged:
+            ordered = [done[i] for i in ids if i in done] + foreign
+            _write_table(out / TABLE, _columns(keys, ordered), ordered)
     rows: dict[str, dict] = dict(done)
     todo = [(i, p) for i, p in zip(ids, points) if i not in done]
     start = time.perf_counter()

@@ -237,3 +237,29 @@ def test_tangent_chart_is_a_grid_key_and_not_the_figure(tmp_path, capsys):
     assert all(r["status"] == "completed" for r in rows)
     for r in rows:
         assert load_result(out / "runs" / f"{r['run']}.npz").meta["chart"] == r["chart"]
+
+
+def test_resume_redoes_a_damaged_run_file_and_rebuilds_a_damaged_table(model, tmp_path):
+    """Issue 27 (3): a truncated runs/<id>.npz is not a finished run; a truncated table.csv is
+    rebuilt from the run files (no internal TypeError), without running anything again."""
+    grid = {"T0": [5.0, 9.0]}
+    first = symgen.sweep(model, grid, out=tmp_path, workers=0, t_end=1.0)
+    bad = tmp_path / "runs" / f"{first.rows[1]['run']}.npz"
+    bad.write_bytes(bad.read_bytes()[:200])                 # truncated
+    again = symgen.sweep(model, grid, out=tmp_path, workers=0, t_end=1.0)
+    assert (again.ran, again.skipped) == (1, 1)
+    ref = symgen.simulate(symgen.build(model), params={"T0": 9.0}, t_end=1.0)
+    redone = load_result(bad)                               # the run file is whole again
+    assert redone.status == "completed"
+    np.testing.assert_array_equal(redone.x, ref.x)
+    assert read_rows(tmp_path)[1]["final.theta"] == ref.output("theta")[-1]
+
+    table = tmp_path / "table.csv"
+    text = table.read_text()
+    table.write_text(text[:len(text) - len(text.splitlines()[-1]) // 2 - 1])   # last row cut
+    with pytest.raises(ValueError, match="line 3 has .* fields"):
+        read_rows(tmp_path)
+    third = symgen.sweep(model, grid, out=tmp_path, workers=0, t_end=1.0)
+    assert (third.ran, third.skipped) == (0, 2)
+    assert read_rows(tmp_path) == third.rows
+    assert read_rows(tmp_path)[1]["final.theta"] == ref.output("theta")[-1]
