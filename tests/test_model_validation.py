@@ -169,3 +169,18 @@ def test_negative_mass_through_the_run_parameters_is_refused(syms):
     k.set_params(m=-0.5)                                     # as the compiled sparse start calls it
     with pytest.raises(ModelError, match=r"M\[0,0\] .* is -0.5 "):
         check_mass_diagonal(k, 0.0, np.array([0.0, -1.0, 0.0]))
+
+
+def test_model_names_that_clash_with_generated_files(syms):
+    """Issue 27 (6): a model 'main' had its kernels' main.c overwritten by the driver; models
+    'symgen_runtime'/'symgen_sparse' failed to build.  Every .c/.h file that generate writes
+    besides the model's own is a name a model cannot take (also a runtime split into sg_*.c)."""
+    from symgen.codegen.render import generate
+    src = generate(make(syms))
+    others = {f.rsplit(".", 1)[0] for f in src.files if f.endswith((".c", ".h"))} - {"ok"}
+    assert {"main", "symgen_runtime", "symgen_sparse"} <= others
+    for name in sorted(others) + ["Main", "SYMGEN_x", "sg_runtime_step"]:
+        with pytest.raises(ModelError, match=f"model name '{name}' clashes with the generated"):
+            make(syms, name=name)
+    for name in ("mainly", "my_symgen_model", "sgx"):
+        assert make(syms, name=name).name == name
