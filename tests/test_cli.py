@@ -689,6 +689,8 @@ def test_ctrl_c_while_importing_is_interrupted_130(tmp_path, at, how):
     env = dict(os.environ, SYMGEN_TEST_INTERRUPT_AT=at,
                PYTHONPATH=os.pathsep.join([str(tmp_path)] + [p for p in
                                           os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
-    cmd = (SYMGEN if how == "script" else [sys.executable, "-m", "symgen"]) + ["--version"]
+    # the console script (or, where none is installed, its module run the same way)
+    script = SYMGEN if SYMGEN[0] != sys.executable else [sys.executable, "-m", "_symgen_entry"]
+    cmd = (script if how == "script" else [sys.executable, "-m", "symgen"]) + ["--version"]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
     assert (proc.returncode, proc.stderr, proc.stdout) == (130, "interrupted\n", "")
