@@ -342,14 +342,16 @@ def _client(workers: int, scheduler: str | None):
 
 def sweep(model, grid: Mapping[str, Sequence], *, out=None, workers: int = 2,
           scheduler: str | None = None, client=None, retries: int = 2,
-          progress: bool = False, **simulate_options) -> Study:
+          progress: bool = False, timeout: float | None = None, **simulate_options) -> Study:
     """Run ``model`` at every point of ``grid`` (a mapping key → values; keys are model parameters
     or :data:`RUN_KEYS`); further keyword arguments go to :func:`symgen.simulate` for every run.
 
     ``workers``: processes of a local Dask cluster (0: serial, no Dask); ``scheduler``: the address
     of an existing cluster (``tcp://HOST:8786``); ``client``: an existing ``distributed.Client``.
     ``out``: the study folder (see the module docstring; resume skips its finished runs).
-    ``progress``: a tqdm bar over finished runs on stderr.  Returns a :class:`Study`."""
+    ``progress``: a tqdm bar over finished runs on stderr.  ``timeout``: seconds to wait for the
+    Dask runs before SweepError (the finished ones stay in ``out``); a scheduler without workers
+    is logged as a warning after :data:`NO_WORKER_WARNING` s.  Returns a :class:`Study`."""
     from .model import Model
     if not isinstance(model, Model):
         raise SweepError(f"sweep needs a symgen.Model, got {type(model).__name__}")
@@ -373,6 +375,9 @@ def sweep(model, grid: Mapping[str, Sequence], *, out=None, workers: int = 2,
 
     if int(workers) < 0:
         raise SweepError(f"workers must be ≥ 0 (0: serial), got {workers}")
+    if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0
+                                    and math.isfinite(timeout)):
+        raise SweepError(f"timeout must be a positive number of seconds, got {timeout!r}")
 
     out = Path(out) if out is not None else None
     done: dict[str, dict] = {}
@@ -411,7 +416,7 @@ def sweep(model, grid: Mapping[str, Sequence], *, out=None, workers: int = 2,
             for run_id, point in todo:
                 finish(run_id, point, *run_row(model, point, options))
         elif todo:
-            _run_dask(model, todo, options, finish, workers, scheduler, client, retries)
+            _run_dask(model, todo, options, finish, workers, scheduler, client, retries, timeout)
     finally:
         if bar is not None:
             bar.close()
@@ -449,20 +454,50 @@ def _run_on_worker(model_hash: str, point: dict, options: dict):
     return run_row(model, point, options)
 
 
-def _run_dask(model, todo, options, finish, workers, scheduler, client, retries):
+#: Seconds the Dask runs may wait on a scheduler without workers before a warning says so.
+NO_WORKER_WARNING = 5.0
+
+
+def _completed(client, futures, timeout):
+    """The futures as they finish.  A warning (logged) when the scheduler has had no worker for
+    :data:`NO_WORKER_WARNING` s while runs wait; SweepError after ``timeout`` s (None: no limit),
+    the unfinished runs cancelled (the finished ones are already in the table)."""
+    from dask.distributed import wait
+    pending, start, warned = set(futures), time.monotonic(), False
+    while pending:
+        try:
+            done, pending = wait(pending, timeout=0.5, return_when="FIRST_COMPLETED")
+        except TimeoutError:            # distributed's TimeoutError is the builtin one
+            done = ()
+        yield from done
+        waited = time.monotonic() - start
+        if pending and not warned and waited >= NO_WORKER_WARNING and not client.nthreads():
+            warned = True
+            log.warning("the Dask scheduler %s has no workers: %d runs are waiting (start "
+                        "workers: dask worker %s; or give a timeout)",
+                        client.scheduler.address, len(pending), client.scheduler.address)
+        if pending and timeout is not None and waited >= timeout:
+            client.cancel(list(pending))
+            raise SweepError(f"gave up after the timeout of {timeout:g} s: "
+                             f"{len(futures) - len(pending)} of {len(futures)} runs finished "
+                             f"(kept; re-running the sweep "
+                             f"resumes), {len(pending)} still waiting on a scheduler with "
+                             f"{len(client.nthreads())} workers")
+
+
+def _run_dask(model, todo, options, finish, workers, scheduler, client, retries, timeout=None):
     own = None
     if client is None:
         client, own = _client(workers, scheduler)
     plugin = f"symgen-model-{model.hash[:16]}"
     try:
-        from dask.distributed import as_completed
         client.register_plugin(_model_plugin(model), name=plugin)   # the model, once a worker
         futures = {}
         for run_id, point in todo:
             fut = client.submit(_run_on_worker, model.hash, point, options,
                                 key=f"symgen-run-{run_id}", retries=retries, pure=False)
             futures[fut] = (run_id, point)
-        for fut in as_completed(futures):
+        for fut in _completed(client, futures, timeout):
             run_id, point = futures[fut]
             try:
                 row, result = fut.result()
@@ -491,43 +526,3 @@ def grid_keys(rows_or_columns) -> list:
     if "run" not in cols or "status" not in cols:
         raise SweepError("not a symgen study table (no 'run'/'status' columns)")
     return cols[cols.index("run") + 1:cols.index("status")]
-
-
-def sweep_figure(study, x: str | None = None, y: str | None = None):
-    """A column ``y`` of a study table against the grid key ``x``, one line per combination of
-    the other grid keys (failed and diverged runs as crosses at their value, if finite).
-    ``study``: a folder, a table path or a list of rows.  Returns the Figure."""
-    from .plot import _new_figure
-    rows = read_rows(study) if isinstance(study, (str, Path)) else list(study)
-    if not rows:
-        raise SweepError("the study table has no rows")
-    keys = grid_keys(rows)
-    x = x or keys[0]
-    if y is None:
-        y = next((c for c in rows[0] if c.startswith("max_abs.")), "max_pos_err")
-    for name, what in ((x, "--x"), (y, "--y")):
-        if name not in rows[0]:
-            raise SweepError(f"{what} {name!r} is not a column of the study table; columns: "
-                             f"{', '.join(rows[0])}")
-    others = [k for k in keys if k != x]
-    groups: dict = {}
-    for r in rows:
-        groups.setdefault(tuple(r[k] for k in others), []).append(r)
-    fig, (ax,) = _new_figure()
-    for gkey, grows in groups.items():
-        grows = sorted(grows, key=lambda r: r[x])
-        label = ", ".join(f"{k} = {v}" for k, v in zip(others, gkey)) or y
-        ok = [r for r in grows if r["status"] == "completed"]
-        line = ax.plot([r[x] for r in ok], [r[y] for r in ok], "o-", label=label)[0]
-        bad = [r for r in grows if r["status"] != "completed" and isinstance(r[y], float)
-               and math.isfinite(r[y])]
-        if bad:
-            ax.plot([r[x] for r in bad], [r[y] for r in bad], "x", color=line.get_color(),
-                    ms=9, label=f"{label} (not completed)")
-    ax.set_xlabel(x)
-    ax.set_ylabel(y)
-    ax.set_title(f"sweep: {y} against {x} ({len(rows)} runs)")
-    ax.grid(True, alpha=0.3)
-    if len(groups) <= 12:
-        ax.legend(loc="best", fontsize="small")
-    return fig
