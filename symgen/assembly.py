@@ -173,6 +173,9 @@ class Assembly(NamedTuple):
 def _label(model: Model, i: int, labels=None) -> str:
     if labels is not None:
         return f"q[{i}] {labels[i]}"
+    name = model.constraint_names[i]
+    if name != f"q[{i}]":                       # a named row (the builders name every joint's)
+        return f"row {name} (q[{i}])"
     text = " ".join(str(model.q[i]).split())
     return f"q[{i}] = {text[:60]}{' …' if len(text) > 60 else ''}"
 

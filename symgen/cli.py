@@ -136,10 +136,11 @@ def _print_term(name, A, latex: bool, model=None, lam=()) -> None:
         print(show(A, model, latex, lam))
         return
     entries = _nonzeros(A)
-    print(f"{A.rows}×{A.cols}, {len(entries)} non-zero entries (the others are 0):")
+    print(f"{'% ' if latex else ''}{A.rows}×{A.cols}, {len(entries)} non-zero entries (the others "
+          "are 0):")
     for i, j, e in entries:
         if latex:
-            print(f"{name}[{i}, {j}] = {show(e, model, True, lam)}")
+            print(f"{name}_{{{i},{j}}} = {show(e, model, True, lam)}")
             continue
         text = show(e, model, False, lam)
         if "\n" in text:
@@ -154,34 +155,36 @@ def cmd_show(args) -> int:
 
     mdl, numeric = _load(args.model, parse_params(args.param))
     mdl = _with_defaults(mdl, numeric)
+    # with --latex every line that is not LaTeX is a LaTeX comment: the output pastes as it is
+    say = (lambda text="": print(f"% {text}" if text else "")) if args.latex else print
     if args.term is None:
         import sympy as sp
 
-        print(f"model {mdl.name}: n = {mdl.n} coordinates, m = {mdl.m} constraints")
+        say(f"model {mdl.name}: n = {mdl.n} coordinates, m = {mdl.m} constraints")
         if mdl.description:
-            print("  " + mdl.description.strip().splitlines()[0])
-        print("  coordinates: " + ", ".join(mdl.coord_names))
-        print("  parameters:  " + (", ".join(f"{k} = {v:g}" for k, v in
+            say("  " + mdl.description.strip().splitlines()[0])
+        say("  coordinates: " + ", ".join(mdl.coord_names))
+        say("  parameters:  " + (", ".join(f"{k} = {v:g}" for k, v in
                                               zip(mdl.param_names, mdl.param_values)) or "none"))
-        print("  outputs:     " + (", ".join(mdl.output_names) or "none"))
-        print("  settings:    " + (", ".join(f"{k} = {v}" for k, v in mdl.settings.items())
+        say("  outputs:     " + (", ".join(mdl.output_names) or "none"))
+        say("  settings:    " + (", ".join(f"{k} = {v}" for k, v in mdl.settings.items())
                                    or "none"))
-        print(f"  terms:       {', '.join(TERMS)}  (symgen show MODEL --term NAME)")
+        say(f"  terms:       {', '.join(TERMS)}  (symgen show MODEL --term NAME)")
         # M, f, q are the model's own (no derivation needed); large ones by size only
         for name in (["M", "f", "q"] if mdl.m else ["M", "f"]):
             A = sp.ImmutableMatrix(getattr(mdl, name))
-            print()
+            say()
             if A.rows > SUMMARY_ROWS or A.cols > MAX_COLS:
-                print(_size_line(name, A, args.model))
+                say(_size_line(name, A, args.model))
                 continue
-            print(f"{name}  ({_labels(mdl, name)})")
+            say(f"{name}  ({_labels(mdl, name)})")
             _print_term(name, A, args.latex, mdl)
         return EXIT_OK
     from .derived import derive
 
     d = derive(mdl)
     name = args.term
-    print(f"{name}  ({d.labels(name)})")
+    say(f"{name}  ({d.labels(name)})")
     _print_term(name, d.term(name), args.latex, mdl, d.lam)
     return EXIT_OK
 
@@ -189,7 +192,7 @@ def cmd_show(args) -> int:
 def _labels(mdl, name) -> str:
     coords = ", ".join(mdl.coord_names)
     return {"M": f"rows and columns: {coords}", "f": f"rows: {coords}"}.get(
-        name, f"rows: constraints 0..{mdl.m - 1}")
+        name, f"rows: {', '.join(mdl.constraint_names)}")
 
 
 def cmd_generate(args) -> int:

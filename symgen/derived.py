@@ -103,7 +103,8 @@ class Derived:
             return f"rows and columns: {coords}"
         if name == "f":
             return f"rows: {coords}"
-        rows = f"constraints 0..{mdl.m - 1}" if mdl.m else "none (the model has no constraints)"
+        rows = (", ".join(mdl.constraint_names) if mdl.m
+                else "none (the model has no constraints)")
         if name in ("q", "q_dot", "q_ddot"):
             return f"rows: {rows}"
         if name in ("H", "H_dot", "H_ddot"):
@@ -144,7 +145,9 @@ def display_names(model: Model, lam=()) -> tuple[dict, dict]:
 
 def shortest_floats(expr):
     """``expr`` with every Float that holds a double printed as its shortest repr (-9.81, not
-    -9.8100000000000005); Floats beyond double precision are left as they are."""
+    -9.8100000000000005), or, when that repr is long (round-off of a fraction: 0.0033333333333334,
+    math.radians(80) = 1.3962634015954636), as the fraction p/q or p·π/q (q ≤ 10000) it is within
+    4 ulp of; Floats beyond double precision are left as they are."""
     import mpmath
 
     floats = expr.atoms(sp.Float) if hasattr(expr, "atoms") else set()
@@ -154,8 +157,24 @@ def shortest_floats(expr):
         if mpmath.mpf(d) == mpmath.mpf(f._mpf_):
             text = repr(d)
             digits = len(text.lstrip("-").split("e")[0].replace(".", "").lstrip("0")) or 1
-            subs[f] = sp.Float(text, max(digits, 1))
+            subs[f] = _fraction_of(d) if digits > 12 else None
+            if subs[f] is None:
+                subs[f] = sp.Float(text, max(digits, 1))
     return expr.xreplace(subs) if subs else expr
+
+
+def _fraction_of(d: float):
+    """p/q or p·π/q (q ≤ 10000, q > 1) within 4 ulp of ``d``; None if there is none."""
+    import math
+    from fractions import Fraction
+
+    tol = 4 * math.ulp(d)
+    for unit, factor in ((1.0, sp.S.One), (math.pi, sp.pi)):
+        r = Fraction(d / unit).limit_denominator(10000)
+        if r.denominator > 1 or unit != 1.0:
+            if r != 0 and abs(float(r) * unit - d) <= tol:
+                return sp.Rational(r.numerator, r.denominator) * factor
+    return None
 
 
 def show(expr, model: Model, latex: bool = False, lam=()) -> str:

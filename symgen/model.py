@@ -23,7 +23,7 @@ import sympy as sp
 
 from .names import (ACCELERATION_SUFFIX, MAX_MODEL_NAME, MAX_NAME, VELOCITY_SUFFIX,  # noqa: F401
                     ModelError, _check_allowed_name, _check_c_identifier, _check_not_reserved,
-                    c_name, check_model_name, check_name)
+                    c_name, check_model_name, check_name, row_names)
 from .drawing import normalize_drawing
 from .settings import SimulationSettings
 
@@ -161,6 +161,10 @@ class Model:
         dimension (2 or 3).  Stored as :attr:`drawing`, a tuple of polylines, each a tuple of
         ``(name, (X, Y[, Z]))``; a one-point polyline is a marker (a ground anchor).  The planar and
         spatial builders fill it.  It does not change the generated C, so it is not in :attr:`hash`.
+    constraint_names:
+        Optional names of the m constraint rows (the builders give ``<joint>.<component>``, e.g.
+        ``pin1.x``); default ``q[0]``, ``q[1]``, …  Used by ``show``, assembly errors, the result's
+        meta and CSV header and the reaction plots; not in :attr:`hash` (not in the C).
     """
 
     def __init__(
@@ -179,6 +183,7 @@ class Model:
         velocities: Sequence | None = None,
         description: str = "",
         drawing: Sequence | None = None,
+        constraint_names: Sequence[str] | None = None,
     ):
         """Long on purpose: every check of the model runs here, once, in the order the fields
         are given (the class docstring lists them), so that a Model that exists is valid."""
@@ -278,6 +283,7 @@ class Model:
         self.settings: Mapping = MappingProxyType(st)
         self._check_mass_diagonal()
         self.drawing: tuple = normalize_drawing(drawing, odict, set(xs) | set(pdict) | {t})
+        self.constraint_names: tuple = row_names(constraint_names, len(qm))
         self._hash: str | None = None
         self._frozen = True
 
@@ -347,7 +353,7 @@ class Model:
             name=self.name, coords=self.coords, M=self.M, f=self.f, q=self.q, V=self.V,
             params=dict(self.params), outputs=dict(self.outputs), x0=self.x0, xd0=self.xd0,
             settings=dict(self.settings), velocities=self.velocities, description=self.description,
-            drawing=self.drawing,
+            drawing=self.drawing, constraint_names=self.constraint_names,
         )
 
     def __reduce__(self):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["ModelError", "c_name", "check_name", "check_model_name", "VELOCITY_SUFFIX",
-           "ACCELERATION_SUFFIX", "MAX_MODEL_NAME", "MAX_NAME"]
+           "ACCELERATION_SUFFIX", "MAX_MODEL_NAME", "MAX_NAME", "row_names"]
 
 VELOCITY_SUFFIX = "_dot"
 ACCELERATION_SUFFIX = "_ddot"
@@ -72,6 +72,23 @@ def _check_c_identifier(name: str, what: str, max_len: int = MAX_NAME) -> None:
             f"{what} name {name!r} cannot become a C identifier "
             "(use letters, digits and '_', not starting with a digit, not a C keyword)"
         )
+
+
+def row_names(names, m: int) -> tuple:
+    """The constraint rows' names: given (m distinct non-empty strings) or q[i]."""
+    if names is None:
+        return tuple(f"q[{i}]" for i in range(m))
+    names = tuple(str(v) for v in names)
+    if len(names) != m:
+        raise ModelError(f"constraint_names has {len(names)} names for {m} constraint rows")
+    if any(not v.strip() for v in names):
+        raise ModelError("constraint_names: a row name is empty")
+    seen = set()
+    for v in names:
+        if v in seen:
+            raise ModelError(f"constraint_names: row name {v!r} is given twice")
+        seen.add(v)
+    return names
 
 
 #: Model names that would collide with the files ``symgen generate`` and the build write next to

@@ -118,7 +118,9 @@ def _series_figure(result, what, t, select):
         ylabel = "output value"
     else:
         data = _arr(result, "lam")
-        names = [f"λ{i}" for i in range(0 if data is None or data.ndim < 2 else data.shape[1])]
+        k = 0 if data is None or data.ndim < 2 else data.shape[1]
+        rows = list((getattr(result, "meta", None) or {}).get("constraint_names") or [])
+        names = [f"λ {rows[i]}" if len(rows) == k else f"λ{i}" for i in range(k)]
         ylabel = "Lagrange multiplier λ [N or N m]"
     if data is None or data.ndim < 2 or data.shape[1] == 0:
         raise ValueError(f"the result has no {what} to plot")

@@ -199,7 +199,7 @@ class Result:
             blocks.append(arr)
             names += [f"{key}:{c}" for c in self.coords]
         blocks.append(self.lam)
-        names += [f"lam:{i}" for i in range(self.lam.shape[1])]
+        names += [f"lam:{v}" for v in self._lam_names()]
         for key in ("pos_err", "vel_err", "acc_err", "omega_max", "h_max", "newton_iters"):
             blocks.append(getattr(self, key))
             names.append(key)
@@ -212,6 +212,14 @@ class Result:
         names += [f"out:{s}" for s in self.output_names]
         return names, blocks
 
+    def _lam_names(self) -> list[str]:
+        """The λ columns' names: the constraint rows' names (meta) or, unnamed, their indices."""
+        rows = list(self.meta.get("constraint_names") or [])
+        k = self.lam.shape[1]
+        if len(rows) != k:
+            return [str(i) for i in range(k)]
+        return [str(i) if v == f"q[{i}]" else str(v) for i, v in enumerate(rows)]
+
     def _save_csv(self, path: Path) -> None:
         names, blocks = self._column_blocks()
         N = self.t.shape[0]
@@ -221,6 +229,7 @@ class Result:
             "coords": list(self.coords),
             "output_names": list(self.output_names),
             "n_lam": int(self.lam.shape[1]),
+            "lam_names": self._lam_names(),
             "status": self.status,
             "reason": self.reason,
         }
@@ -473,7 +482,8 @@ def _load_csv(path: Path, limit: int) -> Result:
     kw = dict(
         t=table[:, col["t"]],
         x=take([f"x:{c}" for c in coords]), xd=take([f"xd:{c}" for c in coords]),
-        xdd=take([f"xdd:{c}" for c in coords]), lam=take([f"lam:{i}" for i in range(n_lam)]),
+        xdd=take([f"xdd:{c}" for c in coords]),
+        lam=take([f"lam:{v}" for v in header.get("lam_names") or range(n_lam)]),
         outputs=take([f"out:{s}" for s in outs]),
     )
     for key in ("pos_err", "vel_err", "acc_err", "omega_max", "h_max"):

@@ -136,11 +136,14 @@ def finish(kernels, stepper, cfg: SimulationSettings, rec, cs, status: str, reas
         "factorization": getattr(stepper, "factorization", None)
         or getattr(getattr(stepper, "lin", None), "factorization", None),
         "chart": getattr(stepper, "chart", None),
+        "metric": cfg.metric if cfg.method == "nullspace" else None,
         "stepper": "compiled" if compiled else "python",
         "divergence_bound": bound,
         "parameters": kernels.params() if hasattr(kernels, "params") else {},
         "initial_projection": cs.as_dict(),
         "coords": list(kernels.coord_names),
+        "constraint_names": list(getattr(model, "constraint_names", None)
+                                 or (f"q[{i}]" for i in range(m))),
         "n": n,
         "m": m,
         "run_stats": rec.stats(),

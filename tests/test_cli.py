@@ -575,7 +575,7 @@ def test_show_large_matrices_entry_by_entry(tmp_path, capsys):
     assert "M[0, 0] = m" in out and "M[12, 12] = m" in out and "M[0, 1]" not in out
     assert "⎡" not in out                                    # no 2-D layout
     proc = call(capsys, "show", tmp_path / "chain13.py", "--term", "M", "--latex")
-    assert "M[12, 12] = m" in proc.stdout
+    assert "M_{12,12} = m" in proc.stdout and "% 13×13, 13 non-zero entries" in proc.stdout
     proc = call(capsys, "show", tmp_path / "chain13.py")     # the summary: sizes only
     assert proc.returncode == 0
     assert "M  13×13, 13 non-zero entries  (symgen show " in proc.stdout
@@ -634,11 +634,14 @@ def test_show_latex_uses_display_names_and_floats_print_shortest(tmp_path, capsy
         "def model():\n"
         "    (th,), _ = symgen.coordinates('pendulum.theta')\n"
         "    return symgen.Model('gm', [th], [[1]],\n"
-        "        [sp.Float(-9.81, 17) * sp.sin(th) + sp.Float(0.1 + 0.2, 17)])\n")
+        "        [sp.Float(-9.81, 17) * sp.sin(th) + sp.Float(0.1 + 0.2, 17)\n"
+        "         + sp.Float(2 ** 0.5, 17) * th ** 2])\n")
     out = call(capsys, "show", tmp_path / "gm.py", "--latex").stdout
     assert r"{\theta}_{\mathrm{pendulum}}" in out and "pendulum.theta}" not in out.split("\n", 3)[3]
     assert "- 9.81 " in out and "9.8100000000000005" not in out
-    assert "0.30000000000000004" in out                     # shortest repr, not rounded away
+    # round-off of a fraction shows as the fraction (issue 25 §6); a real long float as it is
+    assert r"\frac{3}{10}" in out and "0.30000000000000004" not in out
+    assert "1.4142135623730951" in out
     out = call(capsys, "show", tmp_path / "gm.py").stdout
     assert "9.81⋅sin(θ_pendulum)" in out and "9.8100000000000005" not in out
     out = call(capsys, "show", tmp_path / "gm.py", "--term", "K", "--latex").stdout

@@ -156,7 +156,7 @@ def test_every_readme_command_runs_as_documented(tmp_path, bindir, warm_build):
 
 #: models of README commands after the first few (model files it shows, a shipped example), built
 #: by conftest.py's warm_build while the commands before them run
-WARMED = ("my_pendulum.py", "sympy_pendulum.py", "sympy_four_bar", "double_pendulum")
+WARMED = ("my_pendulum.py", "sympy_pendulum.py", "sympy_four_bar", "double_pendulum", "slider_crank_3d")
 
 
 def _run_commands(text, cwd, env) -> int:

@@ -295,3 +295,42 @@ def test_mass_metric_is_the_same_step_with_every_factorization(crank3d):
         xs = [run(k, 1e-3, 0.3, chart=chart, metric="mass", factorization=f).x
               for f in ("qr", "svd", "sparse")]
         assert max(np.abs(x - xs[0]).max() for x in xs) < 1e-9      # measured ≤ 3e-13 over 1 s
+
+
+# -- initial velocities by body (issue 22 §2) -------------------------------------------------------
+def _spinning_rod(by_body: bool, w=(0.0, 0.0, 4.0), conflicting=False):
+    """A rod A–B (A fixed at the origin, B at (0.5, 0, 0)) turning about z through A, with a unit
+    vector u across it: velocities per element, or from the body's angular velocity."""
+    s = SpatialSystem("spin")
+    w = np.array(w)
+    B, u = np.array([0.5, 0.0, 0.0]), np.array([0.0, 1.0, 0.0])
+    s.ground_point("A", (0, 0, 0))
+    s.ground_vector("ez", (0, 0, 1))
+    if by_body:
+        s.point("B", B, velocity=(0, 9, 0) if conflicting else None)
+        s.vector("u", u)
+    else:
+        s.point("B", B, velocity=np.cross(w, B))
+        s.vector("u", u, velocity=np.cross(w, u))
+    com = B / 2
+    kw = dict(velocity=np.cross(w, com), angular_velocity=w) if by_body else {}
+    s.body("rod", mass=3.0, inertia=(0.01, 0.0625, 0.0625), com=com, points=["A", "B"],
+           vectors=["u", "ez"], **kw)
+    return s
+
+
+def test_a_body_velocity_gives_its_points_and_vectors_velocities():
+    by_elem, by_body = _spinning_rod(False).model(), _spinning_rod(True).model()
+    np.testing.assert_allclose(by_body.xd0, by_elem.xd0, atol=1e-15)
+    # oracle: ½ ωᵀ I_A ω of a rod about its end (I_A,zz = 0.0625 + m (L/2)² = 0.25)
+    k = symgen.LambdifyKernels(by_body)
+    M = k.dynamics(0.0, by_body.x0, by_body.xd0, np.zeros(by_body.n),
+                   np.zeros(by_body.m))[0]
+    assert 0.5 * by_body.xd0 @ M @ by_body.xd0 == pytest.approx(0.5 * 0.25 * 16.0, rel=1e-12)
+
+
+def test_a_body_velocity_that_contradicts_a_given_one_or_a_fixed_element_is_refused():
+    with pytest.raises(MechanismError, match="body 'rod'.*point 'B'.*its velocity is given"):
+        _spinning_rod(True, conflicting=True)
+    with pytest.raises(MechanismError, match="body 'rod'.*vector 'ez'.*it is fixed"):
+        _spinning_rod(True, w=(4.0, 0.0, 0.0))       # turning about x would move the fixed ez

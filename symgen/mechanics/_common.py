@@ -5,6 +5,7 @@ Every error is a :class:`symgen.ModelError` subclass and names the element at fa
 """
 from __future__ import annotations
 
+import re
 import warnings
 from dataclasses import dataclass
 from typing import Mapping, Sequence
@@ -19,7 +20,7 @@ __all__ = [
     "MechanismError", "UnknownElementError", "DuplicateNameError", "SingularMassError",
     "InconsistentInitialStateError", "InitialStateProjectionWarning", "check_initial_state",
     "check_reduced_mass", "check_mass_properties", "Parameters", "Deferred", "DeferredRow",
-    "assembled_start", "constraint_evaluator", "numeric_matrix",
+    "assembled_start", "constraint_evaluator", "numeric_matrix", "row_names",
 ]
 
 
@@ -157,6 +158,21 @@ def _null_space(H: np.ndarray, rank_tol: float) -> np.ndarray:
         return np.eye(n)
     r = int(np.sum(s > rank_tol * s[0]))
     return Vt[r:].T
+
+
+def row_names(labels) -> list[str]:
+    """Constraint row names for :attr:`symgen.Model.constraint_names` from the builders' row
+    labels: ``'pin1' (x)`` → ``pin1.x``, ``body 'rod' (direction ry, x)`` →
+    ``rod.direction_ry.x`` (no commas or spaces: they name CSV columns); repeated names get
+    ``#2``, ``#3``, …."""
+    out, seen = [], {}
+    for label in labels:
+        m = re.fullmatch(r"(?:body )?'([^']*)' \((.*)\)", label)
+        name = f"{m.group(1)}.{m.group(2)}" if m else label
+        name = name.replace(", ", ".").replace(",", ".").replace(" ", "_")
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+    return out
 
 
 def assembled_start(name: str, coords, vels, M, f, q, labels, pvals: Mapping, outs: Mapping,

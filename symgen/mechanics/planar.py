@@ -45,7 +45,7 @@ from ..model import Model, check_name, t
 from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownElementError,
                       Deferred, DeferredRow, assembled_start, check_initial_state,
                       check_mass_properties, check_reduced_mass, claim_name, numeric,
-                      numeric_matrix)
+                      numeric_matrix, row_names)
 from .planar_body import Body, _perp, _vec2, dot, sub
 from .planar_drawing import PlanarDrawing
 
@@ -384,7 +384,7 @@ class PlanarSystem:
             name or self.name, coords, M, f, q=q, V=V if has_V else None,
             params={s: v for s, v in pvals.items()}, outputs=outs, x0=x0, xd0=xd0,
             settings=settings, velocities=vels, description=description,
-            drawing=self._drawn.polylines(bodies, GROUND),
+            drawing=self._drawn.polylines(bodies, GROUND), constraint_names=row_names(labels),
         )
 
     def _dynamics(self, bodies, index, n, pvals):

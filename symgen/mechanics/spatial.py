@@ -53,7 +53,7 @@ import sympy as sp
 from ..model import Model, check_name, coordinates
 from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownElementError,
                       assembled_start, check_initial_state, check_reduced_mass, claim_name,
-                      numeric, numeric_matrix)
+                      numeric, numeric_matrix, row_names)
 from .spatial_assembly import NeglectedInertiaWarning, SpatialAssembly
 from .spatial_joints import GROUND, joint_rows
 
@@ -93,6 +93,7 @@ class _Element:
     value0: sp.Matrix  # initial position / direction (may contain parameters)
     vel0: sp.Matrix
     fixed: bool
+    vel_from: str = ""  # who gave vel0: "" (nobody: zero), "given" (point/vector), or a body
     syms: tuple = ()   # coordinate symbols (moving elements)
     vsyms: tuple = ()
 
@@ -168,16 +169,19 @@ class SpatialSystem:
         if name in self._elements or name in self.bodies:
             raise DuplicateNameError(f"{self.name}: the name {name!r} is already used")
         el = _Element(name, kind, _vec3(value, f"{kind} {name!r}"),
-                      _vec3(velocity, f"{kind} {name!r} velocity"), fixed)
+                      _vec3((0, 0, 0) if velocity is None else velocity,
+                            f"{kind} {name!r} velocity"), fixed,
+                      vel_from="" if velocity is None else "given")
         self._elements[name] = el
         self._alias[name] = name
         return name
 
-    def point(self, name: str, position, velocity=(0, 0, 0)) -> str:
-        """A moving basic point: coordinates ``<name>.x``, ``.y``, ``.z``."""
+    def point(self, name: str, position, velocity=None) -> str:
+        """A moving basic point: coordinates ``<name>.x``, ``.y``, ``.z``; its initial velocity
+        (default: from its body's ``velocity``/``angular_velocity``, else zero)."""
         return self._new_element(name, "point", position, velocity, False)
 
-    def vector(self, name: str, direction, velocity=(0, 0, 0)) -> str:
+    def vector(self, name: str, direction, velocity=None) -> str:
         """A moving unit vector (normalized here): coordinates ``<name>.x``, ``.y``, ``.z``."""
         d = _vec3(direction, f"vector {name!r}")
         nrm = sp.sqrt(d.dot(d))
@@ -207,11 +211,14 @@ class SpatialSystem:
         return el
 
     def body(self, name: str, mass, inertia, com, points: Sequence[str],
-             vectors: Sequence[str] = (), markers: Mapping | None = None) -> SpatialBody:
+             vectors: Sequence[str] = (), markers: Mapping | None = None, *, velocity=None,
+             angular_velocity=None) -> SpatialBody:
         """A rigid body made of basic points and unit vectors (names), with mass, inertia tensor
         about the centre of mass (number, diagonal triple or 3×3, global axes at the initial
         configuration), centre of mass and named markers (global positions at the initial
-        configuration)."""
+        configuration).  ``velocity`` (of the centre of mass) and ``angular_velocity`` (global
+        axes) give the initial velocities of its points, v + ω × (P − com), and vectors, ω × u;
+        a point or vector whose velocity was given otherwise must agree (else MechanismError)."""
         if not isinstance(name, str) or not name or "." in name:
             raise MechanismError(f"body name {name!r} is not allowed (non-empty, no '.')")
         check_name(name, "body")
@@ -233,8 +240,35 @@ class SpatialSystem:
             if mname in b.markers:
                 raise DuplicateNameError(f"body {name!r} already has a marker {mname!r}")
             b.markers[mname] = _vec3(pos, f"body {name!r}: marker {mname!r}")
+        if velocity is not None or angular_velocity is not None:
+            self._body_velocities(b, velocity, angular_velocity)
         self.bodies[name] = b
         return b
+
+    def _body_velocities(self, b: SpatialBody, velocity, angular_velocity) -> None:
+        """Set (or check) the initial velocities of ``b``'s points and vectors from its rigid
+        motion (see :meth:`body`)."""
+        v = _vec3((0, 0, 0) if velocity is None else velocity, f"body {b.name!r}: velocity")
+        w = _vec3((0, 0, 0) if angular_velocity is None else angular_velocity,
+                  f"body {b.name!r}: angular_velocity")
+        vals = self._params.values()
+        for elem in (*b.points, *b.vectors):
+            el = self._elements[self._root(elem)]
+            implied = (w.cross(el.value0) if el.kind == "vector"
+                       else v + w.cross(el.value0 - b.com))
+            if el.fixed or el.vel_from:
+                have = el.vel0 if not el.fixed else sp.zeros(3, 1)
+                diff = [float(sp.N((a - c).subs(vals))) for a, c in zip(implied, have)]
+                scale = 1.0 + max(abs(float(sp.N(c.subs(vals)))) for c in implied)
+                if max(abs(d) for d in diff) > 1e-9 * scale:
+                    who = ("it is fixed" if el.fixed else "its velocity is given"
+                           + ("" if el.vel_from == "given" else f" by body {el.vel_from!r}"))
+                    raise MechanismError(
+                        f"{self.name}: body {b.name!r}: velocity/angular_velocity give {el.kind} "
+                        f"{elem!r} the velocity {[float(sp.N(c.subs(vals))) for c in implied]}, "
+                        f"but {who} as {[float(sp.N(c.subs(vals))) for c in have]}")
+                continue
+            el.vel0, el.vel_from = implied, b.name
 
     def _body(self, ref, role) -> SpatialBody:
         key = ref.name if isinstance(ref, SpatialBody) else ref
@@ -452,4 +486,5 @@ class SpatialSystem:
             check_reduced_mass(self.name, coords, Mnum, H0, owners)
         return Model(name or self.name, coords, M, f, q=q, V=V if has_V else None,
                      params=dict(pvals), outputs=outs, x0=x0, xd0=xd0, settings=settings,
-                     velocities=vels, description=description, drawing=asm.drawing())
+                     velocities=vels, description=description, drawing=asm.drawing(),
+                     constraint_names=row_names(labels))

@@ -1,0 +1,66 @@
+"""Constraint rows carry their joint's name (issue 25 §2): Model.constraint_names, the builders'
+names, show, assembly errors, the result's meta and CSV columns, the reaction plot's labels."""
+import pickle
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import symgen
+from symgen.mechanics import PlanarSystem
+from symgen.model import ModelError
+
+WARM = ["stiff_pendulum"]
+
+
+def _two_rows(**kw):
+    (x, y), _ = symgen.coordinates("x y")
+    return symgen.Model("two_rows", [x, y], M=sp.eye(2), f=[0, 0], q=[x - 1, y - 2],
+                        x0=[1, 2], **kw)
+
+
+def test_default_and_given_names_and_what_is_refused():
+    assert _two_rows().constraint_names == ("q[0]", "q[1]")
+    named = _two_rows(constraint_names=["pin.x", "pin.y"])
+    assert named.constraint_names == ("pin.x", "pin.y")
+    assert named.hash == _two_rows().hash                     # names are not in the C
+    assert pickle.loads(pickle.dumps(named)).constraint_names == ("pin.x", "pin.y")
+    assert named.replace(description="d").constraint_names == ("pin.x", "pin.y")
+    for bad, said in ((["a"], "1 names for 2"), (["a", "a"], "given twice"), (["a", " "], "empty")):
+        with pytest.raises(ModelError, match=said):
+            _two_rows(constraint_names=bad)
+
+
+def test_builders_name_every_row_by_its_joint():
+    mech = PlanarSystem("named")
+    crank = mech.body("crank", mass=1.0, inertia=0.1, points={"O": (-0.5, 0)}, x0=(0.5, 0, 0))
+    mech.revolute("ground", (0, 0), crank, "O", name="bearing")
+    mdl = mech.model()
+    assert mdl.constraint_names == ("bearing.x", "bearing.y")
+    sc = symgen.load_model("slider_crank_3d")
+    assert sc.m == len(sc.constraint_names) == len(set(sc.constraint_names))
+    assert {"C.cross", "slide.line_1", "slide.line_2"} <= set(sc.constraint_names)
+    assert all("," not in v and " " not in v for v in sc.constraint_names)   # CSV-safe
+
+
+def test_assembly_errors_and_show_name_the_rows(capsys):
+    mdl = symgen.load_model("double_four_bar")
+    with pytest.raises(ModelError, match=r"row O1\.x \(q\[2\]\)"):
+        symgen.assemble(mdl, fix={"V1.theta": 0.3, "V2.theta": 2.5})
+    from symgen.cli import main
+    assert main(["show", "stiff_pendulum"]) == 0
+    assert "q  (rows: pivot.x, pivot.y)" in capsys.readouterr().out
+
+
+def test_results_carry_the_names_into_meta_csv_and_plots(tmp_path):
+    r = symgen.simulate(symgen.load_model("stiff_pendulum"), t_end=0.5)
+    assert r.meta["constraint_names"] == ["pivot.x", "pivot.y"]
+    path = r.save(tmp_path / "r.csv")
+    header = path.read_text().splitlines()[2].split(",")
+    assert "lam:pivot.x" in header and "lam:pivot.y" in header
+    back = symgen.load_result(path)
+    np.testing.assert_array_equal(back.lam, r.lam)
+    pytest.importorskip("matplotlib")
+    from symgen.plot import plot_result
+    plot_result(r, "reactions", tmp_path / "lam.png", select=["λ pivot.y"])
+    assert (tmp_path / "lam.png").stat().st_size > 0
