@@ -216,8 +216,7 @@ def cmd_sweep(args) -> int:
                       timeout=args.timeout, **options)
     _print_study(mdl, grid, study, args.out)
     if args.chart:
-        from .plot import save
-        from .plot import sweep_figure
+        from .plot import save, sweep_figure
         save(sweep_figure(study.rows, args.x, args.y), args.chart)
         print(f"  chart           {args.chart}")
     return EXIT_OK

@@ -480,9 +480,8 @@ def _completed(client, futures, timeout):
             client.cancel(list(pending))
             raise SweepError(f"gave up after the timeout of {timeout:g} s: "
                              f"{len(futures) - len(pending)} of {len(futures)} runs finished "
-                             f"(kept; re-running the sweep "
-                             f"resumes), {len(pending)} still waiting on a scheduler with "
-                             f"{len(client.nthreads())} workers")
+                             f"(kept; re-running the sweep resumes), {len(pending)} still "
+                             f"waiting on a scheduler with {len(client.nthreads())} workers")
 
 
 def _run_dask(model, todo, options, finish, workers, scheduler, client, retries, timeout=None):
