@@ -7,17 +7,27 @@ The pipeline, one stage a module (docs/ARCHITECTURE.md):
 
 No module is named like one of the functions below: ``symgen.build`` is always the function.
 """
-from .version import __version__  # noqa: E402,F401
+import sys as _sys
 
-from .model import Model, ModelError, coordinates, t  # noqa: F401,E402
-from .derived import Derived, derive  # noqa: F401,E402
-from .kernels import Kernels, LambdifyKernels  # noqa: F401,E402
-from .codegen import GeneratedSource, generate  # noqa: F401,E402
-from .jit import BuildError, build  # noqa: F401,E402
-from .settings import SimulationSettings  # noqa: F401,E402
-from .assembly import Assembly, AssemblyError, assemble, consistent_state  # noqa: F401,E402
-from .stability import suggest_step  # noqa: F401,E402
-from .run import simulate  # noqa: F401,E402
+try:
+    from .version import __version__  # noqa: E402,F401
+
+    from .model import Model, ModelError, coordinates, t  # noqa: F401,E402
+    from .derived import Derived, derive  # noqa: F401,E402
+    from .kernels import Kernels, LambdifyKernels  # noqa: F401,E402
+    from .codegen import GeneratedSource, generate  # noqa: F401,E402
+    from .jit import BuildError, build  # noqa: F401,E402
+    from .settings import SimulationSettings  # noqa: F401,E402
+    from .assembly import Assembly, AssemblyError, assemble, consistent_state  # noqa: F401,E402
+    from .stability import suggest_step  # noqa: F401,E402
+    from .run import simulate  # noqa: F401,E402
+except KeyboardInterrupt:
+    # Ctrl-C while `python -m symgen` imports the package (runpy sets sys.argv[0] to "-m" until
+    # the module is found): the command's "interrupted", exit 130, not a traceback
+    if _sys.argv[:1] == ["-m"]:
+        print("interrupted", file=_sys.stderr)
+        raise SystemExit(130) from None
+    raise
 
 # Later stages are imported lazily: `import symgen` stays cheap and needs no compiler.
 _LAZY = {

@@ -33,7 +33,8 @@ from .model import Model, ModelError, t
 from .settings import SimulationSettings
 from .steppers.linalg import Linearization
 
-__all__ = ["ConsistentState", "consistent_state", "assemble", "Assembly", "AssemblyError"]
+__all__ = ["ConsistentState", "consistent_state", "assemble", "Assembly", "AssemblyError",
+           "check_mass_diagonal"]
 
 
 @dataclass
@@ -112,15 +113,41 @@ def consistent_state(kernels, t: float, x0, xd0, *, tol: float = 1e-13, max_iter
     xdd = xdd_p + N @ z
     if m:
         lam = lin.Hpinv.T @ (M @ xdd - f)                       # Gᵀλ = M ẍ − f (least squares)
-    return finished_state(kernels, t, x_start, xd_start, x, xd, xdd, lam, it, lin.rank)
+    return finished_state(kernels, t, x_start, xd_start, x, xd, xdd, lam, it, lin.rank,
+                          M_diag=np.diag(M))
+
+
+def check_mass_diagonal(kernels, t: float, x, M_diag=None) -> None:
+    """M is positive semi-definite, so no diagonal entry is negative: check them at (t, x) with
+    the kernels' current parameter values (the run's, which the model's own check at its
+    defaults does not see, e.g. ``--param m=-1``).  Zero entries are legal (a point mass has no
+    rotational inertia).  Raises ModelError naming the entry, its coordinate and the parameters."""
+    if M_diag is None:
+        n = kernels.n
+        M_diag = kernels.dynamics(t, x, np.zeros(n), np.zeros(n), np.zeros(kernels.m))[0].diagonal()
+    d = np.asarray(M_diag, dtype=float)
+    finite = d[np.isfinite(d)]
+    scale = max(float(np.max(np.abs(finite))) if finite.size else 0.0, 1.0)
+    bad = np.flatnonzero(d < -1e-12 * scale)
+    if bad.size:
+        i = int(bad[0])
+        names = getattr(kernels, "coord_names", None) or [f"x[{j}]" for j in range(len(d))]
+        params = getattr(kernels, "params", None)
+        values = ", ".join(f"{k} = {v:g}" for k, v in params().items()) if params else "none"
+        raise ModelError(f"M[{i},{i}] (coordinate {names[i]}) is {d[i]:.6g} at the initial state "
+                         f"with the parameters {values}: a mass matrix has no negative diagonal "
+                         "entry (negative mass or inertia?)")
 
 
 def finished_state(kernels, t: float, x0, xd0, x, xd, xdd, lam, iterations: int,
-                   rank: int) -> ConsistentState:
+                   rank: int, M_diag=None) -> ConsistentState:
     """The :class:`ConsistentState` of a state (x, ẋ, ẍ, λ) projected from (x0, ẋ0): how far it
     moved, and its constraint residuals (also for the compiled stepper's
-    ``consistent_state``, computed in C)."""
+    ``consistent_state``, computed in C).  Every start of a run passes here:
+    :func:`check_mass_diagonal` refuses a negative diagonal entry of M (``M_diag``: M's diagonal
+    at (t, x) when the caller has it)."""
     kernels = as_kernels(kernels)
+    check_mass_diagonal(kernels, t, x, M_diag)
     if kernels.m:
         q, _, q_dot, _, q_ddot, _ = kernels.constraints(t, x, xd, xdd)
         resid = (float(np.linalg.norm(q)), float(np.linalg.norm(q_dot)), float(np.linalg.norm(q_ddot)))

@@ -4,7 +4,10 @@ their parsers (:func:`add_parsers`, :func:`add_plot_arguments`) and dispatches t
 """
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
+import sys
 from pathlib import Path
 
 from .settings import METHODS, SimulationSettings
@@ -70,7 +73,8 @@ def cmd_plot_extra(args) -> int:
     _need_matplotlib()
     from .plot import save
     if args.what == "sweep":
-        from .study import TABLE, sweep_figure
+        from .plot import sweep_figure
+        from .study import TABLE
         path = Path(args.result)
         table = path / TABLE if path.is_dir() else path
         if not table.is_file():
@@ -95,7 +99,6 @@ def cmd_plot_extra(args) -> int:
 def _quiet_dask_logs() -> None:
     """Keep the Dask cluster's start/stop chatter (INFO records of the `distributed` loggers,
     whose levels distributed sets when imported) out of the terminal."""
-    import logging
     try:
         import distributed  # noqa: F401  (sets its loggers' levels; do it before we change them)
     except ImportError:
@@ -103,6 +106,26 @@ def _quiet_dask_logs() -> None:
     for name in ["distributed"] + [n for n in logging.root.manager.loggerDict
                                    if n.startswith("distributed.")]:
         logging.getLogger(name).setLevel(logging.ERROR)
+
+
+@contextlib.contextmanager
+def _study_notes():
+    """The sweep's warnings (a scheduler without workers, a damaged run file run again) as
+    ``note: …`` lines on stderr when they happen: a waiting sweep says so at once."""
+    log = logging.getLogger("symgen.study")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("note: %(message)s"))
+    handler.setLevel(logging.WARNING)
+    level, propagate = log.level, log.propagate
+    log.addHandler(handler)
+    log.setLevel(logging.WARNING)
+    log.propagate = False
+    try:
+        yield
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
+        log.propagate = propagate
 
 
 def _grid(items) -> dict:
@@ -184,13 +207,16 @@ def cmd_sweep(args) -> int:
         _need_matplotlib()
     mdl = load_model(args.model)
     options = _sweep_options(args, mdl, grid)
+    if args.timeout is not None and not (args.timeout > 0 and math.isfinite(args.timeout)):
+        raise UsageError(f"--timeout must be a positive number of seconds, got {args.timeout}")
     _quiet_dask_logs()
-    study = sweep(mdl, grid, out=args.out, workers=args.workers, scheduler=args.scheduler,
-                  retries=args.retries, progress=progress_enabled(args.quiet), **options)
+    with _study_notes():
+        study = sweep(mdl, grid, out=args.out, workers=args.workers, scheduler=args.scheduler,
+                      retries=args.retries, progress=progress_enabled(args.quiet),
+                      timeout=args.timeout, **options)
     _print_study(mdl, grid, study, args.out)
     if args.chart:
-        from .plot import save
-        from .study import sweep_figure
+        from .plot import save, sweep_figure
         save(sweep_figure(study.rows, args.x, args.y), args.chart)
         print(f"  chart           {args.chart}")
     return EXIT_OK
@@ -272,6 +298,8 @@ def add_parsers(sub, model_help: str, scheme_help: str) -> None:
                    "tcp://HOST:8786 (instead of a local one)")
     s.add_argument("--retries", type=int, default=2, help="retries of a run whose worker was "
                    "lost (default 2)")
+    s.add_argument("--timeout", type=float, metavar="SECONDS", help="give up waiting for the "
+                   "Dask runs after SECONDS (the finished runs stay in --out; re-running resumes)")
     s.add_argument("--chart", metavar="FILE.png", help="also plot --y against --x (the "
                    "figure; the tangent chart of the runs is --param chart=end,symmetric)")
     s.add_argument("--x", metavar="COLUMN", help="--chart: x axis (default: the first --param)")

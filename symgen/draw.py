@@ -18,6 +18,7 @@ matplotlib's animation machinery writes the files (PillowWriter for ``.gif``; FF
 from __future__ import annotations
 
 import contextlib
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +26,7 @@ import numpy as np
 import sympy as sp
 
 __all__ = ["DrawingError", "Frames", "model_for", "evaluate", "animate", "strobe_figure",
-           "frame_rows"]
+           "frame_rows", "max_frames", "MAX_FRAMES"]
 
 #: Colours: bodies, joint markers, trace.
 BODY_COLOUR, JOINT_COLOUR, TRACE_COLOUR = "#1f3b73", "#d62728", "#2ca02c"
@@ -120,17 +121,52 @@ def evaluate(model, result) -> Frames:
     return Frames(T, lines, names, dim)
 
 
-def frame_rows(t, fps: float = 20.0, speed: float = 1.0, every: int | None = None) -> np.ndarray:
+#: The most frames an animation may have (8 minutes at 20 fps); a GIF also keeps every frame in
+#: memory until it is written, so it may take no more than :func:`symgen._io.memory_budget`.
+MAX_FRAMES = 10_000
+
+
+def max_frames(path=None, size: float = 5.0, dpi: float = 80.0) -> int:
+    """The frame limit of an animation written to ``path`` (see :data:`MAX_FRAMES`)."""
+    if path is None or Path(path).suffix.lower() != ".gif":
+        return MAX_FRAMES
+    from ._io import memory_budget
+    frame_bytes = 4 * max(int(size * dpi), 1) ** 2          # one RGBA frame held by PillowWriter
+    return max(1, min(MAX_FRAMES, memory_budget() // frame_bytes))
+
+
+def _round(x: float, how) -> float:
+    """``x`` to 4 significant digits, rounded by ``how`` (math.floor or math.ceil)."""
+    scale = 10.0 ** (math.floor(math.log10(x)) - 3)
+    return how(x / scale) * scale
+
+
+def frame_rows(t, fps: float = 20.0, speed: float = 1.0, every: int | None = None,
+               limit: int = MAX_FRAMES) -> np.ndarray:
     """The recorded rows shown as frames: every ``every``-th row, or else one row per 1/fps real
-    seconds at ``speed`` simulated seconds per real second (the nearest recorded row)."""
+    seconds at ``speed`` simulated seconds per real second (the nearest recorded row).  More than
+    ``limit`` frames raise DrawingError naming an --fps, --speed and --every that fit."""
     t = np.asarray(t, float)
     if every is not None:
         if every < 1:
             raise DrawingError(f"--every must be a positive integer, got {every}")
+        n = -(-len(t) // int(every))
+        if n > limit:
+            raise DrawingError(f"--every {every} gives {n} frames, more than the {limit} an "
+                               f"animation may have: try --every {-(-len(t) // limit)}")
         return np.arange(0, len(t), int(every))
     if not (fps > 0 and speed > 0):
         raise DrawingError(f"fps and speed must be positive (got fps={fps}, speed={speed})")
-    n = int(np.floor((t[-1] - t[0]) / speed * fps + 1e-9)) + 1
+    span = float(t[-1] - t[0])
+    n = np.floor(span / speed * fps + 1e-9) + 1          # a float: 1e300 frames stay countable
+    if not n <= limit:
+        fit = max(limit - 1, 1)
+        raise DrawingError(
+            f"{n:.4g} frames ({span:g} simulated s at --speed {speed:g} and --fps {fps:g}) is "
+            f"more than the {limit} an animation may have: try --fps "
+            f"{_round(fit * speed / span, math.floor):g} or --speed "
+            f"{_round(span * fps / fit, math.ceil):g} (or --every {-(-len(t) // limit)})")
+    n = int(n)
     want = t[0] + np.arange(n) * speed / fps
     rows = np.clip(np.searchsorted(t, want), 0, len(t) - 1)
     prev = np.clip(rows - 1, 0, len(t) - 1)
@@ -218,8 +254,8 @@ def animate(result, model, path, *, fps: float = 20.0, speed: float = 1.0,
 
     path = Path(path)
     writer = _writer(path, fps)
+    rows = frame_rows(result.t, fps, speed, every, limit=max_frames(path, size, dpi))
     frames = evaluate(model, result)
-    rows = frame_rows(frames.t, fps, speed, every)
     trace_path = frames.point(trace) if trace else None
     fig, ax = _figure(frames, size, dpi)
     dim = frames.dim

@@ -23,7 +23,7 @@ import sympy as sp
 
 from .names import (ACCELERATION_SUFFIX, MAX_MODEL_NAME, MAX_NAME, VELOCITY_SUFFIX,  # noqa: F401
                     ModelError, _check_allowed_name, _check_c_identifier, _check_not_reserved,
-                    c_name, check_name, row_names)
+                    c_name, check_model_name, check_name, row_names)
 from .drawing import normalize_drawing
 from .settings import SimulationSettings
 
@@ -187,7 +187,7 @@ class Model:
     ):
         """Long on purpose: every check of the model runs here, once, in the order the fields
         are given (the class docstring lists them), so that a Model that exists is valid."""
-        _check_c_identifier(name, "model", MAX_MODEL_NAME)
+        check_model_name(name)
         self.name = name
         self.description = description
 

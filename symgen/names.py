@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ModelError", "c_name", "check_name", "VELOCITY_SUFFIX", "ACCELERATION_SUFFIX",
-           "MAX_MODEL_NAME", "MAX_NAME", "row_names"]
+__all__ = ["ModelError", "c_name", "check_name", "check_model_name", "VELOCITY_SUFFIX",
+           "ACCELERATION_SUFFIX", "MAX_MODEL_NAME", "MAX_NAME", "row_names"]
 
 VELOCITY_SUFFIX = "_dot"
 ACCELERATION_SUFFIX = "_ddot"
@@ -89,3 +89,21 @@ def row_names(names, m: int) -> tuple:
             raise ModelError(f"constraint_names: row name {v!r} is given twice")
         seen.add(v)
     return names
+
+
+#: Model names that would collide with the files ``symgen generate`` and the build write next to
+#: the kernels' ``<model>.c``/``.h``: the driver ``main.c`` and the runtime (``symgen_*``, and
+#: ``sg_*`` for the runtime's own prefix).  Compared in lower case (case-insensitive file systems).
+_FILE_NAMES = ("main",)
+_FILE_PREFIXES = ("symgen_", "sg_")
+
+
+def check_model_name(name) -> None:
+    """A model name is a C identifier of at most MAX_MODEL_NAME characters that names no file
+    of the generated code besides its own."""
+    _check_c_identifier(name, "model", MAX_MODEL_NAME)
+    low = name.lower()
+    if low in _FILE_NAMES or low.startswith(_FILE_PREFIXES):
+        raise ModelError(f"model name {name!r} clashes with the generated files (main.c, the "
+                         "runtime's symgen_*.c and sg_*.c): choose another name (not 'main', not "
+                         "starting with 'symgen_' or 'sg_')")

@@ -14,14 +14,19 @@ stability       ω_max per step; h_max per step against the h used (two panels)
 energy          kinetic T, potential V and total E per step; E − E(0) below
 reactions       the Lagrange multipliers λ(t), one line per constraint
 ==============  ===========================================================================
+
+:func:`sweep_figure` draws a column of a study table (:mod:`symgen.study`) against a grid key.
 """
 from __future__ import annotations
 
+import math
+from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["WHAT", "figure", "save", "plot_result", "panels_figure", "Series", "Panel"]
+__all__ = ["WHAT", "figure", "save", "plot_result", "panels_figure", "Series", "Panel",
+           "sweep_figure"]
 
 #: The views ``symgen plot --what`` offers.
 WHAT = ("coordinates", "outputs", "constraints", "stability", "energy", "reactions")
@@ -283,4 +288,44 @@ def panels_figure(panels: Sequence[Panel], ncols: int = 1, suptitle: str | None 
             ax.legend(loc="best", fontsize="x-small")
     if suptitle:
         fig.suptitle(suptitle)
+    return fig
+
+
+def sweep_figure(study, x: str | None = None, y: str | None = None):
+    """A column ``y`` of a study table against the grid key ``x``, one line per combination of
+    the other grid keys (failed and diverged runs as crosses at their value, if finite).
+    ``study``: a folder, a table path or a list of rows.  Returns the Figure."""
+    from .study import SweepError, grid_keys, read_rows
+    rows = read_rows(study) if isinstance(study, (str, Path)) else list(study)
+    if not rows:
+        raise SweepError("the study table has no rows")
+    keys = grid_keys(rows)
+    x = x or keys[0]
+    if y is None:
+        y = next((c for c in rows[0] if c.startswith("max_abs.")), "max_pos_err")
+    for name, what in ((x, "--x"), (y, "--y")):
+        if name not in rows[0]:
+            raise SweepError(f"{what} {name!r} is not a column of the study table; columns: "
+                             f"{', '.join(rows[0])}")
+    others = [k for k in keys if k != x]
+    groups: dict = {}
+    for r in rows:
+        groups.setdefault(tuple(r[k] for k in others), []).append(r)
+    fig, (ax,) = _new_figure()
+    for gkey, grows in groups.items():
+        grows = sorted(grows, key=lambda r: r[x])
+        label = ", ".join(f"{k} = {v}" for k, v in zip(others, gkey)) or y
+        ok = [r for r in grows if r["status"] == "completed"]
+        line = ax.plot([r[x] for r in ok], [r[y] for r in ok], "o-", label=label)[0]
+        bad = [r for r in grows if r["status"] != "completed" and isinstance(r[y], float)
+               and math.isfinite(r[y])]
+        if bad:
+            ax.plot([r[x] for r in bad], [r[y] for r in bad], "x", color=line.get_color(),
+                    ms=9, label=f"{label} (not completed)")
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    ax.set_title(f"sweep: {y} against {x} ({len(rows)} runs)")
+    ax.grid(True, alpha=0.3)
+    if len(groups) <= 12:
+        ax.legend(loc="best", fontsize="small")
     return fig

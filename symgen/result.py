@@ -185,6 +185,10 @@ class Result:
         data["status"] = np.array(self.status)
         data["reason"] = np.array(self.reason)
         data["meta"] = np.array(json.dumps(self.meta, default=_json_default))
+        for name, (chars, _) in _TEXT.items():       # what load_result accepts (_check_kinds)
+            if data[name].dtype.itemsize > 4 * chars:
+                raise ValueError(f"cannot save the Result: its {name} has an entry longer than "
+                                 f"the {chars} characters a result file may hold")
         with atomic_open(path, "wb") as fh:
             np.savez_compressed(fh, **data)
 
@@ -264,7 +268,8 @@ def load_result(path, *, max_bytes: int | None = None) -> Result:
     read, the sizes the file declares (the ``.npy`` headers inside a ``.npz``, the row count of a
     CSV) are checked against each other and against ``max_bytes`` (default
     :func:`symgen._io.memory_budget`, half the physical memory): a small file that would
-    decompress to more is refused without allocating it.
+    decompress to more is refused without allocating it, and so is a text member longer than a
+    result holds (status, reason and meta at most 1 Mi characters, names 1024).
     """
     path = Path(path)
     suffix = path.suffix.lower()
@@ -314,6 +319,37 @@ _PER_STEP = {"t": None, "x": "n", "xd": "n", "xdd": "n", "lam": "lam", "pos_err"
              "flags": None}
 
 
+#: Members of a result .npz that hold text: the longest each may be (characters), and whether it
+#: is one string (0-d) or a list of names (1-D).
+_TEXT = {"status": (max(map(len, STATUSES)), 0), "reason": (1 << 20, 0), "meta": (1 << 20, 0),
+         "coords": (1024, 1), "output_names": (1024, 1)}
+
+
+def _check_kinds(path: Path, headers: dict, limit: int) -> None:
+    """Each member read by the loader has the kind of data it should (numbers, or text of a
+    bounded length), and the arrays with their conversions to float fit in ``limit``: a member that
+    would be refused after it was read (a status of a gigabyte, text where numbers belong) is
+    refused from its header."""
+    need = 0
+    for name, (shape, dtype) in headers.items():
+        if name in _TEXT:
+            chars, ndim = _TEXT[name]
+            if dtype.kind != "U" or len(shape) != ndim or dtype.itemsize > 4 * chars:
+                what = "a list of names" if ndim else "a string"
+                raise ValueError(f"{path}: member {name!r} is not {what} of at most {chars} "
+                                 f"characters (dtype {dtype.str}, shape {shape})")
+        elif name in _PER_STEP:
+            if dtype.kind not in "biuf":
+                raise ValueError(f"{path}: member {name!r} holds {dtype.str}, not numbers")
+            if dtype.itemsize != 8 or dtype.kind == "b":   # converted to float64/int64 on load
+                need += math.prod(shape) * 8
+        else:
+            continue                                       # not read
+        need += math.prod(shape) * dtype.itemsize
+    if need > limit:
+        raise _too_big(path, "its arrays (with their conversion to float)", need, limit)
+
+
 def _npz_headers(path: Path, limit: int) -> dict:
     """{member: (shape, dtype)} from the ``.npy`` headers of a result .npz, checked before any
     array is read: each header's shape fits the bytes its member holds, the members hold no more
@@ -343,10 +379,16 @@ def _npz_headers(path: Path, limit: int) -> dict:
                 raise ValueError(f"{path}: member {name!r} declares shape {shape} ({nbytes} bytes) "
                                  f"but holds {info.file_size} bytes")
             headers[name] = (tuple(shape), dtype)
+    _check_kinds(path, headers, limit)
     if "t" not in headers or len(headers["t"][0]) != 1:
         raise ValueError(f"{path}: no 1-D time array 't'")
     N = headers["t"][0][0]
     n = headers["coords"][0] if "coords" in headers else None
+    if "outputs" in headers and "output_names" in headers:
+        shape, k = headers["outputs"][0], headers["output_names"][0][0]
+        if shape[1:] != (k,):
+            raise ValueError(f"{path}: member 'outputs' has shape {shape}, which does not fit "
+                             f"{k} output names")
     for name, width in _PER_STEP.items():
         if name not in headers:
             continue

@@ -32,9 +32,10 @@ Results, under ``out``:
 
 A run that fails or diverges is a row with its status; a task that raises (bad option, a worker
 that died ``retries`` times) is a ``failed`` row whose reason names the exception, without a
-``.npz``.  Re-running the same study skips every run whose row and ``.npz`` exist in ``out``
-(resume): a run's id is a hash of the model hash, its grid point and the simulate options.  Rows
-of other grids in the same folder stay in the table, after the current grid's.
+``.npz``.  Re-running the same study skips every run whose ``.npz`` in ``out`` loads (resume; a
+damaged file is run again, a damaged table rebuilt from the run files): a run's id is a hash of
+the model hash, its grid point and the simulate options.  Rows of other grids in the same folder
+stay in the table, after the current grid's.
 
 ``workers=0`` runs the grid serially in this process, without Dask.
 """
@@ -255,22 +256,72 @@ def load_table(path):
 
 
 def read_rows(path) -> list[dict]:
-    """The rows of a study table as dicts of numbers and strings (no pandas needed)."""
+    """The rows of a study table as dicts of numbers and strings (no pandas needed).  A row with
+    fewer or more fields than the header (a truncated file) raises SweepError naming it."""
+    rows, bad = _read_rows(path)
+    if bad:
+        raise SweepError(f"{bad[0]}; the table is damaged (re-running the sweep rebuilds it "
+                         "from the run files)")
+    return rows
+
+
+def _read_rows(path) -> tuple[list[dict], list[str]]:
+    """(the complete rows, a description of each incomplete one)."""
     path = Path(path)
     if path.is_dir():
         path = path / TABLE
     with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    out = []
-    for r in rows:
+        reader = csv.DictReader(fh)
+        rows = list(reader)
+        header = reader.fieldnames or []
+    out, bad = [], []
+    for k, r in enumerate(rows, start=2):
+        if None in r or None in r.values():
+            n = len(header) - sum(v is None for v in r.values()) + len(r.get(None) or ())
+            bad.append(f"{path}: line {k} has {n} fields, its header {len(header)}")
+            continue
         d = {}
-        for k, v in r.items():
-            if k in TEXT_COLUMNS:
-                d[k] = v
+        for key, v in r.items():
+            if key in TEXT_COLUMNS:
+                d[key] = v
             else:
-                d[k] = _num(v) if v not in ("", "nan", "inf", "-inf") else float(v or "nan")
+                d[key] = _num(v) if v not in ("", "nan", "inf", "-inf") else float(v or "nan")
         out.append(d)
-    return out
+    return out, bad
+
+
+def _resume(out: Path, ids: list, points: list, keys: list):
+    """What ``out`` already holds of this grid: ({run id: row} of the runs whose ``.npz`` loads,
+    rows of other grids, the table's keys, whether the table must be rewritten).  Each row of this
+    grid is rebuilt from its run file, so a damaged table loses nothing; a run file that does not
+    load (truncated, another format) is not a finished run: it is run again."""
+    from .result import load_result
+    old, damaged = [], False
+    if (out / TABLE).is_file():
+        try:
+            old, bad = _read_rows(out / TABLE)
+            if old:
+                keys = keys + [k for k in grid_keys(old) if k not in keys]
+        except (ValueError, UnicodeDecodeError, csv.Error) as exc:   # SweepError is a ValueError
+            old, bad = [], [str(exc)]
+        if bad:
+            log.warning("%s; rebuilding the table from the run files", bad[0])
+            damaged = True
+    listed = {r.get("run") for r in old}
+    foreign = [r for r in old if r.get("run") not in ids]
+    done = {}
+    for run_id, point in zip(ids, points):
+        path = out / "runs" / f"{run_id}.npz"
+        if not path.is_file():
+            continue
+        try:
+            result = load_result(path)
+        except (OSError, ValueError) as exc:
+            log.warning("run %s: %s; running it again", run_id, " ".join(str(exc).split())[:300])
+            continue
+        done[run_id] = {"run": run_id, **point, **summarize(result)}
+        damaged = damaged or run_id not in listed
+    return done, foreign, keys, damaged
 
 
 def _client(workers: int, scheduler: str | None):
@@ -291,14 +342,16 @@ def _client(workers: int, scheduler: str | None):
 
 def sweep(model, grid: Mapping[str, Sequence], *, out=None, workers: int = 2,
           scheduler: str | None = None, client=None, retries: int = 2,
-          progress: bool = False, **simulate_options) -> Study:
+          progress: bool = False, timeout: float | None = None, **simulate_options) -> Study:
     """Run ``model`` at every point of ``grid`` (a mapping key → values; keys are model parameters
     or :data:`RUN_KEYS`); further keyword arguments go to :func:`symgen.simulate` for every run.
 
     ``workers``: processes of a local Dask cluster (0: serial, no Dask); ``scheduler``: the address
     of an existing cluster (``tcp://HOST:8786``); ``client``: an existing ``distributed.Client``.
     ``out``: the study folder (see the module docstring; resume skips its finished runs).
-    ``progress``: a tqdm bar over finished runs on stderr.  Returns a :class:`Study`."""
+    ``progress``: a tqdm bar over finished runs on stderr.  ``timeout``: seconds to wait for the
+    Dask runs before SweepError (the finished ones stay in ``out``); a scheduler without workers
+    is logged as a warning after :data:`NO_WORKER_WARNING` s.  Returns a :class:`Study`."""
     from .model import Model
     if not isinstance(model, Model):
         raise SweepError(f"sweep needs a symgen.Model, got {type(model).__name__}")
@@ -322,6 +375,9 @@ def sweep(model, grid: Mapping[str, Sequence], *, out=None, workers: int = 2,
 
     if int(workers) < 0:
         raise SweepError(f"workers must be ≥ 0 (0: serial), got {workers}")
+    if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0
+                                    and math.isfinite(timeout)):
+        raise SweepError(f"timeout must be a positive number of seconds, got {timeout!r}")
 
     out = Path(out) if out is not None else None
     done: dict[str, dict] = {}
@@ -329,14 +385,10 @@ def sweep(model, grid: Mapping[str, Sequence], *, out=None, workers: int = 2,
     keys = list(grid)           # the grid columns of the table (with those of foreign rows)
     if out is not None:
         (out / "runs").mkdir(parents=True, exist_ok=True)
-        if (out / TABLE).is_file():
-            old = read_rows(out / TABLE)
-            keys = list(grid) + [k for k in (grid_keys(old) if old else []) if k not in grid]
-            for r in old:
-                if r.get("run") not in ids:
-                    foreign.append(r)
-                elif (out / "runs" / f"{r['run']}.npz").is_file():
-                    done[r["run"]] = r
+        done, foreign, keys, damaged = _resume(out, ids, points, keys)
+        if damaged:
+            ordered = [done[i] for i in ids if i in done] + foreign
+            _write_table(out / TABLE, _columns(keys, ordered), ordered)
     rows: dict[str, dict] = dict(done)
     todo = [(i, p) for i, p in zip(ids, points) if i not in done]
     start = time.perf_counter()
@@ -364,7 +416,7 @@ def sweep(model, grid: Mapping[str, Sequence], *, out=None, workers: int = 2,
             for run_id, point in todo:
                 finish(run_id, point, *run_row(model, point, options))
         elif todo:
-            _run_dask(model, todo, options, finish, workers, scheduler, client, retries)
+            _run_dask(model, todo, options, finish, workers, scheduler, client, retries, timeout)
     finally:
         if bar is not None:
             bar.close()
@@ -402,20 +454,49 @@ def _run_on_worker(model_hash: str, point: dict, options: dict):
     return run_row(model, point, options)
 
 
-def _run_dask(model, todo, options, finish, workers, scheduler, client, retries):
+#: Seconds the Dask runs may wait on a scheduler without workers before a warning says so.
+NO_WORKER_WARNING = 5.0
+
+
+def _completed(client, futures, timeout):
+    """The futures as they finish.  A warning (logged) when the scheduler has had no worker for
+    :data:`NO_WORKER_WARNING` s while runs wait; SweepError after ``timeout`` s (None: no limit),
+    the unfinished runs cancelled (the finished ones are already in the table)."""
+    from dask.distributed import wait
+    pending, start, warned = set(futures), time.monotonic(), False
+    while pending:
+        try:
+            done, pending = wait(pending, timeout=0.5, return_when="FIRST_COMPLETED")
+        except TimeoutError:            # distributed's TimeoutError is the builtin one
+            done = ()
+        yield from done
+        waited = time.monotonic() - start
+        if pending and not warned and waited >= NO_WORKER_WARNING and not client.nthreads():
+            warned = True
+            log.warning("the Dask scheduler %s has no workers: %d runs are waiting (start "
+                        "workers: dask worker %s; or give a timeout)",
+                        client.scheduler.address, len(pending), client.scheduler.address)
+        if pending and timeout is not None and waited >= timeout:
+            client.cancel(list(pending))
+            raise SweepError(f"gave up after the timeout of {timeout:g} s: "
+                             f"{len(futures) - len(pending)} of {len(futures)} runs finished "
+                             f"(kept; re-running the sweep resumes), {len(pending)} still "
+                             f"waiting on a scheduler with {len(client.nthreads())} workers")
+
+
+def _run_dask(model, todo, options, finish, workers, scheduler, client, retries, timeout=None):
     own = None
     if client is None:
         client, own = _client(workers, scheduler)
     plugin = f"symgen-model-{model.hash[:16]}"
     try:
-        from dask.distributed import as_completed
         client.register_plugin(_model_plugin(model), name=plugin)   # the model, once a worker
         futures = {}
         for run_id, point in todo:
             fut = client.submit(_run_on_worker, model.hash, point, options,
                                 key=f"symgen-run-{run_id}", retries=retries, pure=False)
             futures[fut] = (run_id, point)
-        for fut in as_completed(futures):
+        for fut in _completed(client, futures, timeout):
             run_id, point = futures[fut]
             try:
                 row, result = fut.result()
@@ -444,43 +525,3 @@ def grid_keys(rows_or_columns) -> list:
     if "run" not in cols or "status" not in cols:
         raise SweepError("not a symgen study table (no 'run'/'status' columns)")
     return cols[cols.index("run") + 1:cols.index("status")]
-
-
-def sweep_figure(study, x: str | None = None, y: str | None = None):
-    """A column ``y`` of a study table against the grid key ``x``, one line per combination of
-    the other grid keys (failed and diverged runs as crosses at their value, if finite).
-    ``study``: a folder, a table path or a list of rows.  Returns the Figure."""
-    from .plot import _new_figure
-    rows = read_rows(study) if isinstance(study, (str, Path)) else list(study)
-    if not rows:
-        raise SweepError("the study table has no rows")
-    keys = grid_keys(rows)
-    x = x or keys[0]
-    if y is None:
-        y = next((c for c in rows[0] if c.startswith("max_abs.")), "max_pos_err")
-    for name, what in ((x, "--x"), (y, "--y")):
-        if name not in rows[0]:
-            raise SweepError(f"{what} {name!r} is not a column of the study table; columns: "
-                             f"{', '.join(rows[0])}")
-    others = [k for k in keys if k != x]
-    groups: dict = {}
-    for r in rows:
-        groups.setdefault(tuple(r[k] for k in others), []).append(r)
-    fig, (ax,) = _new_figure()
-    for gkey, grows in groups.items():
-        grows = sorted(grows, key=lambda r: r[x])
-        label = ", ".join(f"{k} = {v}" for k, v in zip(others, gkey)) or y
-        ok = [r for r in grows if r["status"] == "completed"]
-        line = ax.plot([r[x] for r in ok], [r[y] for r in ok], "o-", label=label)[0]
-        bad = [r for r in grows if r["status"] != "completed" and isinstance(r[y], float)
-               and math.isfinite(r[y])]
-        if bad:
-            ax.plot([r[x] for r in bad], [r[y] for r in bad], "x", color=line.get_color(),
-                    ms=9, label=f"{label} (not completed)")
-    ax.set_xlabel(x)
-    ax.set_ylabel(y)
-    ax.set_title(f"sweep: {y} against {x} ({len(rows)} runs)")
-    ax.grid(True, alpha=0.3)
-    if len(groups) <= 12:
-        ax.legend(loc="best", fontsize="small")
-    return fig

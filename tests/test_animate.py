@@ -214,3 +214,38 @@ def test_model_for_rebuilds_a_shipped_example_with_the_run_options():
     assert found.hash == model.hash and found.n == model.n
     frames = draw.evaluate(found, result)
     assert frames.dim == 2 and len(frames.lines) == len(model.drawing)
+
+
+@pytest.mark.parametrize("flags", [["--fps", "1e9"], ["--speed", "1e-9"], ["--fps", "1e300"]])
+def test_too_many_frames_is_one_line_naming_what_fits(dfb, tmp_path, capsys, flags):
+    """Issue 27 (4): --fps 1e9 ran for minutes, --speed 1e-9 died of a MemoryError."""
+    _, _, npz = dfb
+    gif = tmp_path / "motion.gif"
+    rc = main(["animate", str(npz), "-o", str(gif), *flags])
+    err = capsys.readouterr().err
+    assert rc == 2 and not gif.exists()
+    assert len(err.strip().splitlines()) == 1
+    assert f"more than the {draw.MAX_FRAMES}" in err and "try --fps" in err
+
+
+def test_suggested_fps_speed_and_every_fit_the_limit():
+    t = np.linspace(0.0, 3.0, 301)
+    limit = 40
+    with pytest.raises(draw.DrawingError) as info:
+        draw.frame_rows(t, fps=1000.0, speed=1.0, limit=limit)
+    words = str(info.value).split("try")[1].split()
+    fps, speed, every = (float(words[words.index(f) + 1].rstrip(")")) for f in
+                         ("--fps", "--speed", "--every"))
+    # frames = span / speed * fps + 1 (both ends), every: ceil(rows / every)
+    assert 3.0 / 1.0 * fps + 1 <= limit + 1e-9 and 3.0 / speed * 1000.0 + 1 <= limit + 1e-9
+    assert len(draw.frame_rows(t, fps=fps, speed=1.0, limit=limit)) <= limit
+    assert len(draw.frame_rows(t, fps=1000.0, speed=speed, limit=limit)) <= limit
+    assert len(draw.frame_rows(t, every=int(every), limit=limit)) <= limit
+    with pytest.raises(draw.DrawingError, match="try --every 8"):     # ceil(301 / 40)
+        draw.frame_rows(t, every=1, limit=limit)
+
+
+def test_gif_frame_limit_follows_the_memory_budget(monkeypatch):
+    monkeypatch.setenv("SYMGEN_MEMORY_LIMIT", str(100 * 400 * 400 * 4))   # 100 frames of 400²
+    assert draw.max_frames("a.gif", size=5.0, dpi=80.0) == 100
+    assert draw.max_frames("a.mp4", size=5.0, dpi=80.0) == draw.MAX_FRAMES

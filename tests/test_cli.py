@@ -670,3 +670,30 @@ def test_simulate_set_assembles_the_start(tmp_path, capsys):
     assert proc.returncode == 2 and "no coordinate or output 'bar1.phi'" in proc.stderr
     proc = call(capsys, "simulate", "double_pendulum", "--set", "bar1.theta", "--quiet")
     assert proc.returncode == 2 and "malformed --set" in proc.stderr
+
+
+_INTERRUPT_HOOK = '''import os, sys
+class _Interrupt:
+    """Ctrl-C at a known moment: when the module named in SYMGEN_TEST_INTERRUPT_AT is imported."""
+    def find_spec(self, name, path=None, target=None):
+        if name == os.environ.get("SYMGEN_TEST_INTERRUPT_AT"):
+            raise KeyboardInterrupt
+        return None
+sys.meta_path.insert(0, _Interrupt())
+'''
+
+
+@pytest.mark.parametrize("at", ["sympy", "symgen.cli_extra"])   # in symgen/__init__, in symgen.cli
+@pytest.mark.parametrize("how", ["script", "-m"])
+def test_ctrl_c_while_importing_is_interrupted_130(tmp_path, at, how):
+    """Issue 27 (7): Ctrl-C in the first second (imports) printed a traceback.  The interrupt is
+    raised by an import hook (sitecustomize) when the named module is imported: no timing."""
+    (tmp_path / "sitecustomize.py").write_text(_INTERRUPT_HOOK)
+    env = dict(os.environ, SYMGEN_TEST_INTERRUPT_AT=at,
+               PYTHONPATH=os.pathsep.join([str(tmp_path)] + [p for p in
+                                          os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    # the console script (or, where none is installed, its module run the same way)
+    script = SYMGEN if SYMGEN[0] != sys.executable else [sys.executable, "-m", "_symgen_entry"]
+    cmd = (script if how == "script" else [sys.executable, "-m", "symgen"]) + ["--version"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    assert (proc.returncode, proc.stderr, proc.stdout) == (130, "interrupted\n", "")

@@ -149,6 +149,47 @@ def test_a_small_npz_declaring_huge_arrays_is_rejected_before_allocating(res, tm
     assert peak < 8 << 20, peak                      # nothing near 128 MB was allocated
 
 
+@pytest.mark.parametrize("member", ["status", "meta", "coords", "outputs"])
+def test_a_small_npz_with_a_huge_text_or_misfit_member_is_rejected_before_allocating(
+        res, tmp_path, member):
+    """Issue 27 (8): the headers of the per-step arrays were checked, not those of the text
+    members nor the width of 'outputs': a status of 32 MB (1 MB zipped → 1 GB in the report) was
+    read before the status itself was refused."""
+    members = _members_of(res.save(tmp_path / "r.npz"))
+    size = 32 << 20                                   # 32 MB of zeros (NUL characters)
+    zeros = bytes(1 << 20)
+    chunks = (zeros for _ in range(size >> 20))
+    n_names = members["output_names"][0][0]
+    members[member] = {
+        "status": ((), f"<U{size // 4}", chunks),
+        "meta": ((), f"<U{size // 4}", chunks),
+        "coords": ((3,), f"<U{size // 12}", chunks),
+        "outputs": ((31, size // (31 * 8)), np.float64, (bytes(31 * 8 * (size // 248)),)),
+    }[member]
+    assert n_names != size // 248
+    bomb = tmp_path / "bomb.npz"
+    _write_npz(bomb, members)
+    assert bomb.stat().st_size < 1 << 20
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=rf"bomb\.npz: member '{member}' (is not|has shape)"):
+            load_result(bomb)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20, peak                      # nothing near 32 MB was allocated
+
+
+def test_save_refuses_text_that_load_would_refuse(res, tmp_path):
+    big = Result(**{k: getattr(res, k) for k in ("t", "x", "xd", "xdd", "lam", "coords",
+                                                 "pos_err", "vel_err", "acc_err", "omega_max",
+                                                 "h_max", "newton_iters")},
+                 meta={"note": "x" * (1 << 20)})
+    with pytest.raises(ValueError, match="meta has an entry longer than the 1048576 characters"):
+        big.save(tmp_path / "big.npz")
+    assert not (tmp_path / "big.npz").exists()
+
+
 def test_a_header_larger_than_its_data_is_rejected(res, tmp_path):
     members = _members_of(res.save(tmp_path / "r.npz"))
     members["t"] = ((10 ** 12,), np.float64, [bytes(64)])    # claims 8 TB, holds 64 bytes

@@ -148,3 +148,39 @@ def test_derived_terms_display_names():
     assert "θ̈_pend" in pretty and "θ̇_pend" in pretty
     unconstrained = derive(Model("free", [th], [[1]], [0]))
     assert unconstrained.labels("q") == "rows: none (the model has no constraints)"
+
+
+def test_negative_mass_through_the_run_parameters_is_refused(syms):
+    """Issue 27 (9): the model's own check sees only the parameter defaults; a run's
+    params={'m': -1} (``--param m=-1``) ran silently."""
+    from symgen import LambdifyKernels, simulate
+    x, y, xd, yd, m, g = syms
+    mdl = make(syms, name="zero_inertia", coords=[x, y, sp.Symbol("body.theta")],
+               M=sp.diag(m, m, 0), f=[0, -m * g, 0], x0=[0, -1, 0],
+               q=[x**2 + y**2 - 1, sp.Symbol("body.theta") - sp.atan2(x, -y)])
+    k = LambdifyKernels(mdl)
+    ok = simulate(k, params={"m": 2.0}, dt=0.01, t_end=0.05)   # M[2,2] = 0 is legal
+    assert ok.status == "completed"
+    with pytest.raises(ModelError, match=r"M\[0,0\] \(coordinate body.x\) is -1 .*m = -1, "
+                                         r"g = 9.81"):
+        simulate(k, params={"m": -1.0}, dt=0.01, t_end=0.05)
+    assert k.params()["m"] == 1.0                            # the run's value is not kept
+    from symgen.assembly import check_mass_diagonal
+    k.set_params(m=-0.5)                                     # as the compiled sparse start calls it
+    with pytest.raises(ModelError, match=r"M\[0,0\] .* is -0.5 "):
+        check_mass_diagonal(k, 0.0, np.array([0.0, -1.0, 0.0]))
+
+
+def test_model_names_that_clash_with_generated_files(syms):
+    """Issue 27 (6): a model 'main' had its kernels' main.c overwritten by the driver; models
+    'symgen_runtime'/'symgen_sparse' failed to build.  Every .c/.h file that generate writes
+    besides the model's own is a name a model cannot take (also a runtime split into sg_*.c)."""
+    from symgen.codegen.render import generate
+    src = generate(make(syms))
+    others = {f.rsplit(".", 1)[0] for f in src.files if f.endswith((".c", ".h"))} - {"ok"}
+    assert {"main", "symgen_runtime", "symgen_sparse"} <= others
+    for name in sorted(others) + ["Main", "SYMGEN_x", "sg_runtime_step"]:
+        with pytest.raises(ModelError, match=f"model name '{name}' clashes with the generated"):
+            make(syms, name=name)
+    for name in ("mainly", "my_symgen_model", "sgx"):
+        assert make(syms, name=name).name == name

@@ -3,6 +3,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -193,7 +194,7 @@ def test_bad_grid_is_a_usage_error(capsys):
 
 def test_sweep_figure_plots_the_table(model, tmp_path):
     pytest.importorskip("matplotlib")
-    from symgen.study import sweep_figure
+    from symgen.plot import sweep_figure
     study = symgen.sweep(model, {"T0": [5.0, 9.0], "dt": [0.1, 0.05]}, out=tmp_path, workers=0,
                          t_end=1.0)
     fig = sweep_figure(tmp_path, "T0", "max_abs.theta")
@@ -237,3 +238,51 @@ def test_tangent_chart_is_a_grid_key_and_not_the_figure(tmp_path, capsys):
     assert all(r["status"] == "completed" for r in rows)
     for r in rows:
         assert load_result(out / "runs" / f"{r['run']}.npz").meta["chart"] == r["chart"]
+
+
+def test_resume_redoes_a_damaged_run_file_and_rebuilds_a_damaged_table(model, tmp_path):
+    """Issue 27 (3): a truncated runs/<id>.npz is not a finished run; a truncated table.csv is
+    rebuilt from the run files (no internal TypeError), without running anything again."""
+    grid = {"T0": [5.0, 9.0]}
+    first = symgen.sweep(model, grid, out=tmp_path, workers=0, t_end=1.0)
+    bad = tmp_path / "runs" / f"{first.rows[1]['run']}.npz"
+    bad.write_bytes(bad.read_bytes()[:200])                 # truncated
+    again = symgen.sweep(model, grid, out=tmp_path, workers=0, t_end=1.0)
+    assert (again.ran, again.skipped) == (1, 1)
+    ref = symgen.simulate(symgen.build(model), params={"T0": 9.0}, t_end=1.0)
+    redone = load_result(bad)                               # the run file is whole again
+    assert redone.status == "completed"
+    np.testing.assert_array_equal(redone.x, ref.x)
+    assert read_rows(tmp_path)[1]["final.theta"] == ref.output("theta")[-1]
+
+    table = tmp_path / "table.csv"
+    text = table.read_text()
+    table.write_text(text[:len(text) - len(text.splitlines()[-1]) // 2 - 1])   # last row cut
+    with pytest.raises(ValueError, match="line 3 has .* fields"):
+        read_rows(tmp_path)
+    third = symgen.sweep(model, grid, out=tmp_path, workers=0, t_end=1.0)
+    assert (third.ran, third.skipped) == (0, 2)
+    assert read_rows(tmp_path) == third.rows
+    assert read_rows(tmp_path)[1]["final.theta"] == ref.output("theta")[-1]
+
+
+def test_a_scheduler_without_workers_is_reported_and_the_timeout_honoured(tmp_path, capsys,
+                                                                          monkeypatch):
+    """Issue 27 (5): a sweep on a scheduler without workers waited forever, silently."""
+    distributed = pytest.importorskip("distributed")
+    from symgen import study
+    monkeypatch.setattr(study, "NO_WORKER_WARNING", 0.5)        # 5 s in use
+    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cl:
+        addr = cl.scheduler_address
+        t0 = time.monotonic()
+        rc = main(["sweep", "stiff_pendulum", "--param", "T0=5,9", "--t-end", "0.5",
+                   "--scheduler", addr, "--timeout", "1.5", "--out", str(tmp_path), "--quiet"])
+        waited = time.monotonic() - t0
+    err = capsys.readouterr().err.splitlines()
+    assert rc == 2, err
+    assert err[0] == (f"note: the Dask scheduler {addr} has no workers: 2 runs are waiting "
+                      f"(start workers: dask worker {addr}; or give a timeout)")
+    assert err[1].startswith("error: gave up after the timeout of 1.5 s: 0 of 2 runs finished")
+    assert len(err) == 2 and waited >= 1.5
+    assert main(["sweep", "stiff_pendulum", "--param", "T0=5", "--timeout", "0"]) == 2
+    assert "--timeout must be a positive number" in capsys.readouterr().err
