@@ -12,7 +12,8 @@ from pathlib import Path
 
 from .settings import METHODS, SimulationSettings
 from .terminal import (EXIT_OK, UsageError, _check_memory, _check_output_dir, _check_output_file,
-                       _need_matplotlib, _result_path, parse_params, progress_enabled)
+                       _dt_value, _need_matplotlib, _result_path, parse_params,
+                       progress_enabled)
 
 __all__ = ["add_parsers", "add_plot_arguments", "cmd_animate", "cmd_sweep", "cmd_plot_extra"]
 
@@ -175,6 +176,9 @@ def _sweep_options(args, mdl, grid: dict) -> dict:
         if key in options and options[key] is None:
             raise UsageError(f"model {mdl.name!r} recommends no {key}; give "
                              f"--{key.replace('_', '-')}")
+    if "auto" in grid.get("dt", [options.get("dt")]):       # variable steps: rows as they come
+        options["every"] = args.every
+        return options
     try:
         dts = [float(v) for v in grid.get("dt", [options.get("dt")])]
         ends = [float(v) for v in grid.get("t_end", [options.get("t_end")])]
@@ -285,7 +289,8 @@ def add_parsers(sub, model_help: str, scheme_help: str) -> None:
                    "constraint_tol, factorization, divergence_bound, chart)")
     s.add_argument("--method", choices=METHODS, help="for every run (default: the model's)")
     s.add_argument("--scheme", metavar="SCHEME", help=scheme_help)
-    s.add_argument("--dt", type=float, metavar="H", help="step size [s] of every run")
+    s.add_argument("--dt", type=_dt_value, metavar="H", help="step size [s] of every run, or "
+                   "'auto' (error-controlled; sweep --param rtol=… for a tolerance study)")
     s.add_argument("--t-end", type=float, metavar="T", help="end time [s] of every run")
     s.add_argument("--every", type=int, default=1, metavar="K",
                    help="record every K-th step of each run (the table's maxima still cover "

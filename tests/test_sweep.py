@@ -286,3 +286,13 @@ def test_a_scheduler_without_workers_is_reported_and_the_timeout_honoured(tmp_pa
     assert len(err) == 2 and waited >= 1.5
     assert main(["sweep", "stiff_pendulum", "--param", "T0=5", "--timeout", "0"]) == 2
     assert "--timeout must be a positive number" in capsys.readouterr().err
+
+
+def test_a_tolerance_study_with_dt_auto(model, tmp_path):
+    """--dt auto with --param rtol=…: one row per tolerance, fewer steps for the looser one."""
+    from symgen.cli import main
+    assert main(["sweep", "stiff_pendulum", "--dt", "auto", "--t-end", "5", "--param",
+                 "rtol=1e-4,1e-7", "--workers", "0", "--out", str(tmp_path), "--quiet"]) == 0
+    rows = {float(r["rtol"]): r for r in read_rows(tmp_path)}
+    assert [rows[k]["status"] for k in (1e-4, 1e-7)] == ["completed", "completed"]
+    assert int(rows[1e-4]["steps"]) < int(rows[1e-7]["steps"])
