@@ -207,8 +207,8 @@ def test_a_fixed_step_newton_cannot_close_is_carried_by_sub_steps(kernels, pendu
 
 
 def test_t_eval_rows_are_consistent_and_agree_with_steps_that_land_on_them(kernels):
-    """Rows at t_eval lie on q = q̇ = 0 to round-off and agree, within the run's error, with a
-    run at the same tolerance whose h_max makes its steps land on those times (every 0.25 s)."""
+    """Rows at t_eval lie on q = q̇ = 0 to round-off and agree, within the run's error against
+    the exact motion, with runs at the same tolerance that end on those times."""
     k = kernels("double_four_bar")
     times = np.linspace(0.0, 3.0, 13)
     dense = symgen.simulate(k, dt="auto", t_end=3.0, rtol=1e-7, atol=1e-7, t_eval=times)
