@@ -42,8 +42,9 @@ from .cli_extra import add_parsers, add_plot_arguments, cmd_plot_extra
 from .cli_modes import add_parser as add_modes_parser
 from .settings import FACTORIZATIONS, METHODS, SimulationSettings
 from .terminal import (EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT,  # noqa: F401
-                       EXIT_SIGTERM, EXIT_USAGE, MATPLOTLIB_HINT, Terminated,
-                       UsageError, _build_failure, _build_notes, _check_memory, _check_output_dir,
+                       EXIT_SIGTERM, EXIT_USAGE, MATPLOTLIB_HINT, QUIET_NOTE_DELAY,
+                       Terminated, UsageError, _build_failure, _build_notes, _check_memory,
+                       _check_output_dir,
                        _check_output_file, _interrupt_exit_code, _need_matplotlib,
                        _newton_options, _one_line, _Progress, _result_path, _sigterm_as_interrupt,
                        _warnings_as_notes, add_step_options, check_step_options, parse_params,
@@ -89,13 +90,13 @@ def _with_defaults(model, numeric: dict):
                                  for sym, val in model.params.items()})
 
 
-def _kernels(model, backend: str, params: dict, quiet: bool = False):
+def _kernels(model, backend: str, params: dict, quiet: int = 0):
     if backend == "lambdify":
         from .kernels import LambdifyKernels
         k = LambdifyKernels(model)
     else:
         from . import build
-        with _build_notes(not quiet):
+        with _build_notes(quiet < 2, delay=QUIET_NOTE_DELAY if quiet == 1 else 0.0):
             k = build(model)
     if params:
         k.set_params(params)
@@ -424,9 +425,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--every", type=int, default=1, metavar="K",
                    help="record every K-th step and the last (default 1: every step); the "
                    "summary's maxima (‖q‖, iterations, h_max) still cover every step")
-    s.add_argument("--quiet", action="store_true", help="print nothing but errors: no summary, "
-                   "no progress bar, no notes (a failed or interrupted run still says so on "
-                   "stderr)")
+    s.add_argument("--quiet", "-q", action="count", default=0, help="print nothing but errors: no "
+                   "summary, no progress bar, no notes but one when a first compile takes more "
+                   "than 2 s (-qq: not that either); a failed or interrupted run still says so on "
+                   "stderr")
     s.add_argument("--tol", type=float, metavar="TOL", help="Newton tolerance, relative update "
                    "of (x, h·xd, h²·xdd) (default: the model's, else 1e-10)")
     s.add_argument("--max-iter", type=float, metavar="N", help="Newton iterations per step "

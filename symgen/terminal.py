@@ -11,6 +11,7 @@ import math
 import os
 import signal
 import sys
+import threading
 import warnings
 from pathlib import Path
 
@@ -288,14 +289,43 @@ class _NoteHandler(logging.Handler):
             print(f"note: {record.getMessage()}", file=sys.stderr, flush=True)
 
 
+class _DelayedNoteHandler(_NoteHandler):
+    """The first note only, and only if the build is still running ``delay`` seconds later
+    (``--quiet``: a first compile that takes a while should not look like a hang)."""
+
+    def __init__(self, delay: float):
+        super().__init__()
+        self.delay, self.timer = delay, None
+
+    def emit(self, record):
+        if getattr(record, "symgen_note", False) and self.timer is None:
+            text = f"note: {record.getMessage()}"
+            self.timer = threading.Timer(self.delay, print, (text,),
+                                         {"file": sys.stderr, "flush": True})
+            self.timer.daemon = True
+            self.timer.start()
+
+    def close(self):
+        if self.timer is not None:
+            self.timer.cancel()
+        super().close()
+
+
+#: --quiet: the compile note appears if the build is still running after this many seconds
+#: (SYMGEN_QUIET_NOTE_DELAY overrides it)
+QUIET_NOTE_DELAY = float(os.environ.get("SYMGEN_QUIET_NOTE_DELAY", "2") or 2)
+
+
 @contextlib.contextmanager
-def _build_notes(enabled: bool):
-    """While building: say when the C is generated or compiled (cache misses only)."""
+def _build_notes(enabled: bool, delay: float = 0.0):
+    """While building: say when the C is generated or compiled (cache misses only); with
+    ``delay`` > 0 only the first note, and only if the build takes longer than that."""
     if not enabled:
         yield
         return
     logger = logging.getLogger("symgen.jit")
-    handler, level = _NoteHandler(), logger.level
+    handler = _DelayedNoteHandler(delay) if delay > 0 else _NoteHandler()
+    level = logger.level
     logger.addHandler(handler)
     if logger.getEffectiveLevel() > logging.INFO:
         logger.setLevel(logging.INFO)
@@ -303,6 +333,7 @@ def _build_notes(enabled: bool):
         yield
     finally:
         logger.removeHandler(handler)
+        handler.close()
         logger.setLevel(level)
 
 

@@ -438,15 +438,20 @@ def test_the_first_run_says_it_is_compiling(tmp_path):
         "    return symgen.Model('osc_note', [x], M=[[1]], f=[-x], x0=[1.0],\n"
         "        settings=dict(method='newmark', dt=0.1, t_end=0.3))\n")
     env = {"SYMGEN_CACHE_DIR": str(tmp_path / "cache")}
-    # the two first runs (each a compile, in its own cache) at the same time
-    first, quiet = _run_together([("simulate", tmp_path / "osc.py", env),
-                                  ("simulate", tmp_path / "osc.py", "--quiet",
-                                   {"SYMGEN_CACHE_DIR": str(tmp_path / "cache2")})])
+    # the first runs (each a compile, in its own cache) at the same time: noted; --quiet with a
+    # compile longer than the note's delay (0 s here): one note; -qq: nothing
+    first, quiet, qq = _run_together([
+        ("simulate", tmp_path / "osc.py", env),
+        ("simulate", tmp_path / "osc.py", "--quiet",
+         {"SYMGEN_CACHE_DIR": str(tmp_path / "cache2"), "SYMGEN_QUIET_NOTE_DELAY": "1e-9"}),
+        ("simulate", tmp_path / "osc.py", "-qq", {"SYMGEN_CACHE_DIR": str(tmp_path / "cache3")})])
     assert first.returncode == 0, first.stderr
     assert "note: compiling osc_note kernels (first run; cached afterwards)…" in first.stderr
     again = run("simulate", tmp_path / "osc.py", env=env)
     assert again.returncode == 0 and again.stderr == ""           # a cache hit is silent
-    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
+    assert (quiet.returncode, quiet.stdout) == (0, "")
+    assert len(quiet.stderr.splitlines()) == 1 and quiet.stderr.startswith("note: ")
+    assert (qq.returncode, qq.stdout, qq.stderr) == (0, "", "")
 
 
 def _run_together(calls):
