@@ -116,6 +116,13 @@ class Result:
     def ok(self) -> bool:
         return self.status == "completed"
 
+    def reactions(self, model=None) -> dict:
+        """{joint: {coordinate: (N,) array}}: the generalized constraint forces H_Rᵀλ_R of each
+        joint's rows on the coordinates it acts on (:func:`symgen.reactions.reactions`; ``model``:
+        default the shipped example the result names)."""
+        from .reactions import reactions
+        return reactions(self, model)
+
     def coord(self, name: str) -> np.ndarray:
         """The column of x for coordinate ``name``."""
         try:

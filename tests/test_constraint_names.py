@@ -64,3 +64,30 @@ def test_results_carry_the_names_into_meta_csv_and_plots(tmp_path):
     from symgen.plot import plot_result
     plot_result(r, "reactions", tmp_path / "lam.png", select=["λ pivot.y"])
     assert (tmp_path / "lam.png").stat().st_size > 0
+
+
+def test_reactions_of_a_pendulum_hanging_at_rest_hold_up_its_weight():
+    """Result.reactions(): the pivot's force on the bob is m·g up (m = 1 kg, g = 9.8) and nothing
+    sideways, at every row of a run that stays at rest."""
+    r = symgen.simulate(symgen.load_model("stiff_pendulum"), t_end=0.5, params={"T0": 0.0})
+    forces = r.reactions()
+    assert set(forces) == {"pivot"}
+    np.testing.assert_allclose(forces["pivot"]["pendulum.y"], 9.8, rtol=1e-12)
+    np.testing.assert_allclose(forces["pivot"]["pendulum.x"], 0.0, atol=1e-12)
+
+
+def test_the_joints_reactions_add_up_to_the_equations_of_motion():
+    """Σ over joints of H_Rᵀλ_R = M ẍ − f at every row (the double four-bar through 1 s)."""
+    mdl = symgen.load_model("double_four_bar")
+    r = symgen.simulate(mdl, t_end=1.0, every=50)
+    forces = r.reactions()
+    assert {"O0", "O1", "O2", "B0_left"} <= set(forces)
+    k = symgen.LambdifyKernels(mdl)
+    total = np.zeros_like(r.x)
+    for per_coord in forces.values():
+        for c, F in per_coord.items():
+            total[:, r.coords.index(c)] += F
+    for i in range(len(r.t)):
+        M, f, _, _ = k.dynamics(r.t[i], r.x[i], r.xd[i], r.xdd[i], r.lam[i])
+        want = M @ r.xdd[i] - f
+        np.testing.assert_allclose(total[i], want, atol=1e-8 * (1 + np.abs(want).max()))

@@ -1,0 +1,65 @@
+"""The constraint forces of a run, joint by joint (:meth:`symgen.Result.reactions`).
+
+With M ẍ = f + Hᵀλ, the force the constraint rows R of one joint exert on the coordinates is
+H_Rᵀ λ_R.  Rows are grouped by their name (``Model.constraint_names``: the builders name them
+``<joint>.<component>``, so the rows ``pin.x`` and ``pin.y`` are the joint ``pin``); unnamed rows
+``q[i]`` are each their own group.  The forces are generalized forces on the model's coordinates:
+for a planar body in (x, y, θ) the force components and the moment about the body's reference
+point (N, N, N·m); for spatial natural coordinates the forces on its points and unit vectors.
+H is evaluated at every recorded state with the model's kernels (compiled if cached, else
+lambdified).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["reactions", "joint_of"]
+
+
+def joint_of(row_name: str) -> str:
+    """The joint a constraint row belongs to: ``pin.x`` → ``pin``; ``q[3]`` → ``q[3]``."""
+    head, dot, _ = row_name.rpartition(".")
+    return head if dot and head else row_name
+
+
+def reactions(result, model=None, *, tol: float = 0.0) -> dict:
+    """{joint: {coordinate: (N,) array}}: H_Rᵀ λ_R of each joint's rows R at every recorded row,
+    for the coordinates the joint acts on (a column of H_R not identically zero over the run, or
+    above ``tol``).  ``model``: the model that made the result (default: the shipped example the
+    result names; its hash must match)."""
+    from .jit import as_kernels
+    from .loader import known_examples, load_model
+    from .model import ModelError
+
+    meta = result.meta or {}
+    if model is None:
+        name = meta.get("model")
+        if not name or name not in known_examples():
+            raise ModelError(f"the result does not name a shipped example (model {name!r}): "
+                             "give the model, result.reactions(model)")
+        model = load_model(name, **(meta.get("model_options") or {}))
+    if meta.get("model_hash") and model.hash != meta["model_hash"]:
+        raise ModelError(f"model {model.name!r} is not the one that made the result (hash "
+                         f"{model.hash[:12]} ≠ {str(meta['model_hash'])[:12]})")
+    kernels = as_kernels(model)
+    names = list(meta.get("constraint_names") or model.constraint_names)
+    groups: dict[str, list[int]] = {}
+    for i, row in enumerate(names):
+        groups.setdefault(joint_of(row), []).append(i)
+    N, n = result.x.shape
+    G = {j: np.zeros((N, n)) for j in groups}
+    acts = {j: np.zeros(n, dtype=bool) for j in groups}
+    saved = kernels.p.copy()
+    try:
+        if meta.get("parameters"):                  # the run's parameters
+            kernels.set_params(dict(meta["parameters"]))
+        for r in range(N):
+            _, H, *_ = kernels.constraints(result.t[r], result.x[r], result.xd[r], result.xdd[r])
+            H = np.asarray(H)
+            for j, rows in groups.items():
+                G[j][r] = H[rows].T @ result.lam[r, rows]
+                acts[j] |= np.abs(H[rows]).max(axis=0) > tol
+    finally:
+        kernels.p[:] = saved
+    coords = list(result.coords)
+    return {j: {coords[c]: G[j][:, c] for c in np.flatnonzero(acts[j])} for j in groups}
