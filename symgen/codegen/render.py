@@ -31,8 +31,13 @@ __all__ = ["generate", "GeneratedSource", "template_dir", "generator_fingerprint
            "runtime_files"]
 
 #: The model-independent C runtime of the steppers (templates/runtime/), copied verbatim next to
-#: every model's generated C.
-RUNTIME_FILES = ("symgen_runtime.h", "symgen_runtime.c", "symgen_sparse.h", "symgen_sparse.c")
+#: every model's generated C.  symgen_runtime.c is a unity build: it includes the sg_*.c parts and
+#: sg_internal.h, so the build line names only symgen_runtime.c and symgen_sparse.c.
+RUNTIME_PARTS = ("sg_internal.h", "sg_dense.c", "sg_linearization.c", "sg_convergence.c",
+                 "sg_chart.c", "sg_nullspace.c", "sg_index3.c", "sg_start.c", "sg_run.c",
+                 "sg_alloc.c")
+RUNTIME_FILES = ("symgen_runtime.h", "symgen_runtime.c", "symgen_sparse.h", "symgen_sparse.c",
+                 *RUNTIME_PARTS)
 #: main.c's FACTORIZATION → the runtime's sg_options.factorization constant
 _FACTORIZATION_C = {"qr": "SG_DENSE_QR", "sparse": "SG_SPARSE"}
 

@@ -1,0 +1,161 @@
+/* sg_index3.c: one Newton-iterated step of the classical index-3 Newmark / HHT-alpha method with
+ * Lagrange multipliers (symgen/steppers/index3.py; bordered Newton matrix, Eq. 29), least squares
+ * when the constraints are redundant.
+ * Part of the unity build symgen_runtime.c (not compiled on its own).
+ */
+#include "sg_internal.h"
+
+/* ---------------------------------------------------------------------------------------------
+ * index3.py: Index3Stepper
+ * ------------------------------------------------------------------------------------------- */
+
+
+static double omega_at(sg_stepper *s, const double *p, double t1)
+{
+    /* linalg.py omega_at with the constraint outputs of the accepted state already in s->q.. */
+    if (lin_factor(s, s->H) < 0) return NAN;
+    lin_solve(s, NULL, NULL);
+    s->mdl->dynamics(t1, s->x, s->xd, s->xdd, s->lam, p, s->M, s->f, s->K, s->C);
+    lin_reduce(s, 0);
+    return sg_omega_from(s->k, s->M_R, s->K_R, s->om_work);
+}
+
+/* index3.py _decide_rank: redundant (rank < m) rows make the bordered matrix singular, so the
+ * Newton steps become least-squares solves; a failed factorization counts as redundant. */
+static void i3_decide_rank(sg_stepper *s)
+{
+    if (lin_factor(s, s->H) < 0) {
+        s->redundant = 1;
+        return;
+    }
+    s->redundant = s->rank < s->m;
+    if (s->rank < s->min_rank) s->min_rank = s->rank;
+    if (s->rank > s->max_rank) s->max_rank = s->rank;
+}
+
+static int step_index3(sg_stepper *s, const double *p, double t, int *iters, sg_failure *fail)
+{
+    const sg_model *mdl = s->mdl;
+    int n = s->n, m = s->m, N = n + m, it, i, j;
+    double h = s->o.h, gam = s->o.gamma, bet = s->o.beta, alH = s->o.alpha, t1 = t + h;
+    double upd = HUGE_VAL;
+    double *A = s->Ab, *b = s->bb, *d = s->db;
+    for (it = 0; it <= s->o.max_iter; ++it) {
+        double rq;
+        int ok;
+        mdl->constraints(t1, s->x, s->xd, s->xdd, p, s->q, s->H, s->qd, s->Hd, s->qdd, s->Hdd);
+        if (s->o.convergence && it == 0 && m) {
+            i3_decide_rank(s);                               /* rank at this step's predictor */
+            s->redundant_steps += s->redundant;
+            if (s->rank > 0) {
+                s->i3_smax = fabs(s->A[0]);
+                s->i3_smin = fabs(s->A[(size_t)(s->rank - 1) * n + (s->rank - 1)]);
+            } else {
+                s->i3_smax = s->i3_smin = 0.0;
+            }
+        }
+        rq = m ? norm2(s->q, m) : 0.0;
+        if (!(sg_isfinite(rq) && sg_isfinite(it ? upd : 0.0))) {
+            fail_set(fail, SG_FAIL_I3_NONFINITE, t1, it);
+            return SG_DIVERGED;
+        }
+        ok = it > 0 && rq <= s->o.constraint_tol && sg_converged(s, upd);
+        if (s->o.convergence && !ok && it > 0 && rq <= s->o.constraint_tol
+                && (sg_may_be_at_floor(s, upd) || it == s->o.max_iter)) {
+            /* kappa of H at the predictor, H_dot and H_ddot at the iterate */
+            if (m)
+                sg_floor(s, s->x, s->xd, s->xdd, s->i3_smax, s->i3_smin, norm2(s->Hd, m * n),
+                         norm2(s->Hdd, m * n));
+            else
+                sg_floor(s, s->x, s->xd, s->xdd, 0.0, 0.0, 0.0, 0.0);
+            ok = sg_at_floor(s, t1);
+        }
+        if (ok) {
+            if (m) {
+                s->res[0] = norm2(s->q, m);
+                s->res[1] = norm2(s->qd, m);
+                s->res[2] = norm2(s->qdd, m);
+            }
+            if (alH != 0.0) {
+                /* (f + H^T lam)(t+h) from the equilibrium just solved */
+                mv(s->M, s->xdd, s->w, n, n);
+                for (i = 0; i < n; ++i) s->g_n[i] = (s->g_n[i] * alH + s->w[i]) / (1.0 + alH);
+            }
+            if (s->o.estimate) s->omega = omega_at(s, p, t1);
+            *iters = it;
+            return SG_OK;
+        }
+        if (it == s->o.max_iter) {
+            double lm = 0.0;
+            for (i = 0; i < m; ++i) {
+                double v = fabs(s->lam[i]);
+                if (v != v) { lm = v; break; }
+                if (v > lm) lm = v;
+            }
+            fail_set(fail, SG_FAIL_NOT_CONVERGED, t1, it);
+            fail->value0 = upd;
+            fail->value1 = rq;
+            fail->value2 = lm;
+            fail_floor(s, fail);
+            return SG_FAILED;
+        }
+        mdl->dynamics(t1, s->x, s->xd, s->xdd, s->lam, p, s->M, s->f, s->K, s->C);
+        for (i = 0; i < n; ++i)
+            for (j = 0; j < n; ++j) {
+                double c = mdl->C_is_zero ? 0.0 : s->C[(size_t)i * n + j] * (gam * h);
+                double v = c + s->K[(size_t)i * n + j] * (bet * h * h);
+                if (alH != 0.0) v *= 1.0 + alH;
+                A[(size_t)i * N + j] = v + s->M[(size_t)i * n + j];     /* M + gh C + bh^2 K */
+            }
+        mv(s->M, s->xdd, b, n, n);                                      /* r1 */
+        if (m) {
+            for (i = 0; i < n; ++i)
+                for (j = 0; j < m; ++j)
+                    A[(size_t)i * N + n + j] = s->H[(size_t)j * n + i] * -(1.0 + alH);   /* -G^T */
+            for (i = 0; i < m; ++i) {
+                for (j = 0; j < n; ++j) A[(size_t)(n + i) * N + j] = s->H[(size_t)i * n + j];
+                for (j = 0; j < m; ++j) A[(size_t)(n + i) * N + n + j] = 0.0;
+            }
+            mtv(s->H, s->lam, s->w, m, n);
+            for (i = 0; i < n; ++i) s->w[i] += s->f[i];
+        } else {
+            for (i = 0; i < n; ++i) s->w[i] = s->f[i];
+        }
+        if (alH != 0.0) {
+            for (i = 0; i < n; ++i) {
+                b[i] -= s->w[i] * (1.0 + alH);                            /* M xdd - (1+a)(f + G^T lam) */
+                b[i] += s->g_n[i] * alH;                                  /*   + a (f + G^T lam)(t) */
+            }
+        } else {
+            for (i = 0; i < n; ++i) b[i] -= s->w[i];                      /* M xdd - (f + G^T lam) */
+        }
+        for (i = 0; i < m; ++i) b[n + i] = s->q[i] * (1.0 / (bet * h * h));   /* q / (bh^2) */
+        for (i = 0; i < N; ++i) d[i] = -b[i];
+        if (s->redundant) {
+            lstsq_min_norm(s, A, d, N);                                  /* redundant constraints */
+        } else {
+            memcpy(s->Wb, A, sizeof(double) * (size_t)N * N);
+            if (lu_solve(s->Wb, d, N, s->ipiv)) {                        /* Eq. 29 */
+                for (i = 0; i < N; ++i) d[i] = -b[i];
+                lstsq_min_norm(s, A, d, N);
+            }
+        }
+        save_old(s);
+        for (i = 0; i < n; ++i) {
+            s->xdd[i] += d[i];
+            s->xd[i] += d[i] * (gam * h);                                 /* Newmark velocity */
+            s->x[i] += d[i] * (bet * h * h);                              /* Newmark position */
+        }
+        for (i = 0; i < m; ++i) s->lam[i] += d[n + i];
+        upd = update_norm(s);
+        {
+            double ls = 0.0;
+            for (i = 0; i < m; ++i) ls += s->lam[i];
+            if (!(sg_isfinite(upd) && sg_isfinite(ls))) {
+                fail_set(fail, SG_FAIL_NONFINITE_UPDATE, t1, it + 1);
+                return SG_DIVERGED;
+            }
+        }
+    }
+    return SG_FAILED;   /* unreachable */
+}
