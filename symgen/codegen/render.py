@@ -167,7 +167,6 @@ def _main_settings(model: Model, nnz_H: int) -> dict:
         "tol": lit(st.tol), "constraint_tol": lit(st.constraint_tol),
         "max_iter": int(st.max_iter), "rank_tol": lit(st.rank_tol),
         "x0": ", ".join(lit(v) for v in model.x0), "xd0": ", ".join(lit(v) for v in model.xd0),
-        "convergence": 1,
         "chart": chart, "chart_code": "SG_CHART_SYMMETRIC" if chart == "symmetric" else "SG_CHART_END",
         "auto_end": auto["end"], "auto_symmetric": auto["symmetric"],
         "auto_end_code": _FACTORIZATION_C[auto["end"]],

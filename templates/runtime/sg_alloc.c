@@ -11,12 +11,12 @@
 void sg_stepper_free(sg_stepper *s)
 {
     if (!s) return;
-    sg_splin_free(s->sp);
+    sg_splin_free(s->lin.sp);
     free(s->M);      /* one block holds every double buffer */
-    free(s->piv);    /* one block holds every int buffer */
-    free(s->ch_blk); /* the symmetric chart's (chart_alloc) */
-    free(s->ch_ib);
-    free(s->k_blk);
+    free(s->lin.piv);    /* one block holds every int buffer */
+    free(s->ch.blk); /* the symmetric chart's (chart_alloc) */
+    free(s->ch.ib);
+    free(s->lin.k_blk);
     free(s);
 }
 
@@ -37,23 +37,23 @@ static int k_alloc(sg_stepper *s, int kcap)
           + sym * (nK + 5 * KK + 9 * KK + 4 * K);         /* Ns, Tm NsXd NsXdd1 NsX2 Jw, A3, b3 r_R */
     blk = (double *)calloc(total, sizeof(double));
     if (!blk) return 1;
-    free(s->k_blk);
-    s->k_blk = blk;
-    s->kcap = kcap;
+    free(s->lin.k_blk);
+    s->lin.k_blk = blk;
+    s->lin.kcap = kcap;
 #define TAKE(ptr, cnt) do { (ptr) = blk + nb; nb += (cnt); } while (0)
-    TAKE(s->N, nK); TAKE(s->Xd_p, nK); TAKE(s->Xdd_p1, nK); TAKE(s->X_p2, nK);
-    TAKE(s->Wmk, mm1 * K); TAKE(s->Wmk2, mm1 * K);
-    TAKE(s->Wp, mm1 * (K + 1)); TAKE(s->Tp, n * (K + 1));
-    TAKE(s->MN, nK); TAKE(s->CN, nK); TAKE(s->KN, nK); TAKE(s->MXd, nK); TAKE(s->CXd, nK);
-    TAKE(s->MXdd, nK);
-    TAKE(s->M_R, KK); TAKE(s->C_R, KK); TAKE(s->K_R, KK); TAKE(s->Wkk, KK); TAKE(s->S, KK);
-    TAKE(s->a_n, K); TAKE(s->ad_n, K); TAKE(s->add_n, K); TAKE(s->a, K); TAKE(s->ad, K);
-    TAKE(s->add, K); TAKE(s->rk, K); TAKE(s->rk2, K);
-    TAKE(s->om_work, 3 * KK);
+    TAKE(s->lin.N, nK); TAKE(s->lin.Xd_p, nK); TAKE(s->lin.Xdd_p1, nK); TAKE(s->lin.X_p2, nK);
+    TAKE(s->lin.work_mk, mm1 * K); TAKE(s->lin.work_mk2, mm1 * K);
+    TAKE(s->lin.pair_in, mm1 * (K + 1)); TAKE(s->lin.pair_out, n * (K + 1));
+    TAKE(s->lin.MN, nK); TAKE(s->lin.CN, nK); TAKE(s->lin.KN, nK); TAKE(s->lin.MXd, nK); TAKE(s->lin.CXd, nK);
+    TAKE(s->lin.MXdd, nK);
+    TAKE(s->lin.M_R, KK); TAKE(s->lin.C_R, KK); TAKE(s->lin.K_R, KK); TAKE(s->lin.work_kk, KK); TAKE(s->S, KK);
+    TAKE(s->alpha_n, K); TAKE(s->alpha_d_n, K); TAKE(s->alpha_dd_n, K); TAKE(s->alpha, K); TAKE(s->alpha_d, K);
+    TAKE(s->alpha_dd, K); TAKE(s->rhs_R, K); TAKE(s->work_k, K);
+    TAKE(s->lin.omega_work, 3 * KK);
     if (sym) {
-        TAKE(s->Ns, nK);
-        TAKE(s->Tm, KK); TAKE(s->NsXd, KK); TAKE(s->NsXdd1, KK); TAKE(s->NsX2, KK);
-        TAKE(s->Jw, KK); TAKE(s->A3, 9 * KK); TAKE(s->b3, 3 * K); TAKE(s->r_R, K);
+        TAKE(s->ch.N_s, nK);
+        TAKE(s->ch.T, KK); TAKE(s->ch.NsXd, KK); TAKE(s->ch.NsXdd1, KK); TAKE(s->ch.NsX2, KK);
+        TAKE(s->ch.jacobi_work, KK); TAKE(s->ch.A3, 9 * KK); TAKE(s->ch.b3, 3 * K); TAKE(s->ch.r_R, K);
     }
 #undef TAKE
     return 0;
@@ -68,16 +68,16 @@ static int chart_alloc(sg_stepper *s, size_t e, int dense)
     size_t total, nb = 0, qr = dense ? (size_t)mm1 : 0;
     double *blk;
     total = 2 * e + n + 3 * qr + (size_t)n;             /* H_n Hs x_n tau_s cn_s cw */
-    blk = s->ch_blk = (double *)calloc(total + 1, sizeof(double));
-    s->ch_ib = (int *)calloc((size_t)mm1 + 3 * (size_t)n + 1, sizeof(int));
-    if (!s->ch_blk || !s->ch_ib) return 1;
+    blk = s->ch.blk = (double *)calloc(total + 1, sizeof(double));
+    s->ch.ib = (int *)calloc((size_t)mm1 + 3 * (size_t)n + 1, sizeof(int));
+    if (!s->ch.blk || !s->ch.ib) return 1;
 #define TAKE(ptr, cnt) do { (ptr) = blk + nb; nb += (cnt); } while (0)
-    TAKE(s->H_n, e); TAKE(s->Hs, e); TAKE(s->x_n, n);
-    TAKE(s->tau_s, qr); TAKE(s->cn_s, 2 * qr); TAKE(s->cw, n);
+    TAKE(s->ch.H_n, e); TAKE(s->ch.H_s, e); TAKE(s->ch.x_n, n);
+    TAKE(s->ch.tau_s, qr); TAKE(s->ch.cn_s, 2 * qr); TAKE(s->ch.work_n, n);
 #undef TAKE
-    s->piv_s = s->ch_ib;
-    s->ipiv3 = s->ch_ib + mm1;
-    s->t_n = NAN;
+    s->ch.piv_s = s->ch.ib;
+    s->ch.ipiv3 = s->ch.ib + mm1;
+    s->ch.t_n = NAN;
     return 0;
 }
 
@@ -113,15 +113,15 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
     dm = dq * (size_t)mm1;
     /* doubles: kernel outputs; state; the dense factorization; particular solutions; work */
     total = 3 * eM + n + 3 * (size_t)mm1 + 3 * eH                /* M f K C q H qd Hd qdd Hdd */
-          + 9 * (size_t)n + mm1                                   /* x .. wn, lam */
+          + 7 * (size_t)n + mm1                                   /* x .. wt, lam */
           + dm * n + mm1 + 2 * (size_t)mm1 + dq * nn + dm * n     /* A tau cn Q Hp */
           + 3 * dm * mm1                                          /* B Z Y */
-          + 6 * (size_t)n                                         /* dx_p .. x_p */
-          + 2 * (size_t)mm1 + 3 * (size_t)n                       /* wm wm2 rhs w w2 */
-          + i3 * ((size_t)N * N + 2 * (size_t)N + n + nn)         /* Ab bb db g_n Wnn */
-          + i3 * (3 * (size_t)N * N + 4 * (size_t)N)              /* Ls Lw Wb */
-          + 2 * (size_t)n + mm1                                   /* hw hw2 tauB */
-          + 6 * (size_t)n + 2 * (size_t)mm1;                      /* st_* ov_* */
+          + 5 * (size_t)n                                         /* lin: dx_p .. x_p */
+          + 2 * (size_t)mm1 + 3 * (size_t)n                       /* lin.work_m(2), rhs, work_n(2) */
+          + i3 * ((size_t)N * N + 2 * (size_t)N + n)              /* i3: A r d g_n */
+          + i3 * (3 * (size_t)N * N + 4 * (size_t)N)              /* i3: svd_UV svd_work A_lu */
+          + 2 * (size_t)n + mm1                                   /* lin: work_n work_n2 tauB */
+          + 6 * (size_t)n + 2 * (size_t)mm1;                      /* ov: start_*, x .. lam */
     blk = (double *)calloc(total + 1, sizeof(double));
     ib = (int *)calloc((size_t)mm1 + (size_t)N + 1, sizeof(int));
     if (!blk || !ib) {
@@ -136,30 +136,29 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
     TAKE(s->q, mm1); TAKE(s->H, eH); TAKE(s->qd, mm1); TAKE(s->Hd, eH);
     TAKE(s->qdd, mm1); TAKE(s->Hdd, eH);
     TAKE(s->x, n); TAKE(s->xd, n); TAKE(s->xdd, n); TAKE(s->lam, mm1);
-    TAKE(s->x_old, n); TAKE(s->xd_old, n); TAKE(s->xdd_old, n); TAKE(s->wt, n); TAKE(s->wn, n);
-    TAKE(s->A, dm * n); TAKE(s->tau, mm1); TAKE(s->cn, 2 * (size_t)mm1); TAKE(s->Q, dq * nn);
-    TAKE(s->Hp, dm * n);
-    TAKE(s->B, dm * mm1); TAKE(s->Z, dm * mm1); TAKE(s->Y, dm * mm1);
-    TAKE(s->dx_p, n); TAKE(s->xd_p, n); TAKE(s->xdd_p, n); TAKE(s->dxd_p, n); TAKE(s->dxdd_p, n);
-    TAKE(s->x_p, n);
-    TAKE(s->wm, mm1); TAKE(s->wm2, mm1); TAKE(s->rhs, n); TAKE(s->w, n); TAKE(s->w2, n);
-    TAKE(s->Ab, i3 * N * N); TAKE(s->bb, i3 * N); TAKE(s->db, i3 * N); TAKE(s->g_n, i3 * n);
-    TAKE(s->Wnn, i3 * nn);
-    TAKE(s->Ls, i3 * 2 * N * N); TAKE(s->Lw, i3 * 4 * N); TAKE(s->Wb, i3 * N * N);
-    TAKE(s->hw, n); TAKE(s->hw2, n); TAKE(s->tauB, mm1);
-    TAKE(s->st_x, n); TAKE(s->st_xd, n); TAKE(s->st_xdd, n); TAKE(s->st_lam, mm1);
-    TAKE(s->ov_x, n); TAKE(s->ov_xd, n); TAKE(s->ov_xdd, n); TAKE(s->ov_lam, mm1);
+    TAKE(s->x_old, n); TAKE(s->xd_old, n); TAKE(s->xdd_old, n); TAKE(s->wt, n);
+    TAKE(s->lin.A, dm * n); TAKE(s->lin.tau, mm1); TAKE(s->lin.cn, 2 * (size_t)mm1); TAKE(s->lin.Q, dq * nn);
+    TAKE(s->lin.Hp, dm * n);
+    TAKE(s->lin.B, dm * mm1); TAKE(s->lin.Z, dm * mm1); TAKE(s->lin.Y, dm * mm1);
+    TAKE(s->lin.dx_p, n); TAKE(s->lin.xd_p, n); TAKE(s->lin.xdd_p, n); TAKE(s->lin.dxd_p, n);
+    TAKE(s->lin.x_p, n);
+    TAKE(s->lin.work_m, mm1); TAKE(s->lin.work_m2, mm1); TAKE(s->rhs, n); TAKE(s->work_n, n); TAKE(s->work_n2, n);
+    TAKE(s->i3.A, i3 * N * N); TAKE(s->i3.r, i3 * N); TAKE(s->i3.d, i3 * N); TAKE(s->i3.g_n, i3 * n);
+    TAKE(s->i3.svd_UV, i3 * 2 * N * N); TAKE(s->i3.svd_work, i3 * 4 * N); TAKE(s->i3.A_lu, i3 * N * N);
+    TAKE(s->lin.work_n, n); TAKE(s->lin.work_n2, n); TAKE(s->lin.tauB, mm1);
+    TAKE(s->ov.start_x, n); TAKE(s->ov.start_xd, n); TAKE(s->ov.start_xdd, n); TAKE(s->ov.start_lam, mm1);
+    TAKE(s->ov.x, n); TAKE(s->ov.xd, n); TAKE(s->ov.xdd, n); TAKE(s->ov.lam, mm1);
 #undef TAKE
-    s->piv = ib;
+    s->lin.piv = ib;
     s->ipiv = ib + mm1;
     s->upd_last = s->upd_prev = HUGE_VAL;
     s->omega = NAN;
-    s->floor_t_last = NAN;
-    s->ratio = NAN;
+    s->stats.floor_t_last = NAN;
+    s->ov.ratio = NAN;
     s->floor[0] = s->floor[1] = s->floor[2] = NAN;
-    s->min_rank = m;
-    s->max_rank = 0;
-    s->k = -1;
+    s->stats.min_rank = m;
+    s->stats.max_rank = 0;
+    s->lin.k = -1;
     /* the sparse step's k buffers first hold k = n - m (H of full row rank), and grow when a
      * factorization needs more (sp_factor) */
     if (k_alloc(s, sp ? (n > m ? n - m : 1) : n)
@@ -169,15 +168,15 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
     }
     if (sp) {
         /* the sparse step: values on the CSR patterns, sg_splin's factorization */
-        s->cH.rows = m; s->cH.cols = n;
-        s->cH.indptr = model->H_indptr; s->cH.indices = model->H_indices;
-        s->cM.rows = n; s->cM.cols = n;
-        s->cM.indptr = model->M_indptr; s->cM.indices = model->M_indices;
-        s->pH = &s->cH;
-        s->pM = &s->cM;
-        s->sp = sg_splin_new(n, m, model->H_indptr, model->H_indices, model->col_order,
+        s->lin.cH.rows = m; s->lin.cH.cols = n;
+        s->lin.cH.indptr = model->H_indptr; s->lin.cH.indices = model->H_indices;
+        s->lin.cM.rows = n; s->lin.cM.cols = n;
+        s->lin.cM.indptr = model->M_indptr; s->lin.cM.indices = model->M_indices;
+        s->lin.pH = &s->lin.cH;
+        s->lin.pM = &s->lin.cM;
+        s->lin.sp = sg_splin_new(n, m, model->H_indptr, model->H_indices, model->col_order,
                              o->rank_tol);
-        if (!s->sp) {
+        if (!s->lin.sp) {
             sg_stepper_free(s);
             return NULL;
         }

@@ -56,7 +56,6 @@ static int sg_converged(sg_stepper *s, double upd)
     if (upd <= 1.0) return 1;
     if (s->o.convergence) return 0;         /* rule 1: see sg_at_floor */
     if (upd <= SG_STALL_FACTOR && upd >= 0.5 * s->upd_prev) {
-        s->stalled += 1;
         return 1;
     }
     return 0;
@@ -103,19 +102,19 @@ static int sg_at_floor(sg_stepper *s, double t1)
     if (!sg_may_be_at_floor(s, s->upd_last)) return 0;
     for (l = 0; l < 3; ++l)
         if (s->upd_lvl[l] > 1.0 && s->upd_abs[l] > s->floor[l]) return 0;
-    if (s->floor_steps < SG_FLOOR_TIMES_KEPT) s->floor_times[s->floor_steps] = t1;
-    s->floor_t_last = t1;
-    s->floor_steps += 1;
+    if (s->stats.floor_steps < SG_FLOOR_TIMES_KEPT) s->stats.floor_times[s->stats.floor_steps] = t1;
+    s->stats.floor_t_last = t1;
+    s->stats.floor_steps += 1;
     return 1;
 }
 
 /* the floor at a nullspace iterate from the factorization of H there (kept |R_ii|) */
 static void sg_floor_at(sg_stepper *s, const double *x, const double *xd, const double *xdd)
 {
-    int n = s->n, m = s->m, r = s->rank;
-    if (s->pH) {                                        /* sparse: (max row norm, sigma_min) */
+    int n = s->n, m = s->m, r = s->lin.rank;
+    if (s->lin.pH) {                                        /* sparse: (max row norm, sigma_min) */
         double smax, smin;
-        sg_splin_s_range(s->sp, &smax, &smin);
+        sg_splin_s_range(s->lin.sp, &smax, &smin);
         if (!(smax > 0.0)) sg_floor(s, x, xd, xdd, 0.0, 0.0, 0.0, 0.0);
         else sg_floor(s, x, xd, xdd, smax, smin, norm2(s->Hd, s->mdl->nnz_H),
                       norm2(s->Hdd, s->mdl->nnz_H));
@@ -125,7 +124,7 @@ static void sg_floor_at(sg_stepper *s, const double *x, const double *xd, const 
         sg_floor(s, x, xd, xdd, 0.0, 0.0, 0.0, 0.0);
         return;
     }
-    sg_floor(s, x, xd, xdd, fabs(s->A[0]), fabs(s->A[(size_t)(r - 1) * n + (r - 1)]),
+    sg_floor(s, x, xd, xdd, fabs(s->lin.A[0]), fabs(s->lin.A[(size_t)(r - 1) * n + (r - 1)]),
              norm2(s->Hd, m * n), norm2(s->Hdd, m * n));
 }
 

@@ -407,10 +407,10 @@ static double absmax(const double *v, int n)
 /* numpy.linalg.lstsq(A, b, rcond=None): the minimum-norm least-squares solution, singular values
  * <= eps max(N) s_max counting as zero, from a one-sided Jacobi SVD (Hestenes, jacobi_rotate):
  * A = U V^T with the singular values the column norms of U.  A (N x N, row-major) is left alone;
- * the solution overwrites b. */
-static void lstsq_min_norm(sg_stepper *s, const double *A, double *b, int N)
+ * the solution overwrites b.  Work: svd_UV 2 N^2, svd_work 2 N doubles. */
+static void lstsq_min_norm(const double *A, double *b, int N, double *svd_UV, double *svd_work)
 {
-    double *U = s->Ls, *V = s->Ls + (size_t)N * N, *sv = s->Lw, *y = s->Lw + N;
+    double *U = svd_UV, *V = svd_UV + (size_t)N * N, *sv = svd_work, *y = svd_work + N;
     int i, j, l;
     double smax = 0.0, cut;
     /* column-major U = A, V = I */

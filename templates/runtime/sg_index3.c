@@ -17,7 +17,7 @@ static double omega_at(sg_stepper *s, const double *p, double t1)
     lin_solve(s, NULL, NULL);
     s->mdl->dynamics(t1, s->x, s->xd, s->xdd, s->lam, p, s->M, s->f, s->K, s->C);
     lin_reduce(s, 0);
-    return sg_omega_from(s->k, s->M_R, s->K_R, s->om_work);
+    return sg_omega_from(s->lin.k, s->lin.M_R, s->lin.K_R, s->lin.omega_work);
 }
 
 /* index3.py _decide_rank: redundant (rank < m) rows make the bordered matrix singular, so the
@@ -25,12 +25,12 @@ static double omega_at(sg_stepper *s, const double *p, double t1)
 static void i3_decide_rank(sg_stepper *s)
 {
     if (lin_factor(s, s->H) < 0) {
-        s->redundant = 1;
+        s->i3.redundant = 1;
         return;
     }
-    s->redundant = s->rank < s->m;
-    if (s->rank < s->min_rank) s->min_rank = s->rank;
-    if (s->rank > s->max_rank) s->max_rank = s->rank;
+    s->i3.redundant = s->lin.rank < s->m;
+    if (s->lin.rank < s->stats.min_rank) s->stats.min_rank = s->lin.rank;
+    if (s->lin.rank > s->stats.max_rank) s->stats.max_rank = s->lin.rank;
 }
 
 static int step_index3(sg_stepper *s, const double *p, double t, int *iters, sg_failure *fail)
@@ -39,19 +39,19 @@ static int step_index3(sg_stepper *s, const double *p, double t, int *iters, sg_
     int n = s->n, m = s->m, N = n + m, it, i, j;
     double h = s->o.h, gam = s->o.gamma, bet = s->o.beta, alH = s->o.alpha, t1 = t + h;
     double upd = HUGE_VAL;
-    double *A = s->Ab, *b = s->bb, *d = s->db;
+    double *A = s->i3.A, *b = s->i3.r, *d = s->i3.d;
     for (it = 0; it <= s->o.max_iter; ++it) {
         double rq;
         int ok;
         mdl->constraints(t1, s->x, s->xd, s->xdd, p, s->q, s->H, s->qd, s->Hd, s->qdd, s->Hdd);
         if (s->o.convergence && it == 0 && m) {
             i3_decide_rank(s);                               /* rank at this step's predictor */
-            s->redundant_steps += s->redundant;
-            if (s->rank > 0) {
-                s->i3_smax = fabs(s->A[0]);
-                s->i3_smin = fabs(s->A[(size_t)(s->rank - 1) * n + (s->rank - 1)]);
+            s->stats.redundant_steps += s->i3.redundant;
+            if (s->lin.rank > 0) {
+                s->i3.s_max = fabs(s->lin.A[0]);
+                s->i3.s_min = fabs(s->lin.A[(size_t)(s->lin.rank - 1) * n + (s->lin.rank - 1)]);
             } else {
-                s->i3_smax = s->i3_smin = 0.0;
+                s->i3.s_max = s->i3.s_min = 0.0;
             }
         }
         rq = m ? norm2(s->q, m) : 0.0;
@@ -64,7 +64,7 @@ static int step_index3(sg_stepper *s, const double *p, double t, int *iters, sg_
                 && (sg_may_be_at_floor(s, upd) || it == s->o.max_iter)) {
             /* kappa of H at the predictor, H_dot and H_ddot at the iterate */
             if (m)
-                sg_floor(s, s->x, s->xd, s->xdd, s->i3_smax, s->i3_smin, norm2(s->Hd, m * n),
+                sg_floor(s, s->x, s->xd, s->xdd, s->i3.s_max, s->i3.s_min, norm2(s->Hd, m * n),
                          norm2(s->Hdd, m * n));
             else
                 sg_floor(s, s->x, s->xd, s->xdd, 0.0, 0.0, 0.0, 0.0);
@@ -78,8 +78,8 @@ static int step_index3(sg_stepper *s, const double *p, double t, int *iters, sg_
             }
             if (alH != 0.0) {
                 /* (f + H^T lam)(t+h) from the equilibrium just solved */
-                mv(s->M, s->xdd, s->w, n, n);
-                for (i = 0; i < n; ++i) s->g_n[i] = (s->g_n[i] * alH + s->w[i]) / (1.0 + alH);
+                mv(s->M, s->xdd, s->work_n, n, n);
+                for (i = 0; i < n; ++i) s->i3.g_n[i] = (s->i3.g_n[i] * alH + s->work_n[i]) / (1.0 + alH);
             }
             if (s->o.estimate) s->omega = omega_at(s, p, t1);
             *iters = it;
@@ -116,28 +116,28 @@ static int step_index3(sg_stepper *s, const double *p, double t, int *iters, sg_
                 for (j = 0; j < n; ++j) A[(size_t)(n + i) * N + j] = s->H[(size_t)i * n + j];
                 for (j = 0; j < m; ++j) A[(size_t)(n + i) * N + n + j] = 0.0;
             }
-            mtv(s->H, s->lam, s->w, m, n);
-            for (i = 0; i < n; ++i) s->w[i] += s->f[i];
+            mtv(s->H, s->lam, s->work_n, m, n);
+            for (i = 0; i < n; ++i) s->work_n[i] += s->f[i];
         } else {
-            for (i = 0; i < n; ++i) s->w[i] = s->f[i];
+            for (i = 0; i < n; ++i) s->work_n[i] = s->f[i];
         }
         if (alH != 0.0) {
             for (i = 0; i < n; ++i) {
-                b[i] -= s->w[i] * (1.0 + alH);                            /* M xdd - (1+a)(f + G^T lam) */
-                b[i] += s->g_n[i] * alH;                                  /*   + a (f + G^T lam)(t) */
+                b[i] -= s->work_n[i] * (1.0 + alH);                            /* M xdd - (1+a)(f + G^T lam) */
+                b[i] += s->i3.g_n[i] * alH;                                  /*   + a (f + G^T lam)(t) */
             }
         } else {
-            for (i = 0; i < n; ++i) b[i] -= s->w[i];                      /* M xdd - (f + G^T lam) */
+            for (i = 0; i < n; ++i) b[i] -= s->work_n[i];                      /* M xdd - (f + G^T lam) */
         }
         for (i = 0; i < m; ++i) b[n + i] = s->q[i] * (1.0 / (bet * h * h));   /* q / (bh^2) */
         for (i = 0; i < N; ++i) d[i] = -b[i];
-        if (s->redundant) {
-            lstsq_min_norm(s, A, d, N);                                  /* redundant constraints */
+        if (s->i3.redundant) {
+            lstsq_min_norm(A, d, N, s->i3.svd_UV, s->i3.svd_work);                                  /* redundant constraints */
         } else {
-            memcpy(s->Wb, A, sizeof(double) * (size_t)N * N);
-            if (lu_solve(s->Wb, d, N, s->ipiv)) {                        /* Eq. 29 */
+            memcpy(s->i3.A_lu, A, sizeof(double) * (size_t)N * N);
+            if (lu_solve(s->i3.A_lu, d, N, s->ipiv)) {                        /* Eq. 29 */
                 for (i = 0; i < N; ++i) d[i] = -b[i];
-                lstsq_min_norm(s, A, d, N);
+                lstsq_min_norm(A, d, N, s->i3.svd_UV, s->i3.svd_work);
             }
         }
         save_old(s);

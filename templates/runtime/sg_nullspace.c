@@ -10,14 +10,14 @@
  * set) when H has non-finite entries. */
 static int ns_factor(sg_stepper *s, double t1, int it, sg_failure *fail)
 {
-    int k = s->pH ? sp_factor(s) : lin_factor(s, s->H);
+    int k = s->lin.pH ? sp_factor(s) : lin_factor(s, s->H);
     if (k < 0) {
         fail_set(fail, k == -1 ? SG_FAIL_FACTOR_NONFINITE
                        : k == -3 ? SG_FAIL_NO_MEMORY : SG_FAIL_SPARSE_SINGULAR, t1, it);
         return -1;
     }
-    if (s->rank < s->min_rank) s->min_rank = s->rank;
-    if (s->rank > s->max_rank) s->max_rank = s->rank;
+    if (s->lin.rank < s->stats.min_rank) s->stats.min_rank = s->lin.rank;
+    if (s->lin.rank > s->stats.max_rank) s->stats.max_rank = s->lin.rank;
     return k;
 }
 
@@ -36,7 +36,7 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
     for (it = 0; it <= s->o.max_iter; ++it) {
         int factored = 0;
         /* 1. constraints at the estimate */
-        (s->pH ? mdl->constraints_csr : mdl->constraints)(t1, x0, xd0, xdd0, p, s->q, s->H, s->qd,
+        (s->lin.pH ? mdl->constraints_csr : mdl->constraints)(t1, x0, xd0, xdd0, p, s->q, s->H, s->qd,
                                                           s->Hd, s->qdd, s->Hdd);
         if (it > 0) {
             double rq, rqd, rqdd, resid;
@@ -69,11 +69,11 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
                          * (nullspace.py's module doc) */
                         if (!factored && ns_factor(s, t1, it, fail) < 0) return SG_FAILED;
                         lin_solve(s, NULL, NULL);
-                        (s->pM ? mdl->dynamics_csr : mdl->dynamics)(t1, x0, xd0, xdd0, lam0, p,
+                        (s->lin.pM ? mdl->dynamics_csr : mdl->dynamics)(t1, x0, xd0, xdd0, lam0, p,
                                                                     s->M, s->f, s->K, s->C);
                         lin_reduce(s, 0);
                     }
-                    s->omega = sg_omega_from(s->k, s->M_R, s->K_R, s->om_work);
+                    s->omega = sg_omega_from(s->lin.k, s->lin.M_R, s->lin.K_R, s->lin.omega_work);
                 }
                 if (sym) chart_accept(s, t1);                             /* the next H_n */
                 *iters = it;
@@ -89,49 +89,49 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
             }
         }
         /* 2. one factorization of H: N_H, H^+, particular solutions */
-        k = factored ? s->k : ns_factor(s, t1, it, fail);
+        k = factored ? s->lin.k : ns_factor(s, t1, it, fail);
         if (k < 0) return SG_FAILED;
         lin_solve(s, xd0, xdd0);                                          /* Eqs. 33-48 */
-        for (i = 0; i < n; ++i) s->x_p[i] = x0[i] + s->dx_p[i];            /* Eq. 33 (corrected) */
+        for (i = 0; i < n; ++i) s->lin.x_p[i] = x0[i] + s->lin.dx_p[i];            /* Eq. 33 (corrected) */
 
         /* 3. linearized equilibrium at the estimate */
-        (s->pM ? mdl->dynamics_csr : mdl->dynamics)(t1, x0, xd0, xdd0, lam0, p, s->M, s->f, s->K,
+        (s->lin.pM ? mdl->dynamics_csr : mdl->dynamics)(t1, x0, xd0, xdd0, lam0, p, s->M, s->f, s->K,
                                                     s->C);
         lin_reduce(s, 1);                                                 /* M_R, C_R, K_R */
-        kmv(s->pM, s->M, s->xdd_p, s->rhs, n, n);
+        kmv(s->lin.pM, s->M, s->lin.xdd_p, s->rhs, n, n);
         for (i = 0; i < n; ++i) s->rhs[i] = s->f[i] - s->rhs[i];          /* Eq. 51: f_L - M ẍ_p */
-        kmv(s->pM, s->K, s->dx_p, s->w, n, n);
-        for (i = 0; i < n; ++i) s->rhs[i] -= s->w[i];                     /* - K_L x_p */
+        kmv(s->lin.pM, s->K, s->lin.dx_p, s->work_n, n, n);
+        for (i = 0; i < n; ++i) s->rhs[i] -= s->work_n[i];                     /* - K_L x_p */
         if (!mdl->C_is_zero) {
-            kmv(s->pM, s->C, s->dxd_p, s->w, n, n);
-            for (i = 0; i < n; ++i) s->rhs[i] -= s->w[i];                 /* - C_L ẋ_p */
+            kmv(s->lin.pM, s->C, s->lin.dxd_p, s->work_n, n, n);
+            for (i = 0; i < n; ++i) s->rhs[i] -= s->work_n[i];                 /* - C_L ẋ_p */
         }
-        mtv(s->N, s->rhs, s->rk, n, k);                                   /* Eq. 52: N_G^T(...) */
-        if (sym) memcpy(s->r_R, s->rk, sizeof(double) * (size_t)k);
+        mtv(s->lin.N, s->rhs, s->rhs_R, n, k);                                   /* Eq. 52: N_G^T(...) */
+        if (sym) memcpy(s->ch.r_R, s->rhs_R, sizeof(double) * (size_t)k);
 
         /* 4. re-project the state at t onto this linearization (Eqs. 56-58) */
-        for (i = 0; i < n; ++i) s->w[i] = x[i] - s->x_p[i];
-        mtv(s->N, s->w, s->a_n, n, k);                                    /* Eq. 56 */
-        mv(s->Xd_p, s->a_n, s->w2, n, k);
-        for (i = 0; i < n; ++i) s->w[i] = xd[i] - s->xd_p[i] - s->w2[i];
-        mtv(s->N, s->w, s->ad_n, n, k);                                   /* Eq. 57 */
-        mv(s->Xdd_p1, s->a_n, s->w2, n, k);
-        for (i = 0; i < n; ++i) s->w[i] = xdd[i] - s->xdd_p[i] - s->w2[i];
-        mv(s->X_p2, s->ad_n, s->w2, n, k);
-        for (i = 0; i < n; ++i) s->w[i] -= s->w2[i];
-        mtv(s->N, s->w, s->add_n, n, k);                                  /* Eq. 58 */
+        for (i = 0; i < n; ++i) s->work_n[i] = x[i] - s->lin.x_p[i];
+        mtv(s->lin.N, s->work_n, s->alpha_n, n, k);                                    /* Eq. 56 */
+        mv(s->lin.Xd_p, s->alpha_n, s->work_n2, n, k);
+        for (i = 0; i < n; ++i) s->work_n[i] = xd[i] - s->lin.xd_p[i] - s->work_n2[i];
+        mtv(s->lin.N, s->work_n, s->alpha_d_n, n, k);                                   /* Eq. 57 */
+        mv(s->lin.Xdd_p1, s->alpha_n, s->work_n2, n, k);
+        for (i = 0; i < n; ++i) s->work_n[i] = xdd[i] - s->lin.xdd_p[i] - s->work_n2[i];
+        mv(s->lin.X_p2, s->alpha_d_n, s->work_n2, n, k);
+        for (i = 0; i < n; ++i) s->work_n[i] -= s->work_n2[i];
+        mtv(s->lin.N, s->work_n, s->alpha_dd_n, n, k);                                  /* Eq. 58 */
 
         /* 5. Newmark in alpha, reduced Eq. 52 for alpha_dd(t+h) */
         for (i = 0; i < k; ++i) {
-            s->a[i] = s->add_n[i] * (h * h * (0.5 - bet)) + s->a_n[i] + s->ad_n[i] * h;
-            s->ad[i] = s->add_n[i] * (h * (1.0 - gam)) + s->ad_n[i];
+            s->alpha[i] = s->alpha_dd_n[i] * (h * h * (0.5 - bet)) + s->alpha_n[i] + s->alpha_d_n[i] * h;
+            s->alpha_d[i] = s->alpha_dd_n[i] * (h * (1.0 - gam)) + s->alpha_d_n[i];
         }
         for (i = 0; i < k * k; ++i)
-            s->S[i] = s->C_R[i] * (gam * h) + s->M_R[i] + s->K_R[i] * (bet * h * h);
-        mv(s->C_R, s->ad, s->rk2, k, k);
-        for (i = 0; i < k; ++i) s->rk[i] -= s->rk2[i];
-        mv(s->K_R, s->a, s->rk2, k, k);
-        for (i = 0; i < k; ++i) s->rk[i] -= s->rk2[i];                    /* Eq. 52 with predictors */
+            s->S[i] = s->lin.C_R[i] * (gam * h) + s->lin.M_R[i] + s->lin.K_R[i] * (bet * h * h);
+        mv(s->lin.C_R, s->alpha_d, s->work_k, k, k);
+        for (i = 0; i < k; ++i) s->rhs_R[i] -= s->work_k[i];
+        mv(s->lin.K_R, s->alpha, s->work_k, k, k);
+        for (i = 0; i < k; ++i) s->rhs_R[i] -= s->work_k[i];                    /* Eq. 52 with predictors */
         if (k == 1) {
             double d = s->S[0];
             if (d == 0.0 || d != d) {
@@ -139,18 +139,18 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
                 fail->k = k;
                 return SG_FAILED;
             }
-            s->add[0] = s->rk[0] / d;
+            s->alpha_dd[0] = s->rhs_R[0] / d;
         } else if (k > 1) {
-            memcpy(s->add, s->rk, sizeof(double) * (size_t)k);
-            if (lu_solve(s->S, s->add, k, s->ipiv)) {
+            memcpy(s->alpha_dd, s->rhs_R, sizeof(double) * (size_t)k);
+            if (lu_solve(s->S, s->alpha_dd, k, s->ipiv)) {
                 fail_set(fail, SG_FAIL_SINGULAR_REDUCED, t1, it);
                 fail->k = k;
                 return SG_FAILED;
             }
         }
         for (i = 0; i < k; ++i) {
-            s->a[i] += s->add[i] * (bet * h * h);                         /* Newmark: alpha(t+h) */
-            s->ad[i] += s->add[i] * (gam * h);
+            s->alpha[i] += s->alpha_dd[i] * (bet * h * h);                         /* Newmark: alpha(t+h) */
+            s->alpha_d[i] += s->alpha_dd[i] * (gam * h);
         }
         if (sym) {
             /* symmetric chart: (alpha, alpha_d, alpha_dd) at t + h from the 3k x 3k system on N_s
@@ -162,27 +162,27 @@ static int step_nullspace(sg_stepper *s, const double *p, double t, const double
 
         /* 6. recover x, xd, xdd (Eqs. 34, 38, 45) and lambda (Eq. 51) */
         save_old(s);
-        mv(s->N, s->a, x0, n, k);
-        for (i = 0; i < n; ++i) x0[i] += s->x_p[i];                        /* Eq. 34 */
-        mv(s->N, s->ad, xd0, n, k);
-        mv(s->Xd_p, s->a, s->w2, n, k);
-        for (i = 0; i < n; ++i) xd0[i] = xd0[i] + s->xd_p[i] + s->w2[i];   /* Eq. 38 */
-        mv(s->N, s->add, xdd0, n, k);
-        mv(s->Xdd_p1, s->a, s->w2, n, k);
-        for (i = 0; i < n; ++i) xdd0[i] = xdd0[i] + s->xdd_p[i] + s->w2[i];
-        mv(s->X_p2, s->ad, s->w2, n, k);
-        for (i = 0; i < n; ++i) xdd0[i] += s->w2[i];                      /* Eq. 45 */
+        mv(s->lin.N, s->alpha, x0, n, k);
+        for (i = 0; i < n; ++i) x0[i] += s->lin.x_p[i];                        /* Eq. 34 */
+        mv(s->lin.N, s->alpha_d, xd0, n, k);
+        mv(s->lin.Xd_p, s->alpha, s->work_n2, n, k);
+        for (i = 0; i < n; ++i) xd0[i] = xd0[i] + s->lin.xd_p[i] + s->work_n2[i];   /* Eq. 38 */
+        mv(s->lin.N, s->alpha_dd, xdd0, n, k);
+        mv(s->lin.Xdd_p1, s->alpha, s->work_n2, n, k);
+        for (i = 0; i < n; ++i) xdd0[i] = xdd0[i] + s->lin.xdd_p[i] + s->work_n2[i];
+        mv(s->lin.X_p2, s->alpha_d, s->work_n2, n, k);
+        for (i = 0; i < n; ++i) xdd0[i] += s->work_n2[i];                      /* Eq. 45 */
         if (m) {
-            kmv(s->pM, s->M, xdd0, s->rhs, n, n);
+            kmv(s->lin.pM, s->M, xdd0, s->rhs, n, n);
             for (i = 0; i < n; ++i) s->rhs[i] -= s->f[i];
             if (!mdl->C_is_zero) {
-                for (i = 0; i < n; ++i) s->w[i] = xd0[i] - s->xd_old[i];
-                kmv(s->pM, s->C, s->w, s->w2, n, n);
-                for (i = 0; i < n; ++i) s->rhs[i] += s->w2[i];
+                for (i = 0; i < n; ++i) s->work_n[i] = xd0[i] - s->xd_old[i];
+                kmv(s->lin.pM, s->C, s->work_n, s->work_n2, n, n);
+                for (i = 0; i < n; ++i) s->rhs[i] += s->work_n2[i];
             }
-            for (i = 0; i < n; ++i) s->w[i] = x0[i] - s->x_old[i];
-            kmv(s->pM, s->K, s->w, s->w2, n, n);
-            for (i = 0; i < n; ++i) s->rhs[i] += s->w2[i];
+            for (i = 0; i < n; ++i) s->work_n[i] = x0[i] - s->x_old[i];
+            kmv(s->lin.pM, s->K, s->work_n, s->work_n2, n, n);
+            for (i = 0; i < n; ++i) s->rhs[i] += s->work_n2[i];
             hpT_apply(s, s->rhs, lam0);                                    /* Eq. 51 */
         }
         upd = update_norm(s);

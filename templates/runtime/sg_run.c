@@ -19,14 +19,14 @@ int sg_step(sg_stepper *s, const double *p, double t, const double *x, const dou
         predict(s, x, xd, xdd, lam);
         return step_index3(s, p, t, iterations, fail);
     }
-    if (s->over) {
-        s->over = 0;
+    if (s->ov.pending) {
+        s->ov.pending = 0;
         over = 1;
-        t = s->ov_t;
-        x = s->ov_x;
-        xd = s->ov_xd;
-        xdd = s->ov_xdd;
-        lam = s->ov_lam;
+        t = s->ov.t;
+        x = s->ov.x;
+        xd = s->ov.xd;
+        xdd = s->ov.xdd;
+        lam = s->ov.lam;
         for (l = 0; l < 3 && st == SG_OK; ++l) {
             s->o.h = frac[l] * h;
             predict(s, x, xd, xdd, lam);
@@ -34,37 +34,37 @@ int sg_step(sg_stepper *s, const double *p, double t, const double *x, const dou
             st = step_nullspace(s, p, t, x, xd, xdd, &it, fail);
             *iterations += it;
             t += s->o.h;
-            memcpy(s->st_x, s->x, sizeof(double) * (size_t)n);
-            memcpy(s->st_xd, s->xd, sizeof(double) * (size_t)n);
-            memcpy(s->st_xdd, s->xdd, sizeof(double) * (size_t)n);
-            if (m) memcpy(s->st_lam, s->lam, sizeof(double) * (size_t)m);
-            x = s->st_x;
-            xd = s->st_xd;
-            xdd = s->st_xdd;
-            lam = s->st_lam;
+            memcpy(s->ov.start_x, s->x, sizeof(double) * (size_t)n);
+            memcpy(s->ov.start_xd, s->xd, sizeof(double) * (size_t)n);
+            memcpy(s->ov.start_xdd, s->xdd, sizeof(double) * (size_t)n);
+            if (m) memcpy(s->ov.start_lam, s->lam, sizeof(double) * (size_t)m);
+            x = s->ov.start_x;
+            xd = s->ov.start_xd;
+            xdd = s->ov.start_xdd;
+            lam = s->ov.start_lam;
         }
         s->o.h = h;
     } else {        /* keep the start: the inputs may be the stepper's own state (sg_state) */
-        memcpy(s->st_x, x, sizeof(double) * (size_t)n);
-        memcpy(s->st_xd, xd, sizeof(double) * (size_t)n);
-        memcpy(s->st_xdd, xdd, sizeof(double) * (size_t)n);
-        if (m) memcpy(s->st_lam, lam, sizeof(double) * (size_t)m);
+        memcpy(s->ov.start_x, x, sizeof(double) * (size_t)n);
+        memcpy(s->ov.start_xd, xd, sizeof(double) * (size_t)n);
+        memcpy(s->ov.start_xdd, xdd, sizeof(double) * (size_t)n);
+        if (m) memcpy(s->ov.start_lam, lam, sizeof(double) * (size_t)m);
         predict(s, x, xd, xdd, lam);
         st = step_nullspace(s, p, t, x, xd, xdd, iterations, fail);
     }
     if (st != SG_OK) return st;
     ratio = kept_ratio(s);
-    if (!over && ratio < SG_LANDING_RATIO && ratio < SG_LANDING_DROP * s->ratio) {
-        s->over = 1;
-        s->ov_t = t;
-        sw = s->ov_x; s->ov_x = s->st_x; s->st_x = sw;
-        sw = s->ov_xd; s->ov_xd = s->st_xd; s->st_xd = sw;
-        sw = s->ov_xdd; s->ov_xdd = s->st_xdd; s->st_xdd = sw;
-        sw = s->ov_lam; s->ov_lam = s->st_lam; s->st_lam = sw;
-        if (s->landing_steps < SG_FLOOR_TIMES_KEPT) s->landing_times[s->landing_steps] = t + h;
-        ++s->landing_steps;
+    if (!over && ratio < SG_LANDING_RATIO && ratio < SG_LANDING_DROP * s->ov.ratio) {
+        s->ov.pending = 1;
+        s->ov.t = t;
+        sw = s->ov.x; s->ov.x = s->ov.start_x; s->ov.start_x = sw;
+        sw = s->ov.xd; s->ov.xd = s->ov.start_xd; s->ov.start_xd = sw;
+        sw = s->ov.xdd; s->ov.xdd = s->ov.start_xdd; s->ov.start_xdd = sw;
+        sw = s->ov.lam; s->ov.lam = s->ov.start_lam; s->ov.start_lam = sw;
+        if (s->stats.landing_steps < SG_FLOOR_TIMES_KEPT) s->stats.landing_times[s->stats.landing_steps] = t + h;
+        ++s->stats.landing_steps;
     }
-    s->ratio = ratio;
+    s->ov.ratio = ratio;
     return SG_OK;
 }
 
@@ -149,46 +149,45 @@ int sg_run_chunk(sg_stepper *s, const double *p, double t0, long i_start, long i
     return SG_OK;
 }
 
-long sg_stalled_steps(const sg_stepper *s) { return s->stalled; }
-long sg_floor_steps(const sg_stepper *s) { return s->floor_steps; }
-double sg_floor_t_last(const sg_stepper *s) { return s->floor_t_last; }
-long sg_redundant_steps(const sg_stepper *s) { return s->redundant_steps; }
-long sg_landing_steps(const sg_stepper *s) { return s->landing_steps; }
-double sg_landing_ratio(const sg_stepper *s) { return s->ratio; }
+long sg_floor_steps(const sg_stepper *s) { return s->stats.floor_steps; }
+double sg_floor_t_last(const sg_stepper *s) { return s->stats.floor_t_last; }
+long sg_redundant_steps(const sg_stepper *s) { return s->stats.redundant_steps; }
+long sg_landing_steps(const sg_stepper *s) { return s->stats.landing_steps; }
+double sg_landing_ratio(const sg_stepper *s) { return s->ov.ratio; }
 
 void sg_hand_back(sg_stepper *s, double ratio, double t, const double *x, const double *xd,
                   const double *xdd, const double *lam)
 {
-    s->ratio = ratio;
-    s->over = x != NULL;
+    s->ov.ratio = ratio;
+    s->ov.pending = x != NULL;
     if (!x) return;
-    s->ov_t = t;
-    memcpy(s->ov_x, x, sizeof(double) * (size_t)s->n);
-    memcpy(s->ov_xd, xd, sizeof(double) * (size_t)s->n);
-    memcpy(s->ov_xdd, xdd, sizeof(double) * (size_t)s->n);
-    if (s->m) memcpy(s->ov_lam, lam, sizeof(double) * (size_t)s->m);
+    s->ov.t = t;
+    memcpy(s->ov.x, x, sizeof(double) * (size_t)s->n);
+    memcpy(s->ov.xd, xd, sizeof(double) * (size_t)s->n);
+    memcpy(s->ov.xdd, xdd, sizeof(double) * (size_t)s->n);
+    if (s->m) memcpy(s->ov.lam, lam, sizeof(double) * (size_t)s->m);
 }
 
 int sg_landing_times(const sg_stepper *s, double *out, int max)
 {
-    int i, k = s->landing_steps < max ? (int)s->landing_steps : max;
-    for (i = 0; i < k && i < SG_FLOOR_TIMES_KEPT; ++i) out[i] = s->landing_times[i];
+    int i, k = s->stats.landing_steps < max ? (int)s->stats.landing_steps : max;
+    for (i = 0; i < k && i < SG_FLOOR_TIMES_KEPT; ++i) out[i] = s->stats.landing_times[i];
     return i;
 }
 
 int sg_floor_times(const sg_stepper *s, double *out, int max)
 {
-    int i, cnt = s->floor_steps < SG_FLOOR_TIMES_KEPT ? (int)s->floor_steps : SG_FLOOR_TIMES_KEPT;
+    int i, cnt = s->stats.floor_steps < SG_FLOOR_TIMES_KEPT ? (int)s->stats.floor_steps : SG_FLOOR_TIMES_KEPT;
     if (cnt > max) cnt = max;
-    for (i = 0; i < cnt; ++i) out[i] = s->floor_times[i];
+    for (i = 0; i < cnt; ++i) out[i] = s->stats.floor_times[i];
     return cnt;
 }
-int sg_min_rank(const sg_stepper *s) { return s->min_rank; }
-int sg_max_rank(const sg_stepper *s) { return s->max_rank; }
+int sg_min_rank(const sg_stepper *s) { return s->stats.min_rank; }
+int sg_max_rank(const sg_stepper *s) { return s->stats.max_rank; }
 
 int sg_sparse_info(const sg_stepper *s, long *counts, int *rows, int *indep, int *k)
 {
     counts[0] = counts[1] = counts[2] = 0;
     *k = -1;
-    return s->sp ? sg_splin_info(s->sp, counts, rows, indep, k) : -1;
+    return s->lin.sp ? sg_splin_info(s->lin.sp, counts, rows, indep, k) : -1;
 }

@@ -11,32 +11,32 @@ void sg_start(sg_stepper *s, const double *p, double t, const double *x, const d
     int n = s->n, m = s->m, i;
     if (s->o.method != SG_INDEX3) {
         /* nullspace.py start: s_min/s_max of H at the initial state (the first landing test) */
-        s->over = 0;
+        s->ov.pending = 0;
         if (m) {
             sg_failure ignored;
-            if (s->pH) sg_splin_restart(s->sp);      /* as a fresh partition (sg_consistent_state) */
-            (s->pH ? s->mdl->constraints_csr : s->mdl->constraints)(t, x, xd, xdd, p, s->q, s->H,
+            if (s->lin.pH) sg_splin_restart(s->lin.sp);      /* as a fresh partition (sg_consistent_state) */
+            (s->lin.pH ? s->mdl->constraints_csr : s->mdl->constraints)(t, x, xd, xdd, p, s->q, s->H,
                                                                    s->qd, s->Hd, s->qdd, s->Hdd);
-            s->ratio = ns_factor(s, t, 0, &ignored) < 0 ? NAN : kept_ratio(s);
+            s->ov.ratio = ns_factor(s, t, 0, &ignored) < 0 ? NAN : kept_ratio(s);
         }
         return;
     }
-    s->redundant = 0;
-    s->redundant_steps = 0;
+    s->i3.redundant = 0;
+    s->stats.redundant_steps = 0;
     if (m) {
         s->mdl->constraints(t, x, xd, xdd, p, s->q, s->H, s->qd, s->Hd, s->qdd, s->Hdd);
         if (s->o.convergence)
             i3_decide_rank(s);
         else if (lin_factor(s, s->H) >= 0)
-            s->redundant = s->rank < m;
+            s->i3.redundant = s->lin.rank < m;
     }
     if (s->o.alpha != 0.0) {
         s->mdl->dynamics(t, x, xd, xdd, lam, p, s->M, s->f, s->K, s->C);
         s->mdl->constraints(t, x, xd, xdd, p, s->q, s->H, s->qd, s->Hd, s->qdd, s->Hdd);
-        for (i = 0; i < n; ++i) s->g_n[i] = s->f[i];
+        for (i = 0; i < n; ++i) s->i3.g_n[i] = s->f[i];
         if (m) {
-            mtv(s->H, lam, s->w, m, n);
-            for (i = 0; i < n; ++i) s->g_n[i] += s->w[i];
+            mtv(s->H, lam, s->work_n, m, n);
+            for (i = 0; i < n; ++i) s->i3.g_n[i] += s->work_n[i];
         }
     }
 }
@@ -56,7 +56,7 @@ int sg_consistent_state(sg_stepper *s, const double *p, double t, double *x, dou
     int n = s->n, m = s->m, i, k, it = 0;
     for (i = 0; i < n; ++i) xdd[i] = 0.0;
     for (i = 0; i < m; ++i) lam[i] = 0.0;
-    s->init_iters = 0;
+    s->stats.init_iters = 0;
     if (m && project) {
         for (it = 0; it <= 50; ++it) {
             double rq = 0.0, xm = 1.0;
@@ -70,38 +70,38 @@ int sg_consistent_state(sg_stepper *s, const double *p, double t, double *x, dou
             for (i = 0; i < n; ++i) if (fabs(x[i]) > xm) xm = fabs(x[i]);
             if (rq <= 1e-13 * xm) break;
             if (it == 50 || any_factor(s) < 0) return 1;
-            hp_apply(s, s->q, s->w);
-            for (i = 0; i < n; ++i) x[i] -= s->w[i];                 /* minimum-norm correction */
+            hp_apply(s, s->q, s->work_n);
+            for (i = 0; i < n; ++i) x[i] -= s->work_n[i];                 /* minimum-norm correction */
         }
-        s->init_iters = it;
+        s->stats.init_iters = it;
         at_constraints(s, p, t, x, xd, xdd);
         if (any_factor(s) < 0) return 1;
-        hp_apply(s, s->qd, s->w);
-        for (i = 0; i < n; ++i) xd[i] -= s->w[i];                    /* velocity correction */
+        hp_apply(s, s->qd, s->work_n);
+        for (i = 0; i < n; ++i) xd[i] -= s->work_n[i];                    /* velocity correction */
     }
     if (m) {
         at_constraints(s, p, t, x, xd, xdd);
         if (any_factor(s) < 0) return 1;
-        hp_apply(s, s->qdd, s->xdd_p);
-        for (i = 0; i < n; ++i) s->xdd_p[i] = -s->xdd_p[i];          /* H xdd = -q_ddot(xdd = 0) */
+        hp_apply(s, s->qdd, s->lin.xdd_p);
+        for (i = 0; i < n; ++i) s->lin.xdd_p[i] = -s->lin.xdd_p[i];          /* H xdd = -q_ddot(xdd = 0) */
     } else {
         lin_factor(s, s->H);
-        for (i = 0; i < n; ++i) s->xdd_p[i] = 0.0;
+        for (i = 0; i < n; ++i) s->lin.xdd_p[i] = 0.0;
     }
-    k = s->k;
-    (s->pM ? mdl->dynamics_csr : mdl->dynamics)(t, x, xd, xdd, lam, p, s->M, s->f, s->K, s->C);
-    kmm(s->pM, s->M, s->N, s->MN, n, n, k);
-    mtm(s->N, s->MN, s->S, n, k, k);                                 /* M_R */
-    kmv(s->pM, s->M, s->xdd_p, s->w, n, n);
-    for (i = 0; i < n; ++i) s->w[i] = s->f[i] - s->w[i];
-    mtv(s->N, s->w, s->rk, n, k);
-    if (k && lu_solve(s->S, s->rk, k, s->ipiv)) return 2;
-    mv(s->N, s->rk, xdd, n, k);
-    for (i = 0; i < n; ++i) xdd[i] += s->xdd_p[i];
+    k = s->lin.k;
+    (s->lin.pM ? mdl->dynamics_csr : mdl->dynamics)(t, x, xd, xdd, lam, p, s->M, s->f, s->K, s->C);
+    kmm(s->lin.pM, s->M, s->lin.N, s->lin.MN, n, n, k);
+    mtm(s->lin.N, s->lin.MN, s->S, n, k, k);                                 /* M_R */
+    kmv(s->lin.pM, s->M, s->lin.xdd_p, s->work_n, n, n);
+    for (i = 0; i < n; ++i) s->work_n[i] = s->f[i] - s->work_n[i];
+    mtv(s->lin.N, s->work_n, s->rhs_R, n, k);
+    if (k && lu_solve(s->S, s->rhs_R, k, s->ipiv)) return 2;
+    mv(s->lin.N, s->rhs_R, xdd, n, k);
+    for (i = 0; i < n; ++i) xdd[i] += s->lin.xdd_p[i];
     if (m) {
-        kmv(s->pM, s->M, xdd, s->w, n, n);
-        for (i = 0; i < n; ++i) s->w[i] -= s->f[i];
-        hpT_apply(s, s->w, lam);                                 /* H^T lam = M xdd - f */
+        kmv(s->lin.pM, s->M, xdd, s->work_n, n, n);
+        for (i = 0; i < n; ++i) s->work_n[i] -= s->f[i];
+        hpT_apply(s, s->work_n, lam);                                 /* H^T lam = M xdd - f */
     }
     return 0;
 }
@@ -112,8 +112,8 @@ int sg_initial_state(sg_stepper *s, const double *p, double t, double *x, double
     return sg_consistent_state(s, p, t, x, xd, xdd, lam, 1);
 }
 
-int sg_initial_iterations(const sg_stepper *s) { return s->init_iters; }
-int sg_rank(const sg_stepper *s) { return s->rank; }
+int sg_initial_iterations(const sg_stepper *s) { return s->stats.init_iters; }
+int sg_rank(const sg_stepper *s) { return s->lin.rank; }
 
 /* linalg.py omega_at: omega_max of the reduced system linearized at a state (NaN when H cannot
  * be factored), with the step's factorization. */
@@ -123,8 +123,8 @@ double sg_omega_at(sg_stepper *s, const double *p, double t, const double *x, co
     at_constraints(s, p, t, x, xd, xdd);
     if (any_factor(s) < 0) return NAN;
     lin_solve(s, NULL, NULL);
-    (s->pM ? s->mdl->dynamics_csr : s->mdl->dynamics)(t, x, xd, xdd, lam, p, s->M, s->f, s->K,
+    (s->lin.pM ? s->mdl->dynamics_csr : s->mdl->dynamics)(t, x, xd, xdd, lam, p, s->M, s->f, s->K,
                                                       s->C);
     lin_reduce(s, 0);
-    return sg_omega_from(s->k, s->M_R, s->K_R, s->om_work);
+    return sg_omega_from(s->lin.k, s->lin.M_R, s->lin.K_R, s->lin.omega_work);
 }

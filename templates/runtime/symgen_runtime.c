@@ -43,3 +43,54 @@
 #include "sg_start.c"
 #include "sg_run.c"
 #include "sg_alloc.c"
+
+/* ---------------------------------------------------------------------------------------------
+ * the public API's defaults and names
+ * ------------------------------------------------------------------------------------------- */
+sg_options sg_options_default(int method)
+{
+    sg_options o;
+    memset(&o, 0, sizeof o);
+    o.method = method;
+    o.gamma = 0.5;                   /* "trapezoidal" */
+    o.beta = 0.25;
+    o.alpha = 0.0;
+    o.h = 0.0;                       /* no default: the caller sets the step */
+    o.tol = 1e-10;
+    o.constraint_tol = 1e-8;
+    o.max_iter = 25;
+    o.rank_tol = 1e-10;
+    o.estimate = 0;
+    o.divergence_bound = 1e8;
+    o.convergence = 1;
+    o.chart = SG_CHART_END;
+    o.factorization = SG_DENSE_QR;
+    return o;
+}
+
+static const char *const sg_failure_messages[] = {
+    /* SG_FAIL_NONE */                  "no failure",
+    /* SG_FAIL_NONFINITE_ITERATE */     "non-finite Newton iterate",
+    /* SG_FAIL_NOT_CONVERGED */         "Newton did not converge within max_iter iterations",
+    /* SG_FAIL_FACTOR_NONFINITE */      "H has non-finite entries",
+    /* SG_FAIL_SINGULAR_REDUCED */      "singular reduced matrix M_R + gh C_R + bh^2 K_R",
+    /* SG_FAIL_NONFINITE_UPDATE */      "non-finite Newton update",
+    /* SG_FAIL_I3_NONFINITE */          "index3: non-finite state or constraint residual",
+    /* SG_FAIL_RUN_NONFINITE */         "the accepted state or its residuals are not finite",
+    /* SG_FAIL_RUN_BOUND */             "the state exceeds the divergence bound",
+    /* SG_FAIL_CHART_T_SINGULAR */      "symmetric chart: T = N_s^T N_H is singular",
+    /* SG_FAIL_CHART_SINGULAR */        "symmetric chart: singular 3k x 3k step matrix",
+    /* SG_FAIL_SPARSE_SINGULAR */       "sparse step: singular block H[R, D]",
+    /* SG_FAIL_CHART_SPARSE_SINGULAR */ "symmetric chart on the sparse step: singular block "
+                                        "H_s[R, D]",
+    /* SG_FAIL_NO_MEMORY */             "out of memory for a larger null space or partition"
+};
+/* one message per kind (a compile error otherwise) */
+typedef char sg_failure_messages_complete[
+    sizeof sg_failure_messages / sizeof sg_failure_messages[0] == SG_FAIL_KINDS ? 1 : -1];
+
+const char *sg_failure_message(int kind)
+{
+    if (kind < 0 || kind >= SG_FAIL_KINDS) return "unknown failure kind";
+    return sg_failure_messages[kind];
+}
