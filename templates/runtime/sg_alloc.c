@@ -34,7 +34,7 @@ static int k_alloc(sg_stepper *s, int kcap)
     KK = K * K;
     total = 4 * nK + 2 * mm1 * K + (mm1 + n) * (K + 1)    /* N Xd_p Xdd_p1 X_p2, Wmk Wmk2, Wp Tp */
           + 6 * nK + 5 * KK + 8 * K + 3 * KK              /* MN.., M_R.., a_n.., om_work */
-          + sym * (nK + 5 * KK + 9 * KK + 4 * K);         /* Ns, Tm NsXd NsXdd1 NsX2 Jw, A3, b3 r_R */
+          + sym * (nK + 5 * KK + 9 * KK + 4 * K);       /* Ns, Tm NsXd NsXdd1 NsX2 Jw, A3, b3 r_R */
     blk = (double *)calloc(total, sizeof(double));
     if (!blk) return 1;
     free(s->lin.k_blk);
@@ -44,16 +44,20 @@ static int k_alloc(sg_stepper *s, int kcap)
     TAKE(s->lin.N, nK); TAKE(s->lin.Xd_p, nK); TAKE(s->lin.Xdd_p1, nK); TAKE(s->lin.X_p2, nK);
     TAKE(s->lin.work_mk, mm1 * K); TAKE(s->lin.work_mk2, mm1 * K);
     TAKE(s->lin.pair_in, mm1 * (K + 1)); TAKE(s->lin.pair_out, n * (K + 1));
-    TAKE(s->lin.MN, nK); TAKE(s->lin.CN, nK); TAKE(s->lin.KN, nK); TAKE(s->lin.MXd, nK); TAKE(s->lin.CXd, nK);
+    TAKE(s->lin.MN, nK); TAKE(s->lin.CN, nK); TAKE(s->lin.KN, nK); TAKE(s->lin.MXd, nK);
+    TAKE(s->lin.CXd, nK);
     TAKE(s->lin.MXdd, nK);
-    TAKE(s->lin.M_R, KK); TAKE(s->lin.C_R, KK); TAKE(s->lin.K_R, KK); TAKE(s->lin.work_kk, KK); TAKE(s->S, KK);
-    TAKE(s->alpha_n, K); TAKE(s->alpha_d_n, K); TAKE(s->alpha_dd_n, K); TAKE(s->alpha, K); TAKE(s->alpha_d, K);
+    TAKE(s->lin.M_R, KK); TAKE(s->lin.C_R, KK); TAKE(s->lin.K_R, KK); TAKE(s->lin.work_kk, KK);
+    TAKE(s->S, KK);
+    TAKE(s->alpha_n, K); TAKE(s->alpha_d_n, K); TAKE(s->alpha_dd_n, K);
+    TAKE(s->alpha, K); TAKE(s->alpha_d, K);
     TAKE(s->alpha_dd, K); TAKE(s->rhs_R, K); TAKE(s->work_k, K);
     TAKE(s->lin.omega_work, 3 * KK);
     if (sym) {
         TAKE(s->ch.N_s, nK);
         TAKE(s->ch.T, KK); TAKE(s->ch.NsXd, KK); TAKE(s->ch.NsXdd1, KK); TAKE(s->ch.NsX2, KK);
-        TAKE(s->ch.jacobi_work, KK); TAKE(s->ch.A3, 9 * KK); TAKE(s->ch.b3, 3 * K); TAKE(s->ch.r_R, K);
+        TAKE(s->ch.jacobi_work, KK); TAKE(s->ch.A3, 9 * KK); TAKE(s->ch.b3, 3 * K);
+        TAKE(s->ch.r_R, K);
     }
 #undef TAKE
     return 0;
@@ -117,7 +121,7 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
           + dm * n + mm1 + 2 * (size_t)mm1 + dq * nn + dm * n     /* A tau cn Q Hp */
           + 3 * dm * mm1                                          /* B Z Y */
           + 5 * (size_t)n                                         /* lin: dx_p .. x_p */
-          + 2 * (size_t)mm1 + 3 * (size_t)n                       /* lin.work_m(2), rhs, work_n(2) */
+          + 2 * (size_t)mm1 + 3 * (size_t)n                      /* lin.work_m(2), rhs, work_n(2) */
           + i3 * ((size_t)N * N + 2 * (size_t)N + n)              /* i3: A r d g_n */
           + i3 * (3 * (size_t)N * N + 4 * (size_t)N)              /* i3: svd_UV svd_work A_lu */
           + 2 * (size_t)n + mm1                                   /* lin: work_n work_n2 tauB */
@@ -137,16 +141,21 @@ sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *o)
     TAKE(s->qdd, mm1); TAKE(s->Hdd, eH);
     TAKE(s->x, n); TAKE(s->xd, n); TAKE(s->xdd, n); TAKE(s->lam, mm1);
     TAKE(s->x_old, n); TAKE(s->xd_old, n); TAKE(s->xdd_old, n); TAKE(s->wt, n);
-    TAKE(s->lin.A, dm * n); TAKE(s->lin.tau, mm1); TAKE(s->lin.cn, 2 * (size_t)mm1); TAKE(s->lin.Q, dq * nn);
+    TAKE(s->lin.A, dm * n); TAKE(s->lin.tau, mm1); TAKE(s->lin.cn, 2 * (size_t)mm1);
+    TAKE(s->lin.Q, dq * nn);
     TAKE(s->lin.Hp, dm * n);
     TAKE(s->lin.B, dm * mm1); TAKE(s->lin.Z, dm * mm1); TAKE(s->lin.Y, dm * mm1);
     TAKE(s->lin.dx_p, n); TAKE(s->lin.xd_p, n); TAKE(s->lin.xdd_p, n); TAKE(s->lin.dxd_p, n);
     TAKE(s->lin.x_p, n);
-    TAKE(s->lin.work_m, mm1); TAKE(s->lin.work_m2, mm1); TAKE(s->rhs, n); TAKE(s->work_n, n); TAKE(s->work_n2, n);
-    TAKE(s->i3.A, i3 * N * N); TAKE(s->i3.r, i3 * N); TAKE(s->i3.d, i3 * N); TAKE(s->i3.g_n, i3 * n);
-    TAKE(s->i3.svd_UV, i3 * 2 * N * N); TAKE(s->i3.svd_work, i3 * 4 * N); TAKE(s->i3.A_lu, i3 * N * N);
+    TAKE(s->lin.work_m, mm1); TAKE(s->lin.work_m2, mm1);
+    TAKE(s->rhs, n); TAKE(s->work_n, n); TAKE(s->work_n2, n);
+    TAKE(s->i3.A, i3 * N * N); TAKE(s->i3.r, i3 * N); TAKE(s->i3.d, i3 * N);
+    TAKE(s->i3.g_n, i3 * n);
+    TAKE(s->i3.svd_UV, i3 * 2 * N * N); TAKE(s->i3.svd_work, i3 * 4 * N);
+    TAKE(s->i3.A_lu, i3 * N * N);
     TAKE(s->lin.work_n, n); TAKE(s->lin.work_n2, n); TAKE(s->lin.tauB, mm1);
-    TAKE(s->ov.start_x, n); TAKE(s->ov.start_xd, n); TAKE(s->ov.start_xdd, n); TAKE(s->ov.start_lam, mm1);
+    TAKE(s->ov.start_x, n); TAKE(s->ov.start_xd, n); TAKE(s->ov.start_xdd, n);
+    TAKE(s->ov.start_lam, mm1);
     TAKE(s->ov.x, n); TAKE(s->ov.xd, n); TAKE(s->ov.xdd, n); TAKE(s->ov.lam, mm1);
 #undef TAKE
     s->lin.piv = ib;

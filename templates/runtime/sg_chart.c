@@ -17,7 +17,8 @@ static void chart_H_at(sg_stepper *s, const double *p, double t, const double *x
     int n = s->n, i, same = fabs(t - s->ch.t_n) <= 1e-12 * (fabs(t) > 1.0 ? fabs(t) : 1.0);
     for (i = 0; same && i < n; ++i) same = x[i] == s->ch.x_n[i];
     if (same) return;
-    (s->lin.pH ? s->mdl->constraints_csr : s->mdl->constraints)(t, x, xd, xdd, p, s->q, s->ch.H_n, s->qd,
+    (s->lin.pH ? s->mdl->constraints_csr : s->mdl->constraints)(t, x, xd, xdd, p, s->q, s->ch.H_n,
+                                                               s->qd,
                                                            s->Hd, s->qdd, s->Hdd);
     s->ch.t_n = t;
     memcpy(s->ch.x_n, x, sizeof(double) * (size_t)n);
@@ -61,7 +62,8 @@ static int chart_basis(sg_stepper *s, int k, double t1, int it, sg_failure *fail
         return 0;
     }
     for (i = 0; i < m * n; ++i) s->ch.H_s[i] = (s->ch.H_n[i] + s->H[i]) * 0.5;
-    householder_qr(s->ch.H_s, n, m, s->ch.tau_s, s->ch.piv_s, s->ch.cn_s);   /* column-major H_s^T = H_s */
+    /* column-major H_s^T = H_s */
+    householder_qr(s->ch.H_s, n, m, s->ch.tau_s, s->ch.piv_s, s->ch.cn_s);
     for (j = 0; j < k; ++j) {
         for (l = 0; l < n; ++l) v[l] = (l == n - k + j) ? 1.0 : 0.0;
         q_apply(s->ch.H_s, n, kmin, s->ch.tau_s, v);
@@ -70,8 +72,8 @@ static int chart_basis(sg_stepper *s, int k, double t1, int it, sg_failure *fail
     return 0;
 }
 
-/* solve_chart_step: (alpha, alpha_dot, alpha_ddot) at t + h into s->alpha, s->alpha_d, s->alpha_dd from the
- * 3k x 3k system in the scaled unknowns (alpha, h alpha_dot, h^2 alpha_ddot), T = N_s^T N_H:
+/* solve_chart_step: (alpha, alpha_dot, alpha_ddot) at t + h into s->alpha, s->alpha_d, s->alpha_dd
+ * from the 3k x 3k system in the scaled unknowns (alpha, h alpha_dot, h^2 alpha_ddot), T = N_s^T N_H:
  *   [ h^2 K_R                    h C_R              M_R    ]   [ h^2 r ]
  *   [ T - bh^2 N_s^T Xdd_p1      -bh N_s^T X_p2     -b T   ] = [ b_x   ]   (N_s^T R_x = 0)
  *   [ hN_s^T Xd_p - gh^2 ..Xdd_p1  T - gh N_s^T X_p2  -g T   ]   [ h b_v ]   (N_s^T R_v = 0)
@@ -126,7 +128,8 @@ static int chart_solve(sg_stepper *s, const double *x, const double *xd, const d
         }
     for (i = 0; i < k; ++i) b[i] = hh * s->ch.r_R[i];
     for (i = 0; i < n; ++i)
-        w[i] = x[i] + h * xd[i] + hh * (0.5 - bet) * xdd[i] - s->lin.x_p[i] + bet * hh * s->lin.xdd_p[i];
+        w[i] = x[i] + h * xd[i] + hh * (0.5 - bet) * xdd[i] - s->lin.x_p[i]
+               + bet * hh * s->lin.xdd_p[i];
     mtv(s->ch.N_s, w, b + k, n, k);
     for (i = 0; i < n; ++i)
         w[i] = xd[i] + h * (1.0 - gam) * xdd[i] - s->lin.xd_p[i] + gam * h * s->lin.xdd_p[i];

@@ -26,7 +26,8 @@
 #define SG_LANDING_DROP 0.5
 
 /* The linearization at the iterate (sg_linearization.c; symgen/steppers/linalg.py, sparse.py):
- * one factorization of H, its null space and H^+, the particular solutions, the reduced matrices. */
+ * one factorization of H, its null space and H^+, the particular solutions, the reduced
+ * matrices. */
 typedef struct sg_lin {
     int rank, k;
     int implicit;       /* 1: full row rank, 2: redundant rows (H^+ applied through the reflectors,
@@ -81,7 +82,7 @@ typedef struct sg_chart {
 typedef struct sg_i3 {
     int redundant;                                /* rank H < m: least-squares Newton solves */
     double s_max, s_min;                          /* kept |R_ii| of H at the step's predictor */
-    double *A, *r, *d;                            /* the bordered matrix (n+m)^2, residual, update */
+    double *A, *r, *d;                           /* the bordered matrix (n+m)^2, residual, update */
     double *g_n;                                  /* n: (f + H^T lam)(t) for HHT */
     double *svd_UV, *svd_work;                    /* least squares: 2 (n+m)^2, 4 (n+m) */
     double *A_lu;                                 /* LU copy of A */

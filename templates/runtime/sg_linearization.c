@@ -28,81 +28,82 @@ static void kmm(const sg_csr *P, const double *A, const double *B, double *Out, 
  * H^+ = Q_1 (R_1^T)^+ Pi^T.  Returns k = n - r, or -1 when H has non-finite entries. */
 static int lin_factor(sg_stepper *s, const double *H)
 {
+    sg_lin *L = &s->lin;
     int n = s->n, m = s->m, kmin = n < m ? n : m;
     int i, j, l, r, k;
     double d0;
     if (m == 0) {
-        s->lin.rank = 0;
-        s->lin.k = n;
-        for (i = 0; i < n * n; ++i) s->lin.N[i] = 0.0;
-        for (i = 0; i < n; ++i) s->lin.N[(size_t)i * n + i] = 1.0;
+        L->rank = 0;
+        L->k = n;
+        for (i = 0; i < n * n; ++i) L->N[i] = 0.0;
+        for (i = 0; i < n; ++i) L->N[(size_t)i * n + i] = 1.0;
         return n;
     }
     for (i = 0; i < n * m; ++i)
         if (!sg_isfinite(H[i])) return -1;
-    memcpy(s->lin.A, H, sizeof(double) * (size_t)n * m);   /* column-major H^T = row-major H */
-    householder_qr(s->lin.A, n, m, s->lin.tau, s->lin.piv, s->lin.cn);
-    d0 = kmin ? fabs(s->lin.A[0]) : 0.0;
+    memcpy(L->A, H, sizeof(double) * (size_t)n * m);   /* column-major H^T = row-major H */
+    householder_qr(L->A, n, m, L->tau, L->piv, L->cn);
+    d0 = kmin ? fabs(L->A[0]) : 0.0;
     r = 0;
     if (d0 > 0.0)
         for (i = 0; i < kmin; ++i)
-            if (fabs(s->lin.A[(size_t)i * n + i]) > s->o.rank_tol * d0) ++r;
-    s->lin.rank = r;
+            if (fabs(L->A[(size_t)i * n + i]) > s->o.rank_tol * d0) ++r;
+    L->rank = r;
     k = n - r;
-    s->lin.k = k;
-    s->lin.implicit = (r == m) ? 1 : (r > 0 ? 2 : 0);
-    if (s->lin.implicit == 2) {
+    L->k = k;
+    L->implicit = (r == m) ? 1 : (r > 0 ? 2 : 0);
+    if (L->implicit == 2) {
         /* redundant rows: R_1^T (m x r) = Q' R', (R_1^T)^+ = R'^-1 Q'^T[:r, :] (hp_apply) */
-        double *B = s->lin.B;
+        double *B = L->B;
         for (j = 0; j < r; ++j)                 /* column j of R_1^T = row j of R_1 */
-            for (l = 0; l < m; ++l) B[(size_t)j * m + l] = (l >= j) ? s->lin.A[(size_t)l * n + j] : 0.0;
-        householder_qr(B, m, r, s->lin.tauB, NULL, NULL);
+            for (l = 0; l < m; ++l) B[(size_t)j * m + l] = (l >= j) ? L->A[(size_t)l * n + j] : 0.0;
+        householder_qr(B, m, r, L->tauB, NULL, NULL);
     }
-    if (s->lin.implicit) {
+    if (L->implicit) {
         /* N_H = Q[:, r:] = H_0 ... H_{kmin-1} e_{r+j}; H^+ stays implicit (hp_apply) */
-        double *v = s->lin.work_n;
+        double *v = L->work_n;
         for (j = 0; j < k; ++j) {
             for (l = 0; l < n; ++l) v[l] = (l == r + j) ? 1.0 : 0.0;
-            q_apply(s->lin.A, n, kmin, s->lin.tau, v);
-            for (i = 0; i < n; ++i) s->lin.N[(size_t)i * k + j] = v[i];
+            q_apply(L->A, n, kmin, L->tau, v);
+            for (i = 0; i < n; ++i) L->N[(size_t)i * k + j] = v[i];
         }
         return k;
     }
-    householder_q(s->lin.A, n, kmin, s->lin.tau, s->lin.Q);
+    householder_q(L->A, n, kmin, L->tau, L->Q);
     for (i = 0; i < n; ++i)
-        for (j = 0; j < k; ++j) s->lin.N[(size_t)i * k + j] = s->lin.Q[(size_t)i * n + r + j];   /* N_H */
+        for (j = 0; j < k; ++j) L->N[(size_t)i * k + j] = L->Q[(size_t)i * n + r + j];   /* N_H */
     /* Y = (R_1^T)^+ (r x m), R_1 = R[:r, :] in pivoted column order: R[i][j] = A[j*n + i] */
     if (r == m) {
         /* R_1^T Y = I by forward substitution */
         for (j = 0; j < m; ++j)
             for (l = 0; l < m; ++l) {
                 double v = (l == j) ? 1.0 : 0.0;
-                for (i = 0; i < l; ++i) v -= s->lin.A[(size_t)l * n + i] * s->lin.Y[(size_t)i * m + j];
-                s->lin.Y[(size_t)l * m + j] = v / s->lin.A[(size_t)l * n + l];
+                for (i = 0; i < l; ++i) v -= L->A[(size_t)l * n + i] * L->Y[(size_t)i * m + j];
+                L->Y[(size_t)l * m + j] = v / L->A[(size_t)l * n + l];
             }
     } else if (r > 0) {
         /* R_1^T (m x r) = Q' R': (R_1^T)^+ = R'^-1 Q'^T[:r, :] (full column rank r) */
-        double *B = s->lin.B, *z = s->lin.Z;
+        double *B = L->B, *z = L->Z;
         for (j = 0; j < r; ++j)                 /* column j of R_1^T = row j of R_1 */
-            for (l = 0; l < m; ++l) B[(size_t)j * m + l] = (l >= j) ? s->lin.A[(size_t)l * n + j] : 0.0;
-        householder_qr(B, m, r, s->lin.work_m, NULL, NULL);
+            for (l = 0; l < m; ++l) B[(size_t)j * m + l] = (l >= j) ? L->A[(size_t)l * n + j] : 0.0;
+        householder_qr(B, m, r, L->work_m, NULL, NULL);
         for (j = 0; j < m; ++j) {
             for (l = 0; l < m; ++l) z[l] = (l == j) ? 1.0 : 0.0;
-            householder_qt(B, m, r, s->lin.work_m, z);
+            householder_qt(B, m, r, L->work_m, z);
             for (i = r - 1; i >= 0; --i) {
                 double v = z[i];
                 for (l = i + 1; l < r; ++l) v -= B[(size_t)l * m + i] * z[l];
                 z[i] = v / B[(size_t)i * m + i];
             }
-            for (i = 0; i < r; ++i) s->lin.Y[(size_t)i * m + j] = z[i];
+            for (i = 0; i < r; ++i) L->Y[(size_t)i * m + j] = z[i];
         }
     }
     /* H^+[:, piv[j]] = Q_1 Y[:, j] */
     for (i = 0; i < n; ++i)
         for (j = 0; j < m; ++j) {
             double v = 0.0;
-            for (l = 0; l < r; ++l) v += s->lin.Q[(size_t)i * n + l] * s->lin.Y[(size_t)l * m + j];
-            s->lin.Hp[(size_t)i * m + s->lin.piv[j]] = v;
+            for (l = 0; l < r; ++l) v += L->Q[(size_t)i * n + l] * L->Y[(size_t)l * m + j];
+            L->Hp[(size_t)i * m + L->piv[j]] = v;
         }
     return k;
 }
@@ -111,89 +112,92 @@ static int lin_factor(sg_stepper *s, const double *H)
  * redundant rows H^+ = Q_1 R'^-1 Q'^T Pi^T (R_1^T = Q' R'); rank 0: the H^+ = 0 of lin_factor. */
 static void hp_apply(sg_stepper *s, const double *v, double *out)
 {
+    sg_lin *L = &s->lin;
     int n = s->n, m = s->m, i, l;
-    const double *A = s->lin.A;
-    if (s->lin.pH) {
-        sg_splin_pinv(s->lin.sp, v, 1, out);                 /* the sparse step's H~^+ */
+    const double *A = L->A;
+    if (L->pH) {
+        sg_splin_pinv(L->sp, v, 1, out);                 /* the sparse step's H~^+ */
         return;
     }
-    if (!s->lin.implicit) {
-        mv(s->lin.Hp, v, out, n, m);
+    if (!L->implicit) {
+        mv(L->Hp, v, out, n, m);
         return;
     }
-    if (s->lin.implicit == 2) {
-        int r = s->lin.rank, kmin = n < m ? n : m;
-        double *z = s->lin.Z;
-        for (l = 0; l < m; ++l) z[l] = v[s->lin.piv[l]];
-        householder_qt(s->lin.B, m, r, s->lin.tauB, z);
+    if (L->implicit == 2) {
+        int r = L->rank, kmin = n < m ? n : m;
+        double *z = L->Z;
+        for (l = 0; l < m; ++l) z[l] = v[L->piv[l]];
+        householder_qt(L->B, m, r, L->tauB, z);
         for (i = r - 1; i >= 0; --i) {        /* R' y = (Q'^T Pi^T v)[:r] */
             double u = z[i];
-            for (l = i + 1; l < r; ++l) u -= s->lin.B[(size_t)l * m + i] * z[l];
-            z[i] = u / s->lin.B[(size_t)i * m + i];
+            for (l = i + 1; l < r; ++l) u -= L->B[(size_t)l * m + i] * z[l];
+            z[i] = u / L->B[(size_t)i * m + i];
         }
         for (l = 0; l < n; ++l) out[l] = l < r ? z[l] : 0.0;
-        q_apply(A, n, kmin, s->lin.tau, out);
+        q_apply(A, n, kmin, L->tau, out);
         return;
     }
     for (l = 0; l < m; ++l) {                 /* R_1^T z = Pi^T v (R[i][l] = A[l*n + i]) */
-        double z = v[s->lin.piv[l]];
+        double z = v[L->piv[l]];
         for (i = 0; i < l; ++i) z -= A[(size_t)l * n + i] * out[i];
         out[l] = z / A[(size_t)l * n + l];
     }
     for (l = m; l < n; ++l) out[l] = 0.0;
-    q_apply(A, n, m, s->lin.tau, out);
+    q_apply(A, n, m, L->tau, out);
 }
 
 /* out = H^+T v (v: n, out: m) = Pi R_1^-1 Q_1^T v. */
 static void hpT_apply(sg_stepper *s, const double *v, double *out)
 {
+    sg_lin *L = &s->lin;
     int n = s->n, m = s->m, i, l;
-    const double *A = s->lin.A;
-    double *y = s->lin.work_n;
-    if (s->lin.pH) {
-        sg_splin_pinv_t(s->lin.sp, v, out);                  /* the sparse step's H~^+T */
+    const double *A = L->A;
+    double *y = L->work_n;
+    if (L->pH) {
+        sg_splin_pinv_t(L->sp, v, out);                  /* the sparse step's H~^+T */
         return;
     }
-    if (!s->lin.implicit) {
-        mtv(s->lin.Hp, v, out, n, m);
+    if (!L->implicit) {
+        mtv(L->Hp, v, out, n, m);
         return;
     }
-    if (s->lin.implicit == 2) {
-        int r = s->lin.rank, kmin = n < m ? n : m;
-        double *w = s->lin.Z;
+    if (L->implicit == 2) {
+        int r = L->rank, kmin = n < m ? n : m;
+        double *w = L->Z;
         memcpy(y, v, sizeof(double) * (size_t)n);
-        householder_qt(A, n, kmin, s->lin.tau, y);
+        householder_qt(A, n, kmin, L->tau, y);
         for (i = 0; i < r; ++i) {             /* R'^T u = (Q^T v)[:r] */
             double u = y[i];
-            for (l = 0; l < i; ++l) u -= s->lin.B[(size_t)i * m + l] * w[l];
-            w[i] = u / s->lin.B[(size_t)i * m + i];
+            for (l = 0; l < i; ++l) u -= L->B[(size_t)i * m + l] * w[l];
+            w[i] = u / L->B[(size_t)i * m + i];
         }
         for (l = r; l < m; ++l) w[l] = 0.0;
-        q_apply(s->lin.B, m, r, s->lin.tauB, w);
-        for (l = 0; l < m; ++l) out[s->lin.piv[l]] = w[l];
+        q_apply(L->B, m, r, L->tauB, w);
+        for (l = 0; l < m; ++l) out[L->piv[l]] = w[l];
         return;
     }
     memcpy(y, v, sizeof(double) * (size_t)n);
-    householder_qt(A, n, m, s->lin.tau, y);
+    householder_qt(A, n, m, L->tau, y);
     for (l = m - 1; l >= 0; --l) {            /* R_1 u = y[:m] */
         double u = y[l];
         for (i = l + 1; i < m; ++i) u -= A[(size_t)i * n + l] * y[i];
         y[l] = u / A[(size_t)l * n + l];
     }
-    for (l = 0; l < m; ++l) out[s->lin.piv[l]] = y[l];
+    for (l = 0; l < m; ++l) out[L->piv[l]] = y[l];
 }
 
 /* Out = H^+ W for W m x k (row-major), Out n x k. */
 static void hp_apply_mat(sg_stepper *s, const double *W, double *Out, int k)
 {
+    sg_lin *L = &s->lin;
     int n = s->n, m = s->m, i, j;
-    double *col = s->lin.work_m2, *res = s->lin.work_n2;
-    if (s->lin.pH) {
-        sg_splin_pinv(s->lin.sp, W, k, Out);
+    double *col = L->work_m2, *res = L->work_n2;
+    if (L->pH) {
+        sg_splin_pinv(L->sp, W, k, Out);
         return;
     }
-    if (!s->lin.implicit) {
-        mm(s->lin.Hp, W, Out, n, m, k);
+    if (!L->implicit) {
+        mm(L->Hp, W, Out, n, m, k);
         return;
     }
     for (j = 0; j < k; ++j) {
@@ -209,67 +213,70 @@ static void hp_apply_mat(sg_stepper *s, const double *W, double *Out, int k)
 static void hp_apply_pair(sg_stepper *s, const double *W, int k, const double *v, double *Out,
                           double *out)
 {
+    sg_lin *L = &s->lin;
     int n = s->n, m = s->m, i, j, c = k + 1;
     if (!v) {
         hp_apply_mat(s, W, Out, k);
         return;
     }
-    if (!s->lin.pH) {
+    if (!L->pH) {
         hp_apply(s, v, out);                  /* before hp_apply_mat, which uses wm2 (v may be) */
         hp_apply_mat(s, W, Out, k);
         return;
     }
     for (i = 0; i < m; ++i) {
-        for (j = 0; j < k; ++j) s->lin.pair_in[(size_t)i * c + j] = W[(size_t)i * k + j];
-        s->lin.pair_in[(size_t)i * c + k] = v[i];
+        for (j = 0; j < k; ++j) L->pair_in[(size_t)i * c + j] = W[(size_t)i * k + j];
+        L->pair_in[(size_t)i * c + k] = v[i];
     }
-    sg_splin_pinv(s->lin.sp, s->lin.pair_in, c, s->lin.pair_out);
+    sg_splin_pinv(L->sp, L->pair_in, c, L->pair_out);
     for (i = 0; i < n; ++i) {
-        for (j = 0; j < k; ++j) Out[(size_t)i * k + j] = s->lin.pair_out[(size_t)i * c + j];
-        out[i] = s->lin.pair_out[(size_t)i * c + k];
+        for (j = 0; j < k; ++j) Out[(size_t)i * k + j] = L->pair_out[(size_t)i * c + j];
+        out[i] = L->pair_out[(size_t)i * c + k];
     }
 }
 
 /* particular(): Xd_p, Xdd_p1, X_p2 (Eqs. 40, 47, 48-49) and, unless xd0 is NULL, dx_p, xd_p, xdd_p
  * (Eqs. 33, 39, 46) with dxd_p.  The tangent part alone (xd0 NULL) is all that omega_max
- * needs (K_R of Eq. 52).  Xd_p with dx_p and Xdd_p1 with xd_p are independent: one H^+ pass each. */
+ * needs (K_R of Eq. 52).  Xd_p with dx_p and Xdd_p1 with xd_p are independent: one H^+ pass
+ * each. */
 static void lin_solve(sg_stepper *s, const double *xd0, const double *xdd0)
 {
-    int n = s->n, m = s->m, k = s->lin.k, i, p = xd0 != NULL;
-    double *wm = s->lin.work_m, *wm2 = s->lin.work_m2;
+    sg_lin *L = &s->lin;
+    int n = s->n, m = s->m, k = L->k, i, p = xd0 != NULL;
+    double *wm = L->work_m, *wm2 = L->work_m2;
     if (m == 0) {
-        for (i = 0; i < n * k; ++i) s->lin.Xd_p[i] = s->lin.Xdd_p1[i] = s->lin.X_p2[i] = 0.0;
+        for (i = 0; i < n * k; ++i) L->Xd_p[i] = L->Xdd_p1[i] = L->X_p2[i] = 0.0;
         for (i = 0; p && i < n; ++i) {
-            s->lin.dx_p[i] = 0.0;
-            s->lin.xd_p[i] = 0.0;
-            s->lin.xdd_p[i] = 0.0;
-            s->lin.dxd_p[i] = -xd0[i];
+            L->dx_p[i] = 0.0;
+            L->xd_p[i] = 0.0;
+            L->xdd_p[i] = 0.0;
+            L->dxd_p[i] = -xd0[i];
         }
         return;
     }
-    kmm(s->lin.pH, s->Hd, s->lin.N, s->lin.work_mk, m, n, k);
-    hp_apply_pair(s, s->lin.work_mk, k, p ? s->q : NULL, s->lin.Xd_p, s->lin.dx_p);
-    for (i = 0; i < n * k; ++i) s->lin.Xd_p[i] = -s->lin.Xd_p[i];           /* Eq. 40 */
-    for (i = 0; p && i < n; ++i) s->lin.dx_p[i] = -s->lin.dx_p[i];          /* Eq. 33: x_p - x0 = -H^+ q */
-    kmm(s->lin.pH, s->Hd, s->lin.Xd_p, s->lin.work_mk, m, n, k);
-    kmm(s->lin.pH, s->Hdd, s->lin.N, s->lin.work_mk2, m, n, k);
-    for (i = 0; i < m * k; ++i) s->lin.work_mk[i] = -(2.0 * s->lin.work_mk[i] + s->lin.work_mk2[i]);
+    kmm(L->pH, s->Hd, L->N, L->work_mk, m, n, k);
+    hp_apply_pair(s, L->work_mk, k, p ? s->q : NULL, L->Xd_p, L->dx_p);
+    for (i = 0; i < n * k; ++i) L->Xd_p[i] = -L->Xd_p[i];           /* Eq. 40 */
+    for (i = 0; p && i < n; ++i) L->dx_p[i] = -L->dx_p[i];   /* Eq. 33: x_p - x0 = -H^+ q */
+    kmm(L->pH, s->Hd, L->Xd_p, L->work_mk, m, n, k);
+    kmm(L->pH, s->Hdd, L->N, L->work_mk2, m, n, k);
+    for (i = 0; i < m * k; ++i) L->work_mk[i] = -(2.0 * L->work_mk[i] + L->work_mk2[i]);
     if (p) {
-        kmv(s->lin.pH, s->Hd, s->lin.dx_p, wm, m, n);
+        kmv(L->pH, s->Hd, L->dx_p, wm, m, n);
         for (i = 0; i < m; ++i) wm[i] += s->qd[i];
-        kmv(s->lin.pH, s->H, xd0, wm2, m, n);
+        kmv(L->pH, s->H, xd0, wm2, m, n);
         for (i = 0; i < m; ++i) wm2[i] -= wm[i];
     }
-    hp_apply_pair(s, s->lin.work_mk, k, p ? wm2 : NULL, s->lin.Xdd_p1, s->lin.xd_p);   /* Eqs. 47, 39 */
-    for (i = 0; i < n * k; ++i) s->lin.X_p2[i] = 2.0 * s->lin.Xd_p[i];      /* Eqs. 48-49 */
+    hp_apply_pair(s, L->work_mk, k, p ? wm2 : NULL, L->Xdd_p1, L->xd_p);   /* Eqs. 47, 39 */
+    for (i = 0; i < n * k; ++i) L->X_p2[i] = 2.0 * L->Xd_p[i];      /* Eqs. 48-49 */
     if (!p) return;
-    for (i = 0; i < n; ++i) s->lin.dxd_p[i] = s->lin.xd_p[i] - xd0[i];
-    kmv(s->lin.pH, s->Hdd, s->lin.dx_p, wm, m, n);
-    kmv(s->lin.pH, s->Hd, s->lin.dxd_p, wm2, m, n);
+    for (i = 0; i < n; ++i) L->dxd_p[i] = L->xd_p[i] - xd0[i];
+    kmv(L->pH, s->Hdd, L->dx_p, wm, m, n);
+    kmv(L->pH, s->Hd, L->dxd_p, wm2, m, n);
     for (i = 0; i < m; ++i) wm[i] = wm[i] + 2.0 * wm2[i] + s->qdd[i];
-    kmv(s->lin.pH, s->H, xdd0, wm2, m, n);
+    kmv(L->pH, s->H, xdd0, wm2, m, n);
     for (i = 0; i < m; ++i) wm2[i] -= wm[i];
-    hp_apply(s, wm2, s->lin.xdd_p);                                 /* Eq. 46 */
+    hp_apply(s, wm2, L->xdd_p);                                 /* Eq. 46 */
 }
 
 /* reduce(): M_R = N^T M N, C_R = N^T C N + 2 N^T M Xd_p, K_R = N^T K N + N^T C Xd_p
@@ -277,30 +284,31 @@ static void lin_solve(sg_stepper *s, const double *xd0, const double *xdd0)
  * omega_max alone) skips C_R.  M_R and K_R are the same either way. */
 static void lin_reduce(sg_stepper *s, int full)
 {
-    int n = s->n, k = s->lin.k, i, cz = s->mdl->C_is_zero;
-    kmm(s->lin.pM, s->M, s->lin.N, s->lin.MN, n, n, k);
-    kmm(s->lin.pM, s->K, s->lin.N, s->lin.KN, n, n, k);
-    kmm(s->lin.pM, s->M, s->lin.Xdd_p1, s->lin.MXdd, n, n, k);
-    mtm(s->lin.N, s->lin.MN, s->lin.M_R, n, k, k);                              /* Eq. 52: N_G^T M_L N_H */
+    sg_lin *L = &s->lin;
+    int n = s->n, k = L->k, i, cz = s->mdl->C_is_zero;
+    kmm(L->pM, s->M, L->N, L->MN, n, n, k);
+    kmm(L->pM, s->K, L->N, L->KN, n, n, k);
+    kmm(L->pM, s->M, L->Xdd_p1, L->MXdd, n, n, k);
+    mtm(L->N, L->MN, L->M_R, n, k, k);                       /* Eq. 52: N_G^T M_L N_H */
     if (full) {
-        kmm(s->lin.pM, s->M, s->lin.Xd_p, s->lin.MXd, n, n, k);
-        mtm(s->lin.N, s->lin.MXd, s->lin.work_kk, n, k, k);
+        kmm(L->pM, s->M, L->Xd_p, L->MXd, n, n, k);
+        mtm(L->N, L->MXd, L->work_kk, n, k, k);
         if (cz) {
-            for (i = 0; i < k * k; ++i) s->lin.C_R[i] = 2.0 * s->lin.work_kk[i];
+            for (i = 0; i < k * k; ++i) L->C_R[i] = 2.0 * L->work_kk[i];
         } else {
-            kmm(s->lin.pM, s->C, s->lin.N, s->lin.CN, n, n, k);
-            mtm(s->lin.N, s->lin.CN, s->lin.C_R, n, k, k);
-            for (i = 0; i < k * k; ++i) s->lin.C_R[i] += 2.0 * s->lin.work_kk[i];   /* + 2 N_G^T M_L Xd_p */
+            kmm(L->pM, s->C, L->N, L->CN, n, n, k);
+            mtm(L->N, L->CN, L->C_R, n, k, k);
+            for (i = 0; i < k * k; ++i) L->C_R[i] += 2.0 * L->work_kk[i];   /* + 2 N_G^T M_L Xd_p */
         }
     }
-    mtm(s->lin.N, s->lin.KN, s->lin.K_R, n, k, k);
+    mtm(L->N, L->KN, L->K_R, n, k, k);
     if (!cz) {
-        kmm(s->lin.pM, s->C, s->lin.Xd_p, s->lin.CXd, n, n, k);
-        mtm(s->lin.N, s->lin.CXd, s->lin.work_kk, n, k, k);
-        for (i = 0; i < k * k; ++i) s->lin.K_R[i] += s->lin.work_kk[i];         /* + N_G^T C_L Xd_p */
+        kmm(L->pM, s->C, L->Xd_p, L->CXd, n, n, k);
+        mtm(L->N, L->CXd, L->work_kk, n, k, k);
+        for (i = 0; i < k * k; ++i) L->K_R[i] += L->work_kk[i];       /* + N_G^T C_L Xd_p */
     }
-    mtm(s->lin.N, s->lin.MXdd, s->lin.work_kk, n, k, k);
-    for (i = 0; i < k * k; ++i) s->lin.K_R[i] += s->lin.work_kk[i];             /* + N_G^T M_L Xdd_p1 */
+    mtm(L->N, L->MXdd, L->work_kk, n, k, k);
+    for (i = 0; i < k * k; ++i) L->K_R[i] += L->work_kk[i];         /* + N_G^T M_L Xdd_p1 */
 }
 
 /* linalg.py omega_from: sqrt of the largest modulus of the eigenvalues of M_R^-1 K_R.
@@ -409,28 +417,30 @@ double sg_h_max(double gamma, double beta, double omega_max)
  * (singular block or degenerate basis) or -3 (out of memory). */
 static int sp_factor(sg_stepper *s)
 {
-    int k = sg_splin_factor(s->lin.sp, s->H);
+    sg_lin *L = &s->lin;
+    int k = sg_splin_factor(L->sp, s->H);
     if (k < 0) return k;
-    if (k > s->lin.kcap && k_alloc(s, k < 2 * s->lin.kcap ? 2 * s->lin.kcap : k)) return -3;
-    s->lin.k = k;
-    s->lin.rank = sg_splin_rank(s->lin.sp);
-    memcpy(s->lin.N, sg_splin_basis(s->lin.sp), sizeof(double) * (size_t)s->n * (size_t)k);
+    if (k > L->kcap && k_alloc(s, k < 2 * L->kcap ? 2 * L->kcap : k)) return -3;
+    L->k = k;
+    L->rank = sg_splin_rank(L->sp);
+    memcpy(L->N, sg_splin_basis(L->sp), sizeof(double) * (size_t)s->n * (size_t)k);
     return k;
 }
 /* nullspace.py _s_ratio: s_min/s_max of the kept singular values of the last factorization
  * (QR: |R_rr| / |R_11|); NaN without constraints or rank. */
 static double kept_ratio(const sg_stepper *s)
 {
-    int r = s->lin.rank;
+    const sg_lin *L = &s->lin;
+    int r = L->rank;
     double d0;
-    if (s->lin.sp) {                /* the sparse step: its (s_max, s_min), as sparse.py s_range */
+    if (L->sp) {                /* the sparse step: its (s_max, s_min), as sparse.py s_range */
         double smax, smin;
-        sg_splin_s_range(s->lin.sp, &smax, &smin);
+        sg_splin_s_range(L->sp, &smax, &smin);
         return smax > 0.0 ? smin / smax : NAN;
     }
     if (s->m == 0 || r <= 0) return NAN;
-    d0 = fabs(s->lin.A[0]);
-    return d0 > 0.0 ? fabs(s->lin.A[(size_t)(r - 1) * s->n + (r - 1)]) / d0 : NAN;
+    d0 = fabs(L->A[0]);
+    return d0 > 0.0 ? fabs(L->A[(size_t)(r - 1) * s->n + (r - 1)]) / d0 : NAN;
 }
 
 /* The constraint kernels at a state and one factorization of H, in the step's layout (dense, or
@@ -438,11 +448,13 @@ static double kept_ratio(const sg_stepper *s)
 static void at_constraints(sg_stepper *s, const double *p, double t, const double *x,
                            const double *xd, const double *xdd)
 {
-    (s->lin.pH ? s->mdl->constraints_csr : s->mdl->constraints)(t, x, xd, xdd, p, s->q, s->H, s->qd,
+    sg_lin *L = &s->lin;
+    (L->pH ? s->mdl->constraints_csr : s->mdl->constraints)(t, x, xd, xdd, p, s->q, s->H, s->qd,
                                                             s->Hd, s->qdd, s->Hdd);
 }
 
 static int any_factor(sg_stepper *s)
 {
-    return s->lin.pH ? sp_factor(s) : lin_factor(s, s->H);
+    sg_lin *L = &s->lin;
+    return L->pH ? sp_factor(s) : lin_factor(s, s->H);
 }

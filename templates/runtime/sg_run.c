@@ -61,7 +61,8 @@ int sg_step(sg_stepper *s, const double *p, double t, const double *x, const dou
         sw = s->ov.xd; s->ov.xd = s->ov.start_xd; s->ov.start_xd = sw;
         sw = s->ov.xdd; s->ov.xdd = s->ov.start_xdd; s->ov.start_xdd = sw;
         sw = s->ov.lam; s->ov.lam = s->ov.start_lam; s->ov.start_lam = sw;
-        if (s->stats.landing_steps < SG_FLOOR_TIMES_KEPT) s->stats.landing_times[s->stats.landing_steps] = t + h;
+        if (s->stats.landing_steps < SG_FLOOR_TIMES_KEPT)
+            s->stats.landing_times[s->stats.landing_steps] = t + h;
         ++s->stats.landing_steps;
     }
     s->ov.ratio = ratio;
@@ -177,7 +178,8 @@ int sg_landing_times(const sg_stepper *s, double *out, int max)
 
 int sg_floor_times(const sg_stepper *s, double *out, int max)
 {
-    int i, cnt = s->stats.floor_steps < SG_FLOOR_TIMES_KEPT ? (int)s->stats.floor_steps : SG_FLOOR_TIMES_KEPT;
+    int i, cnt = s->stats.floor_steps < SG_FLOOR_TIMES_KEPT ? (int)s->stats.floor_steps
+                                                            : SG_FLOOR_TIMES_KEPT;
     if (cnt > max) cnt = max;
     for (i = 0; i < cnt; ++i) out[i] = s->stats.floor_times[i];
     return cnt;

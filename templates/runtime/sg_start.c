@@ -14,9 +14,10 @@ void sg_start(sg_stepper *s, const double *p, double t, const double *x, const d
         s->ov.pending = 0;
         if (m) {
             sg_failure ignored;
-            if (s->lin.pH) sg_splin_restart(s->lin.sp);      /* as a fresh partition (sg_consistent_state) */
-            (s->lin.pH ? s->mdl->constraints_csr : s->mdl->constraints)(t, x, xd, xdd, p, s->q, s->H,
-                                                                   s->qd, s->Hd, s->qdd, s->Hdd);
+            /* as a fresh partition (sg_consistent_state) */
+            if (s->lin.pH) sg_splin_restart(s->lin.sp);
+            (s->lin.pH ? s->mdl->constraints_csr : s->mdl->constraints)(
+                t, x, xd, xdd, p, s->q, s->H, s->qd, s->Hd, s->qdd, s->Hdd);
             s->ov.ratio = ns_factor(s, t, 0, &ignored) < 0 ? NAN : kept_ratio(s);
         }
         return;
@@ -71,7 +72,7 @@ int sg_consistent_state(sg_stepper *s, const double *p, double t, double *x, dou
             if (rq <= 1e-13 * xm) break;
             if (it == 50 || any_factor(s) < 0) return 1;
             hp_apply(s, s->q, s->work_n);
-            for (i = 0; i < n; ++i) x[i] -= s->work_n[i];                 /* minimum-norm correction */
+            for (i = 0; i < n; ++i) x[i] -= s->work_n[i];              /* minimum-norm correction */
         }
         s->stats.init_iters = it;
         at_constraints(s, p, t, x, xd, xdd);
@@ -83,7 +84,7 @@ int sg_consistent_state(sg_stepper *s, const double *p, double t, double *x, dou
         at_constraints(s, p, t, x, xd, xdd);
         if (any_factor(s) < 0) return 1;
         hp_apply(s, s->qdd, s->lin.xdd_p);
-        for (i = 0; i < n; ++i) s->lin.xdd_p[i] = -s->lin.xdd_p[i];          /* H xdd = -q_ddot(xdd = 0) */
+        for (i = 0; i < n; ++i) s->lin.xdd_p[i] = -s->lin.xdd_p[i];   /* H xdd = -q_ddot(xdd = 0) */
     } else {
         lin_factor(s, s->H);
         for (i = 0; i < n; ++i) s->lin.xdd_p[i] = 0.0;
