@@ -32,7 +32,7 @@ static int k_alloc(sg_stepper *s, int kcap)
     K = kcap > 0 ? (size_t)kcap : 1;
     nK = n * K;
     KK = K * K;
-    total = 4 * nK + 2 * mm1 * K + (mm1 + n) * (K + 1)    /* N Xd_p Xdd_p1 X_p2, Wmk Wmk2, Wp Tp */
+    total = 4 * nK + 2 * mm1 * K + (mm1 + n) * (K + 1)    /* N Xd_p Xdd_p1 X_p2, work_mk*, pair_* */
           + 6 * nK + 5 * KK + 8 * K + 3 * KK              /* MN.., M_R.., a_n.., om_work */
           + sym * (nK + 5 * KK + 9 * KK + 4 * K);       /* Ns, Tm NsXd NsXdd1 NsX2 Jw, A3, b3 r_R */
     blk = (double *)calloc(total, sizeof(double));

@@ -220,7 +220,7 @@ static void hp_apply_pair(sg_stepper *s, const double *W, int k, const double *v
         return;
     }
     if (!L->pH) {
-        hp_apply(s, v, out);                  /* before hp_apply_mat, which uses wm2 (v may be) */
+        hp_apply(s, v, out);                  /* before hp_apply_mat (uses work_m2, maybe v) */
         hp_apply_mat(s, W, Out, k);
         return;
     }
