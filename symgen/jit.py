@@ -63,7 +63,7 @@ _ENV_NO_COMPILE = "SYMGEN_NO_COMPILE"
 _loaded: dict[str, object] = {}
 _loaded_lock = threading.Lock()
 #: A generated file name from a cache entry: one plain component, no separators, no "..".
-_FILE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.(c|h|md)")
+_FILE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.(c|h|md|c\.inc)")
 _BUILD_PREFIX = ".build-"
 
 
@@ -416,7 +416,11 @@ def build(model: Model, *, cflags=DEFAULT_CFLAGS, cache: str | os.PathLike | Non
     src = generated_source(model, root)
     cflags = tuple(cflags)
     code = _runtime_cdef(src) if runtime else (src.cdef, src.source)
-    key_material = "\n".join([*code, " ".join(cflags), _compiler_identity(),
+    from .codegen import RUNTIME_FILES
+
+    # the runtime's whole text: the headers and the parts symgen_runtime.c includes are not in code
+    runtime_text = [src.files[f] for f in RUNTIME_FILES if runtime and f in src.files]
+    key_material = "\n".join([*code, *runtime_text, " ".join(cflags), _compiler_identity(),
                               _flags_identity(), _abi_identity(), __version__])
     key = hashlib.sha256(key_material.encode()).hexdigest()
     module = f"_symgen_{model.name}_{key[:16]}"

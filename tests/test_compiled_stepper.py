@@ -295,6 +295,29 @@ def test_bad_options_give_the_python_errors(kernels):
             symgen.simulate(k, t_end=0.5, stepper="compiled", **kw)
 
 
+def test_runtime_defaults_are_the_settings_defaults_and_failures_have_names(kernels):
+    """sg_options_default is symgen.SimulationSettings' defaults (the oracle: the dataclass) and
+    every failure kind has its own message."""
+    from symgen.settings import SimulationSettings
+    from symgen.steppers.schemes import parse_scheme
+
+    ffi, lib = kernels("stiff_pendulum").ffi, kernels("stiff_pendulum").lib
+    st = SimulationSettings()
+    sch = parse_scheme(st.scheme)
+    for method in (lib.SG_NULLSPACE, lib.SG_INDEX3):
+        o = lib.sg_options_default(method)
+        assert o.method == method
+        assert (o.gamma, o.beta, o.alpha) == (sch.gamma, sch.beta, sch.alpha)
+        assert (o.tol, o.constraint_tol, o.max_iter, o.rank_tol, o.divergence_bound) == (
+            st.tol, st.constraint_tol, st.max_iter, st.rank_tol, st.divergence_bound)
+        assert (o.chart, o.factorization, o.convergence) == (lib.SG_CHART_END, lib.SG_DENSE_QR, 1)
+        assert o.h == 0.0          # no default step: sg_stepper_new refuses it until it is set
+    messages = [ffi.string(lib.sg_failure_message(k)).decode() for k in range(lib.SG_FAIL_KINDS)]
+    assert len(set(messages)) == lib.SG_FAIL_KINDS
+    assert "converge" in messages[lib.SG_FAIL_NOT_CONVERGED]
+    assert ffi.string(lib.sg_failure_message(lib.SG_FAIL_KINDS)) == b"unknown failure kind"
+
+
 def test_every_k_records_the_same_rows_and_stats(kernels):
     # the compiled chunks fold every step into the Recorder: every K-th row, the last, the maxima
     k = kernels("double_four_bar")

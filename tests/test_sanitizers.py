@@ -90,6 +90,6 @@ def test_index3(sanitized, tmp_path):
     model = model.replace(settings={**model.settings, "method": "index3",
                                     "scheme": "trapezoidal"})
     symgen.generate(model, tmp_path)
-    assert "o.method = SG_INDEX3;" in (tmp_path / "main.c").read_text()
+    assert "o = sg_options_default(SG_INDEX3);" in (tmp_path / "main.c").read_text()
     rows = _run_clean(sanitized(tmp_path), model.n, 1e-3, 0.2)
     assert len(rows) == 201

@@ -74,7 +74,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[4], "auto") != 0) return usage(argv[0], "bad FACTORIZATION", argv[4]);
     }
     if (argc > 5) return usage(argv[0], "unexpected argument", argv[5]);
-    o.method = SG_NULLSPACE;
+    o = sg_options_default(SG_NULLSPACE);   /* then the model's recommended settings */
     o.gamma = 0.5;
     o.beta = 0.08333333333333333;
     o.alpha = 0.0;
@@ -83,9 +83,6 @@ int main(int argc, char **argv)
     o.constraint_tol = 1e-08;
     o.max_iter = 25;
     o.rank_tol = 1e-10;
-    o.estimate = 0;
-    o.divergence_bound = 1e8;
-    o.convergence = 1;
     o.chart = chart;
     o.factorization = factorization;
     s = sg_stepper_new(&double_pendulum_model, &o);
@@ -117,9 +114,9 @@ int main(int argc, char **argv)
         if (i == steps) break;
         status = sg_step(s, p, t, x, xd, xdd, lam, &iters, &fail);
         if (status != SG_OK) {
-            fprintf(stderr, "stopped at step %ld (t = %.9g): %s, failure kind %d at iteration %d\n",
+            fprintf(stderr, "stopped at step %ld (t = %.9g): %s: %s (at Newton iteration %d)\n",
                     i + 1, t0 + (double)(i + 1) * dt, status == SG_DIVERGED ? "diverged" : "failed",
-                    fail.kind, fail.iteration);
+                    sg_failure_message(fail.kind), fail.iteration);
             break;
         }
         sg_state(s, &nx, &nxd, &nxdd, &nlam, &res, &om);

@@ -31,8 +31,14 @@ __all__ = ["generate", "GeneratedSource", "template_dir", "generator_fingerprint
            "runtime_files"]
 
 #: The model-independent C runtime of the steppers (templates/runtime/), copied verbatim next to
-#: every model's generated C.
-RUNTIME_FILES = ("symgen_runtime.h", "symgen_runtime.c", "symgen_sparse.h", "symgen_sparse.c")
+#: every model's generated C.  symgen_runtime.c is a unity build: it includes the sg_*.c.inc parts
+#: and sg_internal.h, so the build line names only symgen_runtime.c and symgen_sparse.c (the parts
+#: are not .c files, so `cc *.c` in a generated folder does not compile them twice).
+RUNTIME_PARTS = ("sg_internal.h", "sg_dense.c.inc", "sg_linearization.c.inc",
+                 "sg_convergence.c.inc", "sg_chart.c.inc", "sg_nullspace.c.inc", "sg_index3.c.inc",
+                 "sg_start.c.inc", "sg_run.c.inc", "sg_alloc.c.inc")
+RUNTIME_FILES = ("symgen_runtime.h", "symgen_runtime.c", "symgen_sparse.h", "symgen_sparse.c",
+                 *RUNTIME_PARTS)
 #: main.c's FACTORIZATION → the runtime's sg_options.factorization constant
 _FACTORIZATION_C = {"qr": "SG_DENSE_QR", "sparse": "SG_SPARSE"}
 
@@ -176,7 +182,6 @@ def _main_settings(model: Model, nnz_H: int) -> dict:
         "tol": lit(st.tol), "constraint_tol": lit(st.constraint_tol),
         "max_iter": int(st.max_iter), "rank_tol": lit(st.rank_tol),
         "x0": _start_literal(model.x0), "xd0": _start_literal(model.xd0),
-        "convergence": 1,
         "chart": chart, "chart_code": "SG_CHART_SYMMETRIC" if chart == "symmetric" else "SG_CHART_END",
         "auto_end": auto["end"], "auto_symmetric": auto["symmetric"],
         "auto_end_code": _FACTORIZATION_C[auto["end"]],

@@ -113,13 +113,12 @@ class CompiledStepper:
         # kernels built with the runtime (build's default) carry it; others get a second module
         rt = kernels if hasattr(kernels.lib, "sg_stepper_new") else build(kernels.model, runtime=True)
         self.ffi, self.lib = rt.ffi, rt.lib
-        opts = self.ffi.new("sg_options *")
-        opts.method = COMPILED_METHODS[method]
+        opts = self.ffi.new("sg_options *", self.lib.sg_options_default(COMPILED_METHODS[method]))
         opts.gamma, opts.beta, opts.alpha = scheme.gamma, scheme.beta, scheme.alpha
         opts.h, opts.tol, opts.constraint_tol = self.h, self.tol, self.constraint_tol
         opts.max_iter, opts.rank_tol = self.max_iter, float(rank_tol)
         opts.estimate, opts.divergence_bound = int(self.estimate), float(divergence_bound)
-        opts.convergence = 1                      # base.py's rule: the round-off floor (issue 8)
+        # convergence: the default, base.py's rule (the round-off floor, issue 8)
         opts.chart = COMPILED_CHARTS[self.chart or "end"]
         opts.factorization = _FACTORIZATION_CODES[self.factorization]
         ptr = self.lib.sg_stepper_new(self.lib.sg_module_model(), opts)

@@ -79,7 +79,7 @@ enum { SG_NULLSPACE = 0, SG_INDEX3 = 1 };
 enum { SG_CHART_END = 0, SG_CHART_SYMMETRIC = 1 };
 
 /* Status of a step or a chunk of steps. */
-enum { SG_OK = 0, SG_FAILED = 1, SG_DIVERGED = 2, SG_NOMEM = 3 };
+enum { SG_OK = 0, SG_FAILED = 1, SG_DIVERGED = 2 };
 
 /* What went wrong (sg_failure.kind); the Python side words each kind as its steppers do. */
 enum {
@@ -102,8 +102,9 @@ enum {
     SG_FAIL_SPARSE_SINGULAR = 11,    /* sparse step: singular LU of H[R, D] (iteration)        */
     SG_FAIL_CHART_SPARSE_SINGULAR = 12, /* symmetric chart on the sparse step: singular LU of
                                         H_s[R, D] (iteration)                                  */
-    SG_FAIL_NO_MEMORY = 13           /* out of memory for the buffers of a larger null space
+    SG_FAIL_NO_MEMORY = 13,          /* out of memory for the buffers of a larger null space
                                         or a new partition (iteration, k)                      */
+    SG_FAIL_KINDS = 14               /* how many kinds there are (sg_failure_message)          */
 };
 
 typedef struct sg_failure {
@@ -141,6 +142,15 @@ typedef struct sg_options {
 
 /* sg_options.factorization */
 enum { SG_DENSE_QR = 0, SG_SPARSE = 1 };
+
+/* The options symgen.SimulationSettings defaults to, for `method`: the trapezoidal rule, tol 1e-10,
+ * constraint_tol 1e-8, max_iter 25, rank_tol 1e-10, divergence_bound 1e8, the round-off floor
+ * (convergence = 1), SG_CHART_END, SG_DENSE_QR, no estimate; h = 0: the step has no default
+ * (sg_stepper_new refuses it until it is set). */
+sg_options sg_options_default(int method);
+
+/* A one-line description of a failure kind (SG_FAIL_*); "unknown failure kind" for others. */
+const char *sg_failure_message(int kind);
 
 typedef struct sg_stepper sg_stepper;
 
@@ -197,11 +207,10 @@ int sg_run_chunk(sg_stepper *s, const double *p, double t0, long i_start, long i
                  double *PE, double *VE, double *AE, double *OM, double *HM, long long *IT,
                  double *EK, double *EP, double *OUT, long *last, sg_failure *fail);
 
-/* Run statistics: steps accepted at Newton's round-off floor (stalled: rule 0, floor: rule 1;
- * sg_floor_times copies the times of the first ones, up to max, and returns how many it copied;
- * the time of the last is sg_floor_t_last), smallest/largest rank of H, index3 steps with a
- * rank-deficient H at the predictor. */
-long sg_stalled_steps(const sg_stepper *s);
+/* Run statistics: steps accepted at Newton's round-off floor (rule 1; sg_floor_times copies the
+ * times of the first ones, up to max, and returns how many it copied; the time of the last is
+ * sg_floor_t_last), smallest/largest rank of H, index3 steps with a rank-deficient H at the
+ * predictor. */
 long sg_floor_steps(const sg_stepper *s);
 int sg_floor_times(const sg_stepper *s, double *out, int max);
 double sg_floor_t_last(const sg_stepper *s);

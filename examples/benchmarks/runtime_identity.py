@@ -1,0 +1,115 @@
+"""Bit-identity check of the compiled stepper across a change of the C runtime (templates/runtime/).
+
+Runs ``symgen.simulate(..., stepper="compiled")`` on every shipped example over a short window,
+with both charts and both compiled factorizations ("qr", "sparse") of the null-space step, and the
+index-3 step (trapezoidal and HHT-α); saves every result array, and the CSV that one example's generated ``main.c``
+prints, to an ``.npz``.  A refactoring that must not change a single computed number is checked
+by capturing before and comparing after::
+
+    python examples/benchmarks/runtime_identity.py capture /tmp/before.npz
+    # ... change the runtime ...
+    python examples/benchmarks/runtime_identity.py compare /tmp/before.npz
+
+``compare`` recomputes and tests every array with ``np.array_equal`` (exact, NaN equal to NaN);
+it prints how many arrays it compared and exits 1 on any difference.  About a minute on a warm
+build cache (each example is compiled once per runtime version).
+"""
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+import symgen
+from symgen.loader import known_examples
+
+#: model() options that keep an example small
+MODEL_KW = {"n_four_bar": dict(N=4)}
+#: the window: steps at the example's own dt (the double four-bar and Bricard get a longer one
+#: with a larger step so that it reaches a singular passage)
+STEPS = 150
+WINDOWS = {"double_four_bar": dict(dt=1e-2, t_end=3.0), "bricard": dict(dt=1e-2, t_end=2.0),
+           "n_four_bar": dict(dt=1e-2, t_end=1.5)}
+FIELDS = ("t", "x", "xd", "xdd", "lam", "pos_err", "vel_err", "acc_err", "omega_max", "h_max",
+          "newton_iters")
+#: the example whose generated main.c is compiled and run
+MAIN_EXAMPLE = "double_four_bar"
+
+
+def _cases(model):
+    """(label, simulate keywords) of the compiled cases of one model."""
+    cases = []
+    for chart in ("end", "symmetric"):
+        for fact in ("qr", "sparse"):
+            cases.append((f"nullspace-{chart}-{fact}",
+                          dict(method="nullspace", chart=chart, factorization=fact)))
+    cases.append(("index3", dict(method="index3", scheme="trapezoidal", factorization="qr")))
+    cases.append(("index3-hht", dict(method="index3", scheme="hht:-0.1", factorization="qr")))
+    return cases
+
+
+def _window(name, model):
+    if name in WINDOWS:
+        return WINDOWS[name]
+    dt = float(model.settings["dt"])
+    return dict(dt=dt, t_end=STEPS * dt)
+
+
+def _main_csv(name) -> np.ndarray:
+    """The numbers main.c of ``name`` prints over a short run (compiled as its README says)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp)
+        symgen.generate(symgen.load_model(name), outdir=out)
+        cc = shutil.which("cc") or shutil.which("gcc")
+        sources = ["main.c", f"{name}.c", "symgen_runtime.c", "symgen_sparse.c"]
+        subprocess.run([cc, "-std=c99", "-O2", "-o", "prog", *sources, "-lm"], cwd=out,
+                       check=True)
+        run = subprocess.run(["./prog", "1e-2", "3", "symmetric", "qr"], cwd=out,
+                             capture_output=True, text=True)
+        rows = [line.split(",") for line in run.stdout.splitlines()[1:]]
+        return np.array(rows, dtype=float)
+
+
+def collect() -> dict:
+    arrays = {}
+    for name in known_examples():
+        model = symgen.load_model(name, **MODEL_KW.get(name, {}))
+        win = _window(name, model)
+        for label, kw in _cases(model):
+            try:
+                res = symgen.simulate(model, stepper="compiled", progress=None, **win, **kw)
+            except ValueError as exc:        # a case the compiled stepper does not have
+                print(f"  {name} {label}: skipped ({exc})")
+                continue
+            for field in FIELDS:
+                arrays[f"{name}/{label}/{field}"] = np.asarray(getattr(res, field))
+            arrays[f"{name}/{label}/status"] = np.array(res.status)
+            print(f"  {name} {label}: {res.status}, {res.n_steps} steps")
+    arrays[f"main.c/{MAIN_EXAMPLE}"] = _main_csv(MAIN_EXAMPLE)
+    return arrays
+
+
+def main(argv) -> int:
+    if len(argv) != 3 or argv[1] not in ("capture", "compare"):
+        print(__doc__)
+        return 2
+    arrays = collect()
+    if argv[1] == "capture":
+        np.savez(argv[2], **arrays)
+        print(f"captured {len(arrays)} arrays into {argv[2]}")
+        return 0
+    with np.load(argv[2]) as ref:
+        keys = set(ref.files) | set(arrays)
+        bad = [k for k in sorted(keys)
+               if k not in ref.files or k not in arrays
+               or not np.array_equal(ref[k], arrays[k], equal_nan=ref[k].dtype.kind == "f")]
+    print(f"compared {len(keys)} arrays: {len(keys) - len(bad)} equal, {len(bad)} differ")
+    for k in bad:
+        print("  differs:", k)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

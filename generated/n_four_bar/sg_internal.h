@@ -1,0 +1,142 @@
+/* sg_internal.h: what the parts of the C runtime (sg_*.c) share and nothing else: the limits,
+ * the stepper struct and the forward declarations between parts.  Internal: neither Python nor a
+ * user's C includes it (the API is symgen_runtime.h).
+ */
+#ifndef SG_INTERNAL_H
+#define SG_INTERNAL_H
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symgen_runtime.h"
+#include "symgen_sparse.h"
+
+/* An update within this factor of the tolerance that no longer shrinks is accepted (round-off). */
+#define SG_STALL_FACTOR 1e3
+#define SG_EPS 2.220446049250313e-16
+/* How many times of steps accepted at the round-off floor a stepper keeps (the count is exact). */
+#define SG_FLOOR_TIMES_KEPT 100
+/* chart.py T_SINGULAR: T = N_s^T N_H with a singular value below this is treated as singular. */
+#define SG_T_SINGULAR 1e-6
+/* nullspace.py LANDING_RATIO, LANDING_DROP: a landing next to a singular configuration ("Landings"
+ * in that module's docstring) has s_min/s_max of H below the first and below the second times its
+ * value at the start of the step. */
+#define SG_LANDING_RATIO 1e-4
+#define SG_LANDING_DROP 0.5
+
+/* The linearization at the iterate (sg_linearization.c.inc; symgen/steppers/linalg.py, sparse.py):
+ * one factorization of H, its null space and H^+, the particular solutions, the reduced
+ * matrices. */
+typedef struct sg_lin {
+    int rank, k;
+    int implicit;       /* 1: full row rank, 2: redundant rows (H^+ applied through the reflectors,
+                           not formed), 0: H^+ formed in Hp */
+    double *A;          /* QR of H^T, column-major n x m (= H row-major) */
+    double *tau;        /* [min(n, m)] its reflectors */
+    int *piv;           /* [m] its column order */
+    double *cn;         /* [2 m] column norms (householder_qr's vn1, vn2) */
+    double *Q;          /* n x n */
+    double *N;          /* N_H, n x k */
+    double *Hp;         /* H^+, n x m */
+    double *B, *Z, *Y;  /* m x m: QR of R_1^T (redundant rows), its solve, (R_1^T)^+ */
+    double *tauB;       /* [m] reflectors of the QR of R_1^T */
+    double *work_n, *work_n2;                     /* n: H^+ applied column by column */
+    double *work_m, *work_m2;                     /* m: right-hand sides of H^+ */
+    /* particular solutions (Eqs. 33, 39, 46): x_p - x0, xd_p, xdd_p, xd_p - xd0, x_p */
+    double *dx_p, *xd_p, *xdd_p, *dxd_p, *x_p;
+    double *Xd_p, *Xdd_p1, *X_p2;                 /* n x k (Eqs. 40, 47, 48-49) */
+    double *work_mk, *work_mk2;                   /* m x k: H_dot N_H, .. before H^+ */
+    double *pair_in, *pair_out;                   /* m x (k + 1), n x (k + 1): hp_apply_pair */
+    double *MN, *CN, *KN, *MXd, *CXd, *MXdd;      /* n x k products of Eq. 52 */
+    double *M_R, *C_R, *K_R, *work_kk;            /* k x k (Eq. 52) */
+    double *omega_work;                           /* 3 k^2 (sg_omega_from) */
+    /* the buffers sized by k (k_alloc) hold k <= kcap; the dense factorization has kcap = n,
+     * the sparse step's grows with k */
+    double *k_blk;
+    int kcap;
+    /* the sparse step (o.factorization == SG_SPARSE, nullspace): the kernels write the values on
+     * the CSR patterns into H, H_dot, H_ddot (nnz_H entries) and M, K, C (nnz_M), and the dense
+     * factorization's buffers (A, Q, Hp, B, Z, Y) are not allocated; pH, pM are those patterns
+     * (NULL: dense); the factorization is sp's, its N copied into N */
+    sg_splin *sp;
+    sg_csr cH, cM;
+    const sg_csr *pH, *pM;
+} sg_lin;
+
+/* The symmetric chart (sg_chart.c.inc; chart.py; allocated for SG_CHART_SYMMETRIC only). */
+typedef struct sg_chart {
+    double *blk;
+    int *ib;
+    double t_n;                                   /* time of x_n (NaN: none kept) */
+    double *H_n, *x_n;                            /* H of the accepted state x_n at t_n */
+    double *H_s, *tau_s, *cn_s;                   /* pivoted QR of H_s^T (as lin.A, tau, cn) */
+    int *piv_s, *ipiv3;                           /* [m], [3n] */
+    double *N_s;                                  /* n x k */
+    double *T, *NsXd, *NsXdd1, *NsX2, *jacobi_work;   /* k x k: N_s^T N_H, N_s^T Xd_p, .. */
+    double *A3, *b3;                              /* the 3k x 3k system */
+    double *r_R, *work_n;                         /* k: N_H^T rhs of Eq. 52; n */
+} sg_chart;
+
+/* The index-3 step (sg_index3.c.inc; index3.py). */
+typedef struct sg_i3 {
+    int redundant;                                /* rank H < m: least-squares Newton solves */
+    double s_max, s_min;                          /* kept |R_ii| of H at the step's predictor */
+    double *A, *r, *d;                           /* the bordered matrix (n+m)^2, residual, update */
+    double *g_n;                                  /* n: (f + H^T lam)(t) for HHT */
+    double *svd_UV, *svd_work;                    /* least squares: 2 (n+m)^2, 4 (n+m) */
+    double *A_lu;                                 /* LU copy of A */
+} sg_i3;
+
+/* What one null-space step leaves to the next (nullspace.py "Landings"): the start of the current
+ * step, the start of the step onto a pending landing (pending = 1) and s_min/s_max of H at the
+ * last accepted state.  sg_hand_back sets it from a step taken elsewhere. */
+typedef struct sg_step_over {
+    int pending;
+    double t, *x, *xd, *xdd, *lam;
+    double *start_x, *start_xd, *start_xdd, *start_lam;
+    double ratio;
+} sg_step_over;
+
+/* Run statistics (the sg_*_steps, sg_*_times, sg_*_rank getters). */
+typedef struct sg_stats {
+    long floor_steps, redundant_steps, landing_steps;
+    double floor_times[SG_FLOOR_TIMES_KEPT], floor_t_last;
+    double landing_times[SG_FLOOR_TIMES_KEPT];
+    int min_rank, max_rank;
+    int init_iters;            /* Gauss-Newton iterations of the last initial-state projection */
+} sg_stats;
+
+struct sg_stepper {
+    const sg_model *mdl;
+    sg_options o;
+    int n, m;
+    /* kernel outputs */
+    double *M, *f, *K, *C, *q, *H, *qd, *Hd, *qdd, *Hdd;
+    /* the Newton iterate (the accepted new state), the previous iterate, the weights */
+    double *x, *xd, *xdd, *lam, *x_old, *xd_old, *xdd_old, *wt;
+    double upd_last, upd_prev;
+    /* convergence rule 1 (the round-off floor) */
+    double upd_abs[3], upd_lvl[3], floor[3];
+    double res[3];                                /* |q|, |q_dot|, |q_ddot| at the accepted state */
+    double omega;
+    double E[2];
+    /* the null-space step in alpha (Eq. 52; k buffers, k_alloc) */
+    double *rhs;                                  /* n: the right-hand side of Eq. 51 */
+    double *work_n, *work_n2;                     /* n */
+    double *rhs_R, *work_k;                       /* k: N_H^T rhs, then with the predictors */
+    double *alpha_n, *alpha_d_n, *alpha_dd_n;     /* k: the state at t re-projected (Eqs. 56-58) */
+    double *alpha, *alpha_d, *alpha_dd;           /* k: at t + h */
+    double *S;                                    /* k x k: M_R + gh C_R + bh^2 K_R */
+    int *ipiv;                                    /* LU pivots [n + m] */
+    sg_lin lin;
+    sg_chart ch;
+    sg_i3 i3;
+    sg_step_over ov;
+    sg_stats stats;
+};
+
+/* sg_alloc.c.inc: the buffers sized by the null space's dimension (grown by the sparse step). */
+static int k_alloc(sg_stepper *s, int kcap);
+
+#endif /* SG_INTERNAL_H */
