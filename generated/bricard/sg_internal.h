@@ -13,7 +13,6 @@
 #include "symgen_sparse.h"
 
 /* An update within this factor of the tolerance that no longer shrinks is accepted (round-off). */
-#define SG_STALL_FACTOR 1e3
 #define SG_EPS 2.220446049250313e-16
 /* How many times of steps accepted at the round-off floor a stepper keeps (the count is exact). */
 #define SG_FLOOR_TIMES_KEPT 100

@@ -62,7 +62,6 @@ sg_options sg_options_default(int method)
     o.rank_tol = 1e-10;
     o.estimate = 0;
     o.divergence_bound = 1e8;
-    o.convergence = 1;
     o.chart = SG_CHART_END;
     o.factorization = SG_DENSE_QR;
     return o;

@@ -132,9 +132,6 @@ typedef struct sg_options {
     double rank_tol;             /* relative rank tolerance of H (|R_ii| <= rank_tol |R_00|) */
     int estimate;                /* record omega_max and h_max every step */
     double divergence_bound;     /* |x|, h|xd| or h^2|xdd| beyond it: diverged */
-    int convergence;             /* 0: an update within 1e3 tol that stopped shrinking is accepted
-                                    (stalled); 1: the conditioning-aware round-off floor, omega_max
-                                    at the accepted state, index3's rank at every step */
     int chart;                   /* nullspace: SG_CHART_END (the paper's method) or
                                     SG_CHART_SYMMETRIC; index3: SG_CHART_END */
     int factorization;           /* SG_DENSE_QR or SG_SPARSE (nullspace: the sparse step) */
@@ -144,8 +141,8 @@ typedef struct sg_options {
 enum { SG_DENSE_QR = 0, SG_SPARSE = 1 };
 
 /* The options symgen.SimulationSettings defaults to, for `method`: the trapezoidal rule, tol 1e-10,
- * constraint_tol 1e-8, max_iter 25, rank_tol 1e-10, divergence_bound 1e8, the round-off floor
- * (convergence = 1), SG_CHART_END, SG_DENSE_QR, no estimate; h = 0: the step has no default
+ * constraint_tol 1e-8, max_iter 25, rank_tol 1e-10, divergence_bound 1e8, SG_CHART_END,
+ * SG_DENSE_QR, no estimate; h = 0: the step has no default
  * (sg_stepper_new refuses it until it is set). */
 sg_options sg_options_default(int method);
 
