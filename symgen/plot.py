@@ -291,16 +291,31 @@ def panels_figure(panels: Sequence[Panel], ncols: int = 1, suptitle: str | None 
     return fig
 
 
+def _finite(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _spans_decades(values) -> bool:
+    """All finite values positive, and the largest more than ten times the smallest."""
+    vals = [float(v) for v in values if _finite(v)]
+    return bool(vals) and min(vals) > 0 and max(vals) > 10 * min(vals)
+
+
 def sweep_figure(study, x: str | None = None, y: str | None = None):
     """A column ``y`` of a study table against the grid key ``x``, one line per combination of
     the other grid keys (failed and diverged runs as crosses at their value, if finite).
-    ``study``: a folder, a table path or a list of rows.  Returns the Figure."""
+    ``study``: a folder, a table path or a list of rows.  Default ``y``: for a step-size or
+    tolerance study (a key ``dt``, ``rtol`` or ``atol``) an error column (``energy_drift`` where
+    the table has it, else ``max_pos_err``), otherwise the first output's largest value.  An axis
+    whose positive values span more than a decade is logarithmic.  Returns the Figure."""
     from .study import SweepError, grid_keys, read_rows
     rows = read_rows(study) if isinstance(study, (str, Path)) else list(study)
     if not rows:
         raise SweepError("the study table has no rows")
     keys = grid_keys(rows)
     x = x or keys[0]
+    if y is None and set(keys) & {"dt", "rtol", "atol"}:
+        y = "energy_drift" if any(_finite(r.get("energy_drift")) for r in rows) else "max_pos_err"
     if y is None:
         y = next((c for c in rows[0] if c.startswith("max_abs.")), "max_pos_err")
     for name, what in ((x, "--x"), (y, "--y")):
@@ -322,6 +337,9 @@ def sweep_figure(study, x: str | None = None, y: str | None = None):
         if bad:
             ax.plot([r[x] for r in bad], [r[y] for r in bad], "x", color=line.get_color(),
                     ms=9, label=f"{label} (not completed)")
+    for name, set_scale in ((x, ax.set_xscale), (y, ax.set_yscale)):
+        if _spans_decades([r[name] for r in rows]):
+            set_scale("log")
     ax.set_xlabel(x)
     ax.set_ylabel(y)
     ax.set_title(f"sweep: {y} against {x} ({len(rows)} runs)")

@@ -296,3 +296,21 @@ def test_a_tolerance_study_with_dt_auto(model, tmp_path):
     rows = {float(r["rtol"]): r for r in read_rows(tmp_path)}
     assert [rows[k]["status"] for k in (1e-4, 1e-7)] == ["completed", "completed"]
     assert int(rows[1e-4]["steps"]) < int(rows[1e-7]["steps"])
+
+
+def test_a_step_size_study_plots_an_error_on_log_axes():
+    """issue 25 §5: with dt a key spanning more than a decade, x is logarithmic and the default y
+    is an error column (the energy drift here), logarithmic too when it spans decades; a key
+    within a decade stays linear."""
+    pytest.importorskip("matplotlib")
+    from symgen.plot import sweep_figure
+    rows = [{"run": f"r{i}", "dt": dt, "status": "completed", "reason": "", "steps": 10,
+             "energy_drift": 3.0 * dt ** 2, "max_pos_err": 1e-16, "max_abs.theta": 0.5}
+            for i, dt in enumerate((1e-3, 1e-2, 1e-1))]
+    ax = sweep_figure(rows, "dt").axes[0]
+    assert (ax.get_xscale(), ax.get_yscale(), ax.get_ylabel()) == ("log", "log", "energy_drift")
+    narrow = [dict(r, dt=v) for r, v in zip(rows, (0.1, 0.2, 0.3))]
+    for r in narrow:
+        r["energy_drift"] = 1.0 + r["dt"]
+    ax = sweep_figure(narrow, "dt").axes[0]
+    assert (ax.get_xscale(), ax.get_yscale()) == ("linear", "linear")
