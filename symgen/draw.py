@@ -70,20 +70,11 @@ class Frames:
 def model_for(result, model=None):
     """The model whose drawing belongs to ``result`` (see the module docstring).  Raises
     DrawingError naming what is missing."""
-    meta = getattr(result, "meta", None) or {}
-    if model is None:
-        from .loader import known_examples, load_model
-        name = meta.get("model")
-        if not name or name not in known_examples():
-            raise DrawingError(f"the result does not name a shipped example (model "
-                               f"{name!r}); give the model: --model MODEL")
-        # the model() options the run was made with (n_four_bar's N, …): a shipped example only
-        model = load_model(name, **(meta.get("model_options") or {}))
-    want = meta.get("model_hash")
-    if want and model.hash != want:
-        raise DrawingError(f"model {model.name!r} is not the one that made the result (hash "
-                           f"{model.hash[:12]} ≠ {str(want)[:12]}); give the right --model and "
-                           "its options")
+    from .loader import LoadError, model_of
+    try:
+        model = model_of(result, model, hint="give the model: --model MODEL")
+    except LoadError as exc:
+        raise DrawingError(str(exc)) from None
     if not model.drawing:
         raise DrawingError(f"model {model.name!r} has no drawing data (pass Model(drawing=...) or "
                            "build it with PlanarSystem/SpatialSystem)")

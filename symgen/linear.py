@@ -254,13 +254,10 @@ def _result_state(result, row: int, model):
         raise ValueError(f"row {row} is outside the result ({nrows} rows: 0 … {nrows - 1}, or "
                          "negative from the end)")
     meta = result.meta or {}
-    if model is None:
-        from .loader import known_examples, load_model
-        name = meta.get("model")
-        if not name or name not in known_examples():
-            raise ValueError(f"the result does not name a shipped example (model {name!r}); pass "
-                             "the model that made it: linearize(result, model=...)")
-        model = load_model(name, **(meta.get("model_options") or {}))
+    if model is None or getattr(model, "hash", None):        # a Model (not kernels): checked
+        from .loader import model_of
+        model = model_of(result, model, hint="pass the model that made it: "
+                                             "linearize(result, model=...)")
     kernels = as_kernels(model)
     want = meta.get("model_hash")
     have = getattr(getattr(kernels, "model", None), "hash", None)

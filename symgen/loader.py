@@ -28,7 +28,7 @@ from types import ModuleType
 
 from .model import Model, ModelError
 
-__all__ = ["load_model", "load_module", "known_examples", "examples_dir", "model_options",
+__all__ = ["load_model", "load_module", "model_of", "known_examples", "examples_dir", "model_options",
            "integer_option", "LoadError"]
 
 
@@ -239,6 +239,23 @@ def model_options(module: ModuleType) -> list[str]:
         return []
     return [p.name for p in sig.parameters.values()
             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def model_of(result, model=None, *, hint: str = "give the model") -> Model:
+    """The model that made ``result``: ``model`` when given, else the shipped example the result
+    names, built with the ``model()`` options it was run with; its hash must be the result's.
+    :class:`LoadError` naming what is missing (``hint``: how to give the model)."""
+    meta = getattr(result, "meta", None) or {}
+    if model is None:
+        name = meta.get("model")
+        if not name or name not in known_examples():
+            raise LoadError(f"the result does not name a shipped example (model {name!r}); {hint}")
+        model = load_model(name, **(meta.get("model_options") or {}))
+    want = meta.get("model_hash")
+    if want and model.hash != want:
+        raise LoadError(f"model {model.name!r} is not the one that made the result (hash "
+                        f"{model.hash[:12]} ≠ {str(want)[:12]}); {hint} and its options")
+    return model
 
 
 def load_model(spec, **kwargs) -> Model:

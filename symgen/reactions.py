@@ -28,19 +28,10 @@ def reactions(result, model=None, *, tol: float = 0.0) -> dict:
     above ``tol``).  ``model``: the model that made the result (default: the shipped example the
     result names; its hash must match)."""
     from .jit import as_kernels
-    from .loader import known_examples, load_model
-    from .model import ModelError
+    from .loader import model_of
 
     meta = result.meta or {}
-    if model is None:
-        name = meta.get("model")
-        if not name or name not in known_examples():
-            raise ModelError(f"the result does not name a shipped example (model {name!r}): "
-                             "give the model, result.reactions(model)")
-        model = load_model(name, **(meta.get("model_options") or {}))
-    if meta.get("model_hash") and model.hash != meta["model_hash"]:
-        raise ModelError(f"model {model.name!r} is not the one that made the result (hash "
-                         f"{model.hash[:12]} ≠ {str(meta['model_hash'])[:12]})")
+    model = model_of(result, model, hint="give the model: result.reactions(model)")
     kernels = as_kernels(model)
     names = list(meta.get("constraint_names") or model.constraint_names)
     groups: dict[str, list[int]] = {}
