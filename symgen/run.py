@@ -151,23 +151,31 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
     xd0 = _state_vector(xd0, n, "xd0", coord_names)
     if isinstance(every, bool) or int(every) != every or every < 1:
         raise ValueError(f"every must be a positive integer, got {every!r}")
-    if cfg.auto:
-        return _simulate_auto(kernels, cfg, t0, t_end, x0, xd0, params, progress, consistent,
-                              t_wall, int(every), meta, blas_threads, t_eval)
-    if t_eval is not None:
-        raise ValueError("t_eval needs dt='auto' (with a fixed dt the rows are the steps; "
-                         "choose dt and every to fall on the times you need)")
-    span = (t_end - t0) / dt
-    n_steps = int(round(span))
-    if abs(span - n_steps) > 1e-9 * max(1.0, span):
-        n_steps = int(math.ceil(span))
-        warnings.warn(f"(t_end − t0)/dt = {span:.12g} is not an integer; taking {n_steps} steps "
-                      f"(ending at t = {t0 + n_steps * dt:.12g})", RuntimeWarning, stacklevel=2)
-
-    if isinstance(every, bool) or int(every) != every or every < 1:
-        raise ValueError(f"every must be a positive integer, got {every!r}")
     every = int(every)
-    check_memory(n_steps, every, n, kernels.m, kernels.n_out)
+    if cfg.auto:
+        _check_auto(cfg)
+        cfg, dt, estimate = cfg.replace(stepper="python"), 1.0, True   # ω_max: the stability bound
+
+        def loop(stepper):
+            from .adaptive import run_adaptive
+            return run_adaptive(kernels, stepper, cfg, t0, t_end, x0, xd0, progress, consistent,
+                                t_wall, every, meta, t_eval)
+    else:
+        if t_eval is not None:
+            raise ValueError("t_eval needs dt='auto' (with a fixed dt the rows are the steps; "
+                             "choose dt and every to fall on the times you need)")
+        span = (t_end - t0) / dt
+        n_steps = int(round(span))
+        if abs(span - n_steps) > 1e-9 * max(1.0, span):
+            n_steps = int(math.ceil(span))
+            warnings.warn(f"(t_end − t0)/dt = {span:.12g} is not an integer; taking {n_steps} "
+                          f"steps (ending at t = {t0 + n_steps * dt:.12g})", RuntimeWarning,
+                          stacklevel=2)
+        check_memory(n_steps, every, n, kernels.m, kernels.n_out)
+
+        def loop(stepper):
+            return _run(kernels, stepper, cfg, t0, n_steps, x0, xd0, progress, consistent,
+                        estimate, t_wall, every, meta)
 
     saved_p = kernels.p.copy()
     try:
@@ -177,18 +185,14 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         # overflow/invalid values in a diverging run are reported as status, not as warnings
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"), \
                 _blas_limit(blas_threads):
-            return _run(kernels, stepper, cfg, t0, n_steps, x0, xd0, progress, consistent,
-                        estimate, t_wall, every, meta)
+            return loop(stepper)
     finally:
         kernels.p[:] = saved_p
 
 
-def _simulate_auto(kernels, cfg, t0, t_end, x0, xd0, params, progress, consistent, t_wall,
-                   every, meta, blas_threads, t_eval) -> Result:
-    """dt="auto": the variable-step loop (:mod:`symgen.adaptive`) on the Python stepper (the C
-    runtime has no error control yet); ω_max is always estimated (the stability bound)."""
-    from .adaptive import run_adaptive
-
+def _check_auto(cfg: SimulationSettings) -> None:
+    """dt="auto" runs the null-space method on the Python stepper (the C runtime has no error
+    control yet): anything else is refused in one line."""
     if cfg.method != "nullspace":
         raise ValueError(f"dt='auto' is the nullspace method's (the error estimate needs smooth "
                          f"accelerations; the {cfg.method} method's are not at small steps): use "
@@ -196,17 +200,6 @@ def _simulate_auto(kernels, cfg, t0, t_end, x0, xd0, params, progress, consisten
     if cfg.stepper == "compiled":
         raise ValueError("dt='auto' runs on the Python stepper (the compiled stepper has no error "
                          "control yet): use stepper='auto' or 'python', or a fixed dt")
-    saved_p = kernels.p.copy()
-    try:
-        if params:
-            kernels.set_params(dict(params))
-        stepper = _make_stepper(kernels, cfg.replace(stepper="python"), 1.0, True)
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"), \
-                _blas_limit(blas_threads):
-            return run_adaptive(kernels, stepper, cfg, t0, t_end, x0, xd0, progress, consistent,
-                                t_wall, every, meta, t_eval)
-    finally:
-        kernels.p[:] = saved_p
 
 
 def _make_stepper(kernels, cfg: SimulationSettings, dt: float, estimate: bool):
