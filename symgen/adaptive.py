@@ -18,8 +18,9 @@ import numpy as np
 from ._record import MemoryBudgetError, Recorder
 from .settings import SimulationSettings
 from .steploop import finish, short_reason, start_state, stop_reason
-from .steppers import Linearization, StepFailure
-from .steppers.control import ErrorEstimate, Flag, StepController, initial_step
+from .steppers import Linearization
+from .steppers.control import (ErrorEstimate, Flag, StepController, initial_step, stretched,
+                               tries)
 
 __all__ = ["run_adaptive", "dense_state", "PROGRESS_UNITS"]
 
@@ -28,10 +29,6 @@ log = logging.getLogger(__name__)
 #: ``progress(k, PROGRESS_UNITS)``: k/PROGRESS_UNITS of the span is done (the number of steps
 #: is not known in advance)
 PROGRESS_UNITS = 10_000
-#: the numerical errors a try may raise besides StepFailure (rejected like a Newton failure)
-_NUMERICAL = (StepFailure, FloatingPointError, OverflowError, ZeroDivisionError,
-              np.linalg.LinAlgError)
-
 
 class _Control:
     """The per-run state of the error control: tolerances, bounds, the controller, counts."""
@@ -49,7 +46,7 @@ class _Control:
         self.rejected_error = self.rejected_newton = 0
         self.h_used = [math.inf, 0.0]              # smallest, largest accepted step
         self.err_max = 0.0
-        self.last_failure = ""
+        self.last_failure = None        # the last exception of a rejected try
 
     def first(self, omega: float, span: float) -> float:
         if self.h_init is not None:
@@ -66,10 +63,7 @@ class _Control:
             h_stab = 0.9 * self.sch.h_max(omega)
             if h > h_stab:
                 h, flags = h_stab, Flag.STABILITY
-        rest = self.t_end - t
-        if h >= rest or rest - h <= 0.01 * h:
-            h = rest
-        return h, flags
+        return stretched(h, self.t_end - t), flags
 
     def accepted(self, h: float, err: float) -> float:
         self.h_used = [min(self.h_used[0], h), max(self.h_used[1], h)]
@@ -236,44 +230,10 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
 
 
 def _tries(ctl: _Control, stepper, m: int, t: float, h: float, omega: float, state):
-    """Tries of one step from t (``state`` = x, ẋ, ẍ, λ) until one is accepted: (h, Newton
-    iterations, error norm, whether the estimate had its D term, flags, the controller's next h);
-    h None (and the last h tried) when the step fell below h_min or to round-off.  A rejected try
-    (Newton failure, a numerical error, or the error test) leaves the stepper as it was."""
-    flags = 0
-    while True:
-        h_try, cut = ctl.bounded(h, t, omega)
-        if _too_small(h_try, t, ctl):
-            return None, 0, math.nan, False, flags, h_try
-        stepper.h = h_try
-        floor0, saved = stepper.floor_steps, stepper.checkpoint()
-        try:
-            iters = stepper.step(t, *state)
-            err, have_d = ctl.estimate.norm(h_try, *state[:3], stepper.x, stepper.xd,
-                                            stepper.xdd, _tangent(stepper, m))
-        except _NUMERICAL as exc:
-            stepper.rollback(saved)
-            flags |= Flag.REJECTED_NEWTON
-            ctl.rejected_newton += 1
-            ctl.last_failure = f"{type(exc).__name__}: {exc}"
-            h = ctl.controller.newton_failed(h_try)
-            continue
-        if not err <= 1.0:                                     # (a NaN estimate is rejected)
-            stepper.rollback(saved)
-            flags |= Flag.REJECTED_ERROR
-            ctl.rejected_error += 1
-            h = ctl.controller.rejected(h_try, err)
-            continue
-        flags |= cut | (0 if have_d else Flag.NO_ESTIMATE)
-        flags |= Flag.FLOOR if stepper.floor_steps > floor0 else 0
-        return h_try, iters, err, have_d, flags, h
-
-
-def _tangent(stepper, m: int):
-    """The orthonormal tangent basis of the step's last factorization (None: no constraints, or
-    a stepper without one)."""
-    lin = getattr(stepper, "lin", None)
-    return getattr(lin, "N", None) if m else None
+    """steppers.control.tries within this run's bounds (h_max, the stability limit, the end of
+    the span, h_min and round-off), counted in ``ctl``."""
+    return tries(stepper, ctl.estimate, ctl.controller, t, h, state,
+                 lambda h, t: ctl.bounded(h, t, omega), lambda h, t: _too_small(h, t, ctl), ctl)
 
 
 def _no_step(t: float, h: float, ctl: _Control, stepper) -> tuple[str, str]:
@@ -289,4 +249,4 @@ def _no_step(t: float, h: float, ctl: _Control, stepper) -> tuple[str, str]:
     bound = f"h_min = {ctl.h_min:.3g} s" if h < ctl.h_min else "round-off"
     reason = (f"no step from t = {t:.9g} s: {what} down to h = {h:.3g} s ({bound}){s_ratio}; "
               "try a larger rtol or atol, a fixed --dt, or check the model near this state")
-    return reason, (last or reason)
+    return reason, (f"{type(last).__name__}: {last}" if last else reason)

@@ -146,45 +146,85 @@ def initial_step(scheme, omega: float, span: float, rtol: float, h_cap: float) -
     return min(h, h_cap)
 
 
-def substeps(stepper, t: float, x, xd, xdd, lam, newton, *, rtol: float = 1e-6,
+def tries(stepper, estimate: ErrorEstimate, controller: StepController, t: float, h: float,
+          state, bound, too_small, count) -> tuple:
+    """Tries of one step from t (``state`` = x, ẋ, ẍ, λ; the stepper under ``controlled``) until
+    one is accepted: (h, Newton iterations, error norm, whether the estimate had its D term,
+    flags, the controller's next h).  ``bound(h, t)`` → (the try's h, a flag when it was cut);
+    ``too_small(h, t)``: give up, returning (None, 0, nan, False, flags, h).  A try rejected by a
+    Newton failure (or a numerical error) or by the error test leaves the stepper as it was and is
+    counted in ``count.rejected_newton`` / ``count.rejected_error``; ``count.last_failure`` keeps
+    the last failure.  The one loop of the variable step and of the fixed step's sub-steps."""
+    from .base import StepFailure
+
+    flags = 0
+    while True:
+        h_try, cut = bound(h, t)
+        if too_small(h_try, t):
+            return None, 0, math.nan, False, flags, h_try
+        stepper.h = h_try
+        floor0, saved = stepper.floor_steps, stepper.checkpoint()
+        try:
+            iters = stepper.step(t, *state)
+            N = getattr(getattr(stepper, "lin", None), "N", None) if stepper.m else None
+            err, have_d = estimate.norm(h_try, *state[:3], stepper.x, stepper.xd, stepper.xdd, N)
+        except (StepFailure, FloatingPointError, OverflowError, ZeroDivisionError,
+                np.linalg.LinAlgError) as exc:
+            stepper.rollback(saved)
+            flags |= Flag.REJECTED_NEWTON
+            count.rejected_newton += 1
+            count.last_failure = exc
+            h = controller.newton_failed(h_try)
+            continue
+        if not err <= 1.0:                                     # (a NaN estimate is rejected)
+            stepper.rollback(saved)
+            flags |= Flag.REJECTED_ERROR
+            count.rejected_error += 1
+            h = controller.rejected(h_try, err)
+            continue
+        flags |= cut | (0 if have_d else Flag.NO_ESTIMATE)
+        flags |= Flag.FLOOR if stepper.floor_steps > floor0 else 0
+        return h_try, iters, err, have_d, flags, h
+
+
+def stretched(h: float, rest: float) -> float:
+    """``h``, or the whole ``rest`` of a span when h reaches it or would leave a sliver (< 1 %)."""
+    return rest if (h >= rest or rest - h <= 0.01 * h) else h
+
+
+def substeps(stepper, t: float, x, xd, xdd, lam, *, rtol: float = 1e-6,
              atol: float = 1e-8) -> int:
     """A fixed step of ``stepper.h`` that Newton could not close, as internal sub-steps chosen by
-    the error control (issue 21 §2): each one Newton solve by ``newton(t, x, ẋ, ẍ, λ)``
-    (iterations; the new state in the stepper's buffers), rejected and retried smaller on a
-    Newton failure or an error estimate above 1, the first a quarter of h.  The end state is left
-    in the stepper's buffers as for one step of h; returns the Newton iterations of all tries.
-    Raises the last StepFailure when a sub-step falls to round-off."""
+    the error control (issue 21 §2; :func:`tries`, the first a quarter of h), ending on t + h.
+    The end state is left in the stepper's buffers as for one step of h; returns the Newton
+    iterations of the accepted sub-steps.  Raises the last StepFailure when a sub-step falls to
+    round-off."""
+    from types import SimpleNamespace
+
     from .base import StepFailure
 
     H, t_end = stepper.h, t + stepper.h
     est = ErrorEstimate(stepper.scheme, stepper.n, rtol, np.full(stepper.n, atol))
     ctl = StepController()
+    count = SimpleNamespace(rejected_error=0, rejected_newton=0, last_failure=None)
+    tiny = 64 * np.finfo(float).eps * max(1.0, abs(t_end))
     cur = (x.copy(), xd.copy(), xdd.copy(), lam.copy())
-    lin = getattr(stepper, "lin", None)
-    tc, h, iters, last = t, 0.25 * H, 0, None
+    tc, h, iters, controlled = t, 0.25 * H, 0, stepper.controlled
+    stepper.controlled = True
     try:
         while tc < t_end:
-            rest = t_end - tc
-            h_try = rest if (h >= rest or rest - h <= 0.01 * h) else h
-            if h_try <= 64 * np.finfo(float).eps * max(1.0, abs(t_end)):
-                raise last or StepFailure(f"no sub-step from t = {tc:.9g} met the error "
-                                          f"tolerance (rtol {rtol:g}) down to round-off")
-            stepper.h = h_try
-            try:
-                iters += newton(tc, *cur)
-            except StepFailure as exc:
-                last, h = exc, ctl.newton_failed(h_try)
-                continue
-            N = getattr(lin, "N", None) if stepper.m else None
-            err, have_d = est.norm(h_try, cur[0], cur[1], cur[2], stepper.x, stepper.xd,
-                                   stepper.xdd, N)
-            if not err <= 1.0:
-                h = ctl.rejected(h_try, err)
-                continue
+            h_try, it, err, have_d, _, h = tries(
+                stepper, est, ctl, tc, h, cur, lambda h, tc: (stretched(h, t_end - tc), 0),
+                lambda h, tc: h <= tiny, count)
+            if h_try is None:
+                raise (count.last_failure if isinstance(count.last_failure, StepFailure) else
+                       StepFailure(f"no sub-step from t = {tc:.9g} met the error tolerance "
+                                   f"(rtol {rtol:g}) down to round-off"))
+            iters += it
             est.accept(h_try, cur[2], stepper.xdd)
             cur = (stepper.x.copy(), stepper.xd.copy(), stepper.xdd.copy(), stepper.lam.copy())
-            tc = t_end if h_try == rest else tc + h_try
+            tc = t_end if h_try == t_end - tc else tc + h_try
             h = ctl.accepted(h_try, err if have_d else 1e-10)
     finally:
-        stepper.h = H
+        stepper.h, stepper.controlled = H, controlled
     return iters

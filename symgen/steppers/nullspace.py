@@ -231,8 +231,7 @@ class NullspaceStepper(Stepper):
                               f"exceeds the stability limit h_max = {h_max:.3g} s",
                               iteration=third.iteration, nonfinite=third.nonfinite) from None
         try:                                    # retry 3 (last resort): controlled sub-steps
-            it = substeps(self, t, x, xd, xdd, lam,
-                          lambda *s: self._newton(*s, lam_t_in_K=False))
+            it = substeps(self, t, x, xd, xdd, lam)
         except StepFailure as exc:
             raise StepFailure(f"{first}; retried with K_L at λ(t): {second}; retried as two "
                               f"half steps: {third}; retried as sub-steps under error control: "
