@@ -47,7 +47,7 @@ from .terminal import (EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT,  # noqa
                        _check_output_dir,
                        _check_output_file, _interrupt_exit_code, _need_matplotlib,
                        _newton_options, _one_line, _Progress, _result_path, _sigterm_as_interrupt,
-                       _warnings_as_notes, add_step_options, check_step_options, parse_params,
+                       _warnings_as_notes, add_assembly_options, add_step_options, check_step_options, parse_params,
                        progress_enabled, report_error)
 
 __all__ = ["main", "UsageError", "parse_params", "summary_lines"]
@@ -412,11 +412,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "paper's, default) or 'mass' (M-orthogonal, units-independent; spatial models)")
     add_step_options(s)
     s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
-    s.add_argument("--set", action="append", metavar="NAME=VALUE",
-                   help="assemble the start with this coordinate or output held (repeatable), "
-                   "e.g. --set crank.theta=0.3")
-    s.add_argument("--set-velocity", action="append", metavar="NAME=VALUE",
-                   help="hold this velocity when assembling the start (repeatable)")
+    add_assembly_options(s)
     s.add_argument("--out", metavar="FILE", help="write the result (.npz or .csv)")
     s.add_argument("--plot", metavar="FILE.png", help="plot the result to a PNG")
     s.add_argument("--what", choices=_what(), default=None,

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .terminal import (EXIT_OK, UsageError, _check_output_file, _need_matplotlib, _result_path,
-                       parse_params)
+                       add_assembly_options, parse_params)
 
 __all__ = ["add_parser", "cmd_modes"]
 
@@ -185,11 +185,7 @@ def add_parser(sub, model_help: str, param_help: str, load, kernels_for) -> None
                        "model linearized at a state")
     s.add_argument("model", metavar="MODEL", help=model_help)
     s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
-    s.add_argument("--set", action="append", metavar="NAME=VALUE",
-                   help="assemble the state with this coordinate or output held (repeatable), "
-                   "e.g. --set bar1.theta=0")
-    s.add_argument("--set-velocity", action="append", metavar="NAME=VALUE",
-                   help="hold this velocity when assembling the state (repeatable)")
+    add_assembly_options(s, "state", "bar1.theta=0")
     s.add_argument("--from", dest="source", metavar="RESULT",
                    help="take the state from a result file (.npz or .csv of simulate --out)")
     s.add_argument("--at", type=float, metavar="T", help="with --from: the time of the state "

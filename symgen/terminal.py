@@ -398,6 +398,16 @@ def _t_eval(text: str):
     return times
 
 
+def add_assembly_options(s, what: str = "start", example: str = "crank.theta=0.3") -> None:
+    """--set and --set-velocity on the parser ``s``: coordinates, outputs or velocities held
+    while ``what`` (the run's start, a state to linearize at) is assembled."""
+    s.add_argument("--set", action="append", metavar="NAME=VALUE",
+                   help=f"assemble the {what} with this coordinate or output held (repeatable), "
+                   f"e.g. --set {example}")
+    s.add_argument("--set-velocity", action="append", metavar="NAME=VALUE",
+                   help=f"hold this velocity when assembling the {what} (repeatable)")
+
+
 def check_step_options(args) -> None:
     """The options of :func:`add_step_options` checked (UsageError naming the flag)."""
     if args.dt is not None and args.dt != "auto" and not (args.dt > 0 and math.isfinite(args.dt)):
