@@ -162,8 +162,8 @@ class Recorder:
         """Double the rows (variable steps only): each buffer copied into one twice as long;
         :class:`MemoryBudgetError` when the doubled rows would pass the memory a result may take
         (the rows recorded so far are kept)."""
-        rows, per = self.T.shape[0], 8 * (3 * self.X.shape[1] + self.LAM.shape[1]
-                                          + self.OUT.shape[1] + 13)
+        rows = self.T.shape[0]          # a row, and its step, error estimate and flags
+        per = bytes_per_record(self.X.shape[1], self.LAM.shape[1], self.OUT.shape[1]) + 3 * 8
         if (2 * rows + 2) * per > memory_budget():
             raise MemoryBudgetError(
                 f"{rows} rows fill the memory a result may take: record every K-th step "
