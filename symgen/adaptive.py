@@ -15,6 +15,7 @@ import traceback
 
 import numpy as np
 
+from ._io import held_signals
 from ._record import MemoryBudgetError, Recorder
 from .settings import SimulationSettings
 from .steploop import finish, short_reason, start_state, stop_reason
@@ -71,6 +72,12 @@ class _Control:
             self.err_max = max(self.err_max, err)
         return self.controller.accepted(h, err if err == err else 1e-10)
 
+    def take_counts(self, c: dict) -> None:
+        """The counts of the C runtime's error control (the compiled stepper ran the steps)."""
+        self.rejected_error, self.rejected_newton = c["rejected_error"], c["rejected_newton"]
+        self.h_used = c["h_range"] if c["h_range"][1] > 0 else [math.inf, 0.0]
+        self.err_max = c["err_max"]
+
     def meta(self) -> dict:
         return {"rtol": self.rtol, "atol": self.estimate.atol.tolist()
                 if np.unique(self.estimate.atol).size > 1 else float(self.estimate.atol[0]),
@@ -126,107 +133,196 @@ def _t_eval(t_eval, t0: float, t_end: float):
     return te
 
 
+class _Rows:
+    """The recording of a variable-step run: every ``every``-th accepted step (or the states at
+    the ``t_eval`` times, from each step's interpolant) and the maxima over all steps."""
+
+    def __init__(self, kernels, rec, every: int, te, t_end: float):
+        self.kernels, self.rec, self.every, self.te, self.t_end = kernels, rec, every, te, t_end
+        self.energy = hasattr(kernels, "energy")
+        self.outputs = kernels.n_out > 0 and hasattr(kernels, "outputs")
+        self.k_eval = 0                             # the next t_eval entry to record
+
+    def add(self, j, t, x, xd, xdd, lam, res, iters, w, hm, info) -> None:
+        kern = self.kernels
+        self.rec.add(j, t, x, xd, xdd, lam, res, iters, w, hm,
+                     kern.energy(t, x, xd) if self.energy else None,
+                     kern.outputs(t, x, xd) if self.outputs else None, step_info=info)
+
+    def first(self, t0: float, state, res, w, hm) -> None:
+        self.rec.observe(t0, res, 0, w, hm)
+        if self.te is None or self.te[0] == t0:
+            self.add(0, t0, *state, res, 0, w, hm, None)
+            self.k_eval = 0 if self.te is None else 1
+
+    def step(self, j: int, t: float, h: float, start, end, res, iters, w, hm, info) -> None:
+        """Accepted step j from t (``start`` = x, ẋ, ẍ) to t + h (``end`` = x, ẋ, ẍ, λ; its
+        residuals ``res``, ω_max ``w``, h_max ``hm``)."""
+        te, rec = self.te, self.rec
+        if te is not None:          # the t_eval rows in (t, t + h], from this step's interpolant
+            while self.k_eval < len(te) and te[self.k_eval] <= t + h * (1 + 1e-14):
+                tau = min(float(te[self.k_eval]), t + h)
+                xe, xde, xdde, lame, rese = dense_state(self.kernels, tau, t, h, start, end[:3])
+                self.add(self.k_eval, float(te[self.k_eval]), xe, xde, xdde, lame, rese, iters,
+                         w, hm, info)
+                self.k_eval += 1
+        t1 = self.t_end if h == self.t_end - t else t + h
+        rec.h = h
+        rec.observe(t1, res, iters, w, hm)
+        if te is None and (j % self.every == 0 or t1 >= self.t_end):
+            self.add(j, t1, *end, res, iters, w, hm, info)
+
+    def last(self, j, t, state, res, iters, w, hm, info, status: str) -> None:
+        """Always keep the last accepted state (with t_eval, when the run stopped early)."""
+        rec = self.rec
+        try:
+            if self.te is None and rec.last_step != j:
+                self.add(j, t, *state, res, iters, w, hm, info)
+            elif (self.te is not None and status != "completed"
+                  and not (rec.k and rec.T[rec.k - 1] == t)):
+                self.add(j, t, *state, res, iters, w, hm, info)
+        except MemoryBudgetError:               # (no room for it: the rows so far are kept)
+            pass
+
+
 def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: float, x0, xd0,
                  progress, consistent: bool, t_wall: float, every: int, extra_meta, t_eval=None):
     """The variable-step run (module docstring); returns the Result (failure as data).  With
     ``t_eval`` the rows are the states at those times (:func:`dense_state`) instead of every
-    ``every``-th step (and the last state reached, if the run stops early)."""
+    ``every``-th step (and the last state reached, if the run stops early).  The compiled stepper
+    runs the same control in C (sg_control.c.inc; :func:`_loop_compiled`)."""
     n, m, n_out = kernels.n, kernels.m, kernels.n_out
     sch, bound = cfg.parsed_scheme(), float(cfg.divergence_bound)
-    has_energy = hasattr(kernels, "energy")
-    has_outputs = n_out > 0 and hasattr(kernels, "outputs")
-    span = t_end - t0
     ctl = _Control(cfg, sch, n, t0, t_end)
-    rec = Recorder(n, m, n_out, 1024, every, math.nan, energy=has_energy, outputs=has_outputs,
-                   variable=True)
+    rec = Recorder(n, m, n_out, 1024, every, math.nan, energy=hasattr(kernels, "energy"),
+                   outputs=n_out > 0 and hasattr(kernels, "outputs"), variable=True)
+    rows = _Rows(kernels, rec, every, _t_eval(t_eval, t0, t_end), t_end)
     cs = start_state(kernels, stepper, cfg, t0, x0, xd0, consistent)
-    x, xd, xdd, lam = cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()
-    res = np.array(cs.residuals, dtype=float)
-    w = _omega(kernels, stepper, cfg, t0, x, xd, xdd, lam)
-    hm = sch.h_max(w)
-
-    def record(j, t, iters, info):
-        rec.add(j, t, x, xd, xdd, lam, res, iters, w, hm,
-                kernels.energy(t, x, xd) if has_energy else None,
-                kernels.outputs(t, x, xd) if has_outputs else None, step_info=info)
-
-    te = _t_eval(t_eval, t0, t_end)
-    k_eval = 0                                 # the next t_eval entry to record
-
-    def record_dense(t, h, info):
-        """The rows of the t_eval entries in (t, t + h], from the step just accepted."""
-        nonlocal k_eval
-        while k_eval < len(te) and te[k_eval] <= t + h * (1 + 1e-14):
-            tau = min(float(te[k_eval]), t + h)
-            xe, xde, xdde, lame, rese = dense_state(kernels, tau, t, h, (x, xd, xdd),
-                                                   (stepper.x, stepper.xd, stepper.xdd))
-            rec.add(k_eval, float(te[k_eval]), xe, xde, xdde, lame, rese, iters, w, hm,
-                    kernels.energy(tau, xe, xde) if has_energy else None,
-                    kernels.outputs(tau, xe, xde) if has_outputs else None, step_info=info)
-            k_eval += 1
-
-    rec.observe(t0, res, 0, w, hm)
-    if te is None:
-        record(0, t0, 0, None)
-    elif te[0] == t0:
-        record(0, t0, 0, None)
-        k_eval = 1
+    run = _State(t0, (cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()),
+                 np.array(cs.residuals, dtype=float))
+    run.w = _omega(kernels, stepper, cfg, t0, *run.state)
+    run.hm = sch.h_max(run.w)
+    rows.first(t0, run.state, run.res, run.w, run.hm)
     stepper.controlled = True
-    stepper.start(t0, x, xd, xdd, lam)
+    stepper.start(t0, *run.state)
     status, reason, detail = "completed", "", None
-    t, j, h, it_last, info = t0, 0, ctl.first(w, span), 0, None
+    compiled = getattr(stepper, "compiled", False)
     try:
-        while t < t_end:
-            h_try, iters, err, have_d, flags, h = _tries(ctl, stepper, m, t, h, w,
-                                                          (x, xd, xdd, lam))
-            if h_try is None:
-                status = "failed"
-                reason, detail = _no_step(t, h, ctl, stepper)
-                break
-            t1 = t_end if h_try == t_end - t else t + h_try
-            why = stop_reason(stepper, j + 1, t1, h_try, bound, iters)
-            if why:
-                status, reason = "diverged", why
-                break
-            ctl.estimate.accept(h_try, xdd, stepper.xdd)
-            if te is not None:
-                record_dense(t, h_try, (h_try, err if have_d else math.nan, flags))
-            x[:], xd[:], xdd[:], lam[:] = stepper.x, stepper.xd, stepper.xdd, stepper.lam
-            res[:] = stepper.res
-            w = stepper.omega_max
-            hm = sch.h_max(w)
-            h = ctl.accepted(h_try, err if have_d else math.nan)
-            t, j, it_last, info = t1, j + 1, iters, (h_try, err if have_d else math.nan, flags)
-            rec.h = h_try
-            rec.observe(t, res, iters, w, hm)
-            if te is None and (j % every == 0 or t >= t_end):
-                record(j, t, iters, info)
-            if progress is not None:
-                progress(min(PROGRESS_UNITS, int(PROGRESS_UNITS * (t - t0) / span)),
-                         PROGRESS_UNITS)
+        if compiled:
+            status, reason, detail = _loop_compiled(stepper, cfg, ctl, rows, run, t_end, progress)
+        else:
+            status, reason, detail = _loop(stepper, ctl, rows, run, t_end, bound, progress)
     except KeyboardInterrupt as exc:
         status = "interrupted"
-        reason = (f"interrupted by {str(exc) or 'KeyboardInterrupt (Ctrl-C)'} after step {j} "
-                  f"(t = {t:.9g} of {t_end:.9g})")
+        reason = (f"interrupted by {str(exc) or 'KeyboardInterrupt (Ctrl-C)'} after step "
+                  f"{run.j} (t = {run.t:.9g} of {t_end:.9g})")
     except MemoryBudgetError as exc:        # the recorded rows are full: stop, keep them
-        status, reason = "failed", f"stopped at t = {t:.9g}: {exc}"
+        status, reason = "failed", f"stopped at t = {run.t:.9g}: {exc}"
     except Exception as exc:                # an internal error: the steps taken are kept too
         status, detail = "failed", traceback.format_exc()
-        reason = (f"internal error after step {j} (t = {t:.9g}): {type(exc).__name__}: "
+        reason = (f"internal error after step {run.j} (t = {run.t:.9g}): {type(exc).__name__}: "
                   f"{str(exc).splitlines()[0] if str(exc) else ''}"[:300])
     if status != "completed":
         log.warning("simulation of %s stopped: %s", kernels.name, short_reason(reason))
-    try:
-        if te is None and rec.last_step != j:   # always keep the last accepted state …
-            record(j, t, it_last, info)
-        elif te is not None and status != "completed" and not (rec.k and rec.T[rec.k - 1] == t):
-            record(j, t, it_last, info)         # … also with t_eval, when the run stopped early
-    except MemoryBudgetError:                   # (no room for it: the rows so far are kept)
-        pass
+    rows.last(run.j, run.t, run.state, run.res, run.it_last, run.w, run.hm, run.info, status)
     meta = dict(extra_meta or {})
+    if compiled:
+        stepper._collect()
+        ctl.take_counts(stepper.control_info())
     meta.setdefault("step_control", ctl.meta())
     return finish(kernels, stepper, cfg, rec, cs, status, reason, detail, t_wall, meta,
-                  h="auto", t0=t0, n_steps=None, last=j, every=every, bound=bound)
+                  h="auto", t0=t0, n_steps=None, last=run.j, every=every, bound=bound)
+
+
+class _State:
+    """The last accepted state of a variable-step run and what its row needs."""
+
+    def __init__(self, t0: float, state, res):
+        self.t, self.j, self.state, self.res = t0, 0, state, res
+        self.w = self.hm = math.nan
+        self.it_last, self.info = 0, None
+
+
+def _loop(stepper, ctl: _Control, rows: _Rows, run: _State, t_end: float, bound: float,
+          progress) -> tuple[str, str, str | None]:
+    """The Python stepper's loop: tries of each step (steppers.control.tries), the divergence
+    check, the rows; returns (status, reason, detail)."""
+    sch, t0 = ctl.sch, run.t
+    x, xd, xdd, lam = run.state
+    h = ctl.first(run.w, t_end - t0)
+    while run.t < t_end:
+        t = run.t
+        h_try, iters, err, have_d, flags, h = _tries(ctl, stepper, stepper.m, t, h, run.w,
+                                                      run.state)
+        if h_try is None:
+            return ("failed", *_no_step(t, h, ctl, stepper))
+        t1 = t_end if h_try == t_end - t else t + h_try
+        why = stop_reason(stepper, run.j + 1, t1, h_try, bound, iters)
+        if why:
+            return "diverged", why, None
+        ctl.estimate.accept(h_try, xdd, stepper.xdd)
+        info = (h_try, err if have_d else math.nan, flags)
+        w = stepper.omega_max
+        rows.step(run.j + 1, t, h_try, (x, xd, xdd),
+                  (stepper.x, stepper.xd, stepper.xdd, stepper.lam), stepper.res, iters, w,
+                  sch.h_max(w), info)
+        x[:], xd[:], xdd[:], lam[:] = stepper.x, stepper.xd, stepper.xdd, stepper.lam
+        run.res[:] = stepper.res
+        run.w, run.hm = w, sch.h_max(w)
+        h = ctl.accepted(h_try, err if have_d else math.nan)
+        run.t, run.j, run.it_last, run.info = t1, run.j + 1, iters, info
+        if progress is not None:
+            progress(min(PROGRESS_UNITS, int(PROGRESS_UNITS * (run.t - t0) / (t_end - t0))),
+                     PROGRESS_UNITS)
+    return "completed", "", None
+
+
+#: rows of the compiled loop's scratch buffer (one C call fills at most this many steps less one)
+CHUNK_ROWS = 257
+
+
+def _loop_compiled(stepper, cfg, ctl: _Control, rows: _Rows, run: _State, t_end: float,
+                   progress) -> tuple[str, str, str | None]:
+    """The compiled stepper's loop: the C runtime's error control (sg_run_auto) fills chunks of
+    accepted steps, folded into the rows here; returns (status, reason, detail)."""
+    t0 = run.t
+    stepper.control_start(cfg, t0, t_end, run.w)
+    b = stepper.auto_buffers(CHUNK_ROWS)
+    for key, v in zip(("X", "XD", "XDD", "LAM"), run.state):
+        b[key][0] = v
+    b["T"][0] = t0
+    while run.t < t_end:
+        st, t, k = stepper.run_auto(run.t, b, CHUNK_ROWS)
+        with held_signals():            # the chunk's steps are folded whole (Ctrl-C after them)
+            _fold(rows, run, b, t, k)
+        if st != 0:
+            return stepper.auto_failure(run.t, run.j)
+        if progress is not None:
+            progress(min(PROGRESS_UNITS, int(PROGRESS_UNITS * (run.t - t0) / (t_end - t0))),
+                     PROGRESS_UNITS)
+    return "completed", "", None
+
+
+def _fold(rows: _Rows, run: _State, b: dict, t: float, k: int) -> None:
+    """Rows 1..k of the compiled loop's buffer ``b`` into ``rows``; the last becomes ``run``'s
+    state and row 0 (the next chunk's start)."""
+    res = np.empty(3)
+    for r in range(1, k + 1):
+        res[:] = b["PE"][r], b["VE"][r], b["AE"][r]
+        info = (float(b["HS"][r]), float(b["ERR"][r]), int(b["FL"][r]))
+        end = (b["X"][r], b["XD"][r], b["XDD"][r], b["LAM"][r])
+        rows.step(run.j + r, float(b["T"][r - 1]), info[0],
+                  (b["X"][r - 1], b["XD"][r - 1], b["XDD"][r - 1]), end, res,
+                  int(b["IT"][r]), float(b["OM"][r]), float(b["HM"][r]), info)
+    if k:
+        for key, v in zip(("X", "XD", "XDD", "LAM"), run.state):
+            v[:] = b[key][k]
+        run.res[:] = b["PE"][k], b["VE"][k], b["AE"][k]
+        run.w, run.hm = float(b["OM"][k]), float(b["HM"][k])
+        run.t, run.j, run.it_last = t, run.j + k, int(b["IT"][k])
+        run.info = (float(b["HS"][k]), float(b["ERR"][k]), int(b["FL"][k]))
+        for key in ("T", "X", "XD", "XDD", "LAM", "PE", "VE", "AE", "OM", "HM"):
+            b[key][0] = b[key][k]
 
 
 def _tries(ctl: _Control, stepper, m: int, t: float, h: float, omega: float, state):

@@ -154,7 +154,7 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
     every = int(every)
     if cfg.auto:
         _check_auto(cfg)
-        cfg, dt, estimate = cfg.replace(stepper="python"), 1.0, True   # ω_max: the stability bound
+        dt, estimate = 1.0, True            # (each try sets h); ω_max: the stability bound
 
         def loop(stepper):
             from .adaptive import run_adaptive
@@ -191,15 +191,11 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
 
 
 def _check_auto(cfg: SimulationSettings) -> None:
-    """dt="auto" runs the null-space method on the Python stepper (the C runtime has no error
-    control yet): anything else is refused in one line."""
+    """dt="auto" is the null-space method's: anything else is refused in one line."""
     if cfg.method != "nullspace":
         raise ValueError(f"dt='auto' is the nullspace method's (the error estimate needs smooth "
                          f"accelerations; the {cfg.method} method's are not at small steps): use "
                          "method='nullspace' or a fixed dt")
-    if cfg.stepper == "compiled":
-        raise ValueError("dt='auto' runs on the Python stepper (the compiled stepper has no error "
-                         "control yet): use stepper='auto' or 'python', or a fixed dt")
 
 
 def _make_stepper(kernels, cfg: SimulationSettings, dt: float, estimate: bool):

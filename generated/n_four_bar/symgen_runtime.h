@@ -104,7 +104,11 @@ enum {
                                         H_s[R, D] (iteration)                                  */
     SG_FAIL_NO_MEMORY = 13,          /* out of memory for the buffers of a larger null space
                                         or a new partition (iteration, k)                      */
-    SG_FAIL_KINDS = 14               /* how many kinds there are (sg_failure_message)          */
+    SG_FAIL_NO_STEP = 14,            /* error control: no try from t was accepted down to
+                                        value0 = h (value1 = h_min, 0: round-off); k = the kind
+                                        of the last Newton failure (0: the error test rejected
+                                        every try), iteration its iteration, s_ratio          */
+    SG_FAIL_KINDS = 15               /* how many kinds there are (sg_failure_message)          */
 };
 
 typedef struct sg_failure {
@@ -231,6 +235,71 @@ int sg_max_rank(const sg_stepper *s);
  * rows[m] and indep[n] receive the rows R and coordinates I in use; returns their number r (-1
  * before the first factorization or without the sparse step) and *k. */
 int sg_sparse_info(const sg_stepper *s, long *counts, int *rows, int *indep, int *k);
+
+/* Error-controlled variable steps (dt = "auto"; symgen/steppers/control.py, whose estimate,
+ * norm and controller these transcribe; docs/variable-step.md).  Null-space method only.  Every
+ * try is one Newton step (no landing step-over); a try whose Newton iteration fails or whose
+ * local error estimate (Newmark's, projected on the tangent space; WRMS norm) is above 1 is
+ * retried from the same state with a smaller h. */
+typedef struct sg_control {
+    double rtol;                 /* relative tolerance (weights atol_i + rtol max(|y0_i|, |y1_i|)) */
+    double atol;                 /* absolute tolerance of every coordinate (atol_vec NULL) */
+    const double *atol_vec;      /* [n]: one per coordinate (copied), or NULL */
+    double h_init;               /* the first try; 0: sg_initial_step's */
+    double h_min;                /* a try below it fails the run (SG_FAIL_NO_STEP); 0: none */
+    double h_max;                /* the largest step; 0: a tenth of the span */
+} sg_control;
+
+/* What an accepted step was (sg_step_auto) and the bits of flags (symgen's Result.flags). */
+typedef struct sg_step_info {
+    double h;                    /* the step taken */
+    double err;                  /* its error norm (NaN: no estimate, the first step) */
+    int flags;                   /* SG_FLAG_* */
+    int iterations;              /* Newton iterations of the accepted try */
+} sg_step_info;
+enum {
+    SG_FLAG_REJECTED_ERROR = 1,  /* a try of this step was rejected by the error test */
+    SG_FLAG_REJECTED_NEWTON = 2, /* a try of this step was rejected: Newton did not converge */
+    SG_FLAG_FLOOR = 4,           /* accepted at Newton's round-off floor */
+    SG_FLAG_STABILITY = 8,       /* h was cut to 0.9 h_max(omega_max) */
+    SG_FLAG_SUBSTEPPED = 16,     /* (a fixed step covered by sub-steps; symgen's Python side) */
+    SG_FLAG_NO_ESTIMATE = 32     /* no error estimate (the first step) */
+};
+
+/* rtol 1e-6, atol 1e-8, no atol_vec, h_init, h_min, h_max 0 (their defaults). */
+sg_control sg_control_default(void);
+
+/* The first step of the error control: 1 % of the period 2 pi/omega_max scaled by
+ * (rtol/1e-6)^(1/3), at most 0.9 h_max(omega_max) and h_cap; without a frequency (omega_max NaN
+ * or 0) 1e-3 of the span scaled the same way. */
+double sg_initial_step(double gamma, double beta, double omega_max, double span, double rtol,
+                       double h_cap);
+
+/* Starts the error control of a run over [t0, t_end] (after sg_start, with the options' estimate
+ * on: omega_max bounds every step of a conditionally stable scheme); omega0 = omega_max of the
+ * start (sg_omega_at; NaN: none).  Returns 0; 1 for invalid tolerances or bounds, the index-3
+ * method or t_end <= t0; 2 out of memory. */
+int sg_control_start(sg_stepper *s, const sg_control *c, double t0, double t_end, double omega0);
+
+/* One accepted step from (x, xd, xdd, lam) at *t (to *t + info->h, within t_end; *t advanced,
+ * the new state in sg_state).  Returns SG_OK, or SG_FAILED with fail->kind SG_FAIL_NO_STEP (or
+ * SG_FAIL_NO_MEMORY). */
+int sg_step_auto(sg_stepper *s, const double *p, double *t, const double *x, const double *xd,
+                 const double *xdd, const double *lam, sg_step_info *info, sg_failure *fail);
+
+/* sg_run_chunk under the error control: from row 0 (the state at *t) accepted steps into rows
+ * 1, 2, ... until t_end or max_rows - 1 rows, with HS[N] (h), ERR[N] (error norm) and FL[N]
+ * (flags) besides sg_run_chunk's arrays; *rows = the rows written, *t the time of the last.
+ * The divergence checks are sg_run_chunk's (with the step's h). */
+int sg_run_auto(sg_stepper *s, const double *p, double *t, long max_rows, double *T, double *X,
+                double *XD, double *XDD, double *LAM, double *PE, double *VE, double *AE,
+                double *OM, double *HM, long long *IT, double *EK, double *EP, double *OUT,
+                double *HS, double *ERR, int *FL, long *rows, sg_failure *fail);
+
+/* The error control's counts: rejected tries (error test, Newton), the range of accepted h, the
+ * largest error norm, the next try's h. */
+void sg_control_info(const sg_stepper *s, long *rejected, double *h_range, double *err_max,
+                     double *h_next);
 
 /* Eq. 11: the largest stable step for omega_max (inf when unconditionally stable or
  * omega_max = 0, NaN when omega_max is NaN). */

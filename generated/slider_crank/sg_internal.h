@@ -106,6 +106,25 @@ typedef struct sg_stats {
     int init_iters;            /* Gauss-Newton iterations of the last initial-state projection */
 } sg_stats;
 
+/* The error control of dt = "auto" (sg_control.c.inc; symgen/steppers/control.py): the run's
+ * tolerances and bounds, the controller's memory, the start of the step being tried, counts.
+ * on = 0 until sg_control_start; one block `blk` holds the doubles. */
+typedef struct sg_ctl {
+    int on;
+    double rtol, h_init, h_min, h_cap, t_end;
+    double *atol;                                 /* n */
+    double *d0, h0;                               /* the last accepted step's xdd1 - xdd0 and h */
+    double err_prev;                              /* its error norm (NaN: none yet) */
+    int no_grow;                                  /* the step after a rejection may not grow */
+    double h;                                     /* the next try's h (the controller's) */
+    double omega;                                 /* omega_max of the state the step starts from */
+    double *x0, *xd0, *xdd0, *lam0;               /* that state (tries start from it) */
+    double *ex, *ev, *work_k;                     /* n, n, k: the estimate and its projection */
+    long rejected_error, rejected_newton;
+    double h_lo, h_hi, err_max;                   /* accepted steps: range of h, largest norm */
+    double *blk;
+} sg_ctl;
+
 struct sg_stepper {
     const sg_model *mdl;
     sg_options o;
@@ -133,6 +152,7 @@ struct sg_stepper {
     sg_i3 i3;
     sg_step_over ov;
     sg_stats stats;
+    sg_ctl ctl;
 };
 
 /* sg_alloc.c.inc: the buffers sized by the null space's dimension (grown by the sparse step). */

@@ -12,6 +12,7 @@
  *                                 sparse step: sg_splin_chart_basis) and the 3k x 3k solve for
  *                                 (alpha, alpha_dot, alpha_ddot)
  *   symgen/steppers/index3.py     classical index-3 Newmark / HHT-alpha (Eq. 29)
+ *   symgen/steppers/control.py    dt = "auto": the error estimate, its norm, the controller
  *   symgen/run.py (_run)          the divergence checks and the step's row (the Recorder
  *                                 in Python keeps every K-th row and the maxima)
  * Dense linear algebra written out (no BLAS/LAPACK): row-major matrices like numpy's.
@@ -29,6 +30,7 @@
  *   sg_index3.c.inc         the index-3 / HHT Newton step
  *   sg_start.c.inc          the consistent initial state, sg_start, sg_omega_at
  *   sg_run.c.inc            sg_step, sg_run_chunk, the hand-back, run statistics
+ *   sg_control.c.inc        error-controlled variable steps (dt = "auto"): sg_step_auto, sg_run_auto
  *   sg_alloc.c.inc          sg_stepper_new / sg_stepper_free
  *   sg_internal.h       the stepper struct and the limits the parts share
  */
@@ -42,6 +44,7 @@
 #include "sg_index3.c.inc"
 #include "sg_start.c.inc"
 #include "sg_run.c.inc"
+#include "sg_control.c.inc"
 #include "sg_alloc.c.inc"
 
 /* ---------------------------------------------------------------------------------------------
@@ -82,7 +85,9 @@ static const char *const sg_failure_messages[] = {
     /* SG_FAIL_SPARSE_SINGULAR */       "sparse step: singular block H[R, D]",
     /* SG_FAIL_CHART_SPARSE_SINGULAR */ "symmetric chart on the sparse step: singular block "
                                         "H_s[R, D]",
-    /* SG_FAIL_NO_MEMORY */             "out of memory for a larger null space or partition"
+    /* SG_FAIL_NO_MEMORY */             "out of memory for a larger null space or partition",
+    /* SG_FAIL_NO_STEP */               "no step met the error tolerance (or converged) down to "
+                                        "h_min or round-off"
 };
 /* one message per kind (a compile error otherwise) */
 typedef char sg_failure_messages_complete[

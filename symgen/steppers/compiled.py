@@ -379,6 +379,83 @@ class CompiledStepper:
             OUT[r] = kern.outputs(t1, py.x, py.xd)
         return "", ""
 
+    # -- dt="auto" (sg_control.c.inc; adaptive.py drives it) --------------------------------------
+    def control_start(self, cfg, t0: float, t_end: float, omega0: float) -> None:
+        """Start the C runtime's error control with the run's tolerances and bounds (the same
+        first step as the Python loop's for the same ω_max of the start)."""
+        ctl = self.ffi.new("sg_control *", self.lib.sg_control_default())
+        self._atol = np.ascontiguousarray(cfg.atol_vector(self.n), dtype=float)
+        ctl.rtol, ctl.atol_vec = float(cfg.rtol), self._ptr(self._atol)
+        ctl.h_init = float(cfg.h_init) if cfg.h_init is not None else 0.0
+        ctl.h_min = float(cfg.h_min) if cfg.h_min is not None else 0.0
+        ctl.h_max = float(cfg.h_max) if cfg.h_max is not None else 0.0
+        self._bound = float(cfg.divergence_bound)
+        st = self.lib.sg_control_start(self._s, ctl, float(t0), float(t_end), float(omega0))
+        if st:
+            raise (MemoryError("the C runtime ran out of memory for the error control") if st == 2
+                   else ValueError(f"the C runtime refused the error control's settings "
+                                   f"(rtol {cfg.rtol!r}, atol {cfg.atol!r}, h_init "
+                                   f"{cfg.h_init!r}, h_min {cfg.h_min!r}, h_max {cfg.h_max!r})"))
+
+    def auto_buffers(self, rows: int) -> dict:
+        """Scratch rows for :meth:`run_auto` (row 0: the state the next chunk starts from)."""
+        n, m, no = self.n, self.m, self.kernels.n_out
+        b = {k: np.full(rows, math.nan) for k in ("T", "PE", "VE", "AE", "OM", "HM", "EK", "EP",
+                                                   "HS", "ERR")}
+        b.update(X=np.zeros((rows, n)), XD=np.zeros((rows, n)), XDD=np.zeros((rows, n)),
+                 LAM=np.zeros((rows, m)), OUT=np.zeros((rows, no)),
+                 IT=np.zeros(rows, dtype=np.int64), FL=np.zeros(rows, dtype=np.intc))
+        order = ("T", "X", "XD", "XDD", "LAM", "PE", "VE", "AE", "OM", "HM")
+        b["_ptrs"] = ([self._ptr(b[k]) for k in order] + [self._ptr(b["IT"], "long long[]")]
+                      + [self._ptr(b["EK"]), self._ptr(b["EP"]),
+                         self._ptr(b["OUT"]) if b["OUT"].size else self.ffi.NULL,
+                         self._ptr(b["HS"]), self._ptr(b["ERR"]), self._ptr(b["FL"], "int[]")])
+        return b
+
+    def run_auto(self, t: float, b: dict, rows: int) -> tuple[int, float, int]:
+        """Accepted steps from row 0 of ``b`` (at t) into rows 1, 2, … (sg_run_auto): (status
+        code, the time of the last row, the rows written); signals are held during the call so
+        that the steps it took are kept."""
+        tp, k = self.ffi.new("double *", float(t)), self.ffi.new("long *")
+        with held_signals():
+            st = self.lib.sg_run_auto(self._s, self._ptr(self.kernels.p), tp, int(rows),
+                                      *b["_ptrs"], k, self._fail)
+        return int(st), float(tp[0]), int(k[0])
+
+    def control_info(self) -> dict:
+        """The C error control's counts (rejected tries, h range, largest norm, next h)."""
+        rej, hr = self.ffi.new("long[2]"), self.ffi.new("double[2]")
+        em, hn = self.ffi.new("double *"), self.ffi.new("double *")
+        self.lib.sg_control_info(self._s, rej, hr, em, hn)
+        return {"rejected_error": int(rej[0]), "rejected_newton": int(rej[1]),
+                "h_range": [float(hr[0]), float(hr[1])], "err_max": float(em[0]),
+                "h_next": float(hn[0])}
+
+    def no_step_reason(self, t: float) -> tuple[str, str]:
+        """(one-line reason, detail) of SG_FAIL_NO_STEP, worded as adaptive.py's _no_step."""
+        f = self._fail
+        what = ("Newton did not converge" if f.k else
+                "the error estimate stayed above the tolerance")
+        bound = f"h_min = {f.value1:.3g} s" if f.value0 < f.value1 else "round-off"
+        ratio = (f" (s_min/s_max of H = {f.s_ratio:.1e})" if self.m and f.s_ratio == f.s_ratio
+                 else "")
+        reason = (f"no step from t = {t:.9g} s: {what} down to h = {f.value0:.3g} s ({bound})"
+                  f"{ratio}; try a larger rtol or atol, a fixed --dt, or check the model near this "
+                  "state")
+        detail = (f"{reason}\nlast Newton failure: "
+                  f"{self.ffi.string(self.lib.sg_failure_message(f.k)).decode()} "
+                  f"(iteration {f.iteration})" if f.k else reason)
+        return reason, detail
+
+    def auto_failure(self, t: float, j0: int) -> tuple[str, str, str | None]:
+        """(status, reason, detail) of a run_auto that did not return SG_OK (``j0``: the steps
+        accepted before its chunk)."""
+        f = self._fail
+        if f.kind == 14:
+            return ("failed", *self.no_step_reason(t))
+        status, reason = self._reason(f, 0.0, 0.0)
+        return status, f"step {j0 + int(f.step)} (t = {f.t:.9g}): {reason.split('): ', 1)[1]}", None
+
     def sparse_stats(self) -> dict | None:
         """meta['sparse_step'] of the C sparse step (sparse.py SparseLinearization.stats), with
         the Python fallback's partitions and counts added; None for the dense step."""
