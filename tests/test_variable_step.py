@@ -1,6 +1,7 @@
-"""dt="auto" (issue 21, the Python stepper's error control): the local error estimate against the
-true local error of a step (SciPy on the minimal-coordinate pendulum), the stability bound, error
-against rtol on three problems with independent references, results that say what happened."""
+"""dt="auto" (issue 21): the local error estimate against the true local error of a step (SciPy on
+the minimal-coordinate pendulum), the stability bound, error against rtol on three problems with
+independent references, results that say what happened — on the Python stepper's error control
+and the C runtime's (sg_control.c.inc; their agreement: tests/test_variable_step_c.py)."""
 import math
 
 import numpy as np
@@ -13,6 +14,7 @@ from symgen.steppers.control import ErrorEstimate, Flag, StepController
 from symgen.steppers.schemes import parse_scheme
 
 WARM = ["stiff_pendulum", "double_four_bar", "andrews_squeezer"]
+STEPPERS = ["python", "compiled"]
 ANGLES = ("beta", "Theta", "gamma", "Phi", "delta", "Omega", "epsilon")
 T0 = 5.0            # the stiff pendulum's torque amplitude here: swings of ~0.6 rad
 
@@ -70,15 +72,16 @@ def test_the_estimate_is_the_local_error_of_a_step(kernels, pendulum_reference, 
     assert ev[2] == pytest.approx(true["v"], rel=rel[1]), (ev, true)
 
 
+@pytest.mark.parametrize("stepper", STEPPERS)
 def test_steps_stay_within_the_stability_limit_from_a_far_too_large_first_step(
-        kernels, pendulum_reference):
+        kernels, pendulum_reference, stepper):
     """Fox–Goodwin (limit 0.78 s) from h_init = 2 s: every step at most 0.9·h_max of the state it
     starts from; the θ error against the minimal-coordinate reference shrinks with rtol."""
     k = kernels("stiff_pendulum")
     errors = []
     for rtol in (1e-4, 1e-6):
         r = symgen.simulate(k, dt="auto", t_end=20.0, rtol=rtol, atol=rtol, h_init=2.0,
-                            scheme="fox-goodwin", params={"T0": T0})
+                            scheme="fox-goodwin", params={"T0": T0}, stepper=stepper)
         assert r.status == "completed", r.reason
         assert np.all(r.h[1:] <= 0.9 * r.h_max[:-1] * (1 + 1e-12))
         assert r.pos_err.max() < 1e-13
@@ -86,46 +89,49 @@ def test_steps_stay_within_the_stability_limit_from_a_far_too_large_first_step(
     assert errors[1] < errors[0] / 10
 
 
-def _error_pendulum(k, rtol, ref):
+def _error_pendulum(k, rtol, ref, stepper):
     r = symgen.simulate(k, dt="auto", t_end=20.0, rtol=rtol, atol=rtol, scheme="fox-goodwin",
-                        params={"T0": T0})
+                        params={"T0": T0}, stepper=stepper)
     assert r.status == "completed", r.reason
     return np.abs(r.coord("pendulum.theta") - ref(r.t)[0]).max()
 
 
-def _error_four_bar(k, rtol, ref):
-    r = symgen.simulate(k, dt="auto", t_end=10.0, rtol=rtol, atol=rtol)
+def _error_four_bar(k, rtol, ref, stepper):
+    r = symgen.simulate(k, dt="auto", t_end=10.0, rtol=rtol, atol=rtol, stepper=stepper)
     assert r.status == "completed", r.reason
     B, _ = oracles.four_bar_reference(2, r.t)
     return np.abs(r.output("B0.x") - B[0]).max()
 
 
-def _error_andrews(k, rtol, ref):
-    r = symgen.simulate(k, dt="auto", t_end=0.03, rtol=rtol, atol=rtol, scheme="fox-goodwin")
+def _error_andrews(k, rtol, ref, stepper):
+    r = symgen.simulate(k, dt="auto", t_end=0.03, rtol=rtol, atol=rtol, scheme="fox-goodwin",
+                        stepper=stepper)
     assert r.status == "completed", r.reason
     q, _ = oracles.andrews_reference(np.array([0.0, 0.03]))
     return np.abs(np.array([r.output(a)[-1] for a in ANGLES]) - q[:, -1]).max()
 
 
+@pytest.mark.parametrize("stepper", STEPPERS)
 @pytest.mark.parametrize("problem", ["stiff_pendulum", "double_four_bar", "andrews_squeezer"])
-def test_the_error_falls_with_rtol(kernels, pendulum_reference, problem):
+def test_the_error_falls_with_rtol(kernels, pendulum_reference, problem, stepper):
     """Over rtol = 1e-4 … 1e-8 (atol = rtol) the error against the independent reference falls
     monotonically, by at least 10× per 100× of rtol (a second-order method whose local error is
     held at rtol: ∝ rtol^(2/3), 21× per 100×)."""
     error = {"stiff_pendulum": _error_pendulum, "double_four_bar": _error_four_bar,
              "andrews_squeezer": _error_andrews}[problem]
     rtols = (1e-4, 1e-5, 1e-6, 1e-7, 1e-8)
-    errs = [error(kernels(problem), rtol, pendulum_reference) for rtol in rtols]
+    errs = [error(kernels(problem), rtol, pendulum_reference, stepper) for rtol in rtols]
     assert all(b < a for a, b in zip(errs, errs[1:])), errs
     assert all(errs[i + 2] < errs[i] / 10 for i in range(len(errs) - 2)), errs
 
 
+@pytest.mark.parametrize("stepper", STEPPERS)
 @pytest.mark.parametrize("chart", ["end", "symmetric"])
-def test_double_four_bar_through_its_singular_passages(kernels, chart):
+def test_double_four_bar_through_its_singular_passages(kernels, chart, stepper):
     """100 s (about 50 passages through the configuration where H loses rank by 2) at rtol 1e-4:
     completes with the constraints at round-off, every step within the stability limit."""
     r = symgen.simulate(kernels("double_four_bar"), dt="auto", t_end=100.0, rtol=1e-4,
-                        atol=1e-4, chart=chart, every=10)
+                        atol=1e-4, chart=chart, every=10, stepper=stepper)
     assert r.status == "completed", r.reason
     assert r.pos_err.max() < 1e-12 and r.meta["run_stats"]["max_pos_err"] < 1e-12
     assert r.meta["run_stats"]["steps_h_over_h_max"] == 0
@@ -133,9 +139,10 @@ def test_double_four_bar_through_its_singular_passages(kernels, chart):
     assert np.abs(r.output("B0.x")[r.t <= 10.0] - B[0]).max() < 1.0    # a 1 m crank: in phase
 
 
-def test_results_say_what_happened(kernels, tmp_path):
+@pytest.mark.parametrize("stepper", STEPPERS)
+def test_results_say_what_happened(kernels, tmp_path, stepper):
     r = symgen.simulate(kernels("stiff_pendulum"), dt="auto", t_end=5.0, rtol=1e-6, h_init=2.0,
-                        scheme="fox-goodwin", params={"T0": T0})
+                        scheme="fox-goodwin", params={"T0": T0}, stepper=stepper)
     assert r.status == "completed"
     assert math.isnan(r.h[0]) and np.all(r.h[1:] > 0)
     np.testing.assert_allclose(np.diff(r.t), r.h[1:], rtol=1e-12)
@@ -157,10 +164,12 @@ def test_results_say_what_happened(kernels, tmp_path):
     assert "h = auto" in lines and "rejected" in lines
 
 
-def test_a_run_that_cannot_step_says_so_in_one_line(kernels):
+@pytest.mark.parametrize("stepper", STEPPERS)
+def test_a_run_that_cannot_step_says_so_in_one_line(kernels, stepper):
     """h_min above every step the error test allows: 'failed', with the time and what to try."""
     r = symgen.simulate(kernels("stiff_pendulum"), dt="auto", t_end=5.0, rtol=1e-10,
-                        atol=1e-10, h_min=0.5, scheme="fox-goodwin", params={"T0": T0})
+                        atol=1e-10, h_min=0.5, scheme="fox-goodwin", params={"T0": T0},
+                        stepper=stepper)
     assert r.status == "failed"
     assert "no step from t = 0 s" in r.reason and "h_min" in r.reason
     assert len(r.reason) < 250 and "\n" not in r.reason
@@ -204,12 +213,14 @@ def test_a_fixed_step_newton_cannot_close_is_carried_by_sub_steps(kernels, pendu
     assert np.abs(r.coord("pendulum.theta") - pendulum_reference(r.t)[0]).max() < 1e-3
 
 
-def test_t_eval_rows_are_consistent_and_agree_with_steps_that_land_on_them(kernels):
+@pytest.mark.parametrize("stepper", STEPPERS)
+def test_t_eval_rows_are_consistent_and_agree_with_steps_that_land_on_them(kernels, stepper):
     """Rows at t_eval lie on q = q̇ = 0 to round-off and agree, within the run's error against
     the exact motion, with runs at the same tolerance that end on those times."""
     k = kernels("double_four_bar")
     times = np.linspace(0.0, 3.0, 13)
-    dense = symgen.simulate(k, dt="auto", t_end=3.0, rtol=1e-7, atol=1e-7, t_eval=times)
+    dense = symgen.simulate(k, dt="auto", t_end=3.0, rtol=1e-7, atol=1e-7, t_eval=times,
+                            stepper=stepper)
     assert dense.status == "completed", dense.reason
     np.testing.assert_array_equal(dense.t, times)
     assert dense.pos_err.max() < 1e-13 and dense.vel_err.max() < 1e-12
@@ -217,7 +228,7 @@ def test_t_eval_rows_are_consistent_and_agree_with_steps_that_land_on_them(kerne
     err_dense = np.abs(dense.output("B0.x") - B[0]).max()
     # runs that end on 1, 2 and 3 s (their last step lands there)
     for tau in (1.0, 2.0, 3.0):
-        landed = symgen.simulate(k, dt="auto", t_end=tau, rtol=1e-7, atol=1e-7)
+        landed = symgen.simulate(k, dt="auto", t_end=tau, rtol=1e-7, atol=1e-7, stepper=stepper)
         assert landed.t[-1] == tau
         row = int(np.flatnonzero(times == tau)[0])
         assert abs(landed.output("B0.x")[-1] - dense.output("B0.x")[row]) < 2 * err_dense + 1e-6
@@ -229,13 +240,15 @@ def test_t_eval_rows_are_consistent_and_agree_with_steps_that_land_on_them(kerne
         symgen.simulate(k, dt=0.01, t_end=1.0, t_eval=[0.5])
 
 
-def test_a_run_whose_rows_outgrow_the_memory_budget_stops_and_keeps_them(kernels, monkeypatch):
+@pytest.mark.parametrize("stepper", STEPPERS)
+def test_a_run_whose_rows_outgrow_the_memory_budget_stops_and_keeps_them(kernels, monkeypatch,
+                                                                          stepper):
     """The rows of a variable-step run grow as it goes; past the memory a result may take the
     run stops as 'failed' with every row so far, naming every= and t_eval= (SYMGEN_MEMORY_LIMIT
     makes the budget small here)."""
     monkeypatch.setenv("SYMGEN_MEMORY_LIMIT", "200000")
     r = symgen.simulate(kernels("stiff_pendulum"), dt="auto", t_end=20.0, rtol=1e-8,
-                        atol=1e-8, scheme="fox-goodwin", params={"T0": T0})
+                        atol=1e-8, scheme="fox-goodwin", params={"T0": T0}, stepper=stepper)
     assert r.status == "failed" and "every=K" in r.reason and "t_eval" in r.reason
     assert 100 < len(r.t) < 5000 and np.all(np.diff(r.t) > 0)
     assert r.pos_err.max() < 1e-13

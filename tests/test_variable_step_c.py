@@ -1,0 +1,101 @@
+"""dt="auto" on both steppers (issue 21 §5): the C runtime's error control (sg_control.c.inc) takes
+the Python reference's decisions (steppers/control.py, adaptive.py) — the same accepted steps, the
+same rejections, the same states — to within the round-off spread of each run, measured here by
+perturbing the start (x, ẋ) by 1e-15 (the error norm divides small differences of ẍ, so the
+step sizes, and with them the states, move with round-off)."""
+import numpy as np
+import pytest
+
+import symgen
+from symgen.steppers.control import Flag
+
+#: C against Python: within this many times the larger of the two steppers' own round-off spreads
+SPREAD_FACTOR = 10
+
+CASES = {
+    # name: (model, model options, simulate options) — windows of 150–800 steps that cross
+    # a singular passage where the mechanism has one
+    "pendulum-fox-goodwin": ("stiff_pendulum", {}, dict(t_end=5.0, rtol=1e-6,
+                                                        scheme="fox-goodwin", params={"T0": 5.0})),
+    "four-bar-end": ("double_four_bar", {}, dict(t_end=1.5, rtol=1e-6)),
+    "four-bar-symmetric": ("double_four_bar", {}, dict(t_end=8.0, rtol=1e-4, atol=1e-4,
+                                                       chart="symmetric")),
+    "andrews": ("andrews_squeezer", {}, dict(t_end=0.01, rtol=1e-6, scheme="fox-goodwin")),
+    "n-four-bar-sparse": ("n_four_bar", {"N": 4}, dict(t_end=4.0, rtol=1e-5, atol=1e-5,
+                                                       factorization="sparse")),
+}
+
+
+def _rel(a, b) -> float:
+    return float(np.max(np.abs(a - b))) / max(float(np.max(np.abs(b))), 1e-300)
+
+
+@pytest.fixture(scope="module")
+def build():
+    cache = {}
+
+    def get(name, opts):
+        key = (name, tuple(sorted(opts.items())))
+        if key not in cache:
+            cache[key] = symgen.build(symgen.load_model(name, **opts))
+        return cache[key]
+    return get
+
+
+def _runs(k, stepper, kw):
+    x0, xd0 = np.asarray(k.model.x0, float), np.asarray(k.model.xd0, float)
+    base = symgen.simulate(k, dt="auto", stepper=stepper, **kw)
+    assert base.status == "completed", base.reason
+    perturbed = [symgen.simulate(k, dt="auto", stepper=stepper, x0=x0 * (1 + e),
+                                 xd0=xd0 * (1 + e), **kw) for e in (1e-15, -1e-15, 2e-15)]
+    return base, perturbed
+
+
+def _spread(base, perturbed):
+    """(|Δt|, relative Δx, relative Δẋ, |Δ error estimate| per row) of the perturbed runs against
+    ``base`` (floors 1e-13; the last an array over the rows, floor 1e-9)."""
+    assert all(len(r.t) == len(base.t) for r in perturbed)       # no knife edge in the window
+    return (max(1e-13, *(np.abs(r.t - base.t).max() for r in perturbed)),
+            max(1e-13, *(_rel(r.x, base.x) for r in perturbed)),
+            max(1e-13, *(_rel(r.xd, base.xd) for r in perturbed)),
+            np.fmax(1e-9, np.max([np.nan_to_num(np.abs(r.err_est - base.err_est))
+                                  for r in perturbed], 0)))
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_c_control_takes_the_python_controls_steps(build, case):
+    name, opts, kw = CASES[case]
+    k = build(name, opts)
+    py, py_p = _runs(k, "python", kw)
+    c, c_p = _runs(k, "compiled", kw)
+    assert c.meta["stepper"] == "compiled" and py.meta["stepper"] == "python"
+    assert 150 <= len(py.t) <= 800                         # the window is what it claims
+    spread = [np.maximum(a, b) for a, b in zip(_spread(py, py_p), _spread(c, c_p))]
+    # the same number of steps and of rejected tries, the same flags (but FLOOR: whether Newton
+    # stopped at its round-off floor is a knife edge of round-off)
+    assert len(c.t) == len(py.t)
+    sc, sp = c.meta["step_control"], py.meta["step_control"]
+    assert (sc["rejected_error"], sc["rejected_newton"]) == (sp["rejected_error"],
+                                                             sp["rejected_newton"])
+    np.testing.assert_array_equal(c.flags & ~Flag.FLOOR, py.flags & ~Flag.FLOOR)
+    # the same steps and states, to the runs' own round-off spread
+    assert np.abs(c.t - py.t).max() <= SPREAD_FACTOR * spread[0]
+    assert _rel(c.x, py.x) <= SPREAD_FACTOR * spread[1]
+    assert _rel(c.xd, py.xd) <= SPREAD_FACTOR * spread[2]
+    # the error estimates too (near a singular passage they move by tens of % with round-off)
+    both = ~np.isnan(py.err_est)
+    np.testing.assert_array_equal(np.isnan(c.err_est), ~both)
+    assert np.all(np.abs(c.err_est - py.err_est)[both] <= SPREAD_FACTOR * spread[3][both])
+    assert c.pos_err.max() < 1e-12 and c.vel_err.max() < 1e-10
+
+
+def test_the_c_control_fails_as_the_python_control_does(build):
+    """No try accepted above h_min: both steppers stop 'failed' at the same time with the same
+    one-line reason (the C failure's fields worded as adaptive.py words its own)."""
+    k = build("stiff_pendulum", {})
+    kw = dict(dt="auto", t_end=5.0, rtol=1e-10, atol=1e-10, h_min=0.05, scheme="fox-goodwin",
+              params={"T0": 5.0})
+    r = {s: symgen.simulate(k, stepper=s, **kw) for s in ("python", "compiled")}
+    assert r["python"].status == r["compiled"].status == "failed"
+    assert r["python"].reason == r["compiled"].reason
+    assert "no step from t = " in r["compiled"].reason and "h_min = 0.05 s" in r["compiled"].reason
