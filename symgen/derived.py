@@ -21,8 +21,7 @@ import sympy as sp
 from .model import Model, t
 
 __all__ = ["Derived", "derive", "TERMS", "jacobian", "display_names", "show", "shortest_floats",
-           "Sparsity", "sparsity", "mass_blocks", "splits_by_body",
-           "show_blocks"]
+           "Sparsity", "sparsity", "mass_blocks", "splits_by_body", "show_blocks"]
 
 #: Names of the derived terms, in the order `symgen show` lists them.
 TERMS = ("M", "f", "q", "H", "q_dot", "H_dot", "q_ddot", "H_ddot", "K", "C", "energy", "outputs")

@@ -53,7 +53,8 @@ def test_blocks_partition_the_coordinates_and_rebuild_M(spec, coupled):
 
 
 def test_blocks_follow_the_bodies_and_merge_where_M_couples_them(coupled):
-    assert mass_blocks(symgen.load_model(coupled)) == [("a, b", (0, 2, 5)), ("c", (1, 3)), ("d", (4,))]
+    assert mass_blocks(symgen.load_model(coupled)) == [("a, b", (0, 2, 5)), ("c", (1, 3)),
+                                                       ("d", (4,))]
     blocks = mass_blocks(symgen.load_model("slider_crank"))
     assert blocks == [("crank", (0, 1, 2)), ("rod", (3, 4, 5)), ("slider", (6, 7, 8))]
 
@@ -98,3 +99,21 @@ def test_per_body_option_prints_coupled_blocks_whole(capsys, coupled):
     assert lines[1:6] == ["⎡m   e    0 ⎤", "⎢           ⎥", "M[a, b] = ⎢e  3⋅m   0 ⎥",
                           "⎢           ⎥", "⎣0   0   6⋅m⎦"]
     assert lines[6:9] == ["⎡2⋅m  e⋅m⎤", "M[c] = ⎢        ⎥", "⎣e⋅m  4⋅m⎦"]
+
+
+def test_a_wide_coupled_block_is_listed_entry_by_entry(tmp_path, capsys):
+    """One body of 13 coordinates, M = m·I with e between the first and the last: wider than a
+    2-D matrix is printed, so its non-zero entries one a line, by coordinate name."""
+    (tmp_path / "wide.py").write_text(
+        "import symgen, sympy as sp\n"
+        "def model():\n"
+        "    xs, _ = symgen.coordinates([f'w.q{i}' for i in range(13)])\n"
+        "    m, e = sp.symbols('m e')\n"
+        "    M = m * sp.eye(13)\n"
+        "    M[0, 12] = M[12, 0] = e\n"
+        "    return symgen.Model('wide', xs, M, [0] * 13, params={m: 2.0, e: 0.5})\n")
+    rc, out, _ = _show(capsys, str(tmp_path / "wide.py"), "--term", "M", "--per-body")
+    assert rc == 0
+    expected = [f"M[w.q{i}, w.q{i}] = m" for i in range(13)] + ["M[w.q0, w.q12] = e",
+                                                               "M[w.q12, w.q0] = e"]
+    assert sorted(out.splitlines()[1:]) == sorted(expected)
