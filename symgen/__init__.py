@@ -40,6 +40,13 @@ _LAZY = {
     "LinearSystem": ("linear", "LinearSystem"),
 }
 
+#: The public API, as the reference (docs/api) documents it.
+__all__ = ["Model", "ModelError", "coordinates", "t", "derive", "Derived", "generate",
+           "GeneratedSource", "build", "BuildError", "Kernels", "LambdifyKernels",
+           "SimulationSettings", "simulate", "Result", "load_result", "assemble", "Assembly",
+           "AssemblyError", "consistent_state", "suggest_step", "load_model", "sweep", "linearize",
+           "modes", "LinearSystem"]
+
 
 def __getattr__(name):
     if name in _LAZY:

@@ -1,6 +1,6 @@
 """The ``symgen`` command line.
 
-    symgen show MODEL [--term NAME] [--latex]
+    symgen show MODEL [--term NAME] [--latex] [--per-body]
     symgen generate MODEL [-o DIR]
     symgen simulate MODEL [--method M] [--scheme S] [--dt H] [--t-end T] [--param NAME=VALUE]...
                           [--set NAME=VALUE]... [--set-velocity NAME=VALUE]...
@@ -152,7 +152,7 @@ def _print_term(name, A, latex: bool, model=None, lam=()) -> None:
 
 
 def cmd_show(args) -> int:
-    from .derived import TERMS
+    from .derived import TERMS, show_blocks, splits_by_body
 
     mdl, numeric = _load(args.model, parse_params(args.param))
     mdl = _with_defaults(mdl, numeric)
@@ -175,6 +175,9 @@ def cmd_show(args) -> int:
         for name in (["M", "f", "q"] if mdl.m else ["M", "f"]):
             A = sp.ImmutableMatrix(getattr(mdl, name))
             say()
+            if name == "M" and (args.per_body or splits_by_body(mdl, SUMMARY_ROWS, MAX_COLS)):
+                print(show_blocks(mdl, args.latex))
+                continue
             if A.rows > SUMMARY_ROWS or A.cols > MAX_COLS:
                 say(_size_line(name, A, args.model))
                 continue
@@ -183,8 +186,14 @@ def cmd_show(args) -> int:
         return EXIT_OK
     from .derived import derive
 
-    d = derive(mdl)
     name = args.term
+    if args.per_body:
+        if name != "M":
+            raise UsageError(f"--per-body prints M only, not {name} (symgen show MODEL --term M "
+                             "--per-body)")
+        print(show_blocks(mdl, args.latex))
+        return EXIT_OK
+    d = derive(mdl)
     say(f"{name}  ({d.labels(name)})")
     _print_term(name, d.term(name), args.latex, mdl, d.lam)
     return EXIT_OK
@@ -388,6 +397,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--term", choices=_terms(), help="the term to print (default: a summary "
                    "with M, f, q)")
     s.add_argument("--latex", action="store_true", help="print LaTeX instead of Unicode")
+    s.add_argument("--per-body", action="store_true", help="M one block a body, M[body] = diag(m, "
+                   "m, I) (the summary's form when M splits by body)")
     s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
     s.set_defaults(func=cmd_show)
 

@@ -21,7 +21,7 @@ import sympy as sp
 from .model import Model, t
 
 __all__ = ["Derived", "derive", "TERMS", "jacobian", "display_names", "show", "shortest_floats",
-           "Sparsity", "sparsity"]
+           "Sparsity", "sparsity", "mass_blocks", "splits_by_body", "show_blocks"]
 
 #: Names of the derived terms, in the order `symgen show` lists them.
 TERMS = ("M", "f", "q", "H", "q_dot", "H_dot", "q_ddot", "H_ddot", "K", "C", "energy", "outputs")
@@ -177,13 +177,82 @@ def _fraction_of(d: float):
     return None
 
 
-def show(expr, model: Model, latex: bool = False, lam=()) -> str:
-    """``expr`` (a term of ``model``) as Unicode or LaTeX, with display names and short floats."""
+def show(expr, model: Model, latex: bool = False, lam=(), label: str = "") -> str:
+    """``expr`` (a term of ``model``) as Unicode or LaTeX, with display names and short floats;
+    ``label = expr`` with a label (Unicode only: LaTeX callers write their own)."""
     pretty_map, latex_names = display_names(model, lam)
     expr = shortest_floats(expr)
     if latex:
         return sp.latex(expr, symbol_names=latex_names)
-    return sp.pretty(expr.xreplace(pretty_map), use_unicode=True, wrap_line=False)
+    expr = expr.xreplace(pretty_map)
+    if label:      # an Eq built after the replacement: xreplace would evaluate it
+        expr = sp.Eq(sp.Symbol(label), expr, evaluate=False)
+    return sp.pretty(expr, use_unicode=True, wrap_line=False)
+
+
+def mass_blocks(model: Model) -> list[tuple[str, tuple[int, ...]]]:
+    """M's diagonal blocks, one a body: the coordinates grouped by the name before their last "."
+    (``crank.x``, ``crank.theta`` → ``crank``; a name without one is its own group), groups that M
+    couples merged; ``(name, indices)`` in the coordinates' order. One block if M does not split."""
+    names = model.coord_names
+    owner = [n.rpartition(".")[0] or n for n in names]
+    parent = list(range(len(names)))
+
+    def root(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first = {}
+    for i, o in enumerate(owner):
+        parent[root(i)] = root(first.setdefault(o, i))
+    for (i, j), e in sp.ImmutableMatrix(model.M).todok().items():
+        if e != 0:
+            parent[root(i)] = root(j)
+    groups = {}
+    for i in range(len(names)):
+        groups.setdefault(root(i), []).append(i)
+    return [(", ".join(dict.fromkeys(owner[i] for i in idx)), tuple(idx))
+            for idx in sorted(groups.values())]
+
+
+def splits_by_body(model: Model, most: int, widest: int) -> bool:
+    """Whether M shows best per body: every coordinate a body's (``<body>.<name>``) and M splits
+    into more than one and at most ``most`` blocks, none wider than ``widest``."""
+    blocks = mass_blocks(model)
+    return (all("." in c for c in model.coord_names) and 1 < len(blocks) <= most
+            and all(len(idx) <= widest for _, idx in blocks))
+
+
+def show_blocks(model: Model, latex: bool = False, widest: int = 12) -> str:
+    """M one block a body (``mass_blocks``): a header saying over which coordinates (a LaTeX
+    comment with ``latex``), then ``M[crank] = diag(m, m, I)`` a block; where M couples a block's
+    coordinates, the block itself, or when wider than ``widest`` its non-zero entries by name."""
+    M, names, lines, kinds = sp.ImmutableMatrix(model.M), model.coord_names, [], set()
+
+    def say(label, value):
+        if latex:
+            tex = r",\,".join(r"\mathrm{%s}" % w.replace("_", r"\_") for w in label)
+            lines.append(f"M_{{{tex}}} = {show(value, model, True)}")
+        else:
+            lines.append(show(value, model, label=f"M[{', '.join(label)}]"))
+
+    for name, idx in mass_blocks(model):
+        kinds.add(tuple(names[i].rpartition(".")[2] for i in idx))
+        B = M.extract(list(idx), list(idx))
+        pairs = [(i, j) for i in range(B.rows) for j in range(B.cols) if B[i, j] != 0]
+        if all(i == j for i, j in pairs) or B.rows <= widest:
+            diagonal = all(i == j for i, j in pairs)
+            say(name.split(", "), B[0, 0] if B.rows == 1 else
+                sp.Function("diag")(*B.diagonal()) if diagonal else B)
+            continue
+        for i, j in pairs:
+            say((names[idx[i]], names[idx[j]]), B[i, j])
+    over = (f"each body's {', '.join(kinds.pop())}" if len(kinds) == 1
+            else "each block's coordinates in the model's order")
+    header = f"M  per body (rows and columns: {over}; the entries between blocks are 0)"
+    return "\n".join([("% " if latex else "") + header, *lines])
 
 
 def _real_versions(symbols) -> dict:

@@ -69,8 +69,7 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
     settings:
         a :class:`~symgen.SimulationSettings` (or a mapping of its fields); it overrides the
         model's recommended settings, and the keyword arguments below override it.
-    method, scheme, dt, t_end, tol, max_iter, rank_tol, constraint_tol, factorization,
-    divergence_bound, chart, metric, stepper:
+    method, scheme, dt, t_end, tol, max_iter, rank_tol, constraint_tol, factorization, divergence_bound, chart, metric, stepper:
         the fields of :class:`~symgen.SimulationSettings` (None: not given).  ``method``:
         ``"nullspace"`` (the paper's method), ``"index3"`` (classical Newmark / HHT with
         multipliers), ``"newmark"`` or ``"central-difference"`` (minimal coordinates, m = 0).

@@ -203,7 +203,7 @@ class PlanarSystem:
         return name
 
     def distance(self, body_a, point_a, body_b, point_b, length=None, *, name: str | None = None):
-        """A rigid massless truss: |r_b − r_a| = length (default: the initial distance).
+        """A rigid massless truss: ``|r_b − r_a| = length`` (default: the initial distance).
         Written as (d·d − L²)/(2L) = 0, polynomial in the coordinates with unit-size gradient."""
         a, b = self._body(body_a, "distance joint"), self._body(body_b, "distance joint")
         name = self._name(name, f"distance({a.name},{b.name})")
