@@ -259,9 +259,6 @@ def cmd_simulate(args) -> int:
     dt = math.nan if settings.auto else float(settings.dt)
     if not settings.auto:
         _check_memory(dt, float(settings.t_end), args.every, mdl)
-    elif settings.stepper == "compiled":
-        raise UsageError("--dt auto runs on the Python stepper (the compiled one has no error "
-                         "control yet): drop --stepper compiled, or give a number for --dt")
     kernels = _kernels(mdl, args.backend, numeric, quiet=args.quiet)
     x0 = xd0 = None
     if held or held_v:

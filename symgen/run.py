@@ -59,8 +59,8 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
              blas_threads: int | None = 1, rtol: float | None = None, atol=None,
              h_init: float | None = None, h_min: float | None = None,
              h_max: float | None = None, t_eval=None) -> Result:
-    """Integrate a model from t0 to t_end with fixed steps dt; returns a :class:`~symgen.Result`.
-    Long: most of it is this docstring, one entry per parameter.
+    """Integrate a model from t0 to t_end with fixed steps dt, or steps chosen by the error
+    control (dt="auto"); returns a :class:`~symgen.Result`.
 
     Parameters
     ----------
