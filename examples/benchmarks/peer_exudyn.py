@@ -27,11 +27,12 @@ Models:
   not the one about global y (29 independent equations; dropping the one about z instead gives
   the same speed and 3.6× the energy drift at h = 1e-2) — less work for Exudyn than the problem
   symgen solves;
-- spatial slider-crank (issue 22): three ``RigidBody`` (Euler parameters) of
-  ``examples/slider_crank_3d.py``'s data and rod axes, ``GenericJoint``s as in Exudyn's
-  ``slidercrank3Dbenchmark`` (crank: revolute about x; slider: prismatic along x; crank–rod:
-  spherical; rod–slider: constrained axes [1,1,1,0,0,1]); its settings: generalized-α as Newmark
-  with index-2 constraints, ρ∞ = 0.5 (the index-3 default does not converge at h = 1e-3);
+- spatial slider-crank (issue 22): three ``RigidBody`` (Euler parameters) with
+  ``examples/slider_crank_3d.py``'s (default) data and rod axes, ``GenericJoint``s in the bodies'
+  frames as in Exudyn's ``sliderCrank3Dtest`` (crank: revolute about x; slider: prismatic along
+  x; crank–rod: spherical; slider–rod: constrained axes [1,1,1,0,0,1]); the settings of Exudyn's
+  slider-crank models: generalized-α as Newmark with index-2 constraints, ρ∞ = 0.5 (the index-3
+  default does not converge at h = 1e-3); the joint gap is that of the three joint points;
 - stiff pendulum: one ``RigidBody2D`` with mass 1 and rotational inertia 0 (M = diag(1, 1, 0) as
   symgen's model), a ``RevoluteJoint2D`` pinning its local point (0, L) to the origin, gravity as
   ``LoadMassProportional``, the torque T0 sin(ω̄ t) as ``LoadTorqueVector`` with a *symbolic* user
