@@ -31,11 +31,21 @@ note while the C runtime has no sparse step), Exudyn sparse and, for N ≤ 20, E
 within each round), their ``err`` the B0 error at t_end against ``four_bar_reference(N, t)``.
 ``--skip nfb80-1e-2/compiled`` leaves out one runner of one case (the patterns are fnmatch's).
 
+Spatial slider-crank cases (issue 22; select them with ``--cases 'sc3d*'``): ``sc3d-H`` is
+``examples/slider_crank_3d.py`` over 1 s at h = H (2e-3, 1e-3, 5e-4, 2.5e-4), trapezoidal, with
+the runners symgen compiled (the paper's Euclidean metric, end chart), symgen python with
+``metric="mass"`` and the end or the symmetric chart (``python-mass-end``, ``python-mass-sym``:
+the mass metric runs on the Python stepper) and Exudyn (``exu-dense``, its benchmark's settings,
+peer_exudyn.py); their ``err`` is |x(1) − x_ref| of the slider against a Richardson reference
+from symgen compiled, symmetric chart, at h = 2e-5 and 1e-5 (computed once per run of the script,
+docs/spatial-accuracy.md: Exudyn at h = 1e-5 meets it to 6e-10).
+
 Exudyn (optional, ``pip install -e ".[peers]"``: exudyn 1.13.6, the version measured) runs the
 double four-bar, Bricard and stiff pendulum with the models and settings of ``peer_exudyn.py``
 (its docstring says where they differ from symgen's).  Without Exudyn the script prints symgen's figures only.
 
 Run:  python examples/benchmarks/bench_peers.py [--cases dfb-1e-3,stiff] [--repeat 3] [--cpu 1]
+      python examples/benchmarks/bench_peers.py --cases 'sc3d*' --repeat 3
       python examples/benchmarks/bench_peers.py --cases 'nfb*' --repeat 1 [--skip nfb80-1e-2/compiled]
 """
 from __future__ import annotations
@@ -67,17 +77,23 @@ DEFAULT_CASES = tuple(CASES)
 #: the N four-bar cases of issue 14 (module docstring)
 CASES.update({f"nfb{N}-{h}": ("n_four_bar", float(h), t_end, None, {"N": N})
               for N in (10, 20, 40, 80) for h, t_end in (("1e-3", 1.0), ("1e-2", 20.0))})
+#: the spatial slider-crank cases of issue 22 (module docstring)
+CASES.update({f"sc3d-{h}": ("slider_crank_3d", float(h), 1.0, None, {})
+              for h in ("2e-3", "1e-3", "5e-4", "2.5e-4")})
 #: symgen's runners → simulate's keyword arguments
 SYMGEN = {
     "compiled": dict(stepper="compiled"),
     "python": dict(stepper="python"),
     "python-sparse": dict(stepper="python", factorization="sparse"),
     "compiled-sparse": dict(stepper="compiled", factorization="sparse"),
+    "python-mass-end": dict(stepper="python", metric="mass", chart="end"),
+    "python-mass-sym": dict(stepper="python", metric="mass", chart="symmetric"),
 }
 RUNNERS = ("compiled", "python")
 #: the N four-bar cases' symgen runners (python dense only for N < PY_DENSE_MAX_N)
 NFB_RUNNERS = ("compiled", "python", "python-sparse", "compiled-sparse")
 PY_DENSE_MAX_N = 40
+SC3D_RUNNERS = ("compiled", "python-mass-end", "python-mass-sym")
 #: Exudyn's dense solver on the N four-bar only up to this N (its LU is O(n³))
 EXU_DENSE_MAX_N = 20
 
@@ -113,6 +129,8 @@ def runners(case: str) -> tuple[str, ...]:
     own = RUNNERS
     if _nfb(case):
         own = tuple(r for r in NFB_RUNNERS if r != "python" or N < PY_DENSE_MAX_N)
+    if example == "slider_crank_3d":
+        own = SC3D_RUNNERS
     if not _have_exudyn() or (example == "n_four_bar" and not _nfb(case)):
         return own
     peer = _peer().CASE_RUNNERS.get(example, ((), None))[0]
@@ -120,9 +138,23 @@ def runners(case: str) -> tuple[str, ...]:
                        or N <= EXU_DENSE_MAX_N)
 
 
-def _symgen_error(example: str, res, N: int = 40) -> float | None:
+def sc3d_reference(t_end: float = 1.0) -> float:
+    """The slider-crank's slider x at t_end: Richardson from symgen compiled, symmetric chart,
+    h = 2e-5 and 1e-5 (module docstring)."""
+    import symgen
+
+    kern = symgen.build(symgen.load_model("slider_crank_3d"))
+    x = [symgen.simulate(kern, dt=h, t_end=t_end, chart="symmetric").output("slider.C.x")[-1]
+         for h in (2e-5, 1e-5)]
+    return float(x[1] + (x[1] - x[0]) / 3)
+
+
+def _symgen_error(example: str, res, N: int = 40, x_ref: float | None = None) -> float | None:
     """The case's own error (module docstring), None when it has none."""
     import numpy as np
+
+    if example == "slider_crank_3d":
+        return None if x_ref is None else float(abs(res.output("slider.C.x")[-1] - x_ref))
 
     if example in ("double_four_bar", "n_four_bar"):
         orc = _oracles()
@@ -144,13 +176,15 @@ def _symgen_error(example: str, res, N: int = 40) -> float | None:
     return None
 
 
-def run_one(case: str, runner: str, estimate: bool = True) -> dict:
-    """One simulation in this process; returns the figures as a dict."""
+def run_one(case: str, runner: str, estimate: bool = True, x_ref: float | None = None) -> dict:
+    """One simulation in this process; returns the figures as a dict (``x_ref``: the slider-crank
+    cases' reference)."""
     import numpy as np
 
     example, dt, t_end, scheme, opts = CASES[case]
     if runner not in SYMGEN:
-        out = _peer().run(example, runner, dt, t_end, _oracles(), **opts)
+        ref = {} if x_ref is None else {"x_ref": x_ref}
+        out = _peer().run(example, runner, dt, t_end, _oracles(), **opts, **ref)
         out["case"] = case
         return out
 
@@ -175,7 +209,7 @@ def run_one(case: str, runner: str, estimate: bool = True) -> dict:
            "max_q": float(np.max(res.pos_err))}
     if res.energy is not None:
         out["energy_drift"] = float(np.max(np.abs(res.energy - res.energy[0])))
-    err = _symgen_error(example, res, **opts)
+    err = _symgen_error(example, res, x_ref=x_ref, **opts)
     if err is not None:
         out["err"] = err
     return out
@@ -235,11 +269,12 @@ def main() -> None:
     ap.add_argument("--no-estimate", action="store_true",
                     help="symgen without the per-step ω_max estimate")
     ap.add_argument("--one", nargs=2, metavar=("CASE", "RUNNER"), help=argparse.SUPPRESS)
+    ap.add_argument("--ref", type=float, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
         if args.cpu is not None:
             os.sched_setaffinity(0, {args.cpu})
-        print(json.dumps(run_one(*args.one, estimate=not args.no_estimate)))
+        print(json.dumps(run_one(*args.one, estimate=not args.no_estimate, x_ref=args.ref)))
         return
     cases = []
     for pat in (c.strip() for c in args.cases.split(",") if c.strip()):
@@ -250,6 +285,10 @@ def main() -> None:
     skip = [s.strip() for s in args.skip.split(",") if s.strip()]
     extra = ([] if args.cpu is None else ["--cpu", str(args.cpu)]) + \
         (["--no-estimate"] if args.no_estimate else [])
+    if any(CASES[c][0] == "slider_crank_3d" for c in cases):
+        x_ref = sc3d_reference()
+        extra += ["--ref", repr(x_ref)]
+        print(f"slider-crank reference x(1) = {x_ref:.12f}", flush=True)
     header = None
     for case in cases:
         if header != (NFB_HEADER if _nfb(case) else HEADER):

@@ -27,6 +27,12 @@ Models:
   not the one about global y (29 independent equations; dropping the one about z instead gives
   the same speed and 3.6× the energy drift at h = 1e-2) — less work for Exudyn than the problem
   symgen solves;
+- spatial slider-crank (issue 22): three ``RigidBody`` (Euler parameters) with
+  ``examples/slider_crank_3d.py``'s (default) data and rod axes, ``GenericJoint``s in the bodies'
+  frames as in Exudyn's ``sliderCrank3Dtest`` (crank: revolute about x; slider: prismatic along
+  x; crank–rod: spherical; slider–rod: constrained axes [1,1,1,0,0,1]); the settings of Exudyn's
+  slider-crank models: generalized-α as Newmark with index-2 constraints, ρ∞ = 0.5 (the index-3
+  default does not converge at h = 1e-3); the joint gap is that of the three joint points;
 - stiff pendulum: one ``RigidBody2D`` with mass 1 and rotational inertia 0 (M = diag(1, 1, 0) as
   symgen's model), a ``RevoluteJoint2D`` pinning its local point (0, L) to the origin, gravity as
   ``LoadMassProportional``, the torque T0 sin(ω̄ t) as ``LoadTorqueVector`` with a *symbolic* user
@@ -38,7 +44,8 @@ Models:
 Accuracy, from the sensor run: the energy drift max|E − E0| (E = Σ ½ m v² + ½ ωᵀ I ω + m g y),
 the largest joint gap max‖x_a + R_a p_a − x_b − R_b p_b‖ over all joints and steps (metres: the
 position-level constraint residual; symgen's max|q| is the norm of its constraint vector), and
-the case's own figure (B0 error at t_end, θ error against the minimal-coordinate reference).
+the case's own figure (B0 error at t_end, θ error against the minimal-coordinate reference; the
+slider-crank's slider x at t_end against the reference ``run`` is given).
 """
 from __future__ import annotations
 
@@ -60,7 +67,10 @@ CASE_RUNNERS = {
     "n_four_bar": (("exu-dense", "exu-sparse"), 0.8),
     "bricard": (("exu-dense-kept", "exu-dense", "exu-sparse"), 1.0),
     "stiff_pendulum": (("exu-dense", "exu-dense-h/16"), 1.0),
+    "slider_crank_3d": (("exu-dense",), 0.5),
 }
+#: examples run as Newmark with index-2 constraints (Exudyn's own settings for them)
+NEWMARK_INDEX2 = ("slider_crank_3d",)
 
 
 class _Model:
@@ -72,6 +82,7 @@ class _Model:
         self.SC = exu.SystemContainer()
         self.mbs = self.SC.AddSystem()
         self.bodies, self.joints, self.g = [], [], 0.0
+        self.up = 1                      # the axis gravity acts against (y)
 
 
 def _four_bar(exu, ei, N=2, v0=1.0, L=1.0, m=1.0, g=9.81) -> _Model:
@@ -174,6 +185,46 @@ def _stiff_pendulum(exu, ei, m=1.0, L=1.0, g=9.8, T0=0.1, wbar=0.1) -> _Model:
     return md
 
 
+def _slider_crank_3d(exu, ei) -> _Model:
+    from exudyn.utilities import GenericJoint, MarkerBodyRigid, RigidBodyInertia
+
+    from symgen.examples import slider_crank_3d as sc
+
+    md = _Model(exu)
+    mbs, md.g, md.up = md.mbs, 9.81, 2
+    g, nt = [0, 0, -9.81], exu.NodeType.RotationEulerParameters
+    bodies = [((0.12, [1e-4, 1e-5, 1e-4]), dict(referencePosition=sc.A,
+                                                initialAngularVelocity=sc.OMEGA_CRANK)),
+              ((0.5, [4e-4, 4e-3, 4e-3]), dict(
+                  referencePosition=(sc.B + sc.C) / 2, referenceRotationMatrix=sc.rod_axes(),
+                  initialVelocity=np.cross(sc.OMEGA_CRANK, sc.B - sc.A) / 2 + [0.12, 0, 0],
+                  initialAngularVelocity=sc.OMEGA_ROD)),
+              ((2.0, [1e-4] * 3), dict(referencePosition=sc.C, initialVelocity=[0.24, 0, 0]))]
+    nums = []
+    for (m, I), kw in bodies:
+        b = mbs.CreateRigidBody(inertia=RigidBodyInertia(m, np.diag(I)), nodeType=nt,
+                                gravity=g, returnDict=True, **kw)
+        nums.append(b["bodyNumber"])
+        md.bodies.append((b["nodeNumber"], m, np.array(I)))
+    ground = mbs.CreateGround()
+
+    def mk(body, p=(0, 0, 0)):
+        return mbs.AddMarker(MarkerBodyRigid(bodyNumber=body, localPosition=list(p)))
+
+    crank, rod, slider = nums
+    nodes = [bd[0] for bd in md.bodies]
+    for pair, axes in (((mk(ground, sc.A), mk(crank)), [1, 1, 1, 0, 1, 1]),
+                       ((mk(ground), mk(slider)), [0, 1, 1, 1, 1, 1]),
+                       ((mk(crank, (0, 0, 0.08)), mk(rod, (-0.15, 0, 0))), [1, 1, 1, 0, 0, 0]),
+                       ((mk(slider), mk(rod, (0.15, 0, 0))), [1, 1, 1, 0, 0, 1])):
+        mbs.AddObject(GenericJoint(markerNumbers=list(pair), constrainedAxes=axes))
+    md.joints = [(None, sc.A, nodes[0], np.zeros(3)),
+                 (nodes[0], np.array([0, 0, 0.08]), nodes[1], np.array([-0.15, 0, 0])),
+                 (nodes[2], np.zeros(3), nodes[1], np.array([0.15, 0, 0]))]
+    md.slider = nodes[2]
+    return md
+
+
 def _build(example: str, runner: str, N: int = 2):
     import exudyn as exu
     import exudyn.itemInterface as ei
@@ -182,16 +233,19 @@ def _build(example: str, runner: str, N: int = 2):
         return _four_bar(exu, ei, N=2 if example == "double_four_bar" else N)
     if example == "bricard":
         return _bricard(exu, ei, keep=RUNNERS[runner][1])
+    if example == "slider_crank_3d":
+        return _slider_crank_3d(exu, ei)
     return _stiff_pendulum(exu, ei)
 
 
-def _settings(exu, solver: str, rho: float, h: float, steps: int):
+def _settings(exu, solver: str, rho: float, h: float, steps: int, index2: bool = False):
     s = exu.SimulationSettings()
     ti = s.timeIntegration
     ti.numberOfSteps, ti.endTime = steps, steps * h
     ti.verboseMode, ti.adaptiveStep = 0, False
     ti.newton.useModifiedNewton = False
     ti.generalizedAlpha.spectralRadius = rho
+    ti.generalizedAlpha.useNewmark = ti.generalizedAlpha.useIndex2Constraints = index2
     s.solution.file.write = False
     s.solution.sensors.writePeriod = h
     if solver == "EigenDense-fullpiv":
@@ -223,7 +277,8 @@ def _accuracy(md: _Model, example: str, t_end: float, oracles) -> dict:
     E = 0.0
     for n, m, I in md.bodies:
         pos, vel, om, _ = rec[n]
-        E = E + 0.5 * m * np.sum(vel ** 2, 1) + 0.5 * np.sum(I * om ** 2, 1) + m * md.g * pos[:, 1]
+        E = E + 0.5 * m * np.sum(vel ** 2, 1) + 0.5 * np.sum(I * om ** 2, 1) \
+            + m * md.g * pos[:, md.up]
 
     def point(n, p):
         if n is None:
@@ -244,13 +299,16 @@ def _accuracy(md: _Model, example: str, t_end: float, oracles) -> dict:
         th = mbs.GetSensorStoredData(md.th_sensor)[:, -1]
         x, _ = scipy_reference(minimal_pendulum(), t)
         out["err"] = float(np.max(np.abs(th - x[:, 0])))
+    if example == "slider_crank_3d" and md.x_ref is not None:
+        out["err"] = float(abs(rec[md.slider][0][-1, 0] - md.x_ref))
     del out["t_rec"]
     return out
 
 
-def run(example: str, runner: str, h: float, t_end: float, oracles=None, N: int = 2) -> dict:
+def run(example: str, runner: str, h: float, t_end: float, oracles=None, N: int = 2,
+        x_ref: float | None = None) -> dict:
     """One Exudyn run of ``example`` (timed, then the sensor run for the accuracy); ``N``: the
-    N four-bar's N."""
+    N four-bar's N; ``x_ref``: the slider-crank's reference slider x at t_end."""
     import exudyn as exu
     import exudyn.itemInterface as ei
 
@@ -260,7 +318,8 @@ def run(example: str, runner: str, h: float, t_end: float, oracles=None, N: int 
     steps = int(round(t_end / h))
     md = _build(example, runner, N)
     md.mbs.Assemble()
-    cpu, wall, status, t_reached, iters = _solve(md, _settings(exu, solver, rho, h, steps))
+    index2 = example in NEWMARK_INDEX2
+    cpu, wall, status, t_reached, iters = _solve(md, _settings(exu, solver, rho, h, steps, index2))
     done = status == "completed"
     out = {"runner": runner, "status": status if done else f"{status} at t = {t_reached:.4g}",
            "steps": steps, "h": h, "us_per_step": 1e6 * cpu / steps if done else float("nan"),
@@ -280,6 +339,7 @@ def run(example: str, runner: str, h: float, t_end: float, oracles=None, N: int 
                                                       outputVariableType=ov.Rotation,
                                                       writeToFile=False))
     md.mbs.Assemble()
-    _solve(md, _settings(exu, solver, rho, h, steps))
+    md.x_ref = x_ref
+    _solve(md, _settings(exu, solver, rho, h, steps, index2))
     out.update(_accuracy(md, example, t_end, oracles))
     return out

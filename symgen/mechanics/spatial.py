@@ -55,10 +55,15 @@ from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownEle
                       assembled_start, check_initial_state, check_reduced_mass, claim_name,
                       numeric, numeric_matrix, row_names)
 from .spatial_assembly import NeglectedInertiaWarning, SpatialAssembly
-from .spatial_joints import GROUND, joint_rows
+from .spatial_joints import GROUND, element_symbols, joint_rows
 
 __all__ = ["SpatialSystem", "SpatialBody", "NeglectedInertiaWarning"]
 
+
+
+def _ref(body) -> str:
+    """A body's name (a SpatialBody or its name)."""
+    return getattr(body, "name", body)
 
 
 def _vec3(value, what: str) -> sp.Matrix:
@@ -141,8 +146,9 @@ class SpatialSystem:
     names; sharing names between bodies makes joints (one point: spherical; a point and a vector:
     revolute).  :meth:`spherical` and :meth:`revolute` join bodies whose own points/vectors
     coincide at the initial configuration (they merge the names); :meth:`prismatic`,
-    :meth:`universal` and :meth:`constraint` add rows (``spatial_joints``); ``"ground"`` stands for
-    the fixed points and vectors in :meth:`prismatic` and :meth:`universal`.
+    :meth:`cylindrical`, :meth:`planar`, :meth:`universal`, the drives and :meth:`constraint` add
+    rows (``spatial_joints``); ``"ground"`` stands for the fixed points and vectors in the joints.
+    Expressions (outputs, forces, custom rows) may use the element symbols of :meth:`symbols`.
     """
 
     def __init__(self, name: str):
@@ -186,6 +192,16 @@ class SpatialSystem:
         d = _vec3(direction, f"vector {name!r}")
         nrm = sp.sqrt(d.dot(d))
         return self._new_element(name, "vector", d / nrm, velocity, False)
+
+    def symbols(self, element: str) -> tuple[sp.Matrix, sp.Matrix]:
+        """(position, velocity): the symbols ``<element>.x``, ``.y``, ``.z`` of a point or unit
+        vector and those of its velocity, for outputs, forces and rows written before
+        :meth:`model`, which maps them onto the coordinates of the element it was joined to (a
+        fixed element: its values and zero velocity)."""
+        if element not in self._elements:
+            raise UnknownElementError(f"symbols: unknown point or vector {element!r}; they are "
+                                      f"{sorted(self._elements)}")
+        return element_symbols(element)
 
     def ground_point(self, name: str, position) -> str:
         """A fixed point (no coordinates)."""
@@ -296,38 +312,75 @@ class SpatialSystem:
         return name
 
     def revolute(self, body_a, point_a: str, vector_a: str, body_b, point_b: str, vector_b: str,
-                 *, name: str | None = None):
-        """Join two bodies by a hinge: they share the point and the axis unit vector."""
-        a, b = self._body(body_a, "revolute joint"), self._body(body_b, "revolute joint")
-        name = self._name(name, f"revolute({a.name},{b.name})")
-        for body, p, v in ((a, point_a, vector_a), (b, point_b, vector_b)):
-            self._check_member(body, p, "point", name)
-            self._check_member(body, v, "vector", name)
+                 *, drive=None, name: str | None = None):
+        """Join two bodies (body_a may be ``"ground"``) by a hinge: they share the point and the
+        axis unit vector.  ``drive``: the rotation of body_b relative to body_a about the axis, a
+        function of t measured from the initial configuration (a rheonomic row; 0 at t = 0)."""
+        name = self._name(name, f"revolute({_ref(body_a)},{_ref(body_b)})")
+        a = self._side(body_a, point_a, name, vector_a)
+        b = self._side(body_b, point_b, name, vector_b)
         self._joints.append((name, [point_a, point_b], [vector_a, vector_b]))
+        if drive is not None:
+            self._rows.append(("revolute", name, (a, vector_a, self._driven(b, name),
+                                                  sp.sympify(drive))))
         return name
 
-    def _side(self, ref, point, role):
-        """A joint side: (body name or GROUND, point), the point checked (a ground point for
-        GROUND)."""
+    def _side(self, ref, point, role, vector=None):
+        """A joint side: (body name or GROUND, point), the point (and vector) checked (ground
+        elements for GROUND)."""
         if ref == GROUND and GROUND not in self.bodies:
-            if self._element(point, "point", role).fixed:
-                return GROUND
-            raise MechanismError(f"joint {role!r}: {point!r} is a moving point, not one of the "
-                                 "ground's")
+            for elem, kind in ((point, "point"), (vector, "vector")):
+                if elem is not None and not self._element(elem, kind, role).fixed:
+                    raise MechanismError(f"joint {role!r}: {elem!r} is a moving {kind}, not one "
+                                         "of the ground's")
+            return GROUND
         b = self._body(ref, role)
         self._check_member(b, point, "point", role)
+        if vector is not None:
+            self._check_member(b, vector, "vector", role)
         return b.name
 
-    def prismatic(self, body_a, point_a, body_b, point_b, axis, *, name: str | None = None):
+    def _driven(self, side, role):
+        if side == GROUND:
+            raise MechanismError(f"joint {role!r}: the driven side (body_b) must be a body, not "
+                                 "the ground")
+        return side
+
+    def prismatic(self, body_a, point_a, body_b, point_b, axis, *, drive=None,
+                  name: str | None = None):
         """A slider: point_b (of body_b) moves along the axis through point_a (of body_a, or of
         ``"ground"``) and body_b does not turn relative to body_a.  ``axis``: a unit vector's name
         of body_a, or a direction (global, at the initial configuration) in the span of body_a's
-        points and vectors.  The points must lie on the axis initially."""
-        name = self._name(name, f"prismatic({getattr(body_a, 'name', body_a)},"
-                                f"{getattr(body_b, 'name', body_b)})")
+        points and vectors.  The points must lie on the axis initially.  ``drive``: the
+        displacement u·(point_b − point_a) as a function of t (a rheonomic row)."""
+        name = self._name(name, f"prismatic({_ref(body_a)},{_ref(body_b)})")
         a = self._side(body_a, point_a, name)
         b = self._side(body_b, point_b, name)
-        self._rows.append(("prismatic", name, (a, point_a, b, point_b, axis)))
+        drive = None if drive is None else sp.sympify(drive)
+        self._rows.append(("prismatic", name, (a, point_a, b, point_b, axis, drive)))
+        return name
+
+    def cylindrical(self, body_a, point_a, body_b, point_b, axis, *, drive_angle=None,
+                    drive_slide=None, name: str | None = None):
+        """A cylindrical joint: point_b moves along the axis through point_a (as :meth:`prismatic`)
+        and body_b turns about it (its direction along the axis, in its span, stays parallel).
+        ``drive_angle``/``drive_slide``: the rotation about the axis (from the initial
+        configuration) and the displacement u·(point_b − point_a), functions of t."""
+        name = self._name(name, f"cylindrical({_ref(body_a)},{_ref(body_b)})")
+        a = self._side(body_a, point_a, name)
+        b = self._side(body_b, point_b, name)
+        drives = [None if d is None else sp.sympify(d) for d in (drive_angle, drive_slide)]
+        self._rows.append(("cylindrical", name, (a, point_a, b, point_b, axis, *drives)))
+        return name
+
+    def planar(self, body_a, point_a, body_b, point_b, normal, *, name: str | None = None):
+        """A planar joint: point_b stays in the plane through point_a across ``normal`` (a unit
+        vector's name of body_a or a direction in its span, as a prismatic axis) and body_b turns
+        only about the normal (its direction along it, in its span, stays parallel)."""
+        name = self._name(name, f"planar({_ref(body_a)},{_ref(body_b)})")
+        a = self._side(body_a, point_a, name)
+        b = self._side(body_b, point_b, name)
+        self._rows.append(("planar", name, (a, point_a, b, point_b, normal)))
         return name
 
     def universal(self, body_a, point_a: str, axis_a, body_b, point_b: str, axis_b, *,
@@ -336,8 +389,7 @@ class SpatialSystem:
         and the axis of body_b (the arms of the cross: unit vector names or global directions at
         the initial configuration in the span of each body) keep their initial angle, 90° for the
         usual cross."""
-        name = self._name(name, f"universal({getattr(body_a, 'name', body_a)},"
-                                f"{getattr(body_b, 'name', body_b)})")
+        name = self._name(name, f"universal({_ref(body_a)},{_ref(body_b)})")
         a = self._side(body_a, point_a, name)
         b = self._side(body_b, point_b, name)
         self._joints.append((name, [point_a, point_b], []))
@@ -345,8 +397,8 @@ class SpatialSystem:
         return name
 
     def constraint(self, expr, *, name: str | None = None):
-        """A custom constraint row expr = 0 in the element symbols ``<element>.x`` (``.y``,
-        ``.z``; sympy Symbols of those names, joined elements included), parameters and t."""
+        """A custom constraint row expr = 0 in the element symbols (:meth:`symbols`), parameters
+        and t."""
         name = self._name(name, "constraint")
         self._rows.append(("constraint", name, (sp.sympify(expr),)))
         return name
@@ -370,7 +422,8 @@ class SpatialSystem:
         return _vec3(marker, f"{role}: position")
 
     def force(self, body, marker, F, *, name: str | None = None):
-        """A force F (3 expressions of t, x, ẋ, parameters; global axes) at a marker/point."""
+        """A force F (3 expressions of t, the element symbols of :meth:`symbols` and parameters;
+        global axes) at a marker/point."""
         b = self._body(body, "force")
         name = self._name(name, f"force({b.name})")
         self._forces.append((name, b, self._marker(b, marker, name), _vec3(F, f"{name}: F")))
@@ -386,6 +439,8 @@ class SpatialSystem:
         return name
 
     def output(self, name: str, expr) -> None:
+        """An output: an expression of t, the element symbols of :meth:`symbols` and
+        parameters."""
         if name in self._outputs:
             raise DuplicateNameError(f"{self.name}: output {name!r} is defined twice")
         self._outputs[name] = sp.sympify(expr)

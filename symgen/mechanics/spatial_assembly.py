@@ -12,6 +12,7 @@ import numpy as np
 import sympy as sp
 
 from ._common import MechanismError, check_mass_properties, numeric
+from .spatial_joints import element_subs
 
 __all__ = ["SpatialAssembly", "NeglectedInertiaWarning"]
 
@@ -195,8 +196,9 @@ class SpatialAssembly:
     def forces_and_springs(self) -> None:
         mech, index, vels, add_force = self.mech, self.index, self.vels, self.add_force
         V, has_V = self.V, self.has_V
+        subs = element_subs(mech)
         for fname, b, where, F in mech._forces:
-            add_force(b._body_pos(where, fname), F)
+            add_force(b._body_pos(where, fname), F.xreplace(subs))
         for sname, a, wa, b, wb, k, c, L0 in mech._springs:
             ra, rb = a._body_pos(wa, sname), b._body_pos(wb, sname)
             d = rb - ra
@@ -218,9 +220,10 @@ class SpatialAssembly:
         self.V, self.has_V = V, has_V
 
     def outputs(self, outputs) -> dict:
-        """The declared outputs plus ``outputs`` (a mapping, or ``"<body>.<marker>"`` names)."""
+        """The declared outputs plus ``outputs`` (a mapping, or ``"<body>.<marker>"`` names); element
+        symbols mapped onto the coordinates (:func:`~.spatial_joints.element_subs`)."""
         mech, index, vels = self.mech, self.index, self.vels
-        outs = {}
+        outs, subs = {}, element_subs(mech)
         pending = dict(mech._outputs)
         if outputs is not None:
             if isinstance(outputs, Mapping):
@@ -243,7 +246,7 @@ class SpatialAssembly:
                             (sp.diff(comp, s) * vels[index[s]] for s in comp.free_symbols
                              if s in index), sp.S.Zero)
             else:
-                outs[oname] = spec
+                outs[oname] = spec.xreplace(subs)
         return outs
 
     def drawing(self) -> list:

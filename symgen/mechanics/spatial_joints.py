@@ -1,21 +1,29 @@
-"""The constraint rows of a :class:`~symgen.mechanics.spatial.SpatialSystem`'s prismatic and
-universal joints and of its custom rows (``constraint``), built after the bodies' bases
-(:class:`~symgen.mechanics.spatial_assembly.SpatialAssembly`).
+"""The constraint rows of a :class:`~symgen.mechanics.spatial.SpatialSystem`'s prismatic,
+universal, cylindrical and planar joints, of its drives (a joint's rotation or slide prescribed as
+a function of t: rheonomic rows) and of its custom rows (``constraint``), built after the bodies'
+bases (:class:`~symgen.mechanics.spatial_assembly.SpatialAssembly`).
 
 A body-fixed direction is linear in the natural coordinates: a unit vector of the body, or
 X c (X the body's basis directions, c = X₀⁺ d₀ constant) for a direction d₀ given in global axes at
 the initial configuration, which must lie in the span of the body's directions.  So every row here
-is a polynomial of degree ≤ 2, scaled to unit-size gradients like the rigid-body rows.
+is a polynomial of degree ≤ 2 (a drive's angle row: ≤ 3), scaled to unit-size gradients like the
+rigid-body rows.
+
+A drive's angle row: with e_a a unit direction of body a and e_b one of body b, both across the
+joint's axis u (of a), and f_a = u × e_a, the rotation φ of b relative to a about u has
+e_a·e_b = cos φ and f_a·e_b = sin φ; the row (f_a·e_b) cos(φ₀ + θ(t)) − (e_a·e_b) sin(φ₀ + θ(t)) =
+sin(φ − φ₀ − θ(t)) prescribes φ = φ₀ + θ(t) (φ₀ its initial value: the angle θ is measured from
+the initial configuration) with a unit gradient ∂row/∂φ = 1.
 """
 from __future__ import annotations
 
 import numpy as np
 import sympy as sp
 
-from ..model import t
+from ..model import VELOCITY_SUFFIX, t
 from ._common import MechanismError
 
-__all__ = ["joint_rows", "GROUND"]
+__all__ = ["joint_rows", "element_subs", "element_symbols", "GROUND"]
 
 #: The name that stands for the ground (fixed points and vectors) in a joint.
 GROUND = "ground"
@@ -78,13 +86,11 @@ def _perpendiculars(u0):
     return n1, np.cross(u0, n1)
 
 
-def _prismatic(asm, name, a, pa, b, pb, axis):
-    """Rows of a prismatic joint: point b stays on the line through point a along the axis (two
-    rows), and b does not turn relative to a (up to three rows, those among e·d_b — e an axis of a's
-    frame, d_b a direction of b — whose rotation gradients d_b × e are independent)."""
+def _on_line(asm, name, a, pa, b, pb, axis):
+    """The two rows keeping point pb of body b on the line through point pa of a along the axis
+    (a's): (rows, the axis and a's two directions across it as (expression, value), ra, rb)."""
     if b is None:
         raise MechanismError(f"joint {name!r}: the sliding side must be a body, not the ground")
-    rows = []
     ra, ra0 = _point(asm, a, pa, name)
     rb, rb0 = _point(asm, b, pb, name)
     u, u0 = direction(asm, a, axis, name)
@@ -92,12 +98,21 @@ def _prismatic(asm, name, a, pa, b, pb, axis):
     if np.linalg.norm(off - u0 * (u0 @ off)) > 1e-9 * (1 + np.linalg.norm(off)):
         raise MechanismError(
             f"joint {name!r}: point {pb!r} {tuple(rb0)} is off the axis {tuple(np.round(u0, 12))} "
-            f"through {pa!r} {tuple(ra0)}; a prismatic joint's points lie on its axis")
-    frame = [(u, u0)]
+            f"through {pa!r} {tuple(ra0)}; the joint's points lie on its axis")
+    frame, rows = [(u, u0)], []
     for k, n0 in enumerate(_perpendiculars(u0)):
         n, n0 = direction(asm, a, tuple(n0), name)
         frame.append((n, n0))
         rows.append((f"line {k + 1}", n.dot(rb - ra)))
+    return rows, frame, ra, rb
+
+
+def _prismatic(asm, name, a, pa, b, pb, axis, drive=None):
+    """Rows of a prismatic joint: point b stays on the line through point a along the axis (two
+    rows), and b does not turn relative to a (up to three rows, those among e·d_b — e an axis of a's
+    frame, d_b a direction of b — whose rotation gradients d_b × e are independent); with a drive,
+    the displacement u·(r_b − r_a) = s(t)."""
+    rows, frame, ra, rb = _on_line(asm, name, a, pa, b, pb, axis)
     grads = []
     for d, d0 in zip(b.basis, b.basis0):
         L = float(np.linalg.norm(d0))
@@ -113,7 +128,74 @@ def _prismatic(asm, name, a, pa, b, pb, axis):
             expr = (row - _float(c0)) if abs(c0) > 1e-15 else row
             rows.append((f"rotation {len(grads)}", expr / _float(L) if abs(L - 1) > 1e-15
                          else expr))
+    if drive is not None:
+        rows.append(("drive", frame[0][0].dot(rb - ra) - drive))
     return rows
+
+
+def _cylindrical(asm, name, a, pa, b, pb, axis, drive_angle=None, drive_slide=None):
+    """Rows of a cylindrical joint: point b on the line through point a along the axis (two rows)
+    and b's direction along the axis parallel to it (n_k·u_b = 0 for a's two directions n_k across
+    it); with drives, the rotation about the axis and the slide along it."""
+    rows, frame, ra, rb = _on_line(asm, name, a, pa, b, pb, axis)
+    (u, u0), across = frame[0], frame[1:]
+    ub, _ = direction(asm, b, tuple(u0), name)
+    rows += [(f"axis {k + 1}", n.dot(ub)) for k, (n, _) in enumerate(across)]
+    if drive_angle is not None:
+        rows += _drive_angle(asm, name, a, b, u, u0, drive_angle)
+    if drive_slide is not None:
+        rows.append(("slide", u.dot(rb - ra) - drive_slide))
+    return rows
+
+
+def _planar(asm, name, a, pa, b, pb, normal):
+    """Rows of a planar joint: point b stays in the plane through point a across a's normal n
+    (n·(r_b − r_a) = 0) and b's direction along the normal stays parallel to it (e_k·n_b = 0 for
+    a's two in-plane directions e_k): three rows, three degrees of freedom left."""
+    if b is None:
+        raise MechanismError(f"joint {name!r}: the moving side must be a body, not the ground")
+    ra, ra0 = _point(asm, a, pa, name)
+    rb, rb0 = _point(asm, b, pb, name)
+    n, n0 = direction(asm, a, normal, name)
+    off = rb0 - ra0
+    if abs(n0 @ off) > 1e-9 * (1 + np.linalg.norm(off)):
+        raise MechanismError(
+            f"joint {name!r}: point {pb!r} {tuple(rb0)} is off the plane through {pa!r} "
+            f"{tuple(ra0)} across {tuple(np.round(n0, 12))}; a planar joint's points lie in its "
+            "plane")
+    nb, _ = direction(asm, b, tuple(n0), name)
+    rows = [("plane", n.dot(rb - ra))]
+    for k, e0 in enumerate(_perpendiculars(n0)):
+        e, _ = direction(asm, a, tuple(e0), name)
+        rows.append((f"tilt {k + 1}", e.dot(nb)))
+    return rows
+
+
+def _across(asm, body, u0, role):
+    """A unit direction of ``body`` across the axis u0: the part across u0 of the body's direction
+    that has the largest one, normalized (in the body's span when u0 is)."""
+    parts = [d - u0 * (u0 @ d) for d in body.basis0]
+    best = max(parts, key=np.linalg.norm, default=np.zeros(3))
+    if np.linalg.norm(best) < 1e-9:
+        raise MechanismError(f"joint {role!r}: body {body.name!r} has no direction across the "
+                             "joint's axis to measure its rotation by; add a unit vector (or a "
+                             "point) off the axis to the body")
+    return direction(asm, body, tuple(best / np.linalg.norm(best)), role)
+
+
+def _drive_angle(asm, name, a, b, u, u0, angle):
+    """The row sin(φ − φ₀ − θ(t)) of a rotation drive (module docstring): the rotation of body b
+    relative to a (None: the ground) about the axis u (a's), measured from the initial
+    configuration."""
+    eb, eb0 = _across(asm, b, u0, name)
+    if a is None:
+        ea0 = eb0
+        ea = sp.Matrix([_float(v) for v in ea0])
+    else:
+        ea, ea0 = _across(asm, a, u0, name)
+    fa, fa0 = u.cross(ea), np.cross(u0, ea0)
+    phi = _float(np.arctan2(fa0 @ eb0, ea0 @ eb0)) + angle
+    return [("drive", fa.dot(eb) * sp.cos(phi) - ea.dot(eb) * sp.sin(phi))]
 
 
 def _universal(asm, name, a, axis_a, b, axis_b):
@@ -129,16 +211,31 @@ def _universal(asm, name, a, axis_a, b, axis_b):
     return [("cross", da.dot(db) - _float(c0) if abs(c0) > 1e-15 else da.dot(db))]
 
 
-def _custom(asm, name, expr):
-    """A custom row: element symbols ``<name>.x`` … mapped onto the merged (root) elements, fixed
-    elements replaced by their values; anything else but parameters and t is an error."""
-    mech, subs = asm.mech, {}
+def element_symbols(name: str) -> tuple[sp.Matrix, sp.Matrix]:
+    """The symbols ``<name>.x``, ``.y``, ``.z`` of an element and those of their velocities."""
+    return (sp.Matrix([sp.Symbol(f"{name}.{c}") for c in "xyz"]),
+            sp.Matrix([sp.Symbol(f"{name}.{c}{VELOCITY_SUFFIX}") for c in "xyz"]))
+
+
+def element_subs(mech) -> dict:
+    """Every element's symbols (:func:`element_symbols`) → those of the element it was joined to
+    (its root: the coordinates after the merge), or a fixed element's values and zero velocity."""
+    subs = {}
     for el in mech._elements.values():
         root = mech._elements[mech._root(el.name)]
-        for k, s in enumerate(("x", "y", "z")):
-            sym = sp.Symbol(f"{el.name}.{s}")
-            subs[sym] = root.value0[k] if root.fixed else root.syms[k] if root.syms else sym
-    row = sp.sympify(expr).xreplace(subs)
+        xs, vs = element_symbols(el.name)
+        for k in range(3):
+            if root.fixed:
+                subs[xs[k]], subs[vs[k]] = root.value0[k], sp.S.Zero
+            elif root.syms:
+                subs[xs[k]], subs[vs[k]] = root.syms[k], root.vsyms[k]
+    return subs
+
+
+def _custom(asm, name, expr):
+    """A custom row in element symbols (:func:`element_subs`); anything else but parameters and t
+    is an error."""
+    row = sp.sympify(expr).xreplace(element_subs(asm.mech))
     stray = row.free_symbols - set(asm.index) - set(asm.pvals) - {t}
     if stray:
         raise MechanismError(f"constraint {name!r} depends on {sorted(map(str, stray))}, which are "
@@ -157,8 +254,19 @@ def joint_rows(asm, joints) -> None:
 
     for kind, name, args in joints:
         if kind == "prismatic":
-            a, pa, b, pb, axis = args
-            rows = _prismatic(asm, name, body(a), pa, body(b), pb, axis)
+            a, pa, b, pb, axis, drive = args
+            rows = _prismatic(asm, name, body(a), pa, body(b), pb, axis, drive)
+        elif kind == "cylindrical":
+            a, pa, b, pb, axis, drive_angle, drive_slide = args
+            rows = _cylindrical(asm, name, body(a), pa, body(b), pb, axis, drive_angle,
+                                drive_slide)
+        elif kind == "planar":
+            a, pa, b, pb, normal = args
+            rows = _planar(asm, name, body(a), pa, body(b), pb, normal)
+        elif kind == "revolute":
+            a, axis, b, angle = args
+            u, u0 = direction(asm, body(a), axis, name)
+            rows = _drive_angle(asm, name, body(a), body(b), u, u0, angle)
         elif kind == "universal":
             a, axis_a, b, axis_b = args
             rows = _universal(asm, name, body(a), axis_a, body(b), axis_b)
