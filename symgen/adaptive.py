@@ -1,10 +1,11 @@
 """The variable-step loop of :func:`symgen.simulate` (``dt="auto"``): every step's size chosen by
 the local error estimate and the stability limit (:mod:`symgen.steppers.control`,
-docs/variable-step.md), on the Python stepper with the kernels compiled or not.
+docs/variable-step.md): the Python reference loop here, or the C runtime's (sg_control.c.inc) on
+the compiled stepper, folded into the same rows.
 
 A try whose Newton iteration does not converge, or whose error estimate is above 1, is rejected
 and tried again from the same state with a smaller h; nothing else carries a hard step (the fixed
-step's retries, half steps and landing step-over are off: ``Stepper.controlled``).  For the
+step's sub-steps and landing step-over are off: ``Stepper.controlled``).  For the
 conditionally stable schemes every step is at most 0.9·h_max(ω_max) of the state it starts from.
 """
 from __future__ import annotations

@@ -277,7 +277,7 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
     try:
         if compiled:                        # C steps chunk by chunk into rec (steppers/compiled.py)
             status, reason = stepper.advance(t0, n_steps, (x, xd, xdd, lam, res), rec, progress,
-                                             bound, sch, stop_reason)
+                                             bound)
         for i in range(0 if compiled else n_steps):
             t = t0 + i * dt
             t1 = t0 + (i + 1) * dt

@@ -88,7 +88,7 @@ def short_reason(reason: str, auto: bool = False) -> str:
     if "Newton did not converge" in reason:
         its = re.search(r"Newton did not converge at t = \S+ after (\d+) iterations", reason)
         what = ("Newton did not converge" + (f" after {its.group(1)} iterations" if its else "")
-                + (" (also on retries)" if "retried" in reason else ""))
+                + (" (also on sub-steps)" if "; retried as sub-steps" in reason else ""))
         ratios = re.findall(r"s_min/s_max of H ([-+0-9.e]+|nan|inf)", reason)
         if ratios:
             r = float(ratios[-1])
@@ -152,7 +152,7 @@ def finish(kernels, stepper, cfg: SimulationSettings, rec, cs, status: str, reas
     meta["floor_steps"] = int(getattr(stepper, "floor_steps", 0))      # accepted at the round-off floor
     meta["floor_times"] = [float(v) for v in getattr(stepper, "floor_times", [])]   # the first 100
     meta["floor_t_last"] = (float(stepper.floor_t_last) if meta["floor_steps"] else None)
-    for what in ("retried", "halved", "substepped", "landing"):   # nullspace: retries, landings (issue 8 §2)
+    for what in ("substepped", "landing"):   # nullspace: sub-stepped steps, landings (issue 8 §2)
         if hasattr(stepper, f"{what}_steps"):
             meta[f"{what}_steps"] = int(getattr(stepper, f"{what}_steps"))
             meta[f"{what}_times"] = [float(v) for v in getattr(stepper, f"{what}_times")]

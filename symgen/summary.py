@@ -137,14 +137,12 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
         more = f", last at t = {float(last):.6g} s)" if last is not None and floor > 1 else ")"
         lines.append(f"  at floor        {floor} steps accepted at the round-off floor"
                      f"{first}{more}".replace(" ()", ""))
-    for what, how in (("retried", "retry with K_L's λ term at λ(t)"),
-                      ("halved", "retry as two half steps"),
-                      ("substepped", "retry as sub-steps under error control")):
-        count = int(meta.get(f"{what}_steps") or 0)
-        if count > 0:
-            times = ", ".join(f"{float(v):.6g}" for v in (meta.get(f"{what}_times") or [])[:5])
-            lines.append(f"  {_pad(what, 15)} {count} steps solved only by the {how}"
-                         + (f" (t = {times}{' …' if count > 5 else ''} s)" if times else ""))
+    count = int(meta.get("substepped_steps") or 0)
+    if count > 0:                           # nullspace: steps Newton could not close (issue 21)
+        times = ", ".join(f"{float(v):.6g}" for v in (meta.get("substepped_times") or [])[:5])
+        lines.append(f"  {_pad('substepped', 15)} {count} steps Newton could not close, taken as "
+                     "sub-steps under error control"
+                     + (f" (t = {times}{' …' if count > 5 else ''} s)" if times else ""))
     count = int(meta.get("landing_steps") or 0)
     if count > 0:                           # nullspace: landings stepped over (issue 8 §2)
         times = ", ".join(f"{float(v):.6g}" for v in (meta.get("landing_times") or [])[:5])

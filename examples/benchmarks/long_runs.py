@@ -4,7 +4,7 @@ The double four-bar (N = 2) for 100 s at h = 1e-2, 5e-3, 2e-3, 1e-3, 5e-4, 2.5e-
 at N = 40 for 5 s at h = 1e-2 and 1e-3, all with the model's default settings (nullspace,
 Fox–Goodwin, tol 1e-10, max_iter 25, rank_tol 1e-10).  Per run it prints: status, steps, steps
 accepted at the round-off floor (``meta['floor_steps']``, first and last time), steps rescued by
-a retry (``meta['retried_steps']``, ``meta['halved_steps']``), landings next to the singular
+sub-steps (``meta['substepped_steps']``), landings next to the singular
 configuration stepped over (``meta['landing_steps']``), max ‖q‖, ‖q̇‖,
 ‖q̈‖, the largest error of B0 (position, m) against the exact one-dof solution
 (``tests/oracles.py``: the mechanism stays a parallelogram, a_T θ̈ = −a_V g cos θ), wall time.
@@ -51,7 +51,7 @@ def one(N: int, h: float, t_end: float) -> str:
     if fl:
         when = f" (t = {meta['floor_times'][0]:.6g} … {meta['floor_t_last']:.6g})"
     rescued = "".join(f"  {what} {meta.get(f'{what}_steps', 0)}"
-                      for what in ("retried", "halved", "landing"))
+                      for what in ("substepped", "landing"))
     return (f"N = {N:2d}  h = {h:<7g} T = {t_end:g} s: {res.status:9s} steps {len(res.t) - 1:7d}  "
             f"at floor {fl}{when}{rescued}  max‖q‖ {res.pos_err.max():.2e}  "
             f"max‖q̇‖ {res.vel_err.max():.2e}  "

@@ -107,7 +107,9 @@ enum {
     SG_FAIL_NO_STEP = 14,            /* error control: no try from t was accepted down to
                                         value0 = h (value1 = h_min, 0: round-off); k = the kind
                                         of the last Newton failure (0: the error test rejected
-                                        every try), iteration its iteration, s_ratio          */
+                                        every try), iteration its iteration, s_ratio.  A fixed
+                                        step's sub-steps: t, iteration and which = the kind of
+                                        the step's own failure, value2 = where they stopped   */
     SG_FAIL_KINDS = 15               /* how many kinds there are (sg_failure_message)          */
 };
 
@@ -185,9 +187,10 @@ int sg_rank(const sg_stepper *s);
 double sg_omega_at(sg_stepper *s, const double *p, double t, const double *x, const double *xd,
                    const double *xdd, const double *lam);
 
-/* One step from (x, xd, xdd, lam) at t; the new state is left in the stepper (sg_state).
- * Returns SG_OK, SG_FAILED or SG_DIVERGED (then *fail says why), and the Newton iterations in
- * *iterations. */
+/* One step from (x, xd, xdd, lam) at t; the new state is left in the stepper (sg_state).  A
+ * null-space step Newton cannot close is taken as sub-steps under the error control
+ * (sg_substepped_steps).  Returns SG_OK, SG_FAILED or SG_DIVERGED (then *fail says why), and the
+ * Newton iterations in *iterations. */
 int sg_step(sg_stepper *s, const double *p, double t, const double *x, const double *xd,
             const double *xdd, const double *lam, int *iterations, sg_failure *fail);
 
@@ -221,14 +224,12 @@ long sg_redundant_steps(const sg_stepper *s);
  * times of the first ones (the landings' times), up to max, and returns how many it copied. */
 long sg_landing_steps(const sg_stepper *s);
 int sg_landing_times(const sg_stepper *s, double *out, int max);
-/* For a driver that takes a step by other means (symgen's Python stepper, on a Newton failure):
- * sg_landing_ratio is s_min/s_max of H at the last accepted state (the next landing test's
- * reference); sg_hand_back sets it to that of the state the other step accepted and, when that
- * step landed (x not NULL), makes the next sg_step start from (t, x, xd, xdd, lam), the start of
- * that step, in steps of h/2, h, h/2. */
-double sg_landing_ratio(const sg_stepper *s);
-void sg_hand_back(sg_stepper *s, double ratio, double t, const double *x, const double *xd,
-                  const double *xdd, const double *lam);
+/* nullspace: fixed steps that Newton could not close, taken as sub-steps under the error control
+ * (rtol 1e-6, atol 1e-8; not for a step past the stability limit h_max(omega_max) of the last
+ * accepted state); sg_substepped_times copies the times of the first ones (their ends), up to max,
+ * and returns how many it copied. */
+long sg_substepped_steps(const sg_stepper *s);
+int sg_substepped_times(const sg_stepper *s, double *out, int max);
 int sg_min_rank(const sg_stepper *s);
 int sg_max_rank(const sg_stepper *s);
 /* The sparse step's statistics: counts[3] = partitions, column changes, rank confirmations;

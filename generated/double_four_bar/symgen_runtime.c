@@ -6,8 +6,8 @@
  *                                 solutions (Eqs. 33-48), reduced matrices (Eq. 52), omega_max
  *   symgen/steppers/sparse.py     factorization="sparse": sg_splin (symgen_sparse.c) and the
  *                                 kernels' CSR values (kmv, kmm) in the same step
- *   symgen/steppers/nullspace.py  the paper's Newton step (Eqs. 32-58); its retries of a failed
- *                                 step stay in Python (steppers/compiled.py)
+ *   symgen/steppers/nullspace.py  the paper's Newton step (Eqs. 32-58), the step-over after a
+ *                                 landing, a failed step as sub-steps
  *   symgen/steppers/chart.py      the symmetric chart: N_s from a pivoted QR of H_s^T (the
  *                                 sparse step: sg_splin_chart_basis) and the 3k x 3k solve for
  *                                 (alpha, alpha_dot, alpha_ddot)
@@ -29,7 +29,7 @@
  *   sg_nullspace.c.inc      the null-space Newton step
  *   sg_index3.c.inc         the index-3 / HHT Newton step
  *   sg_start.c.inc          the consistent initial state, sg_start, sg_omega_at
- *   sg_run.c.inc            sg_step, sg_run_chunk, the hand-back, run statistics
+ *   sg_run.c.inc            sg_step (a failed step as sub-steps), sg_run_chunk, run statistics
  *   sg_control.c.inc        error-controlled variable steps (dt = "auto"): sg_step_auto, sg_run_auto
  *   sg_alloc.c.inc          sg_stepper_new / sg_stepper_free
  *   sg_internal.h       the stepper struct and the limits the parts share

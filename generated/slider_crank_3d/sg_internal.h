@@ -89,7 +89,7 @@ typedef struct sg_i3 {
 
 /* What one null-space step leaves to the next (nullspace.py "Landings"): the start of the current
  * step, the start of the step onto a pending landing (pending = 1) and s_min/s_max of H at the
- * last accepted state.  sg_hand_back sets it from a step taken elsewhere. */
+ * last accepted state. */
 typedef struct sg_step_over {
     int pending;
     double t, *x, *xd, *xdd, *lam;
@@ -99,9 +99,9 @@ typedef struct sg_step_over {
 
 /* Run statistics (the sg_*_steps, sg_*_times, sg_*_rank getters). */
 typedef struct sg_stats {
-    long floor_steps, redundant_steps, landing_steps;
+    long floor_steps, redundant_steps, landing_steps, substepped_steps;
     double floor_times[SG_FLOOR_TIMES_KEPT], floor_t_last;
-    double landing_times[SG_FLOOR_TIMES_KEPT];
+    double landing_times[SG_FLOOR_TIMES_KEPT], substepped_times[SG_FLOOR_TIMES_KEPT];
     int min_rank, max_rank;
     int init_iters;            /* Gauss-Newton iterations of the last initial-state projection */
 } sg_stats;
@@ -152,10 +152,14 @@ struct sg_stepper {
     sg_i3 i3;
     sg_step_over ov;
     sg_stats stats;
-    sg_ctl ctl;
+    sg_ctl ctl;                                   /* dt = "auto" (sg_control_start) */
+    sg_ctl sub;                                   /* a fixed step's sub-steps (substeps) */
 };
 
 /* sg_alloc.c.inc: the buffers sized by the null space's dimension (grown by the sparse step). */
 static int k_alloc(sg_stepper *s, int kcap);
+/* sg_control.c.inc: a fixed step Newton could not close, as sub-steps under the error control. */
+static int substeps(sg_stepper *s, const double *p, double t, const double *x, const double *xd,
+                    const double *xdd, const double *lam, int *iterations, sg_failure *fail);
 
 #endif /* SG_INTERNAL_H */

@@ -9,18 +9,15 @@ scratch buffer and folds each step into the run's :class:`~symgen._record.Record
 row, the maxima over all steps), so progress, Ctrl-C between chunks (status ``interrupted``) and
 failure as data work as in the Python loop, with the same statuses and reasons.
 
-A null-space step whose Newton iteration fails in C is handed, from the same state, to the
-Python :class:`~symgen.steppers.nullspace.NullspaceStepper` (same kernels, QR; started at the
-first such step, most runs never need it), which applies its retries (K_L's λ term at λ(t), then
-two half steps; ``meta['retried_*']``/``['halved_*']``) or raises the same
-:class:`~symgen.steppers.StepFailure`; C resumes from the accepted state.
+A null-space step whose Newton iteration fails is taken as sub-steps under the error control, in
+C as in the Python stepper (``meta['substepped_*']``); ``dt="auto"`` runs the C runtime's error
+control (:mod:`symgen.adaptive` drives it chunk by chunk).  C never hands a step back to Python.
 
 ``factorization="sparse"`` (issue 14) runs the sparse null-space step of
 :mod:`symgen.steppers.sparse` in C (``symgen_sparse.c``: the kernels' CSR values, a sparse LU of
 H[R, D]; with the symmetric chart N_s from a second LU, of H_s[R, D] on the same partition:
 ``sg_splin_chart_basis``); ``"auto"`` chooses it for null-space runs (either chart) from
-:data:`SPARSE_FROM_N` coordinates on (:func:`compiled_factorization`), and its Python fallback is
-then the Python sparse step.
+:data:`SPARSE_FROM_N` coordinates on (:func:`compiled_factorization`).
 
 What it does not do (``stepper="auto"`` then uses the Python stepper): Kernels that are not
 compiled (:class:`~symgen.LambdifyKernels`), the minimal-coordinate methods, ``factorization=
@@ -49,10 +46,6 @@ COMPILED_METHODS = {"nullspace": 0, "index3": 1}
 #: chart name → the runtime's chart code (SG_CHART_*)
 COMPILED_CHARTS = {"end": 0, "symmetric": 1}
 _SG_OK, _SG_FAILED, _SG_DIVERGED = 0, 1, 2
-#: sg_failure kinds that sg_step reports (a Newton failure; 7, 8 are the run's divergence checks,
-#: 9, 10 the symmetric chart's singular T and 3k × 3k matrix, 11 the sparse step's singular block,
-#: 12 the symmetric chart's singular block of H_s on the sparse step; 13, out of memory, is not)
-_STEP_KINDS = (1, 2, 3, 4, 5, 6, 9, 10, 11, 12)
 #: wall time one chunk of C steps aims at (progress and Ctrl-C are handled between chunks), and
 #: the most steps a chunk takes (the rows of the scratch buffer)
 CHUNK_SECONDS = 0.05
@@ -90,7 +83,7 @@ def unsupported(kernels, method: str, scheme, factorization: str,
 
 class CompiledStepper:
     """Drives the C runtime's stepper chunk by chunk (see the module docstring); ``fallback`` is
-    the Python stepper of the same case (a null-space step that fails in C is retried by it)."""
+    the Python stepper of the same case (made first, so that both validate the options alike)."""
 
     compiled = True
 
@@ -134,8 +127,7 @@ class CompiledStepper:
         self.floor_steps, self.floor_times, self.floor_t_last = 0, [], math.nan
         self.min_rank, self.max_rank = self.m, 0
         if method == "nullspace":
-            self.retried_steps, self.retried_times = 0, []
-            self.halved_steps, self.halved_times = 0, []
+            self.substepped_steps, self.substepped_times = 0, []
             self.landing_steps, self.landing_times = 0, []
         else:
             self.redundant_steps = 0
@@ -165,9 +157,6 @@ class CompiledStepper:
                                             for v in (x, xd, xdd, lam))))
 
     def start(self, t, x, xd, xdd, lam) -> None:
-        # the Python fallback starts when it first takes a step (_python_step): most runs never
-        # hand it one
-        self._py_started = False
         p = self._ptr(self.kernels.p)
         self.lib.sg_start(self._s, p, float(t), *(self._ptr(np.ascontiguousarray(v, dtype=float))
                                                   for v in (x, xd, xdd, lam)))
@@ -205,10 +194,26 @@ class CompiledStepper:
         elif kind == 7:
             msg = (f"non-finite values in the state or its constraint residuals (Newton iterations "
                    f"{it})")
-        elif kind == 11:
+        elif kind in (9, 10, 11, 12):
             diverged = False
-            msg = (f"factorization of H failed at t = {t1:.9g}, iteration {it}: sparse LU of "
-                   "H[R, D] failed: singular")
+            msg = {9: f"symmetric chart: T = N_sᵀN_H is singular at t = {t1:.9g}, iteration {it} "
+                      f"(smallest singular value {fail.value0:.3e})",
+                   10: f"symmetric chart: singular 3k × 3k step matrix at t = {t1:.9g}, "
+                       f"iteration {it} (k = {fail.k})",
+                   11: f"factorization of H failed at t = {t1:.9g}, iteration {it}: sparse LU of "
+                       "H[R, D] failed: singular",
+                   12: f"symmetric chart: factorization of H_s failed at t = {t1:.9g}, iteration "
+                       f"{it}: sparse LU of H_s[R, D] failed: singular"}[kind]
+        elif kind == 14:                    # a fixed step, then its sub-steps, failed
+            diverged = False
+            last = self.ffi.string(self.lib.sg_failure_message(fail.k)).decode()
+            what = (f"Newton did not converge at t = {t1:.9g} after {it} iterations"
+                    if fail.which == 2 else
+                    self.ffi.string(self.lib.sg_failure_message(fail.which)).decode()
+                    + f" at t = {t1:.9g}, iteration {it}")
+            msg = (f"{what}; retried as sub-steps under error control: no sub-step from t = "
+                   f"{fail.value2:.9g} was accepted down to h = {fail.value0:.3g} s (the last "
+                   f"failure: {last}); s_min/s_max of H {fail.s_ratio:.2e}")
         elif kind == 13:
             diverged = False
             msg = (f"the C runtime ran out of memory at t = {t1:.9g}, iteration {it}, for the "
@@ -223,15 +228,13 @@ class CompiledStepper:
         return ("diverged" if diverged else "failed"), prefix + msg
 
     # -- the run -----------------------------------------------------------------------------------
-    def advance(self, t0: float, n_steps: int, state, rec, progress, bound: float, sch,
-                stop_reason) -> tuple[str, str]:
+    def advance(self, t0: float, n_steps: int, state, rec, progress,
+                bound: float) -> tuple[str, str]:
         """Steps 1..n_steps from ``state`` = (x, ẋ, ẍ, λ, residuals) of step 0, each folded into
-        ``rec`` as :func:`symgen.simulate`'s loop does (``stop_reason``: its divergence check of
-        a step the Python stepper took); returns (status, reason).  On return (also
+        ``rec`` as :func:`symgen.simulate`'s loop does; returns (status, reason).  On return (also
         by KeyboardInterrupt) ``state`` holds the last accepted step ``self.done`` (its Newton
         iterations ``self.it_last``, ω_max ``self.w``, h_max ``self.hm``).  Long on purpose: the
-        chunk loop, the hand-over of a failed null-space step to Python and the recording of the
-        rows read as one piece, as simulate's loop does."""
+        chunk loop and the recording of the rows read as one piece, as simulate's loop does."""
         self._bound = bound
         n, m, dt = self.n, self.m, self.h
         ffi, lib, kern = self.ffi, self.lib, self.kernels
@@ -317,17 +320,8 @@ class CompiledStepper:
                     aim = CHUNK_SECONDS * chunk / max(elapsed, 1e-9)
                     chunk = max(1, min(4 * chunk, CHUNK_MAX, int(min(aim, CHUNK_MAX))))
                     continue
-                if not (self.method == "nullspace" and fail.kind in _STEP_KINDS):
-                    status, reason = self._reason(fail, t0, dt)
-                    break
-                status, reason = self._python_step(t0, row, (T, X, XD, XDD, LAM, PE, VE, AE, OM,
-                                                             HM, IT, EK, EP, OUT), bound, sch,
-                                                   stop_reason)
-                if status:
-                    break
-                with held_signals():
-                    take(row + 1, row + 2, self.done + 1)
-                    self.done, row = self.done + 1, row + 1
+                status, reason = self._reason(fail, t0, dt)
+                break
         finally:
             r = row
             for buf, v in zip(state[:4], bufs):
@@ -337,47 +331,6 @@ class CompiledStepper:
             self.w, self.hm = (float(OM[r]), float(HM[r])) if self.estimate else (math.nan, math.nan)
             self._collect()
         return status or "completed", reason
-
-    def _python_step(self, t0, row, arrays, bound, sch, stop_reason) -> tuple[str, str]:
-        """The step after scratch row ``row`` by the Python stepper (its retries); on success
-        its state goes into row ``row + 1`` and ("", "") is returned, else (status, reason) as
-        simulate's loop words them."""
-        T, X, XD, XDD, LAM, PE, VE, AE, OM, HM, IT, EK, EP, OUT = arrays
-        py, j, dt = self.py, self.done + 1, self.h
-        t, t1 = t0 + self.done * dt, t0 + j * dt
-        if not self._py_started:
-            py.start(t, X[row], XD[row], XDD[row], LAM[row])
-            # the fallback's own factorization in start (nullspace.py) is not one of the run's
-            self._py_stats0 = py.lin.stats() if self.factorization == "sparse" else None
-            self._py_started = True
-        py._ratio = float(self.lib.sg_landing_ratio(self._s))       # landings: C's reference …
-        py.omega_max = float(OM[row]) if self.estimate else math.nan  # (the sub-step rescue)
-        try:
-            iters = py.step(t, X[row].copy(), XD[row].copy(), XDD[row].copy(), LAM[row].copy())
-        except StepFailure as exc:
-            return ("diverged" if exc.nonfinite else "failed"), f"step {j} (t = {t1:.9g}): {exc}"
-        except (FloatingPointError, OverflowError, ZeroDivisionError,
-                np.linalg.LinAlgError) as exc:
-            return "failed", (f"step {j} (t = {t1:.9g}): numerical error inside the {self.method} "
-                              f"step: {type(exc).__name__}: {exc}")
-        over, py._over = py._over, None         # … and back: a landing is stepped over by C
-        self.lib.sg_hand_back(self._s, py._ratio, *((over[0], *map(self._ptr, over[1:])) if over
-                                                    else (0.0,) + (self.ffi.NULL,) * 4))
-        why = stop_reason(py, j, t1, dt, bound, iters)
-        if why:
-            return "diverged", why
-        r = row + 1
-        T[r], X[r], XD[r], XDD[r], LAM[r] = t1, py.x, py.xd, py.xdd, py.lam
-        PE[r], VE[r], AE[r] = py.res
-        IT[r] = iters
-        if self.estimate:
-            OM[r] = py.omega_max
-            HM[r] = sch.h_max(OM[r])
-        kern = self.kernels
-        EK[r], EP[r] = kern.energy(t1, py.x, py.xd)
-        if OUT.size:
-            OUT[r] = kern.outputs(t1, py.x, py.xd)
-        return "", ""
 
     # -- dt="auto" (sg_control.c.inc; adaptive.py drives it) --------------------------------------
     def control_start(self, cfg, t0: float, t_end: float, omega0: float) -> None:
@@ -467,31 +420,25 @@ class CompiledStepper:
         counts, k = ffi.new("long[3]"), ffi.new("int *")
         rows, indep = ffi.new(f"int[{max(self.m, 1)}]"), ffi.new(f"int[{max(self.n, 1)}]")
         r = int(lib.sg_sparse_info(self._s, counts, rows, indep, k))
-        py, py0 = self.py.lin.stats(), getattr(self, "_py_stats0", None) or {}
         names = ("partitions", "column_changes", "rank_confirmations")
-        out = {name: int(counts[i]) + int(py[name]) - int(py0.get(name, 0))
-               for i, name in enumerate(names)}
+        out = {name: int(counts[i]) for i, name in enumerate(names)}
         out["rows"] = [int(v) for v in rows[0:r]] if r >= 0 else None
         out["independent"] = [int(v) for v in indep[0:int(k[0])]] if r >= 0 else None
         return out
 
     def _collect(self) -> None:
-        """The run's counters: the C stepper's, with the Python stepper's (retried steps)."""
-        lib, ffi, py = self.lib, self.ffi, self.py
+        """The run's counters, from the C stepper."""
+        lib, ffi = self.lib, self.ffi
         buf = ffi.new(f"double[{FLOOR_TIMES_KEPT}]")
-        times = list(buf[0:int(lib.sg_floor_times(self._s, buf, FLOOR_TIMES_KEPT))])
-        self.floor_steps = int(lib.sg_floor_steps(self._s)) + py.floor_steps
-        self.floor_times = sorted(times + list(py.floor_times))[:FLOOR_TIMES_KEPT]
-        lasts = [v for v in (float(lib.sg_floor_t_last(self._s)), py.floor_t_last) if v == v]
-        self.floor_t_last = max(lasts) if lasts else math.nan
-        self.min_rank = min(int(lib.sg_min_rank(self._s)), getattr(py, "min_rank", self.m))
-        self.max_rank = max(int(lib.sg_max_rank(self._s)), getattr(py, "max_rank", 0))
+        self.floor_steps = int(lib.sg_floor_steps(self._s))
+        self.floor_times = list(buf[0:int(lib.sg_floor_times(self._s, buf, FLOOR_TIMES_KEPT))])
+        self.floor_t_last = float(lib.sg_floor_t_last(self._s))
+        self.min_rank = int(lib.sg_min_rank(self._s))
+        self.max_rank = int(lib.sg_max_rank(self._s))
         if self.method == "nullspace":
-            for what in ("retried", "halved", "substepped"):
-                setattr(self, f"{what}_steps", getattr(py, f"{what}_steps"))
-                setattr(self, f"{what}_times", list(getattr(py, f"{what}_times")))
-            self.landing_steps = int(lib.sg_landing_steps(self._s)) + py.landing_steps
-            times = list(buf[0:int(lib.sg_landing_times(self._s, buf, FLOOR_TIMES_KEPT))])
-            self.landing_times = sorted(times + list(py.landing_times))[:FLOOR_TIMES_KEPT]
+            for what in ("landing", "substepped"):
+                setattr(self, f"{what}_steps", int(getattr(lib, f"sg_{what}_steps")(self._s)))
+                got = int(getattr(lib, f"sg_{what}_times")(self._s, buf, FLOOR_TIMES_KEPT))
+                setattr(self, f"{what}_times", list(buf[0:got]))
         else:
             self.redundant_steps = int(lib.sg_redundant_steps(self._s))

@@ -195,7 +195,8 @@ def stretched(h: float, rest: float) -> float:
 def substeps(stepper, t: float, x, xd, xdd, lam, *, rtol: float = 1e-6,
              atol: float = 1e-8) -> int:
     """A fixed step of ``stepper.h`` that Newton could not close, as internal sub-steps chosen by
-    the error control (issue 21 §2; :func:`tries`, the first a quarter of h), ending on t + h.
+    the error control (issue 21 §2; :func:`tries`, the first a quarter of h, no bound but the end
+    t + h; the C runtime's ``substeps`` is this), ending on t + h.
     The end state is left in the stepper's buffers as for one step of h; returns the Newton
     iterations of the accepted sub-steps.  Raises the last StepFailure when a sub-step falls to
     round-off."""
@@ -207,7 +208,6 @@ def substeps(stepper, t: float, x, xd, xdd, lam, *, rtol: float = 1e-6,
     est = ErrorEstimate(stepper.scheme, stepper.n, rtol, np.full(stepper.n, atol))
     ctl = StepController()
     count = SimpleNamespace(rejected_error=0, rejected_newton=0, last_failure=None)
-    tiny = 64 * np.finfo(float).eps * max(1.0, abs(t_end))
     cur = (x.copy(), xd.copy(), xdd.copy(), lam.copy())
     tc, h, iters, controlled = t, 0.25 * H, 0, stepper.controlled
     stepper.controlled = True
@@ -215,7 +215,7 @@ def substeps(stepper, t: float, x, xd, xdd, lam, *, rtol: float = 1e-6,
         while tc < t_end:
             h_try, it, err, have_d, _, h = tries(
                 stepper, est, ctl, tc, h, cur, lambda h, tc: (stretched(h, t_end - tc), 0),
-                lambda h, tc: h <= tiny, count)
+                lambda h, tc: h <= 64 * np.finfo(float).eps * max(1.0, abs(tc)), count)
             if h_try is None:
                 raise (count.last_failure if isinstance(count.last_failure, StepFailure) else
                        StepFailure(f"no sub-step from t = {tc:.9g} met the error tolerance "

@@ -47,21 +47,13 @@ reach: there an error δ of an iterate across the branch becomes δ/s in ẋ_p a
 the next iterate moves by more than the last (measured: updates of θ wander by 1e-6, λ grows to
 1e13).  The positions stay accurate (a tiny cross-branch error of the positions is the floor of
 the accelerations there), so such a step can only end at the round-off floor (base module).  On a
-Newton failure :meth:`NullspaceStepper.step` therefore retries, from the predictor:
-
-1. with K_L's λ term taken at λ(t) instead of the iterate's λ (K_L only shapes the path, not the
-   converged state: it multiplies Δx, which is zero at convergence), counted in
-   ``retried_steps``/``retried_times``;
-2. as a last resort, as two steps of h/2 (each with retry 1), counted in
-   ``halved_steps``/``halved_times`` (not the same discrete solution as one step of h).
-
-Both are reported in ``meta`` and in the CLI summary.  Steps that converge at the first attempt
-are computed exactly as before.  Measured on the step above: the accepted state's ẍ is off the
-one-dof motion by up to ~30 m/s² across the branch (its ‖q̈‖ ≈ 1e-9 … 7e-5, h²‖q̈‖ ≤ constraint_tol),
-and the step onto and the step after the singular point change the energy by ≈ 0.05 J (0.15 %)
-against ≈ 1.5e-3 J across a normal passage.  Plain Newton ends such landings at the floor too (h =
-2e-3, t = 34.252 s, |sin θ| = 1.3e-5: +6.5e-3 J against 9e-5 J); these kicks, not the smooth
-discretization error, dominate the phase error of B0 after them in the 100 s runs.
+Newton failure :meth:`NullspaceStepper.step` takes the step as sub-steps chosen by the error
+control of ``dt="auto"`` (:func:`~symgen.steppers.control.substeps`: rtol 1e-6, the first h/4,
+ending on t + h; docs/variable-step.md), counted in ``substepped_steps``/``substepped_times`` —
+not for a step past the stability limit h_max(ω_max), the user's deliberate instability
+experiment.  The C runtime does the same (``sg_step``).  Steps that converge at the first attempt
+are computed exactly as before.  (Until issue 21 the step was retried with K_L's λ term at λ(t)
+and then as two half steps first; those outcomes depended on round-off, and C had neither.)
 
 Landings.  Why such a landing kicks the energy: near a configuration where H loses rank (s = the
 smallest kept singular value, s ∝ the distance to it), the positions are known across the branch
@@ -142,13 +134,8 @@ class NullspaceStepper(Stepper):
         self.alpha = np.zeros(k)         # α, α̇, α̈ at t + h of the last iteration
         self.alpha_dot = np.zeros(k)
         self.alpha_ddot = np.zeros(k)
-        self.retried_steps = 0      # steps solved only by retry 1 (K_L's λ term at λ(t)) …
-        self.retried_times = []     # … their end times (the first FLOOR_TIMES_KEPT)
-        self.halved_steps = 0       # steps solved only by retry 2 (two half steps) …
-        self.halved_times = []
-        self.substepped_steps = 0   # steps solved only by retry 3 (sub-steps under error control)
-        self.substepped_times = []
-        self._halving = False
+        self.substepped_steps = 0   # steps Newton could not close, taken as sub-steps …
+        self.substepped_times = []  # … their end times (the first FLOOR_TIMES_KEPT)
         self.landing_steps = 0      # landings stepped over (module docstring, "Landings") …
         self.landing_times = []     # … their times (the first FLOOR_TIMES_KEPT)
         self._over = None           # (t, x, ẋ, ẍ, λ) at the start of the step onto a landing
@@ -169,7 +156,7 @@ class NullspaceStepper(Stepper):
         the error control (``controlled``, dt="auto") Newton alone: a failure is the controller's
         to handle, by a smaller step (docs/variable-step.md)."""
         if self.controlled:
-            return self._newton(t, x, xd, xdd, lam, lam_t_in_K=False)
+            return self._newton(t, x, xd, xdd, lam)
         if self._over is None:
             start = (t, x, xd, xdd, lam)
             it = self._step(*start)
@@ -201,67 +188,33 @@ class NullspaceStepper(Stepper):
         return it
 
     def _step(self, t, x, xd, xdd, lam) -> int:
-        """One step; on a Newton failure two retries, counted (module docstring)."""
+        """One step; on a Newton failure the step as sub-steps under the error control (module
+        docstring), counted."""
         try:
-            return self._newton(t, x, xd, xdd, lam, lam_t_in_K=False)
+            return self._newton(t, x, xd, xdd, lam)
         except StepFailure as exc:
             first = exc
-        try:                                    # retry 1: K_L's λ term at λ(t)
-            it = self._newton(t, x, xd, xdd, lam, lam_t_in_K=True)
-        except StepFailure as exc:
-            second = exc
-        else:
-            self._count("retried", t + self.h)
-            return first.iteration + it
-        if self._halving:
-            raise StepFailure(f"{first}; retried with K_L at λ(t): {second}",
-                              iteration=first.iteration + second.iteration,
-                              nonfinite=second.nonfinite) from None
-        try:                                    # retry 2: two half steps
-            it = self._half_steps(t, x, xd, xdd, lam)
-        except StepFailure as exc:
-            third = exc
-        else:
-            self._count("halved", t + self.h)
-            return first.iteration + second.iteration + it
         h_max = self.scheme.h_max(self.omega_max)
         if self.h > h_max:                      # no rescue for a step past the stability limit
-            raise StepFailure(f"{first}; retried with K_L at λ(t): {second}; retried as two "
-                              f"half steps: {third}; not retried as sub-steps: h = {self.h:g} s "
-                              f"exceeds the stability limit h_max = {h_max:.3g} s",
-                              iteration=third.iteration, nonfinite=third.nonfinite) from None
-        try:                                    # retry 3 (last resort): controlled sub-steps
+            raise StepFailure(f"{first}; not retried as sub-steps: h = {self.h:g} s exceeds the "
+                              f"stability limit h_max = {h_max:.3g} s",
+                              iteration=first.iteration, nonfinite=first.nonfinite) from None
+        try:
             it = substeps(self, t, x, xd, xdd, lam)
         except StepFailure as exc:
-            raise StepFailure(f"{first}; retried with K_L at λ(t): {second}; retried as two "
-                              f"half steps: {third}; retried as sub-steps under error control: "
-                              f"{exc}", iteration=exc.iteration, nonfinite=exc.nonfinite) from None
+            raise StepFailure(f"{first}; retried as sub-steps under error control: {exc}",
+                              iteration=exc.iteration, nonfinite=exc.nonfinite) from None
         self._count("substepped", t + self.h)
-        return first.iteration + second.iteration + third.iteration + it
+        return first.iteration + it
 
     def _count(self, what: str, t1: float) -> None:
-        if self._halving:                       # a half step counts as part of the halved step
-            return
         setattr(self, f"{what}_steps", getattr(self, f"{what}_steps") + 1)
         times = getattr(self, f"{what}_times")
         if len(times) < FLOOR_TIMES_KEPT:
             times.append(float(t1))
 
-    def _half_steps(self, t, x, xd, xdd, lam) -> int:
-        """The step from t to t + h as two steps of h/2 (each with retry 1); the result is left
-        in the stepper's buffers as for a step of h."""
-        h = self.h
-        self.h, self._halving = 0.5 * h, True
-        try:
-            it = self._step(t, x, xd, xdd, lam)
-            mid = (self.x.copy(), self.xd.copy(), self.xdd.copy(), self.lam.copy())
-            it += self._step(t + 0.5 * h, *mid)
-        finally:
-            self.h, self._halving = h, False
-        return it
-
-    def _newton(self, t, x, xd, xdd, lam, lam_t_in_K: bool) -> int:
-        """Newton from the predictor (steps 1–6); ``lam_t_in_K``: K_L's λ term at λ(t).  Long on
+    def _newton(self, t, x, xd, xdd, lam) -> int:
+        """Newton from the predictor (steps 1–6).  Long on
         purpose: the six numbered parts of one iteration follow the paper's equations line by
         line (tagged), so it is read as one."""
         lin = self.lin
@@ -294,7 +247,7 @@ class NullspaceStepper(Stepper):
                 if ok:
                     self.res[0], self.res[1], self.res[2] = rq, rqd, rqdd
                     if self.estimate:
-                        if factored or it < 2 or lam_t_in_K:
+                        if factored or it < 2:
                             # ω_max of the reduced system linearized at the accepted state
                             if not factored:
                                 self._factor(lin, H, t1, it)
@@ -319,7 +272,7 @@ class NullspaceStepper(Stepper):
             np.add(x1, lin.dx_p, out=x_p)                        # Eq. 33 (corrected form)
 
             # 3. linearized equilibrium at the estimate --------------------------------------------
-            M, f, K, C = self._dynamics(t1, x1, xd1, xdd1, lam if lam_t_in_K else lam1)
+            M, f, K, C = self._dynamics(t1, x1, xd1, xdd1, lam1)
             lin.reduce(M, C, K)                                  # M_R, C_R, K_R of Eq. 52
             M_R, C_R, K_R = lin.M_R, lin.C_R, lin.K_R
             # right-hand side of Eq. 51 written about the estimate (Δ· = · − ·₁):
