@@ -16,6 +16,7 @@ import traceback
 import numpy as np
 
 from ._record import MemoryBudgetError, Recorder
+from .names import power_columns
 from .settings import SimulationSettings
 from .steploop import finish, short_reason, start_state, stop_reason
 from .steppers import Linearization
@@ -138,17 +139,26 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
     span = t_end - t0
     ctl = _Control(cfg, sch, n, t0, t_end)
     rec = Recorder(n, m, n_out, 1024, every, math.nan, energy=has_energy, outputs=has_outputs,
-                   variable=True)
+                   variable=True, power=power_columns(kernels.output_names) if has_outputs else ())
     cs = start_state(kernels, stepper, cfg, t0, x0, xd0, consistent)
     x, xd, xdd, lam = cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()
     res = np.array(cs.residuals, dtype=float)
     w = _omega(kernels, stepper, cfg, t0, x, xd, xdd, lam)
     hm = sch.h_max(w)
 
-    def record(j, t, iters, info):
+    def record(j, t, iters, info, y=None):
         rec.add(j, t, x, xd, xdd, lam, res, iters, w, hm,
                 kernels.energy(t, x, xd) if has_energy else None,
-                kernels.outputs(t, x, xd) if has_outputs else None, step_info=info)
+                y if y is not None else kernels.outputs(t, x, xd) if has_outputs else None,
+                step_info=info)
+
+    def integrate(t):
+        """The work of the power outputs up to the accepted state at t (run.py's rule)."""
+        if not rec.power.size:
+            return None
+        y = kernels.outputs(t, x, xd)
+        rec.integrate(t, y)
+        return y
 
     te = _t_eval(t_eval, t0, t_end)
     k_eval = 0                                 # the next t_eval entry to record
@@ -160,16 +170,18 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
             tau = min(float(te[k_eval]), t + h)
             xe, xde, xdde, lame, rese = dense_state(kernels, tau, t, h, (x, xd, xdd),
                                                    (stepper.x, stepper.xd, stepper.xdd))
+            ye = kernels.outputs(tau, xe, xde).copy() if has_outputs else None
             rec.add(k_eval, float(te[k_eval]), xe, xde, xdde, lame, rese, iters, w, hm,
-                    kernels.energy(tau, xe, xde) if has_energy else None,
-                    kernels.outputs(tau, xe, xde) if has_outputs else None, step_info=info)
+                    kernels.energy(tau, xe, xde) if has_energy else None, ye, step_info=info,
+                    work=rec.work_to(tau, ye) if ye is not None else None)
             k_eval += 1
 
+    y0 = integrate(t0)
     rec.observe(t0, res, 0, w, hm)
     if te is None:
-        record(0, t0, 0, None)
+        record(0, t0, 0, None, y0)
     elif te[0] == t0:
-        record(0, t0, 0, None)
+        record(0, t0, 0, None, y0)
         k_eval = 1
     stepper.controlled = True
     stepper.start(t0, x, xd, xdd, lam)
@@ -198,9 +210,10 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
             h = ctl.accepted(h_try, err if have_d else math.nan)
             t, j, it_last, info = t1, j + 1, iters, (h_try, err if have_d else math.nan, flags)
             rec.h = h_try
+            y = integrate(t)
             rec.observe(t, res, iters, w, hm)
             if te is None and (j % every == 0 or t >= t_end):
-                record(j, t, iters, info)
+                record(j, t, iters, info, y)
             if progress is not None:
                 progress(min(PROGRESS_UNITS, int(PROGRESS_UNITS * (t - t0) / span)),
                          PROGRESS_UNITS)

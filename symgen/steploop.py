@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from .assembly import consistent_state, finished_state
+from .names import work_names
 from .result import Result
 from .settings import SimulationSettings
 from .steppers.base import norm2
@@ -170,6 +171,8 @@ def finish(kernels, stepper, cfg: SimulationSettings, rec, cs, status: str, reas
     has_energy = hasattr(kernels, "energy")
     arrays = rec.arrays()
     EK, EP = arrays["energy_kinetic"], arrays["energy_potential"]
-    return Result(coords=kernels.coord_names, output_names=kernels.output_names,
+    names = tuple(kernels.output_names) + tuple(work_names(kernels.output_names)
+                                                if rec.power.size else ())
+    return Result(coords=kernels.coord_names, output_names=names,
                   energy=np.add(EK, EP) if (has_energy and has_V) else None,
                   status=status, reason=reason, meta=meta, **arrays)

@@ -20,6 +20,7 @@ __all__ = [
     "MechanismError", "UnknownElementError", "DuplicateNameError", "SingularMassError",
     "InconsistentInitialStateError", "InitialStateProjectionWarning", "check_initial_state",
     "check_reduced_mass", "check_mass_properties", "Parameters", "Deferred", "DeferredRow",
+    "power_outputs",
     "assembled_start", "constraint_evaluator", "numeric_matrix", "row_names",
 ]
 
@@ -97,6 +98,23 @@ def claim_name(names: set, system: str, name: str | None, default: str) -> str:
         check_name(name, "element")
     names.add(name)
     return name
+
+
+def power_outputs(system: str, powers: Mapping, outputs: Mapping) -> dict:
+    """The outputs ``power:<element>`` of the non-conservative elements (``powers``: element
+    name → terms of its power), added to ``outputs``; an element name becomes an output name
+    with '(' ',' ')' '#' as '.' and other signs as '_' (``torque(crank)`` → ``torque.crank``)."""
+    outs = dict(outputs)
+    for name, terms in powers.items():
+        if not terms:
+            continue
+        key = re.sub(r"[(),#]+", ".", name)
+        key = "power:" + re.sub(r"[^A-Za-z0-9_.]", "_", key).strip(".")
+        if key in outs:
+            raise DuplicateNameError(f"{system}: output {key!r} (the power of element {name!r}) "
+                                     "is defined twice")
+        outs[key] = sp.Add(*terms)
+    return outs
 
 
 def numeric(expr, subs: Mapping, what: str) -> float:

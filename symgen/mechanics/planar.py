@@ -22,7 +22,8 @@ expressions stay small and unsimplified, which matters for the 243-coordinate N 
 Joints become holonomic constraints q(x, t) = 0 (rows labelled by the joint's name); driven joints
 add a rheonomic row.  G = H holds because the forces are applied through virtual work in the
 same coordinates.  Gravity and springs contribute to the potential energy V; point forces, body
-torques and dampers are non-conservative.
+torques and dampers are non-conservative: each has an output ``power:<element>`` (a damper's
+−c ℓ̇²), which simulate integrates into ``work:<element>`` (docs/energy-balance.md).
 
 Example::
 
@@ -45,7 +46,7 @@ from ..model import Model, check_name, t
 from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownElementError,
                       Deferred, DeferredRow, assembled_start, check_initial_state,
                       check_mass_properties, check_reduced_mass, claim_name, numeric,
-                      numeric_matrix, row_names)
+                      numeric_matrix, power_outputs, row_names)
 from .planar_body import Body, _perp, _vec2, dot, sub
 from .planar_drawing import PlanarDrawing
 
@@ -75,6 +76,7 @@ class PlanarSystem:
         self._point_forces: list[tuple[str, Body, object, sp.Matrix]] = []
         self._torques: list[tuple[str, Body, sp.Expr]] = []
         self._potentials: list[tuple[str, sp.Expr]] = []
+        self._powers: dict[str, list] = {}               # non-conservative elements' power terms
         self._gravity: sp.Matrix | None = None
         self._outputs: dict[str, sp.Expr] = {}
         self._names: set[str] = set()
@@ -238,6 +240,7 @@ class PlanarSystem:
         if local:
             Fv = b.rotate(Fv)
         self._point_forces.append((name, b, s, Fv))
+        self._powers[name] = [dot(Fv, b.velocity(s))] if not b.is_ground else []
         return name
 
     def torque(self, body, T, *, reaction=None, name: str | None = None):
@@ -245,9 +248,11 @@ class PlanarSystem:
         b = self._body(body, "torque")
         name = self._name(name, f"torque({b.name})")
         self._torques.append((name, b, sp.sympify(T)))
+        self._powers[name] = [sp.sympify(T) * b.theta_dot]
         if reaction is not None:
             r = self._body(reaction, f"{name}: reaction")
             self._torques.append((name, r, -sp.sympify(T)))
+            self._powers[name].append(-sp.sympify(T) * r.theta_dot)
         return name
 
     def spring(self, body_a, point_a, body_b, point_b, k, c=0, length=0, *, name: str | None = None):
@@ -262,12 +267,16 @@ class PlanarSystem:
         if L0 == 0:
             Fb = -k * d - c * dd
             V = k * dot(d, d) / 2
+            P = -c * dot(dd, dd)                 # the damper's power (the spring's is −dV/dt)
         else:
             ell = sp.sqrt(dot(d, d))
             ell_dot = dot(d, dd) / ell
             tension = k * (ell - L0) + c * ell_dot
             Fb = -tension * d / ell
             V = k * (ell - L0) ** 2 / 2
+            P = -c * ell_dot ** 2
+        if c != 0:
+            self._powers[name] = [P]
         self._point_forces.append((name, b, sb, Fb))
         self._point_forces.append((name, a, sa, -Fb))
         if k != 0:
@@ -281,9 +290,12 @@ class PlanarSystem:
         name = self._name(name, f"torsional_spring({a.name},{b.name})")
         k, c, phi0 = sp.sympify(k), sp.sympify(c), sp.sympify(angle)
         phi = b.theta - a.theta
-        T = -k * (phi - phi0) - c * (b.theta_dot - a.theta_dot)
+        phi_dot = b.theta_dot - a.theta_dot
+        T = -k * (phi - phi0) - c * phi_dot
         self._torques.append((name, b, T))
         self._torques.append((name, a, -T))
+        if c != 0:
+            self._powers[name] = [-c * phi_dot ** 2]
         if k != 0:
             self._potentials.append((name, k * (phi - phi0) ** 2 / 2))
         return name
@@ -367,7 +379,7 @@ class PlanarSystem:
         M, f, V, has_V = self._dynamics(bodies, index, n, pvals)   # M, f and the potential
         guessed = [b for b in bodies if not b.exact] if x0_given is None else []
         q, labels = self._constraint_rows(pvals, subs0, guessed)
-        outs = self._all_outputs(outputs)
+        outs = power_outputs(self.name, self._powers, self._all_outputs(outputs))
 
         # assembly and checks -----------------------------------------------------------------
         if fix or xd_fix or guessed:

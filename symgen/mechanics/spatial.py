@@ -53,7 +53,7 @@ import sympy as sp
 from ..model import Model, check_name, coordinates
 from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownElementError,
                       assembled_start, check_initial_state, check_reduced_mass, claim_name,
-                      numeric, numeric_matrix, row_names)
+                      numeric, numeric_matrix, power_outputs, row_names)
 from .spatial_assembly import NeglectedInertiaWarning, SpatialAssembly
 from .spatial_joints import GROUND, joint_rows
 
@@ -473,7 +473,7 @@ class SpatialSystem:
             asm.body(b)
         joint_rows(asm, self._rows)
         asm.forces_and_springs()
-        outs = asm.outputs(outputs)
+        outs = power_outputs(self.name, asm.powers, asm.outputs(outputs))
         M, f, q, labels, V, has_V = asm.M, asm.f, asm.q, asm.labels, asm.V, asm.has_V
 
         if fix or xd_fix:
