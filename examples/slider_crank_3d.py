@@ -72,5 +72,6 @@ def model(**params) -> symgen.Model:
     sys.prismatic("ground", "O", slider, "C", axis=(1, 0, 0), name="slide")
     sys.gravity(g, direction=(0, 0, -1))
     sys.output_point(slider, "C")
-    sys.output("crank_angle", sp.atan2(sp.Symbol("B.z") - A[2], sp.Symbol("B.y") - A[1]))
+    sys.output("crank_angle", sp.atan2(sp.Symbol("B.z") - A[2], sp.Symbol("B.y") - A[1]),
+               unit="rad")
     return sys.model(params=params, settings=SETTINGS, description=__doc__.strip().splitlines()[0])

@@ -27,6 +27,7 @@ from .names import (ACCELERATION_SUFFIX, MAX_MODEL_NAME, MAX_NAME, VELOCITY_SUFF
 from .drawing import normalize_drawing
 from .model_checks import check_mass_diagonal, check_symmetric
 from .settings import SimulationSettings
+from .units import KeptUnits, normalize_units
 
 __all__ = ["Model", "ModelError", "coordinates", "t", "VELOCITY_SUFFIX", "ACCELERATION_SUFFIX"]
 
@@ -169,6 +170,11 @@ class Model:
         Optional names of the m constraint rows (the builders give ``<joint>.<component>``, e.g.
         ``pin1.x``); default ``q[0]``, ``q[1]``, …  Used by ``show``, assembly errors, the result's
         meta and CSV header and the reaction plots; not in :attr:`hash` (not in the C).
+    units:
+        Optional units (plain strings): name → unit for coordinates, velocities (default: the
+        coordinate's unit per second), outputs and parameters, or {kind: {name: unit}}; stored
+        as :attr:`units` by kind (``symgen.units``).  Labels for plots, ``show`` and result
+        files; not in :attr:`hash`.
     """
 
     def __init__(
@@ -188,6 +194,7 @@ class Model:
         description: str = "",
         drawing: Sequence | None = None,
         constraint_names: Sequence[str] | None = None,
+        units: Mapping | None = None,
     ):
         """Long on purpose: every check of the model runs here, once, in the order the fields
         are given (the class docstring lists them), so that a Model that exists is valid."""
@@ -288,6 +295,9 @@ class Model:
         check_mass_diagonal(self)
         self.drawing: tuple = normalize_drawing(drawing, odict, set(xs) | set(pdict) | {t})
         self.constraint_names: tuple = row_names(constraint_names, len(qm))
+        self.units: Mapping = normalize_units(units, {
+            "coords": names, "velocities": [v.name for v in vs], "outputs": list(odict),
+            "params": [p.name for p in pdict]})
         self._hash: str | None = None
         self._frozen = True
 
@@ -358,6 +368,7 @@ class Model:
             params=dict(self.params), outputs=dict(self.outputs), x0=self.x0, xd0=self.xd0,
             settings=dict(self.settings), velocities=self.velocities, description=self.description,
             drawing=self.drawing, constraint_names=self.constraint_names,
+            units=KeptUnits({k: dict(v) for k, v in self.units.items()}),
         )
 
     def __reduce__(self):
