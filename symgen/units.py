@@ -21,13 +21,11 @@ __all__ = ["KINDS", "KeptUnits", "normalize_units", "rate", "result_units", "wor
 KINDS = ("coords", "velocities", "outputs", "params")
 
 
-def rate(unit: str, order: int = 1) -> str:
-    """The unit of a quantity's ``order``-th time derivative: m → m/s, m/s → m/s², "" → ""."""
+def rate(unit: str) -> str:
+    """The unit of a quantity's time derivative: m → m/s, m/s → m/s², "" → ""."""
     if not unit:
         return ""
-    for _ in range(order):
-        unit = unit + "²" if unit.endswith("/s") else f"{unit}/s"
-    return unit
+    return unit + "²" if unit.endswith("/s") else f"{unit}/s"
 
 
 def work_unit(power_unit: str) -> str:

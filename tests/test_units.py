@@ -146,3 +146,13 @@ def test_plots_have_a_panel_per_unit(run):
         "t", "x", "xd", "xdd", "lam", "coords", "pos_err", "vel_err", "acc_err", "omega_max",
         "h_max", "newton_iters", "outputs", "output_names")}, meta={})
     assert [ax.get_ylabel() for ax in figure(no_units, "outputs").axes] == ["output value"]
+
+
+def test_show_prints_units(capsys):
+    from symgen.cli import main
+
+    assert main(["show", "double_pendulum"]) == 0
+    out = capsys.readouterr().out
+    assert "coordinates: bar1.x [m], bar1.y [m], bar1.theta [rad]," in out
+    assert "m = 1 kg" in out and "k = 1000 N·m/rad" in out
+    assert "tip.vx [m/s]" in out and "power:spring1 [W]" in out
