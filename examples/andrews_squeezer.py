@@ -99,8 +99,8 @@ def model(**params) -> symgen.Model:
 
     t1, t2, t3, t4, t5, t6, t7 = (K[i].theta for i in range(1, 8))
     for name, expr in zip(ANGLE_NAMES, (t1, t2 - t1, t3, t4 - t5, t5, t6 - t7, t7)):
-        sys.output(name, expr)
+        sys.output(name, expr, unit="rad")
     F = sys.position(K[1], "F")
-    sys.output("F.x", F[0])
-    sys.output("F.y", F[1])
+    sys.output("F.x", F[0], unit="m")
+    sys.output("F.y", F[1], unit="m")
     return sys.model(params=params, settings=SETTINGS, description=__doc__.strip().splitlines()[0])

@@ -91,5 +91,5 @@ def model(iftomm: bool = False, **params) -> symgen.Model:
     sys.gravity(g, direction=(0, 0, -1))
     sys.output_point(slider, "C")
     Bx = sys.symbols("B")[0]                 # B's coordinate symbols
-    sys.output("crank_angle", sp.atan2(Bx[2] - A[2], Bx[1] - A[1]))
+    sys.output("crank_angle", sp.atan2(Bx[2] - A[2], Bx[1] - A[1]), unit="rad")
     return sys.model(params=params, settings=SETTINGS, description=__doc__.strip().splitlines()[0])

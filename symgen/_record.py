@@ -7,6 +7,11 @@ hands over views, or a copy when the rows are at most half of the buffer).  Ever
 or not, goes through :meth:`Recorder.observe`, so ``meta['run_stats']`` (max ‖q‖, ‖q̇‖, ‖q̈‖,
 Newton iterations, ω_max, the smallest h_max and where it occurred, the steps with h > h_max)
 is exact over the whole run also when only every K-th step is kept.
+
+The ``power:<element>`` outputs (``power``: their columns) are integrated over every step, by
+the trapezoidal rule on the steps' own times (:meth:`Recorder.integrate`), into the work
+columns ``work:<element>`` appended to the outputs: the Newmark update of x with γ = ½ is the
+same rule on ẋ, so the work matches the step (docs/energy-balance.md).
 """
 from __future__ import annotations
 
@@ -15,12 +20,19 @@ import math
 import numpy as np
 
 from ._io import memory_budget
+from .names import power_columns
 
-__all__ = ["Recorder", "n_records", "bytes_per_record", "check_memory", "MemoryBudgetError"]
+__all__ = ["Recorder", "n_records", "bytes_per_record", "check_memory", "MemoryBudgetError",
+           "recorded_outputs"]
 
 
 class MemoryBudgetError(ValueError):
     """A run whose recorded steps would not fit in the memory a result may take."""
+
+
+def recorded_outputs(output_names) -> int:
+    """The output columns a result holds: the outputs and a work column per power output."""
+    return len(output_names) + len(power_columns(output_names))
 
 
 def n_records(n_steps: int, every: int) -> int:
@@ -66,10 +78,16 @@ class Recorder:
     """Preallocated rows of one run (see the module docstring)."""
 
     def __init__(self, n: int, m: int, n_out: int, n_steps: int, every: int, h: float, *,
-                 energy: bool, outputs: bool, variable: bool = False):
+                 energy: bool, outputs: bool, variable: bool = False, power=()):
         if int(every) != every or every < 1:
             raise ValueError(f"every must be a positive integer, got {every!r}")
         self.every, self.h = int(every), float(h)
+        # the power outputs' columns (integrated every step, see integrate), the work so far
+        self.power = np.asarray(power if outputs else (), dtype=np.intp)
+        self.n_out = n_out
+        self.W = np.zeros(len(self.power))
+        self._tP: tuple | None = None          # (t, power) of the last state integrated
+        n_out += len(self.power)
         R = n_records(n_steps, self.every)
         # variable steps (dt="auto"): the step of each row, its error estimate and flags; the
         # rows grow (doubling) since the number of steps is not known in advance
@@ -97,6 +115,40 @@ class Recorder:
         self.t_h_max_min = math.nan
         self.over = 0              # steps whose h_max is below the h used
         self.observed = 0
+
+    def integrate(self, t: float, y) -> None:
+        """Advance the work to the state at ``t`` whose outputs are ``y`` (the first call starts
+        it at 0): W += (t − t_prev)/2 (P_prev + P)."""
+        if not self.power.size:
+            return
+        P = np.asarray(y, dtype=float)[self.power]
+        if self._tP is not None:
+            t_prev, P_prev = self._tP
+            self.W = self.W + 0.5 * (t - t_prev) * (P_prev + P)
+        self._tP = (float(t), P)
+
+    def work_to(self, t: float, y) -> np.ndarray:
+        """The work at ``t`` inside the step after the last integrated state (a ``t_eval`` row,
+        outputs ``y``), by the same rule; nothing is advanced."""
+        if not self.power.size or self._tP is None:
+            return self.W.copy()
+        t_prev, P_prev = self._tP
+        return self.W + 0.5 * (t - t_prev) * (P_prev + np.asarray(y, dtype=float)[self.power])
+
+    def integrate_rows(self, t, Y) -> np.ndarray | None:
+        """:meth:`integrate` of k states at once (``Y``: their k × n_out outputs); returns the
+        work after each of them (k × number of power outputs), None without power outputs."""
+        if not self.power.size or len(t) == 0:
+            return None
+        t = np.asarray(t, dtype=float)
+        P = np.asarray(Y, dtype=float)[:, self.power]
+        if self._tP is None:
+            self._tP = (float(t[0]), P[0].copy())
+        t_all = np.concatenate(([self._tP[0]], t))
+        P_all = np.vstack((self._tP[1], P))
+        W = self.W + np.cumsum(0.5 * np.diff(t_all)[:, None] * (P_all[1:] + P_all[:-1]), axis=0)
+        self.W, self._tP = W[-1].copy(), (float(t[-1]), P[-1].copy())
+        return W
 
     def observe(self, t: float, res, iters: int, omega: float, h_max: float) -> None:
         """Fold one state (the initial one with ``iters = 0``, then every step) into the maxima."""
@@ -139,9 +191,9 @@ class Recorder:
         self.observed += len(t)
 
     def add_rows(self, steps, t, x, xd, xdd, lam, res, iters, omega, h_max, energy=None,
-                 out=None) -> None:
+                 out=None, work=None) -> None:
         """:meth:`add` of k rows at once (``steps``: their step indices, increasing; ``energy``
-        a pair of arrays of k)."""
+        a pair of arrays of k; ``work`` their rows of :meth:`integrate_rows`)."""
         k, K = self.k, len(steps)
         if K == 0:
             return
@@ -155,7 +207,9 @@ class Recorder:
         if self.EK is not None:
             self.EK[sl], self.EP[sl] = energy
         if out is not None:
-            self.OUT[sl] = out
+            self.OUT[sl, :self.n_out] = out
+        if work is not None:
+            self.OUT[sl, self.n_out:] = work
         self.k, self.last_step = k + K, int(steps[-1])
 
     def _grow(self) -> None:
@@ -177,9 +231,10 @@ class Recorder:
                 setattr(self, attr, b)
 
     def add(self, step: int, t, x, xd, xdd, lam, res, iters, omega, h_max, energy=None,
-            out=None, step_info=None) -> None:
+            out=None, step_info=None, work=None) -> None:
         """Write one row (the row counts only once it is complete); ``step_info``: (h, error
-        estimate, flags) of the step that produced it (variable steps)."""
+        estimate, flags) of the step that produced it (variable steps); ``work``: default the
+        work integrated so far (the row is the last state integrated)."""
         k = self.k
         if self.variable:
             if k == self.T.shape[0]:
@@ -194,7 +249,8 @@ class Recorder:
         if self.EK is not None:
             self.EK[k], self.EP[k] = energy
         if out is not None:
-            self.OUT[k] = out
+            self.OUT[k, :self.n_out] = out
+            self.OUT[k, self.n_out:] = self.W if work is None else work
         self.k, self.last_step = k + 1, step
 
     def stats(self) -> dict:

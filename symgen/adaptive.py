@@ -18,6 +18,7 @@ import numpy as np
 
 from ._io import held_signals
 from ._record import MemoryBudgetError, Recorder
+from .names import power_columns
 from .settings import SimulationSettings
 from .steploop import finish, short_reason, start_state, stop_reason
 from .steppers import Linearization
@@ -136,7 +137,8 @@ def _t_eval(t_eval, t0: float, t_end: float):
 
 class _Rows:
     """The recording of a variable-step run: every ``every``-th accepted step (or the states at
-    the ``t_eval`` times, from each step's interpolant) and the maxima over all steps."""
+    the ``t_eval`` times, from each step's interpolant), the maxima over all steps and the work
+    of the power outputs integrated over every step (the Recorder's)."""
 
     def __init__(self, kernels, rec, every: int, te, t_end: float):
         self.kernels, self.rec, self.every, self.te, self.t_end = kernels, rec, every, te, t_end
@@ -144,34 +146,51 @@ class _Rows:
         self.outputs = kernels.n_out > 0 and hasattr(kernels, "outputs")
         self.k_eval = 0                             # the next t_eval entry to record
 
-    def add(self, j, t, x, xd, xdd, lam, res, iters, w, hm, info) -> None:
+    def add(self, j, t, x, xd, xdd, lam, res, iters, w, hm, info, y=None, work=None) -> None:
+        """A row (``y``: its outputs when known; ``work``: default the work integrated so far)."""
         kern = self.kernels
+        if y is None and self.outputs:
+            y = kern.outputs(t, x, xd)
         self.rec.add(j, t, x, xd, xdd, lam, res, iters, w, hm,
-                     kern.energy(t, x, xd) if self.energy else None,
-                     kern.outputs(t, x, xd) if self.outputs else None, step_info=info)
+                     kern.energy(t, x, xd) if self.energy else None, y, step_info=info,
+                     work=work)
+
+    def integrate(self, t: float, x, xd, y=None):
+        """The work of the power outputs up to the accepted state at t; returns its outputs
+        (None without power outputs and ``y``)."""
+        if not self.rec.power.size:
+            return y
+        if y is None:
+            y = self.kernels.outputs(t, x, xd)
+        self.rec.integrate(t, y)
+        return y
 
     def first(self, t0: float, state, res, w, hm) -> None:
+        y0 = self.integrate(t0, state[0], state[1])
         self.rec.observe(t0, res, 0, w, hm)
         if self.te is None or self.te[0] == t0:
-            self.add(0, t0, *state, res, 0, w, hm, None)
+            self.add(0, t0, *state, res, 0, w, hm, None, y0)
             self.k_eval = 0 if self.te is None else 1
 
-    def step(self, j: int, t: float, h: float, start, end, res, iters, w, hm, info) -> None:
+    def step(self, j: int, t: float, h: float, start, end, res, iters, w, hm, info,
+             y=None) -> None:
         """Accepted step j from t (``start`` = x, ẋ, ẍ) to t + h (``end`` = x, ẋ, ẍ, λ; its
-        residuals ``res``, ω_max ``w``, h_max ``hm``)."""
+        residuals ``res``, ω_max ``w``, h_max ``hm``; ``y`` its outputs when known)."""
         te, rec = self.te, self.rec
         if te is not None:          # the t_eval rows in (t, t + h], from this step's interpolant
             while self.k_eval < len(te) and te[self.k_eval] <= t + h * (1 + 1e-14):
                 tau = min(float(te[self.k_eval]), t + h)
                 xe, xde, xdde, lame, rese = dense_state(self.kernels, tau, t, h, start, end[:3])
+                ye = self.kernels.outputs(tau, xe, xde).copy() if self.outputs else None
                 self.add(self.k_eval, float(te[self.k_eval]), xe, xde, xdde, lame, rese, iters,
-                         w, hm, info)
+                         w, hm, info, ye, rec.work_to(tau, ye) if ye is not None else None)
                 self.k_eval += 1
         t1 = self.t_end if h == self.t_end - t else t + h
+        y = self.integrate(t1, end[0], end[1], y)
         rec.h = h
         rec.observe(t1, res, iters, w, hm)
         if te is None and (j % self.every == 0 or t1 >= self.t_end):
-            self.add(j, t1, *end, res, iters, w, hm, info)
+            self.add(j, t1, *end, res, iters, w, hm, info, y)
 
     def last(self, j, t, state, res, iters, w, hm, info, status: str) -> None:
         """Always keep the last accepted state (with t_eval, when the run stopped early)."""
@@ -195,8 +214,10 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
     n, m, n_out = kernels.n, kernels.m, kernels.n_out
     sch, bound = cfg.parsed_scheme(), float(cfg.divergence_bound)
     ctl = _Control(cfg, sch, n, t0, t_end)
+    outputs = n_out > 0 and hasattr(kernels, "outputs")
     rec = Recorder(n, m, n_out, 1024, every, math.nan, energy=hasattr(kernels, "energy"),
-                   outputs=n_out > 0 and hasattr(kernels, "outputs"), variable=True)
+                   outputs=outputs, variable=True,
+                   power=power_columns(kernels.output_names) if outputs else ())
     rows = _Rows(kernels, rec, every, _t_eval(t_eval, t0, t_end), t_end)
     cs = start_state(kernels, stepper, cfg, t0, x0, xd0, consistent)
     run = _State(t0, (cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()),
@@ -314,7 +335,8 @@ def _fold(rows: _Rows, run: _State, b: dict, t: float, k: int) -> None:
         end = (b["X"][r], b["XD"][r], b["XDD"][r], b["LAM"][r])
         rows.step(run.j + r, float(b["T"][r - 1]), info[0],
                   (b["X"][r - 1], b["XD"][r - 1], b["XDD"][r - 1]), end, res,
-                  int(b["IT"][r]), float(b["OM"][r]), float(b["HM"][r]), info)
+                  int(b["IT"][r]), float(b["OM"][r]), float(b["HM"][r]), info,
+                  b["OUT"][r].copy() if rows.outputs else None)
     if k:
         for key, v in zip(("X", "XD", "XDD", "LAM"), run.state):
             v[:] = b[key][k]

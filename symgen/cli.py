@@ -164,10 +164,18 @@ def cmd_show(args) -> int:
         say(f"model {mdl.name}: n = {mdl.n} coordinates, m = {mdl.m} constraints")
         if mdl.description:
             say("  " + mdl.description.strip().splitlines()[0])
-        say("  coordinates: " + ", ".join(mdl.coord_names))
-        say("  parameters:  " + (", ".join(f"{k} = {v:g}" for k, v in
-                                              zip(mdl.param_names, mdl.param_values)) or "none"))
-        say("  outputs:     " + (", ".join(mdl.output_names) or "none"))
+        from .units import label
+
+        units = {kind: getattr(mdl, "units", {}).get(kind, {}) for kind in
+                 ("coords", "params", "outputs")}
+        say("  coordinates: " + ", ".join(label(c, units["coords"].get(c, ""))
+                                          for c in mdl.coord_names))
+        say("  parameters:  " + (", ".join(f"{k} = {v:g}" + (f" {units['params'][k]}"
+                                                               if k in units["params"] else "")
+                                           for k, v in zip(mdl.param_names, mdl.param_values))
+                                 or "none"))
+        say("  outputs:     " + (", ".join(label(o, units["outputs"].get(o, ""))
+                                           for o in mdl.output_names) or "none"))
         say("  settings:    " + (", ".join(f"{k} = {v}" for k, v in mdl.settings.items())
                                    or "none"))
         say(f"  terms:       {', '.join(TERMS)}  (symgen show MODEL --term NAME)")

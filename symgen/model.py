@@ -23,9 +23,11 @@ import sympy as sp
 
 from .names import (ACCELERATION_SUFFIX, MAX_MODEL_NAME, MAX_NAME, VELOCITY_SUFFIX,  # noqa: F401
                     ModelError, _check_allowed_name, _check_c_identifier, _check_not_reserved,
-                    c_name, check_model_name, check_name, row_names)
+                    _check_output_name, c_name, check_model_name, check_name, row_names)
 from .drawing import normalize_drawing
+from .model_checks import check_mass_diagonal, check_symmetric
 from .settings import SimulationSettings
+from .units import KeptUnits, normalize_units
 
 __all__ = ["Model", "ModelError", "coordinates", "t", "VELOCITY_SUFFIX", "ACCELERATION_SUFFIX"]
 
@@ -144,7 +146,10 @@ class Model:
         Mapping from parameter (Symbol or name) to its numeric default.  Order is kept: it is the
         order of the parameter array of the generated C.
     outputs:
-        Mapping from name to a scalar expression in x, ẋ, t, recorded during simulation.
+        Mapping from name to a scalar expression in x, ẋ, t, recorded during simulation.  An
+        output ``power:<element>`` declares the power of a force not in V (a motor, a damper):
+        :func:`symgen.simulate` integrates it into the output ``work:<element>`` and the run
+        summary prints the energy balance max |E − E(0) − ΣW| (docs/energy-balance.md).
     x0, xd0:
         Default initial coordinates and velocities (zeros when omitted).
     settings:
@@ -165,6 +170,11 @@ class Model:
         Optional names of the m constraint rows (the builders give ``<joint>.<component>``, e.g.
         ``pin1.x``); default ``q[0]``, ``q[1]``, …  Used by ``show``, assembly errors, the result's
         meta and CSV header and the reaction plots; not in :attr:`hash` (not in the C).
+    units:
+        Optional units (plain strings): name → unit for coordinates, velocities (default: the
+        coordinate's unit per second), outputs and parameters, or {kind: {name: unit}}; stored
+        as :attr:`units` by kind (``symgen.units``).  Labels for plots, ``show`` and result
+        files; not in :attr:`hash`.
     """
 
     def __init__(
@@ -184,6 +194,7 @@ class Model:
         description: str = "",
         drawing: Sequence | None = None,
         constraint_names: Sequence[str] | None = None,
+        units: Mapping | None = None,
     ):
         """Long on purpose: every check of the model runs here, once, in the order the fields
         are given (the class docstring lists them), so that a Model that exists is valid."""
@@ -255,7 +266,7 @@ class Model:
         # outputs --------------------------------------------------------------------------------
         odict: dict[str, sp.Expr] = {}
         for oname, expr in (outputs or {}).items():
-            _check_allowed_name(oname, "output")
+            _check_output_name(oname)
             try:
                 odict[oname] = sp.sympify(expr)
             except sp.SympifyError as exc:
@@ -267,7 +278,7 @@ class Model:
 
         self._validate_symbols()
         self._check_constants()
-        self._check_symmetric()
+        check_symmetric(self)
 
         # initial state and settings --------------------------------------------------------------
         self.x0 = self._state(x0, "x0")
@@ -281,9 +292,12 @@ class Model:
         except ValueError as exc:
             raise ModelError(f"model {name!r}: bad recommended setting: {exc}") from None
         self.settings: Mapping = MappingProxyType(st)
-        self._check_mass_diagonal()
+        check_mass_diagonal(self)
         self.drawing: tuple = normalize_drawing(drawing, odict, set(xs) | set(pdict) | {t})
         self.constraint_names: tuple = row_names(constraint_names, len(qm))
+        self.units: Mapping = normalize_units(units, {
+            "coords": names, "velocities": [v.name for v in vs], "outputs": list(odict),
+            "params": [p.name for p in pdict]})
         self._hash: str | None = None
         self._frozen = True
 
@@ -354,6 +368,7 @@ class Model:
             params=dict(self.params), outputs=dict(self.outputs), x0=self.x0, xd0=self.xd0,
             settings=dict(self.settings), velocities=self.velocities, description=self.description,
             drawing=self.drawing, constraint_names=self.constraint_names,
+            units=KeptUnits({k: dict(v) for k, v in self.units.items()}),
         )
 
     def __reduce__(self):
@@ -445,28 +460,6 @@ class Model:
                         raise ModelError(f"{what} contains the constant {text}, which is not a "
                                          "finite non-zero double (C would compute with inf or 0)")
 
-    def _check_mass_diagonal(self) -> None:
-        """M is positive (semi-)definite, so every diagonal entry is ≥ 0: check them with the
-        parameter defaults at x0, t = 0 (a negative mass or inertia is a modelling error; an entry
-        that is not a finite number there is left to the run, which may start elsewhere)."""
-        subs = {s: sp.Float(v) for s, v in self.params.items()}
-        subs.update({c: sp.Float(float(v)) for c, v in zip(self.coords, self.x0)})
-        subs[t] = sp.Float(0)
-        diag = []
-        for i in range(self.n):
-            e = self.M[i, i]
-            try:
-                diag.append(float(e.xreplace(subs).evalf()) if e.free_symbols else float(e))
-            except (TypeError, ValueError):
-                diag.append(math.nan)         # not a number at x0 (x0 may be a placeholder)
-        scale = max([abs(v) for v in diag if math.isfinite(v)] + [1.0])
-        for i, v in enumerate(diag):
-            if math.isfinite(v) and v < -1e-12 * scale:
-                raise ModelError(
-                    f"M[{i},{i}] = {self.M[i, i]} (coordinate {self.coords[i].name}) is {v:.6g} "
-                    "with the parameter defaults at x0: a mass matrix has no negative diagonal "
-                    "entry (negative mass or inertia?)")
-
     def _validate_symbols(self) -> None:
         xs, vs = set(self.coords), set(self.velocities)
         ps = set(self.params)
@@ -511,37 +504,6 @@ class Model:
                     f"{what} has free symbols {names} that are not coordinates, velocities, t or "
                     f"declared parameters{hint}"
                 )
-
-    def _check_symmetric(self) -> None:
-        M = self.M
-        rng = np.random.default_rng(12345)
-        subs_syms = sorted(_free(M), key=lambda s: s.name)
-        entries = M.todok()              # only structurally non-zero pairs can differ
-        for i, j in sorted({(min(i, j), max(i, j)) for i, j in entries if i != j}):
-            d = entries.get((i, j), sp.S.Zero) - entries.get((j, i), sp.S.Zero)
-            if d == 0:
-                continue
-            d = sp.expand(d)
-            if d == 0:
-                continue
-            # random numeric probe: structural zeros may hide behind trigonometric identities
-            nonzero = False
-            for _ in range(3):
-                vals = {s: float(rng.uniform(0.3, 1.7)) for s in subs_syms}
-                try:
-                    v = complex(d.evalf(subs=vals))
-                except (TypeError, ValueError):
-                    nonzero = True
-                    break
-                if abs(v) > 1e-9 * (1.0 + abs(complex(M[i, j].evalf(subs=vals)))):
-                    nonzero = True
-                    break
-            if nonzero:
-                raise ModelError(
-                    f"M is not symmetric: M[{i},{j}] = {M[i, j]} but M[{j},{i}] = {M[j, i]} "
-                    f"(coordinates {self.coords[i].name}, {self.coords[j].name})"
-                )
-
 
 def _rebuild(args: dict) -> Model:
     """Unpickle a Model (see :meth:`Model.__reduce__`)."""

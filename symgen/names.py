@@ -6,14 +6,21 @@ from __future__ import annotations
 import re
 
 __all__ = ["ModelError", "c_name", "check_name", "check_model_name", "VELOCITY_SUFFIX",
-           "ACCELERATION_SUFFIX", "MAX_MODEL_NAME", "MAX_NAME", "row_names"]
+           "ACCELERATION_SUFFIX", "MAX_MODEL_NAME", "MAX_NAME", "row_names", "POWER_PREFIX",
+           "WORK_PREFIX", "power_columns", "work_names"]
 
 VELOCITY_SUFFIX = "_dot"
 ACCELERATION_SUFFIX = "_ddot"
+#: An output named ``power:<element>`` is the power of a non-conservative element (a motor, a
+#: damper, an applied force); :func:`symgen.simulate` integrates it over every step into the
+#: result's output ``work:<element>`` (docs/energy-balance.md).
+POWER_PREFIX = "power:"
+WORK_PREFIX = "work:"
 
 # fullmatch, never ``$``: ``$`` also matches before a trailing newline
 _C_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+_OUTPUT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:]*")
 #: Longest model name (it prefixes every C symbol and names the cached module file) and longest
 #: coordinate, parameter or output name (each becomes part of a C macro name).
 MAX_MODEL_NAME = 64
@@ -30,8 +37,20 @@ class ModelError(ValueError):
 
 
 def c_name(name: str) -> str:
-    """The C identifier used for a coordinate or output name (dots become underscores)."""
-    return name.replace(".", "_")
+    """The C identifier used for a coordinate or output name (dots and colons become
+    underscores)."""
+    return name.replace(".", "_").replace(":", "_")
+
+
+def power_columns(output_names) -> list[int]:
+    """The indices of the ``power:<element>`` outputs among ``output_names``."""
+    return [i for i, s in enumerate(output_names) if s.startswith(POWER_PREFIX)]
+
+
+def work_names(output_names) -> list[str]:
+    """``work:<element>`` for each ``power:<element>`` output, in the same order."""
+    return [WORK_PREFIX + s[len(POWER_PREFIX):] for s in output_names
+            if s.startswith(POWER_PREFIX)]
 
 
 _RESERVED = re.compile(r"^(t|lambda_\d+)$")
@@ -63,6 +82,20 @@ def _check_allowed_name(name, what: str) -> None:
     if not _NAME.fullmatch(name):
         raise ModelError(f"{what} name {name!r} is not allowed (letters, digits, '_' and '.', "
                          "not starting with a digit)")
+
+
+def _check_output_name(name, what: str = "output") -> None:
+    """Output names are as other names, and may hold ':' (``power:<element>``); ``work:…`` is
+    what simulate makes of a ``power:…`` output, and ``power:`` needs an element name."""
+    check_name(name, what)
+    if not _OUTPUT_NAME.fullmatch(name):
+        raise ModelError(f"{what} name {name!r} is not allowed (letters, digits, '_', '.' and ':', "
+                         "not starting with a digit)")
+    if name.startswith(WORK_PREFIX):
+        raise ModelError(f"{what} name {name!r} is reserved: simulate records the work of an "
+                         f"output '{POWER_PREFIX}<element>' as '{WORK_PREFIX}<element>'")
+    if name == POWER_PREFIX:
+        raise ModelError(f"{what} name {name!r} needs an element name: '{POWER_PREFIX}<element>'")
 
 
 def _check_c_identifier(name: str, what: str, max_len: int = MAX_NAME) -> None:

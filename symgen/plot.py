@@ -7,11 +7,12 @@ it drew, so callers (and tests) can inspect axes, labels and lines; :func:`save`
 What :func:`figure` draws for each ``what``:
 
 ==============  ===========================================================================
-coordinates     x(t), one line per coordinate
-outputs         the model's outputs y(t), one line per output
+coordinates     x(t), one line per coordinate; a panel per unit (m, rad …) when the result has units
+outputs         the model's outputs y(t), one line per output; a panel per unit likewise
 constraints     ‖q‖, ‖q̇‖, ‖q̈‖ per step (log scale)
 stability       ω_max per step; h_max per step against the h used (two panels)
-energy          kinetic T, potential V and total E per step; E − E(0) below
+energy          kinetic T, potential V and total E per step; E − E(0) below (with the work
+                W_ext of the ``power:`` outputs and the balance E − E(0) − W_ext)
 reactions       the Lagrange multipliers λ(t), one line per constraint
 ==============  ===========================================================================
 
@@ -106,16 +107,18 @@ def figure(result, what: str = "coordinates", select: Sequence[str] | None = Non
 
 
 def _series_figure(result, what, t, select):
-    """Coordinates, outputs or multipliers against time, one line per (selected) column."""
+    """Coordinates, outputs or multipliers against time, one line per (selected) column; with
+    units (``result.meta["units"]``), one panel per unit, its axis labelled with the unit."""
+    units = {}
     if what == "coordinates":
         data = _arr(result, "x")
         names = _names(getattr(result, "coords", None), 0 if data is None else data.shape[1], "x")
-        ylabel = "coordinate value [m or rad]"
+        units, ylabel = _units(result, "x"), "coordinate value"
     elif what == "outputs":
         data = _arr(result, "outputs")
         names = _names(getattr(result, "output_names", None),
                        0 if data is None or data.ndim < 2 else data.shape[1], "y")
-        ylabel = "output value"
+        units, ylabel = _units(result, "outputs"), "output value"
     else:
         data = _arr(result, "lam")
         k = 0 if data is None or data.ndim < 2 else data.shape[1]
@@ -130,17 +133,31 @@ def _series_figure(result, what, t, select):
         if missing:
             raise ValueError(f"no {what} named {missing}; the result has {names}")
         idx = [names.index(s) for s in select]
-    fig, (ax,) = _new_figure()
-    k = min(len(t), data.shape[0])
+    groups: dict[str, list] = {}                 # unit → columns, in the order of first use
     for i in idx:
-        ax.plot(t[:k], data[:k, i], label=names[i])
-    ax.set_xlabel("t [s]")
-    ax.set_ylabel(ylabel)
-    ax.set_title(_title(result, what))
-    ax.grid(True, alpha=0.3)
-    if len(idx) <= 12:
-        ax.legend(loc="best", fontsize="small")
+        groups.setdefault(units.get(names[i], ""), []).append(i)
+    fig, axes = _new_figure(len(groups), height=3.6 if len(groups) == 1 else 2.6)
+    k = min(len(t), data.shape[0])
+    for ax, (unit, cols) in zip(axes, groups.items()):
+        for i in cols:
+            ax.plot(t[:k], data[:k, i], label=names[i])
+        shown = [names[i] for i in cols]
+        text = ", ".join(shown) if len(shown) <= 3 else f"{ylabel.split()[0]}s"
+        ax.set_ylabel(f"{text} [{unit}]" if unit else (ylabel if len(groups) == 1 else
+                                                       f"{text} (no unit)"))
+        ax.grid(True, alpha=0.3)
+        if len(cols) <= 12:
+            ax.legend(loc="best", fontsize="small")
+    axes[-1].set_xlabel("t [s]")
+    axes[0].set_title(_title(result, what))
     return fig
+
+
+def _units(result, array: str) -> dict:
+    """{name: unit} of a result's array (``x``, ``outputs``) from ``meta["units"]``."""
+    units = ((getattr(result, "meta", None) or {}).get("units") or {})
+    got = units.get(array) if isinstance(units, dict) else None
+    return dict(got) if isinstance(got, dict) else {}
 
 
 def _constraints_figure(result, what, t):
@@ -211,8 +228,14 @@ def _energy_figure(result, what, t):
     ax1.grid(True, alpha=0.3)
     ax1.legend(loc="best", fontsize="small")
     ax2.plot(t[:k], E - E[0], label="E − E(0)")
+    names = list(getattr(result, "output_names", ()) or ())
+    work = [i for i, s in enumerate(names) if s.startswith("work:")]
+    if work:                                    # the non-conservative elements' work
+        W = np.asarray(result.outputs)[:k, work].sum(axis=1)
+        ax2.plot(t[:k], W, label="W_ext (Σ work:…)")
+        ax2.plot(t[:k], E - E[0] - W, label="E − E(0) − W_ext (balance)")
     ax2.set_xlabel("t [s]")
-    ax2.set_ylabel("energy drift [J]")
+    ax2.set_ylabel("energy change [J]" if work else "energy drift [J]")
     ax2.grid(True, alpha=0.3)
     ax2.legend(loc="best", fontsize="small")
     return fig

@@ -28,7 +28,8 @@ energy (N,) or None:
     T + V per step when the model has a potential V, else None; ``energy_kinetic`` and
     ``energy_potential`` hold T and V (always recorded; V = 0 without a potential).
 outputs (N × n_out), output_names:
-    the model's named outputs.
+    the model's named outputs, then ``work:<element>`` for each ``power:<element>`` output (its
+    integral over every step taken, docs/energy-balance.md).
 status:
     ``'completed'``, ``'diverged'`` (non-finite values or |x| past the divergence bound),
     ``'failed'`` (Newton did not converge, or a singular step matrix) or ``'interrupted'``
@@ -39,7 +40,8 @@ meta:
     dict: versions (symgen, numpy, scipy, sympy, python), model name and hash, method, scheme
     ({name, gamma, beta, hht_alpha}), h, t0, t_end, tolerances, parameters, wall time, ``every``
     (rows are every K-th step plus the last one) and ``run_stats``: the maxima over *all* steps
-    taken (see :func:`run_stats`), exact also when only every K-th step is recorded.
+    taken (see :func:`run_stats`), exact also when only every K-th step is recorded; ``units``
+    (:attr:`Result.units`; the CSV's column names carry them as ``x:bob.x [m]``).
 
 Files are written whole or not at all (a temporary file renamed over the target).  A CSV
 declares its row count in its header and ends with an end line; a ``.npz`` declares its array
@@ -115,6 +117,13 @@ class Result:
     @property
     def ok(self) -> bool:
         return self.status == "completed"
+
+    @property
+    def units(self) -> dict:
+        """{array: {name: unit}} of ``x``, ``xd``, ``xdd``, ``outputs``, ``params`` (meta's;
+        empty for a model without units or a file written before units existed)."""
+        units = self.meta.get("units")
+        return units if isinstance(units, dict) else {}
 
     def reactions(self, model=None) -> dict:
         """{joint: {coordinate: (N,) array}}: the generalized constraint forces H_Rᵀλ_R of each
@@ -202,9 +211,10 @@ class Result:
     def _column_blocks(self):
         """(name list, list of (N,) or (N, k) arrays) in the CSV's column order."""
         blocks, names = [self.t], ["t"]
+        units = self.units
         for key, arr in (("x", self.x), ("xd", self.xd), ("xdd", self.xdd)):
             blocks.append(arr)
-            names += [f"{key}:{c}" for c in self.coords]
+            names += [_column(key, c, units) for c in self.coords]
         blocks.append(self.lam)
         names += [f"lam:{v}" for v in self._lam_names()]
         for key in ("pos_err", "vel_err", "acc_err", "omega_max", "h_max", "newton_iters"):
@@ -216,7 +226,7 @@ class Result:
                 blocks.append(arr)
                 names.append(key)
         blocks.append(self.outputs)
-        names += [f"out:{s}" for s in self.output_names]
+        names += [_column("outputs", s, units) for s in self.output_names]
         return names, blocks
 
     def _lam_names(self) -> list[str]:
@@ -237,6 +247,7 @@ class Result:
             "output_names": list(self.output_names),
             "n_lam": int(self.lam.shape[1]),
             "lam_names": self._lam_names(),
+            "units": self.units,                # column names carry " [unit]" (_column)
             "status": self.status,
             "reason": self.reason,
         }
@@ -250,6 +261,13 @@ class Result:
                                    for blk in blocks])
                 fh.writelines(",".join(repr(float(v)) for v in row) + "\n" for row in table)
             fh.write(f"{_CSV_END} {N} rows\n")
+
+
+def _column(key: str, name: str, units: dict) -> str:
+    """A CSV column's name: ``x:<coord>``, ``xd:…``, ``xdd:…``, ``out:<output>``, with
+    `` [unit]`` when the result has one."""
+    unit = (units.get(key) or {}).get(name, "") if isinstance(units, dict) else ""
+    return f"{'out' if key == 'outputs' else key}:{name}" + (f" [{unit}]" if unit else "")
 
 
 def _json_default(obj):
@@ -482,16 +500,18 @@ def _load_csv(path: Path, limit: int) -> Result:
         table = np.array(rows, dtype=float).reshape(len(rows), len(names))
     col = {name: i for i, name in enumerate(names)}
     coords, outs, n_lam = header["coords"], header["output_names"], int(header["n_lam"])
+    units = header.get("units") or {}               # (absent before units: plain names)
 
     def take(keys):
         return table[:, [col[k] for k in keys]] if keys else np.zeros((table.shape[0], 0))
 
     kw = dict(
         t=table[:, col["t"]],
-        x=take([f"x:{c}" for c in coords]), xd=take([f"xd:{c}" for c in coords]),
-        xdd=take([f"xdd:{c}" for c in coords]),
+        x=take([_column("x", c, units) for c in coords]),
+        xd=take([_column("xd", c, units) for c in coords]),
+        xdd=take([_column("xdd", c, units) for c in coords]),
         lam=take([f"lam:{v}" for v in header.get("lam_names") or range(n_lam)]),
-        outputs=take([f"out:{s}" for s in outs]),
+        outputs=take([_column("outputs", s, units) for s in outs]),
     )
     for key in ("pos_err", "vel_err", "acc_err", "omega_max", "h_max"):
         kw[key] = table[:, col[key]]

@@ -22,8 +22,9 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from ._record import Recorder, check_memory
+from ._record import Recorder, check_memory, recorded_outputs
 from .jit import as_kernels
+from .names import power_columns
 from .result import Result
 from .settings import SimulationSettings
 from .steploop import finish, short_reason, start_state, stop_reason
@@ -170,7 +171,7 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
             warnings.warn(f"(t_end − t0)/dt = {span:.12g} is not an integer; taking {n_steps} "
                           f"steps (ending at t = {t0 + n_steps * dt:.12g})", RuntimeWarning,
                           stacklevel=2)
-        check_memory(n_steps, every, n, kernels.m, kernels.n_out)
+        check_memory(n_steps, every, n, kernels.m, recorded_outputs(kernels.output_names))
 
         def loop(stepper):
             return _run(kernels, stepper, cfg, t0, n_steps, x0, xd0, progress, consistent,
@@ -249,7 +250,8 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
     has_outputs = n_out > 0 and hasattr(kernels, "outputs")
     # every recorded row, allocated once (every K-th step and the last); the state being
     # advanced lives in its own buffers so that unrecorded steps cost no row
-    rec = Recorder(n, m, n_out, n_steps, every, dt, energy=has_energy, outputs=has_outputs)
+    rec = Recorder(n, m, n_out, n_steps, every, dt, energy=has_energy, outputs=has_outputs,
+                   power=power_columns(kernels.output_names) if has_outputs else ())
     cs = start_state(kernels, stepper, cfg, t0, x0, xd0, consistent)
     x, xd, xdd, lam = cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()
     res = np.array(cs.residuals, dtype=float)
@@ -262,13 +264,21 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
             w = math.nan
         hm = sch.h_max(w)
 
-    def record(j, t, iters):
+    def record(j, t, iters, y=None):
         rec.add(j, t, x, xd, xdd, lam, res, iters, w, hm,
                 kernels.energy(t, x, xd) if has_energy else None,
-                kernels.outputs(t, x, xd) if has_outputs else None)
+                y if y is not None else kernels.outputs(t, x, xd) if has_outputs else None)
+
+    def integrate(t):
+        """The work of the power outputs up to the state at t (every step, recorded or not)."""
+        if not rec.power.size:
+            return None
+        y = kernels.outputs(t, x, xd)
+        rec.integrate(t, y)
+        return y
 
     rec.observe(t0, res, 0, w, hm)
-    record(0, t0, 0)
+    record(0, t0, 0, integrate(t0))
     stepper.start(t0, x, xd, xdd, lam)
 
     status, reason, last, it_last, whole = "completed", "", 0, 0, True
@@ -307,9 +317,10 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
                 hm = sch.h_max(w)
             whole = True
             last, it_last = j, iters
+            y = integrate(t1)
             rec.observe(t1, res, iters, w, hm)
             if j % every == 0:
-                record(j, t1, iters)
+                record(j, t1, iters, y)
             if progress is not None:
                 progress(j, n_steps)
     except KeyboardInterrupt as exc:

@@ -12,6 +12,8 @@ import warnings
 import numpy as np
 
 from .assembly import consistent_state, finished_state
+from .names import work_names
+from .units import result_units
 from .result import Result
 from .settings import SimulationSettings
 from .steppers.base import norm2
@@ -114,6 +116,8 @@ def finish(kernels, stepper, cfg: SimulationSettings, rec, cs, status: str, reas
     n, m = kernels.n, kernels.m
     compiled = getattr(stepper, "compiled", False)
     model = getattr(kernels, "model", None)
+    names = tuple(kernels.output_names) + tuple(work_names(kernels.output_names)
+                                                if rec.power.size else ())
     meta = _versions()
     meta.update({
         "model": kernels.name,
@@ -147,6 +151,7 @@ def finish(kernels, stepper, cfg: SimulationSettings, rec, cs, status: str, reas
         "n": n,
         "m": m,
         "run_stats": rec.stats(),
+        "units": result_units(model, names),        # {"x": {coord: unit}, "outputs": …}
         "wall_time": time.perf_counter() - t_wall,
     })
     meta["floor_steps"] = int(getattr(stepper, "floor_steps", 0))      # accepted at the round-off floor
@@ -170,6 +175,6 @@ def finish(kernels, stepper, cfg: SimulationSettings, rec, cs, status: str, reas
     has_energy = hasattr(kernels, "energy")
     arrays = rec.arrays()
     EK, EP = arrays["energy_kinetic"], arrays["energy_potential"]
-    return Result(coords=kernels.coord_names, output_names=kernels.output_names,
+    return Result(coords=kernels.coord_names, output_names=names,
                   energy=np.add(EK, EP) if (has_energy and has_V) else None,
                   status=status, reason=reason, meta=meta, **arrays)

@@ -23,7 +23,8 @@ Results, under ``out``:
   workers need no shared file system; written whole or not at all);
 * ``table.csv``: one row per run, columns ``run``, the grid keys, ``status`` (``completed``,
   ``diverged`` or ``failed``), ``reason``, ``steps``, ``wall_time``, ``max_pos_err``,
-  ``max_vel_err``, ``max_acc_err``, ``energy_drift``, ``min_h_max`` (steps and the maxima over
+  ``max_vel_err``, ``max_acc_err``, ``energy_drift`` (the energy balance max |E − E(0) − W_ext|
+  when the model has ``power:`` outputs), ``min_h_max`` (steps and the maxima over
   every step taken, also with ``every`` > 1: :func:`symgen.summary.run_stats`), and for every
   output (the coordinates when the model has none) ``final.<name>`` and ``max_abs.<name>`` (over
   the recorded rows).  Written after
@@ -163,8 +164,11 @@ def _finite_max(a) -> float:
 
 def summarize(result) -> dict:
     """The table columns of one Result (without the run id and grid keys)."""
-    from .summary import energy_drift, run_stats
+    from .summary import energy_balance, energy_drift, run_stats
     drift, _ = energy_drift(result)
+    balance = energy_balance(result)        # a driven or damped model: its balance, not drift
+    if balance is not None:
+        drift = balance["max"]
     stats = run_stats(result)               # over every step taken, not only the recorded rows
     meta = result.meta or {}
     row = {

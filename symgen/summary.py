@@ -1,5 +1,6 @@
 """The run summary ``symgen simulate`` prints (:meth:`symgen.Result.summary`), and the figures it
-is made of: the run's maxima over every step (:func:`run_stats`) and the energy drift.  It reads a
+is made of: the run's maxima over every step (:func:`run_stats`) and the energy drift, or the
+energy balance of a model with non-conservative elements (:func:`energy_balance`).  It reads a
 Result's attributes only, so it works on a loaded result file as on a fresh run.
 """
 from __future__ import annotations
@@ -8,7 +9,9 @@ import math
 
 import numpy as np
 
-__all__ = ["summary_lines", "run_stats", "energy_drift"]
+from .names import WORK_PREFIX
+
+__all__ = ["summary_lines", "run_stats", "energy_drift", "energy_balance"]
 
 
 def _max_or_nan(a) -> float:
@@ -69,6 +72,44 @@ def energy_drift(result):
     if E.size == 0:
         return None, None
     return float(np.max(np.abs(E - E[0]))), float(E[0])
+
+
+def energy_balance(result) -> dict | None:
+    """The energy balance of a run whose model declares ``power:<element>`` outputs (so the
+    result has their ``work:<element>``): E − E(0) − W_ext with W_ext = Σ work, E = T + V
+    (V = 0 without a potential).  None without work outputs or energy.  Keys: ``max`` (max
+    |E − E(0) − W_ext| over the recorded rows), ``E0``, ``works`` {element: work at the last row},
+    ``t_end`` (that row's time)."""
+    names = list(getattr(result, "output_names", ()) or ())
+    cols = [i for i, s in enumerate(names) if s.startswith(WORK_PREFIX)]
+    e = getattr(result, "energy", None)
+    if e is None and getattr(result, "energy_kinetic", None) is not None:
+        V = getattr(result, "energy_potential", None)
+        e = np.asarray(result.energy_kinetic, float) + (0.0 if V is None else np.asarray(V, float))
+    if not cols or e is None or np.size(e) == 0:
+        return None
+    E = np.asarray(e, dtype=float).reshape(-1)
+    W = np.asarray(result.outputs, dtype=float)[:, cols]
+    bal = E - E[0] - W.sum(axis=1)
+    ok = np.isfinite(bal)
+    last = int(np.flatnonzero(ok)[-1]) if ok.any() else len(E) - 1
+    return {"max": float(np.max(np.abs(bal[ok]))) if ok.any() else math.nan, "E0": float(E[0]),
+            "works": {names[i][len(WORK_PREFIX):]: float(W[last, k]) for k, i in enumerate(cols)},
+            "t_end": float(np.asarray(result.t, float)[last])}
+
+
+def _energy_line(result) -> str:
+    """The summary's energy line: the balance when the model declares powers, else the drift."""
+    bal = energy_balance(result)
+    if bal is not None:
+        works = [f"{k} {v:.4g} J" for k, v in bal["works"].items()]
+        more = f", … ({len(works)} elements)" if len(works) > 4 else ""
+        return (f"  energy balance  max |E − E(0) − W_ext| = {bal['max']:.3g} J (E(0) = "
+                f"{bal['E0']:.6g} J; W_ext at t = {bal['t_end']:g} s: {', '.join(works[:4])}{more})")
+    drift, e0 = energy_drift(result)
+    if drift is None:
+        return "  energy drift    n/a (no potential V)"
+    return f"  energy drift    max |E − E(0)| = {drift:.3g} J (E(0) = {e0:.6g} J)"
 
 
 def _pad(label: str, width: int) -> str:
@@ -152,11 +193,7 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
     for key, label in (("max_pos_err", "max ‖q‖"), ("max_vel_err", "max ‖q̇‖"),
                        ("max_acc_err", "max ‖q̈‖")):
         lines.append(f"  {_pad(label, 15)} {_fmt(float(stats[key]))}")
-    drift, e0 = energy_drift(result)
-    if drift is None:
-        lines.append("  energy drift    n/a (no potential V)")
-    else:
-        lines.append(f"  energy drift    max |E − E(0)| = {drift:.3g} J (E(0) = {e0:.6g} J)")
+    lines.append(_energy_line(result))
     hmax = getattr(result, "h_max", None)
     if hmax is not None and np.size(hmax):
         hm = np.asarray(hmax, dtype=float)

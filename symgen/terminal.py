@@ -340,11 +340,11 @@ def _build_notes(enabled: bool, delay: float = 0.0):
 # -- simulate's options checked before any work -------------------------------------------------
 def _check_memory(dt: float, t_end: float, every: int, mdl) -> None:
     """Before building: the run's recorded rows fit in memory (UsageError naming --every)."""
-    from ._record import MemoryBudgetError, check_memory
+    from ._record import MemoryBudgetError, check_memory, recorded_outputs
 
     steps = max(int(round(t_end / dt)), 1)
     try:
-        check_memory(steps, every, mdl.n, mdl.m, len(mdl.output_names))
+        check_memory(steps, every, mdl.n, mdl.m, recorded_outputs(mdl.output_names))
     except MemoryBudgetError as exc:
         raise UsageError(f"--dt {dt:g} with --t-end {t_end:g}: {exc}") from None
 

@@ -75,7 +75,7 @@ def test_simulate_summary_files_and_exit_code(short_run):
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     for key in ("stiff_pendulum: completed", "steps           30", "Newton iters", "max ‖q‖",
-                "max ‖q̇‖", "max ‖q̈‖", "energy drift", "smallest h_max", "h used = 0.1 s",
+                "max ‖q̇‖", "max ‖q̈‖", "energy balance  max |E − E(0) − W_ext| = ", "drive_torque", "smallest h_max", "h used = 0.1 s",
                 "wall time"):
         assert key in out, (key, out)
     assert len(out.splitlines()) <= 24          # one screen
@@ -224,8 +224,9 @@ def test_stability_other_schemes_and_params(capsys):
     assert_one_line_error(call(capsys, "stability", "stiff_pendulum", "--scheme", "nope"), "nope")
 
 
-@pytest.mark.parametrize("what, n_lines", [("coordinates", 3), ("outputs", 1),
-                                           ("constraints", 3), ("stability", 3), ("energy", 4),
+# outputs: θ, the drive torque's power and work; energy: T, V, E, E − E(0), W_ext, the balance
+@pytest.mark.parametrize("what, n_lines", [("coordinates", 3), ("outputs", 3),
+                                           ("constraints", 3), ("stability", 3), ("energy", 6),
                                            ("reactions", 2)])
 def test_plot_command(short_run, what, n_lines, tmp_path, capsys):
     d, _ = short_run

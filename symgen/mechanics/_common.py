@@ -20,6 +20,7 @@ __all__ = [
     "MechanismError", "UnknownElementError", "DuplicateNameError", "SingularMassError",
     "InconsistentInitialStateError", "InitialStateProjectionWarning", "check_initial_state",
     "check_reduced_mass", "check_mass_properties", "Parameters", "Deferred", "DeferredRow",
+    "power_outputs", "builder_units", "POINT_UNITS",
     "assembled_start", "constraint_evaluator", "numeric_matrix", "row_names",
 ]
 
@@ -58,8 +59,23 @@ class Parameters:
         self._owner = owner
         self.symbols: dict[str, sp.Symbol] = {}
         self.defaults: dict[str, float] = {}
+        self._units: dict[str, str] = {}             # given with the declaration
+        self._seen: dict[str, set] = {}              # from where a parameter is used (note)
 
-    def declare(self, name: str, default: float) -> sp.Symbol:
+    def note(self, expr, unit: str) -> None:
+        """A parameter used as it is (a bare Symbol) where a quantity in ``unit`` belongs (a
+        body's mass: kg) has that unit, unless its uses disagree or it was declared with one."""
+        for e in (expr if isinstance(expr, (list, tuple, sp.MatrixBase)) else [expr]):
+            if isinstance(e, sp.Symbol) and self.symbols.get(e.name) == e:
+                self._seen.setdefault(e.name, set()).add(unit)
+
+    def units(self) -> dict[str, str]:
+        """Parameter name → unit: the declared one, else the one its uses agree on."""
+        out = {k: next(iter(v)) for k, v in self._seen.items() if len(v) == 1}
+        out.update(self._units)
+        return {k: v for k, v in out.items() if v}
+
+    def declare(self, name: str, default: float, unit: str | None = None) -> sp.Symbol:
         if name in self.symbols:
             raise DuplicateNameError(f"{self._owner}: parameter {name!r} is declared twice")
         try:
@@ -70,6 +86,8 @@ class Parameters:
         sym = sp.Symbol(name)
         self.symbols[name] = sym
         self.defaults[name] = val
+        if unit is not None:
+            self._units[name] = str(unit)
         return sym
 
     def values(self, overrides: Mapping | None = None) -> dict[sp.Symbol, float]:
@@ -97,6 +115,39 @@ def claim_name(names: set, system: str, name: str | None, default: str) -> str:
         check_name(name, "element")
     names.add(name)
     return name
+
+
+def power_outputs(system: str, powers: Mapping, outputs: Mapping) -> dict:
+    """The outputs ``power:<element>`` of the non-conservative elements (``powers``: element
+    name → terms of its power), added to ``outputs``; an element name becomes an output name
+    with '(' ',' ')' '#' as '.' and other signs as '_' (``torque(crank)`` → ``torque.crank``)."""
+    outs = dict(outputs)
+    for name, terms in powers.items():
+        if not terms:
+            continue
+        key = re.sub(r"[(),#]+", ".", name)
+        key = "power:" + re.sub(r"[^A-Za-z0-9_.]", "_", key).strip(".")
+        if key in outs:
+            raise DuplicateNameError(f"{system}: output {key!r} (the power of element {name!r}) "
+                                     "is defined twice")
+        outs[key] = sp.Add(*terms)
+    return outs
+
+
+#: The units of a point's outputs ``<point>.x`` … ``<point>.vz``.
+POINT_UNITS = {"x": "m", "y": "m", "z": "m", "vx": "m/s", "vy": "m/s", "vz": "m/s"}
+
+
+def builder_units(coords: Mapping, outputs: Mapping, output_units: Mapping, params: Parameters,
+                  given: Mapping | None) -> dict:
+    """A built model's units, name → unit: the coordinates', the outputs' (a ``power:`` output
+    in W), the parameters' (:meth:`Parameters.units`), then those ``given`` to ``model()``."""
+    units = dict(coords)
+    units.update({k: v for k, v in output_units.items() if k in outputs})
+    units.update({k: "W" for k in outputs if k.startswith("power:")})
+    units.update(params.units())
+    units.update(given or {})
+    return units
 
 
 def numeric(expr, subs: Mapping, what: str) -> float:

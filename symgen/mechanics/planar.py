@@ -22,7 +22,8 @@ expressions stay small and unsimplified, which matters for the 243-coordinate N 
 Joints become holonomic constraints q(x, t) = 0 (rows labelled by the joint's name); driven joints
 add a rheonomic row.  G = H holds because the forces are applied through virtual work in the
 same coordinates.  Gravity and springs contribute to the potential energy V; point forces, body
-torques and dampers are non-conservative.
+torques and dampers are non-conservative: each has an output ``power:<element>`` (a damper's
+−c ℓ̇²), which simulate integrates into ``work:<element>`` (docs/energy-balance.md).
 
 Example::
 
@@ -45,7 +46,7 @@ from ..model import Model, check_name, t
 from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownElementError,
                       Deferred, DeferredRow, assembled_start, check_initial_state,
                       check_mass_properties, check_reduced_mass, claim_name, numeric,
-                      numeric_matrix, row_names)
+                      numeric_matrix, power_outputs, row_names, builder_units, POINT_UNITS)
 from .planar_body import Body, _perp, _vec2, dot, sub
 from .planar_drawing import PlanarDrawing
 
@@ -75,15 +76,18 @@ class PlanarSystem:
         self._point_forces: list[tuple[str, Body, object, sp.Matrix]] = []
         self._torques: list[tuple[str, Body, sp.Expr]] = []
         self._potentials: list[tuple[str, sp.Expr]] = []
+        self._powers: dict[str, list] = {}               # non-conservative elements' power terms
         self._gravity: sp.Matrix | None = None
         self._outputs: dict[str, sp.Expr] = {}
+        self._output_units: dict[str, str] = {}
         self._names: set[str] = set()
         self._drawn = PlanarDrawing()                     # attachments, for Model.drawing
 
     # -- elements --------------------------------------------------------------------------------
-    def parameter(self, name: str, default: float) -> sp.Symbol:
-        """Declare a parameter with a numeric default; returns its Symbol."""
-        return self._params.declare(name, default)
+    def parameter(self, name: str, default: float, unit: str | None = None) -> sp.Symbol:
+        """Declare a parameter with a numeric default; returns its Symbol.  ``unit`` (a label,
+        e.g. "kg"): default from where it is used as it is (a body's mass: kg; a spring's k: N/m)."""
+        return self._params.declare(name, default, unit)
 
     @property
     def parameters(self) -> dict[str, sp.Symbol]:
@@ -117,6 +121,10 @@ class PlanarSystem:
                  {}, tuple(x0), tuple(v0), exact=exact)
         for pname, local in (points or {}).items():
             b.add_point(pname, local)
+            self._params.note(list(b.points[pname]), "m")
+        self._params.note(b.mass, "kg")
+        self._params.note(b.inertia, "kg·m²")
+        self._params.note(list(b.com), "m")
         self.bodies[name] = b
         return b
 
@@ -211,6 +219,8 @@ class PlanarSystem:
         d = sub(b.at(sb)[1], a.at(sa)[1])
         if length is None:
             length = Deferred(sp.sqrt(dot(d, d)), name, "initial length")
+        else:
+            self._params.note(sp.sympify(length), "m")
         row = DeferredRow(lambda L: (dot(d, d) - L ** 2) / (2 * L), length)
         self._joints.append((name, [("length", row)]))
         return name
@@ -226,6 +236,7 @@ class PlanarSystem:
         """Uniform gravity of magnitude g (number or parameter) along ``direction``; adds m g·r_com
         potential energy for every body."""
         dvec = _vec2(direction, "gravity direction")
+        self._params.note(sp.sympify(g), "m/s²")
         self._gravity = sp.sympify(g) * dvec / sp.sqrt(dvec.dot(dvec))
 
     def force(self, body, point, F, *, local: bool = False, name: str | None = None):
@@ -235,9 +246,11 @@ class PlanarSystem:
         name = self._name(name, f"force({b.name})")
         s = self._point(b, point, name)
         Fv = _vec2(F, f"{name}: F")
+        self._params.note(list(Fv), "N")
         if local:
             Fv = b.rotate(Fv)
         self._point_forces.append((name, b, s, Fv))
+        self._powers[name] = [dot(Fv, b.velocity(s))] if not b.is_ground else []
         return name
 
     def torque(self, body, T, *, reaction=None, name: str | None = None):
@@ -245,9 +258,12 @@ class PlanarSystem:
         b = self._body(body, "torque")
         name = self._name(name, f"torque({b.name})")
         self._torques.append((name, b, sp.sympify(T)))
+        self._params.note(sp.sympify(T), "N·m")
+        self._powers[name] = [sp.sympify(T) * b.theta_dot]
         if reaction is not None:
             r = self._body(reaction, f"{name}: reaction")
             self._torques.append((name, r, -sp.sympify(T)))
+            self._powers[name].append(-sp.sympify(T) * r.theta_dot)
         return name
 
     def spring(self, body_a, point_a, body_b, point_b, k, c=0, length=0, *, name: str | None = None):
@@ -257,17 +273,23 @@ class PlanarSystem:
         name = self._name(name, f"spring({a.name},{b.name})")
         sa, sb = self._point(a, point_a, name), self._point(b, point_b, name)
         k, c, L0 = sp.sympify(k), sp.sympify(c), sp.sympify(length)
+        for value, unit in ((k, "N/m"), (c, "N·s/m"), (L0, "m")):
+            self._params.note(value, unit)
         d = sub(b.at(sb)[1], a.at(sa)[1])
         dd = sub(b.velocity(sb), a.velocity(sa))
         if L0 == 0:
             Fb = -k * d - c * dd
             V = k * dot(d, d) / 2
+            P = -c * dot(dd, dd)                 # the damper's power (the spring's is −dV/dt)
         else:
             ell = sp.sqrt(dot(d, d))
             ell_dot = dot(d, dd) / ell
             tension = k * (ell - L0) + c * ell_dot
             Fb = -tension * d / ell
             V = k * (ell - L0) ** 2 / 2
+            P = -c * ell_dot ** 2
+        if c != 0:
+            self._powers[name] = [P]
         self._point_forces.append((name, b, sb, Fb))
         self._point_forces.append((name, a, sa, -Fb))
         if k != 0:
@@ -280,10 +302,15 @@ class PlanarSystem:
         a, b = self._body(body_a, "torsional spring"), self._body(body_b, "torsional spring")
         name = self._name(name, f"torsional_spring({a.name},{b.name})")
         k, c, phi0 = sp.sympify(k), sp.sympify(c), sp.sympify(angle)
+        for value, unit in ((k, "N·m/rad"), (c, "N·m·s/rad"), (phi0, "rad")):
+            self._params.note(value, unit)
         phi = b.theta - a.theta
-        T = -k * (phi - phi0) - c * (b.theta_dot - a.theta_dot)
+        phi_dot = b.theta_dot - a.theta_dot
+        T = -k * (phi - phi0) - c * phi_dot
         self._torques.append((name, b, T))
         self._torques.append((name, a, -T))
+        if c != 0:
+            self._powers[name] = [-c * phi_dot ** 2]
         if k != 0:
             self._potentials.append((name, k * (phi - phi0) ** 2 / 2))
         return name
@@ -298,17 +325,19 @@ class PlanarSystem:
         b = self._body(body, "velocity")
         return b.velocity(self._point(b, point, "velocity"))
 
-    def output(self, name: str, expr) -> None:
-        """Record a scalar expression of t, x, ẋ and parameters under ``name``."""
+    def output(self, name: str, expr, unit: str = "") -> None:
+        """Record a scalar expression of t, x, ẋ and parameters under ``name`` (in ``unit``)."""
         if name in self._outputs:
             raise DuplicateNameError(f"{self.name}: output {name!r} is defined twice")
         self._outputs[name] = sp.sympify(expr)
+        if unit:
+            self._output_units[name] = unit
 
     def output_point(self, body, point, *, name: str | None = None, velocity: bool = True) -> None:
         """Outputs ``<name>.x``, ``.y`` (and ``.vx``, ``.vy``) of a body point; ``name`` defaults
         to ``<body>.<point>``."""
         for k, v in self._point_outputs(body, point, name, velocity).items():
-            self.output(k, v)
+            self.output(k, v, POINT_UNITS[k.rsplit(".", 1)[1]])
 
     def _point_outputs(self, body, point, name, velocity) -> dict:
         b = self._body(body, "output")
@@ -329,7 +358,7 @@ class PlanarSystem:
               *, x0: Sequence[float] | None = None, xd0: Sequence[float] | None = None,
               name: str | None = None, description: str = "", check: bool = True,
               max_violation: float = 1e-3, fix: Mapping | None = None,
-              xd_fix: Mapping | None = None) -> Model:
+              xd_fix: Mapping | None = None, units: Mapping | None = None) -> Model:
         """The :class:`symgen.Model` of this mechanism.
 
         params: overrides of parameter defaults.  outputs: further outputs, a mapping name → expr
@@ -338,7 +367,8 @@ class PlanarSystem:
         the constraints (small violations projected with a warning, large ones refused) and the
         reduced mass matrix at x0 must be non-singular.  fix/xd_fix (coordinate or output name →
         value), or a body placed by a ``guess``: the initial state is assembled
-        (:func:`symgen.assemble`) from the bodies' placements with those values held.
+        (:func:`symgen.assemble`) from the bodies' placements with those values held.  units:
+        name → unit over the builder's (SI: m, rad, kg, N, W …; ``symgen.units``).
         """
         if not self.bodies:
             raise MechanismError(f"{self.name}: a mechanism needs at least one body")
@@ -367,7 +397,8 @@ class PlanarSystem:
         M, f, V, has_V = self._dynamics(bodies, index, n, pvals)   # M, f and the potential
         guessed = [b for b in bodies if not b.exact] if x0_given is None else []
         q, labels = self._constraint_rows(pvals, subs0, guessed)
-        outs = self._all_outputs(outputs)
+        outs, out_units = self._all_outputs(outputs)
+        outs = power_outputs(self.name, self._powers, outs)
 
         # assembly and checks -----------------------------------------------------------------
         if fix or xd_fix or guessed:
@@ -385,6 +416,8 @@ class PlanarSystem:
             params={s: v for s, v in pvals.items()}, outputs=outs, x0=x0, xd0=xd0,
             settings=settings, velocities=vels, description=description,
             drawing=self._drawn.polylines(bodies, GROUND), constraint_names=row_names(labels),
+            units=builder_units({c.name: "rad" if c == b.theta else "m" for b in bodies
+                                 for c in b.coords}, outs, out_units, self._params, units),
         )
 
     def _dynamics(self, bodies, index, n, pvals):
@@ -459,8 +492,9 @@ class PlanarSystem:
         return q, labels
 
     def _all_outputs(self, outputs):
-        """The declared outputs plus ``outputs`` (a mapping, or ``"<body>.<point>"`` names)."""
-        outs = dict(self._outputs)
+        """The declared outputs plus ``outputs`` (a mapping, or ``"<body>.<point>"`` names), and
+        their units."""
+        outs, units = dict(self._outputs), dict(self._output_units)
         if outputs is not None:
             if isinstance(outputs, Mapping):
                 extra = {k: sp.sympify(v) for k, v in outputs.items()}
@@ -469,10 +503,11 @@ class PlanarSystem:
                 for item in outputs:
                     bname, _, pname = str(item).partition(".")
                     extra.update(self._point_outputs(bname, pname, None, True))
+                units.update({k: POINT_UNITS[k.rsplit(".", 1)[1]] for k in extra})
             for k, v in extra.items():
                 if k in outs:
                     raise DuplicateNameError(f"{self.name}: output {k!r} is defined twice")
                 outs[k] = v
 
-        return outs
+        return outs, units
 

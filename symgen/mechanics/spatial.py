@@ -53,7 +53,8 @@ import sympy as sp
 from ..model import Model, check_name, coordinates
 from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownElementError,
                       assembled_start, check_initial_state, check_reduced_mass, claim_name,
-                      numeric, numeric_matrix, row_names)
+                      numeric, numeric_matrix, power_outputs, row_names, builder_units,
+                      POINT_UNITS)
 from .spatial_assembly import NeglectedInertiaWarning, SpatialAssembly
 from .spatial_joints import GROUND, element_symbols, joint_rows
 
@@ -163,17 +164,21 @@ class SpatialSystem:
         self._springs: list = []
         self._gravity: sp.Matrix | None = None
         self._outputs: dict[str, object] = {}
+        self._output_units: dict[str, str] = {}
         self._names: set[str] = set()
 
     # -- parameters and elements -----------------------------------------------------------------
-    def parameter(self, name: str, default: float) -> sp.Symbol:
-        return self._params.declare(name, default)
+    def parameter(self, name: str, default: float, unit: str | None = None) -> sp.Symbol:
+        """Declare a parameter (see :meth:`PlanarSystem.parameter`)."""
+        return self._params.declare(name, default, unit)
 
     def _new_element(self, name, kind, value, velocity, fixed):
         if not isinstance(name, str) or not name or "." in name:
             raise MechanismError(f"{kind} name {name!r} is not allowed (non-empty, no '.')")
         if name in self._elements or name in self.bodies:
             raise DuplicateNameError(f"{self.name}: the name {name!r} is already used")
+        if kind == "point":
+            self._params.note(list(_vec3(value, f"{kind} {name!r}")), "m")
         el = _Element(name, kind, _vec3(value, f"{kind} {name!r}"),
                       _vec3((0, 0, 0) if velocity is None else velocity,
                             f"{kind} {name!r} velocity"), fixed,
@@ -252,6 +257,9 @@ class SpatialSystem:
                 raise DuplicateNameError(f"body {name!r} lists a {what[:-1]} twice: {lst}")
         b = SpatialBody(name, sp.sympify(mass), _inertia3(inertia, f"body {name!r}: inertia"),
                         _vec3(com, f"body {name!r}: com"), points, vectors)
+        self._params.note(b.mass, "kg")
+        self._params.note(list(b.inertia), "kg·m²")
+        self._params.note(list(b.com), "m")
         for mname, pos in (markers or {}).items():
             if mname in b.markers:
                 raise DuplicateNameError(f"body {name!r} already has a marker {mname!r}")
@@ -406,6 +414,7 @@ class SpatialSystem:
     # -- forces -----------------------------------------------------------------------------------
     def gravity(self, g=9.81, direction=(0, -1, 0)) -> None:
         d = _vec3(direction, "gravity direction")
+        self._params.note(sp.sympify(g), "m/s²")
         self._gravity = sp.sympify(g) * d / sp.sqrt(d.dot(d))
 
     def _marker(self, body: SpatialBody, marker, role):
@@ -427,23 +436,28 @@ class SpatialSystem:
         b = self._body(body, "force")
         name = self._name(name, f"force({b.name})")
         self._forces.append((name, b, self._marker(b, marker, name), _vec3(F, f"{name}: F")))
+        self._params.note(list(self._forces[-1][3]), "N")
         return name
 
     def spring(self, body_a, marker_a, body_b, marker_b, k, c=0, length=0, *, name=None):
         """A translational spring-damper between two markers: tension k(ℓ − ℓ₀) + c ℓ̇."""
         a, b = self._body(body_a, "spring"), self._body(body_b, "spring")
         name = self._name(name, f"spring({a.name},{b.name})")
+        for value, unit in ((k, "N/m"), (c, "N·s/m"), (length, "m")):
+            self._params.note(sp.sympify(value), unit)
         self._springs.append((name, a, self._marker(a, marker_a, name), b,
                               self._marker(b, marker_b, name), sp.sympify(k), sp.sympify(c),
                               sp.sympify(length)))
         return name
 
-    def output(self, name: str, expr) -> None:
-        """An output: an expression of t, the element symbols of :meth:`symbols` and
-        parameters."""
+    def output(self, name: str, expr, unit: str = "") -> None:
+        """An output (in ``unit``): an expression of t, the element symbols of :meth:`symbols`
+        and parameters."""
         if name in self._outputs:
             raise DuplicateNameError(f"{self.name}: output {name!r} is defined twice")
         self._outputs[name] = sp.sympify(expr)
+        if unit:
+            self._output_units[name] = unit
 
     def output_point(self, body, marker, *, name: str | None = None, velocity: bool = True):
         """Outputs ``<name>.x``, ``.y``, ``.z`` (and ``.vx``, ``.vy``, ``.vz``) of a body marker;
@@ -483,7 +497,7 @@ class SpatialSystem:
     def model(self, params: Mapping | None = None, outputs=None, settings: Mapping | None = None,
               *, x0=None, xd0=None, name: str | None = None, description: str = "",
               check: bool = True, max_violation: float = 1e-3, fix: Mapping | None = None,
-              xd_fix: Mapping | None = None) -> Model:
+              xd_fix: Mapping | None = None, units: Mapping | None = None) -> Model:
         """The :class:`symgen.Model`; arguments as for :meth:`PlanarSystem.model`.
 
         The positions given to :meth:`point` and :meth:`vector` define the bodies' geometry, so
@@ -528,7 +542,7 @@ class SpatialSystem:
             asm.body(b)
         joint_rows(asm, self._rows)
         asm.forces_and_springs()
-        outs = asm.outputs(outputs)
+        outs = power_outputs(self.name, asm.powers, asm.outputs(outputs))
         M, f, q, labels, V, has_V = asm.M, asm.f, asm.q, asm.labels, asm.V, asm.has_V
 
         if fix or xd_fix:
@@ -542,4 +556,18 @@ class SpatialSystem:
         return Model(name or self.name, coords, M, f, q=q, V=V if has_V else None,
                      params=dict(pvals), outputs=outs, x0=x0, xd0=xd0, settings=settings,
                      velocities=vels, description=description, drawing=asm.drawing(),
-                     constraint_names=row_names(labels))
+                     constraint_names=row_names(labels), units=builder_units(
+                         {c.name: "m" if el.kind == "point" else "1" for el in moving
+                          for c in el.syms}, outs, self._point_units(outputs), self._params, units))
+
+    def _point_units(self, outputs) -> dict:
+        """The outputs' units: those given to :meth:`output`, m and m/s for points' outputs
+        (of :meth:`output_point` and of ``model(outputs=[...])``)."""
+        units = {}
+        points = [k for k, spec in self._outputs.items() if isinstance(spec, tuple)]
+        if outputs is not None and not isinstance(outputs, Mapping):
+            points += [str(item) for item in outputs]
+        for oname in points:
+            units.update({f"{oname}.{k}": u for k, u in POINT_UNITS.items()})
+        units.update(self._output_units)
+        return units

@@ -32,6 +32,7 @@ class SpatialAssembly:
         self.V = sp.S.Zero
         self.has_V = False
         self.q, self.labels, self.seen = [], [], set()
+        self.powers: dict[str, list] = {}     # non-conservative elements' power terms
 
     def num(self, e, what):
         return numeric(e, self.pvals, what)
@@ -193,25 +194,38 @@ class SpatialAssembly:
                     q.append(res[comp])
                     labels.append(f"body {b.name!r} (direction {_dname(kw)}, {'xyz'[comp]})")
 
+    def _rate(self, r: sp.Matrix) -> sp.Matrix:
+        """ṙ of a position r linear in the coordinates."""
+        index, vels = self.index, self.vels
+        return sp.Matrix([sum((sp.diff(r[i], s) * vels[index[s]] for s in r[i].free_symbols
+                               if s in index), sp.S.Zero) for i in range(3)])
+
     def forces_and_springs(self) -> None:
-        mech, index, vels, add_force = self.mech, self.index, self.vels, self.add_force
+        """Applied forces and spring-dampers into f and V; the power of each force and damper
+        (``powers``, for the outputs ``power:<element>``)."""
+        mech, add_force = self.mech, self.add_force
         V, has_V = self.V, self.has_V
         subs = element_subs(mech)
         for fname, b, where, F in mech._forces:
-            add_force(b._body_pos(where, fname), F.xreplace(subs))
+            r, F = b._body_pos(where, fname), F.xreplace(subs)
+            add_force(r, F)
+            self.powers[fname] = [F.dot(self._rate(r))]
         for sname, a, wa, b, wb, k, c, L0 in mech._springs:
             ra, rb = a._body_pos(wa, sname), b._body_pos(wb, sname)
             d = rb - ra
-            dd = sp.Matrix([sum(sp.diff(d[i], s) * vels[index[s]] for s in d[i].free_symbols
-                                if s in index) for i in range(3)])
+            dd = self._rate(d)
             if L0 == 0:
                 Fb = -k * d - c * dd
                 Vs = k * d.dot(d) / 2
+                P = -c * dd.dot(dd)              # the damper's power (the spring's is −dV/dt)
             else:
                 ell = sp.sqrt(d.dot(d))
                 tension = k * (ell - L0) + c * d.dot(dd) / ell
                 Fb = -tension * d / ell
                 Vs = k * (ell - L0) ** 2 / 2
+                P = -c * (d.dot(dd) / ell) ** 2
+            if c != 0:
+                self.powers[sname] = [P]
             add_force(rb, Fb)
             add_force(ra, -Fb)
             if k != 0:

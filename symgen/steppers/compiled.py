@@ -287,6 +287,7 @@ class CompiledStepper:
             sl = slice(r0, r1)
             RES[sl, 0], RES[sl, 1], RES[sl, 2] = PE[sl], VE[sl], AE[sl]
             om, hm = (OM[sl], HM[sl]) if self.estimate else (NAN[sl], NAN[sl])
+            W = rec.integrate_rows(T[sl], OUT[sl])          # the work, over every step
             rec.observe_rows(T[sl], RES[sl], IT[sl], om, hm)
             steps = np.arange(step0, step0 + r1 - r0)
             keep = np.flatnonzero(steps % every == 0)
@@ -295,7 +296,8 @@ class CompiledStepper:
                 rec.add_rows(steps[keep], T[rows], X[rows], XD[rows], XDD[rows], LAM[rows],
                              RES[rows], IT[rows], om[keep], hm[keep],
                              (EK[rows], EP[rows]) if energy else None,
-                             OUT[rows] if outputs else None)
+                             OUT[rows] if outputs else None,
+                             W[keep] if W is not None else None)
         try:
             while self.done < n_steps:
                 if row:                                        # the next chunk starts at row 0
