@@ -44,7 +44,6 @@ Example (a spherical pendulum)::
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -56,87 +55,11 @@ from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownEle
                       numeric, numeric_matrix, power_outputs, row_names, builder_units,
                       POINT_UNITS)
 from .spatial_assembly import NeglectedInertiaWarning, SpatialAssembly
+from .spatial_body import SpatialBody, _Element, _inertia3, _ref, _vec3
 from .spatial_joints import GROUND, element_symbols, joint_rows
 
 __all__ = ["SpatialSystem", "SpatialBody", "NeglectedInertiaWarning"]
 
-
-
-def _ref(body) -> str:
-    """A body's name (a SpatialBody or its name)."""
-    return getattr(body, "name", body)
-
-
-def _vec3(value, what: str) -> sp.Matrix:
-    try:
-        items = list(value)
-    except TypeError:
-        raise MechanismError(f"{what} must be a triple (x, y, z), got {value!r}") from None
-    if len(items) != 3:
-        raise MechanismError(f"{what} must be a triple (x, y, z), got {value!r}")
-    return sp.Matrix([sp.sympify(v) for v in items])
-
-
-def _inertia3(value, what: str) -> sp.Matrix:
-    if isinstance(value, (int, float, sp.Expr)) and not isinstance(value, sp.MatrixBase):
-        return sp.eye(3) * sp.sympify(value)
-    try:
-        items = list(value)
-    except TypeError:
-        raise MechanismError(f"{what} must be a number, a diagonal triple or a 3×3 matrix") from None
-    if len(items) == 3 and all(not hasattr(i, "__len__") for i in items):
-        return sp.diag(*[sp.sympify(i) for i in items])
-    M = sp.Matrix(value)
-    if M.shape != (3, 3):
-        raise MechanismError(f"{what} must be 3×3, got shape {M.shape}")
-    return M
-
-
-@dataclass
-class _Element:
-    name: str
-    kind: str          # "point" | "vector"
-    value0: sp.Matrix  # initial position / direction (may contain parameters)
-    vel0: sp.Matrix
-    fixed: bool
-    vel_from: str = ""  # who gave vel0: "" (nobody: zero), "given" (point/vector), or a body
-    syms: tuple = ()   # coordinate symbols (moving elements)
-    vsyms: tuple = ()
-
-    def expr(self) -> sp.Matrix:
-        return sp.Matrix(self.syms) if not self.fixed else self.value0
-
-    def vexpr(self) -> sp.Matrix:
-        return sp.Matrix(self.vsyms) if not self.fixed else sp.zeros(3, 1)
-
-
-@dataclass
-class SpatialBody:
-    """A rigid body in natural coordinates (see the module docstring)."""
-
-    name: str
-    mass: sp.Expr
-    inertia: sp.Matrix
-    com: sp.Matrix
-    points: list
-    vectors: list
-    markers: dict = field(default_factory=dict)
-    # filled at assembly
-    origin: sp.Matrix = None
-    basis: list = None            # direction expressions (3-vectors, linear in x)
-    pinv: np.ndarray = None       # X₀⁺ (k×3)
-    origin0: np.ndarray = None
-
-    def local(self, r0: np.ndarray) -> np.ndarray:
-        return self.pinv @ (r0 - self.origin0)
-
-    def position(self, c) -> sp.Matrix:
-        """r = P₀ + Σ c_k d_k for local coordinates c (numbers)."""
-        r = self.origin
-        for ck, d in zip(c, self.basis):
-            if abs(float(ck)) > 1e-15:
-                r = r + sp.Float(float(ck), 17) * d
-        return r
 
 
 class SpatialSystem:
