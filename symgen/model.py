@@ -25,9 +25,11 @@ from .names import (ACCELERATION_SUFFIX, MAX_MODEL_NAME, MAX_NAME, VELOCITY_SUFF
                     ModelError, _check_allowed_name, _check_c_identifier, _check_not_reserved,
                     c_name, check_model_name, check_name, row_names)
 from .drawing import normalize_drawing
+from .signals import Input, collect_inputs
 from .settings import SimulationSettings
 
-__all__ = ["Model", "ModelError", "coordinates", "t", "VELOCITY_SUFFIX", "ACCELERATION_SUFFIX"]
+__all__ = ["Model", "ModelError", "coordinates", "t", "VELOCITY_SUFFIX", "ACCELERATION_SUFFIX",
+           "Input"]
 
 #: The time symbol shared by every model.
 t = sp.Symbol("t")
@@ -165,6 +167,11 @@ class Model:
         Optional names of the m constraint rows (the builders give ``<joint>.<component>``, e.g.
         ``pin1.x``); default ``q[0]``, ``q[1]``, …  Used by ``show``, assembly errors, the result's
         meta and CSV header and the reaction plots; not in :attr:`hash` (not in the C).
+    inputs:
+        Optional input symbols (names or Symbols) whose values arrive at run time; f and the
+        outputs may use them.  The :class:`~symgen.signals.Input` symbols of
+        :func:`symgen.inputs` that f and the outputs use are collected without it (after the
+        given ones, by name).  Their order is the order of the kernels' array ``u``.
     """
 
     def __init__(
@@ -184,6 +191,7 @@ class Model:
         description: str = "",
         drawing: Sequence | None = None,
         constraint_names: Sequence[str] | None = None,
+        inputs: Sequence | None = None,
     ):
         """Long on purpose: every check of the model runs here, once, in the order the fields
         are given (the class docstring lists them), so that a Model that exists is valid."""
@@ -264,6 +272,11 @@ class Model:
                 raise ModelError(f"output {oname!r} must be a scalar expression")
         self._check_unique([c_name(s) for s in odict], "output (after '.' → '_')")
         self.outputs: Mapping[str, sp.Expr] = MappingProxyType(odict)
+        self.inputs: tuple = collect_inputs(inputs, [*fm, *odict.values()])
+        clash = {u.name for u in self.inputs} & {s.name for s in (*xs, *vs, *pdict, t)}
+        if clash:
+            raise ModelError(f"input(s) {sorted(clash)} also used as coordinate, velocity, "
+                             "parameter or time")
 
         self._validate_symbols()
         self._check_constants()
@@ -324,6 +337,10 @@ class Model:
     def output_names(self) -> tuple[str, ...]:
         return tuple(self.outputs)
 
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        return tuple(u.name for u in self.inputs)
+
     def coord(self, name: str) -> sp.Symbol:
         """The coordinate Symbol with that name."""
         for c in self.coords:
@@ -353,7 +370,7 @@ class Model:
             name=self.name, coords=self.coords, M=self.M, f=self.f, q=self.q, V=self.V,
             params=dict(self.params), outputs=dict(self.outputs), x0=self.x0, xd0=self.xd0,
             settings=dict(self.settings), velocities=self.velocities, description=self.description,
-            drawing=self.drawing, constraint_names=self.constraint_names,
+            drawing=self.drawing, constraint_names=self.constraint_names, inputs=self.inputs,
         )
 
     def __reduce__(self):
@@ -379,6 +396,8 @@ class Model:
                 "V": fp(self.V) if self.V is not None else None,
                 "outputs": [[k, fp(v)] for k, v in self.outputs.items()],
             }
+            if self.inputs:             # (absent otherwise: the hash of a model without stays)
+                payload["inputs"] = [fp(u) for u in self.inputs]
             blob = json.dumps(payload, sort_keys=True).encode()
             object.__setattr__(self, "_hash", hashlib.sha256(blob).hexdigest())
         return self._hash
@@ -469,17 +488,17 @@ class Model:
 
     def _validate_symbols(self) -> None:
         xs, vs = set(self.coords), set(self.velocities)
-        ps = set(self.params)
+        ps, us = set(self.params), set(self.inputs)
         accel_names = {a.name for a in self.accelerations}
         groups = [
             ("M", self.M, xs | ps | {t}),
-            ("f", self.f, xs | vs | ps | {t}),
+            ("f", self.f, xs | vs | ps | us | {t}),
             ("q", self.q, xs | ps | {t}),
         ]
         if self.V is not None:
             groups.append(("V", self.V, xs | ps | {t}))
         for oname, expr in self.outputs.items():
-            groups.append((f"output {oname!r}", expr, xs | vs | ps | {t}))
+            groups.append((f"output {oname!r}", expr, xs | vs | ps | us | {t}))
         for what, expr, allowed in groups:
             derivs = expr.atoms(sp.Derivative)
             funcs = {a for a in expr.atoms(sp.core.function.AppliedUndef)}
@@ -507,9 +526,11 @@ class Model:
                     hint = f" (velocities are not allowed in {what})"
                 elif unknown & xs:
                     hint = f" (coordinates are not allowed in {what})"
+                elif unknown & us or any(isinstance(s, Input) for s in unknown):
+                    hint = f" (inputs may enter f and the outputs only, not {what})"
                 raise ModelError(
-                    f"{what} has free symbols {names} that are not coordinates, velocities, t or "
-                    f"declared parameters{hint}"
+                    f"{what} has free symbols {names} that are not coordinates, velocities, t, "
+                    f"declared parameters or inputs{hint}"
                 )
 
     def _check_symmetric(self) -> None:
