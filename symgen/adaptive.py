@@ -127,10 +127,13 @@ def _t_eval(t_eval, t0: float, t_end: float):
 
 
 def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: float, x0, xd0,
-                 progress, consistent: bool, t_wall: float, every: int, extra_meta, t_eval=None):
+                 progress, consistent: bool, t_wall: float, every: int, extra_meta, t_eval=None,
+                 values=None):
     """The variable-step run (module docstring); returns the Result (failure as data).  With
     ``t_eval`` the rows are the states at those times (:func:`dense_state`) instead of every
-    ``every``-th step (and the last state reached, if the run stops early)."""
+    ``every``-th step (and the last state reached, if the run stops early).  ``values``: the
+    run's :class:`~symgen.input_values.InputValues` (each try of a step from t sets them at its
+    end, the callables with the state at t)."""
     n, m, n_out = kernels.n, kernels.m, kernels.n_out
     sch, bound = cfg.parsed_scheme(), float(cfg.divergence_bound)
     has_energy = hasattr(kernels, "energy")
@@ -138,7 +141,7 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
     span = t_end - t0
     ctl = _Control(cfg, sch, n, t0, t_end)
     rec = Recorder(n, m, n_out, 1024, every, math.nan, energy=has_energy, outputs=has_outputs,
-                   variable=True)
+                   variable=True, inputs=values.u if values is not None else None)
     cs = start_state(kernels, stepper, cfg, t0, x0, xd0, consistent)
     x, xd, xdd, lam = cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()
     res = np.array(cs.residuals, dtype=float)
@@ -178,7 +181,7 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
     try:
         while t < t_end:
             h_try, iters, err, have_d, flags, h = _tries(ctl, stepper, m, t, h, w,
-                                                          (x, xd, xdd, lam))
+                                                          (x, xd, xdd, lam), values)
             if h_try is None:
                 status = "failed"
                 reason, detail = _no_step(t, h, ctl, stepper)
@@ -193,6 +196,8 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
                 record_dense(t, h_try, (h_try, err if have_d else math.nan, flags))
             x[:], xd[:], xdd[:], lam[:] = stepper.x, stepper.xd, stepper.xdd, stepper.lam
             res[:] = stepper.res
+            if values is not None:
+                values.accept()
             w = stepper.omega_max
             hm = sch.h_max(w)
             h = ctl.accepted(h_try, err if have_d else math.nan)
@@ -216,6 +221,8 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
                   f"{str(exc).splitlines()[0] if str(exc) else ''}"[:300])
     if status != "completed":
         log.warning("simulation of %s stopped: %s", kernels.name, short_reason(reason))
+    if values is not None:
+        values.rewind()                         # (the last row: its step's inputs)
     try:
         if te is None and rec.last_step != j:   # always keep the last accepted state …
             record(j, t, it_last, info)
@@ -229,11 +236,17 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
                   h="auto", t0=t0, n_steps=None, last=j, every=every, bound=bound)
 
 
-def _tries(ctl: _Control, stepper, m: int, t: float, h: float, omega: float, state):
+def _tries(ctl: _Control, stepper, m: int, t: float, h: float, omega: float, state,
+           values=None):
     """steppers.control.tries within this run's bounds (h_max, the stability limit, the end of
-    the span, h_min and round-off), counted in ``ctl``."""
-    return tries(stepper, ctl.estimate, ctl.controller, t, h, state,
-                 lambda h, t: ctl.bounded(h, t, omega), lambda h, t: _too_small(h, t, ctl), ctl)
+    the span, h_min and round-off), counted in ``ctl``; each try's inputs set at its end."""
+    def bound(h, t):
+        h_try, cut = ctl.bounded(h, t, omega)
+        if values is not None and values.varying:
+            values.set(t + h_try, state[0], state[1])
+        return h_try, cut
+    return tries(stepper, ctl.estimate, ctl.controller, t, h, state, bound,
+                 lambda h, t: _too_small(h, t, ctl), ctl)
 
 
 def _no_step(t: float, h: float, ctl: _Control, stepper) -> tuple[str, str]:

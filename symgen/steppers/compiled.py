@@ -126,6 +126,8 @@ class CompiledStepper:
             raise ValueError(f"the C runtime refused the options {dict(method=method, h=h, tol=tol)}"
                              " (or is out of memory)")
         self._s = self.ffi.gc(ptr, self.lib.sg_stepper_free)
+        #: the run's InputValues (simulate sets it): time-varying inputs step one step a chunk
+        self.inputs = None
         self._fail = self.ffi.new("sg_failure *")
         self._last = self.ffi.new("long *")
         self.floor = (math.nan, math.nan, math.nan)
@@ -145,12 +147,18 @@ class CompiledStepper:
             return self.ffi.new(ctype.replace("[]", "[1]"))
         return self.ffi.from_buffer(ctype, a, require_writable=True)
 
+    def _set_inputs(self) -> None:
+        """The C stepper's inputs from the kernels' ``u`` (Kernels.u, set by the run)."""
+        if self.kernels.n_in:
+            self.lib.sg_set_inputs(self._s, self._ptr(self.kernels.u))
+
     def consistent_state(self, t, x0, xd0, project: bool = True):
         """assembly.consistent_state's (x, ẋ, ẍ, λ, iterations, rank), computed in C with this
         run's factorization (a sparse run then starts from the partition made here), or None
         when C cannot project the state (the Python function then says why)."""
         x, xd = (np.array(v, dtype=float).reshape(self.n) for v in (x0, xd0))
         xdd, lam = np.zeros(self.n), np.zeros(self.m)
+        self._set_inputs()
         st = self.lib.sg_consistent_state(self._s, self._ptr(self.kernels.p), float(t),
                                           *map(self._ptr, (x, xd, xdd, lam)), int(bool(project)))
         if st != 0:
@@ -160,6 +168,7 @@ class CompiledStepper:
 
     def omega_at(self, t, x, xd, xdd, lam) -> float:
         """ω_max of the reduced system linearized at a state (linalg.py omega_at), in C."""
+        self._set_inputs()
         return float(self.lib.sg_omega_at(self._s, self._ptr(self.kernels.p), float(t),
                                           *(self._ptr(np.ascontiguousarray(v, dtype=float))
                                             for v in (x, xd, xdd, lam))))
@@ -168,6 +177,7 @@ class CompiledStepper:
         # the Python fallback starts when it first takes a step (_python_step): most runs never
         # hand it one
         self._py_started = False
+        self._set_inputs()
         p = self._ptr(self.kernels.p)
         self.lib.sg_start(self._s, p, float(t), *(self._ptr(np.ascontiguousarray(v, dtype=float))
                                                   for v in (x, xd, xdd, lam)))
@@ -253,6 +263,7 @@ class CompiledStepper:
         last, fail = self._last, self._fail
         status, reason = "completed", ""
         chunk = min(CHUNK_MAX, max(8, FIRST_CHUNK_WORK // max(n, 1)))
+        varying = self.inputs is not None and self.inputs.varying
 
         RES = np.empty((R, 3))
         NAN = np.full(R, math.nan)
@@ -301,6 +312,10 @@ class CompiledStepper:
                     row = 0
                 i = self.done
                 stop = min(n_steps, i + chunk, i + R - 1)
+                if varying:                 # u(t + h), callables with the state at t: one step
+                    stop = i + 1
+                    self.inputs.set(t0 + (i + 1) * dt, X[row], XD[row])
+                    self._set_inputs()
                 # a chunk's steps are computed and kept whole: a Ctrl-C during the C call (or
                 # the bookkeeping) is delivered after them, so the steps it took are in the result
                 with held_signals():
@@ -311,6 +326,8 @@ class CompiledStepper:
                     if k:
                         take(1, k + 1, i + 1)
                         self.done, row = i + k, k
+                        if varying:
+                            self.inputs.accept()
                 if st == _SG_OK:
                     # aim at CHUNK_SECONDS per chunk (grow at most 4× at a time, never past
                     # the scratch rows: unbounded, 4× per call overflowed after ~512 calls)
@@ -328,6 +345,8 @@ class CompiledStepper:
                 with held_signals():
                     take(row + 1, row + 2, self.done + 1)
                     self.done, row = self.done + 1, row + 1
+                    if varying:
+                        self.inputs.accept()
         finally:
             r = row
             for buf, v in zip(state[:4], bufs):
