@@ -168,6 +168,9 @@ def cmd_show(args) -> int:
         say("  parameters:  " + (", ".join(f"{k} = {v:g}" for k, v in
                                               zip(mdl.param_names, mdl.param_values)) or "none"))
         say("  outputs:     " + (", ".join(mdl.output_names) or "none"))
+        if mdl.inputs:
+            say("  inputs:      " + ", ".join(mdl.input_names)
+                + "  (values at run time: simulate --input NAME=NUMBER|FILE.csv)")
         say("  settings:    " + (", ".join(f"{k} = {v}" for k, v in mdl.settings.items())
                                    or "none"))
         say(f"  terms:       {', '.join(TERMS)}  (symgen show MODEL --term NAME)")
@@ -253,6 +256,11 @@ def cmd_simulate(args) -> int:
     elif settings.stepper == "compiled":
         raise UsageError("--dt auto runs on the Python stepper (the compiled one has no error "
                          "control yet): drop --stepper compiled, or give a number for --dt")
+    from .input_values import parse_input_options
+    try:
+        inputs = parse_input_options(args.input, args.input_interpolation)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     kernels = _kernels(mdl, args.backend, numeric, quiet=args.quiet)
     x0 = xd0 = None
     if held or held_v:
@@ -267,6 +275,7 @@ def cmd_simulate(args) -> int:
         with _warnings_as_notes(quiet=args.quiet):
             result = simulate(kernels, settings, params=numeric or None, progress=progress,
                               every=args.every, x0=x0, xd0=xd0, t_eval=args.t_eval,
+                              inputs=inputs,
                               meta={"model_spec": str(args.model), "model_options": options})
     finally:
         progress.close()
@@ -413,6 +422,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_step_options(s)
     s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
     add_assembly_options(s)
+    s.add_argument("--input", action="append", metavar="NAME=NUMBER|FILE.csv",
+                   help="a value of the model's input NAME (repeatable): a number, or a CSV of "
+                   "two columns, time and value (docs/inputs.md)")
+    s.add_argument("--input-interpolation", choices=("linear", "hold"), default="linear",
+                   help="between the times of an --input CSV: 'linear' (default) or 'hold' (a "
+                   "value applies after its time)")
     s.add_argument("--out", metavar="FILE", help="write the result (.npz or .csv)")
     s.add_argument("--plot", metavar="FILE.png", help="plot the result to a PNG")
     s.add_argument("--what", choices=_what(), default=None,

@@ -15,7 +15,7 @@ from typing import Mapping
 
 import numpy as np
 
-__all__ = ["InputValues", "Table", "INTERPOLATIONS", "read_table"]
+__all__ = ["InputValues", "Table", "INTERPOLATIONS", "read_table", "parse_input_options"]
 
 INTERPOLATIONS = ("linear", "hold")
 #: a table time within this fraction of max(1, |t|) of t counts as t (t0 + j·h carries round-off)
@@ -164,3 +164,22 @@ def read_table(path, name: str, interpolation: str = "linear") -> Table:
         raise ValueError(f"input {name!r}: {path} has no rows of (time, value)")
     arr = np.array(rows)
     return Table(name, arr[:, 0], arr[:, 1], interpolation)
+
+
+def parse_input_options(specs, interpolation: str = "linear") -> dict:
+    """The command line's ``--input NAME=NUMBER|FILE.csv`` (repeatable) as simulate's inputs."""
+    out = {}
+    for spec in specs or ():
+        name, eq, text = spec.partition("=")
+        name, text = name.strip(), text.strip()
+        if not eq or not name or not text:
+            raise ValueError(f"--input {spec!r}: expected NAME=NUMBER or NAME=FILE.csv")
+        if name in out:
+            raise ValueError(f"--input {name} is given twice")
+        try:
+            out[name] = float(text)
+        except ValueError:
+            out[name] = read_table(text, name, interpolation)
+        if isinstance(out[name], float) and not math.isfinite(out[name]):
+            raise ValueError(f"--input {name}: the value must be finite, got {text}")
+    return out

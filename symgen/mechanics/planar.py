@@ -41,7 +41,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from ..model import Model, check_name, t
+from ..model import Input, Model, check_name, t
 from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownElementError,
                       Deferred, DeferredRow, assembled_start, check_initial_state,
                       check_mass_properties, check_reduced_mass, claim_name, numeric,
@@ -78,9 +78,16 @@ class PlanarSystem:
         self._gravity: sp.Matrix | None = None
         self._outputs: dict[str, sp.Expr] = {}
         self._names: set[str] = set()
+        self._inputs: dict[str, sp.Symbol] = {}
         self._drawn = PlanarDrawing()                     # attachments, for Model.drawing
 
     # -- elements --------------------------------------------------------------------------------
+    def input(self, name: str) -> sp.Symbol:
+        """Declare an input of the model (its value arrives at run time: ``simulate(...,
+        inputs=)``, docs/inputs.md); returns its Symbol for forces, torques and preloads."""
+        check_name(name, "input")
+        return self._inputs.setdefault(name, Input(name))
+
     def parameter(self, name: str, default: float) -> sp.Symbol:
         """Declare a parameter with a numeric default; returns its Symbol."""
         return self._params.declare(name, default)
@@ -385,6 +392,7 @@ class PlanarSystem:
             params={s: v for s, v in pvals.items()}, outputs=outs, x0=x0, xd0=xd0,
             settings=settings, velocities=vels, description=description,
             drawing=self._drawn.polylines(bodies, GROUND), constraint_names=row_names(labels),
+            inputs=list(self._inputs.values()),
         )
 
     def _dynamics(self, bodies, index, n, pvals):

@@ -50,7 +50,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from ..model import Model, check_name, coordinates
+from ..model import Input, Model, check_name, coordinates
 from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownElementError,
                       assembled_start, check_initial_state, check_reduced_mass, claim_name,
                       numeric, numeric_matrix, row_names)
@@ -158,8 +158,15 @@ class SpatialSystem:
         self._gravity: sp.Matrix | None = None
         self._outputs: dict[str, object] = {}
         self._names: set[str] = set()
+        self._inputs: dict[str, sp.Symbol] = {}
 
     # -- parameters and elements -----------------------------------------------------------------
+    def input(self, name: str) -> sp.Symbol:
+        """Declare an input of the model (its value arrives at run time: ``simulate(...,
+        inputs=)``, docs/inputs.md); returns its Symbol for forces, torques and preloads."""
+        check_name(name, "input")
+        return self._inputs.setdefault(name, Input(name))
+
     def parameter(self, name: str, default: float) -> sp.Symbol:
         return self._params.declare(name, default)
 
@@ -487,4 +494,4 @@ class SpatialSystem:
         return Model(name or self.name, coords, M, f, q=q, V=V if has_V else None,
                      params=dict(pvals), outputs=outs, x0=x0, xd0=xd0, settings=settings,
                      velocities=vels, description=description, drawing=asm.drawing(),
-                     constraint_names=row_names(labels))
+                     constraint_names=row_names(labels), inputs=list(self._inputs.values()))
