@@ -1,0 +1,189 @@
+"""Inputs (issue 23, item 1): symbols whose values arrive at run time.
+
+Oracles: the same model with the value written into f (a constant input: equal to round-off), the
+closed-form response of an undamped mass-spring driven by F sin(Ωt) (second-order convergence at
+two steps), consistent_state's accelerations under perturbed inputs (B of the linearization),
+sympy's derivative of an output (D).
+"""
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import symgen
+from symgen.mechanics import PlanarSystem
+
+STEPPERS = ("python", "compiled")
+K_SPRING, MASS, F0, OMEGA = 4.0, 1.0, 1.0, 3.0
+
+
+def _pendulum(torque):
+    """A planar pendulum (2 constraints) with a torque on its body: a number or an input."""
+    mech = PlanarSystem("pend_in")
+    b = mech.body("bar", mass=1.0, inertia=0.1, com=(0.5, 0), x0=(0, 0, 0.3))
+    mech.revolute("ground", (0, 0), b, (0, 0))
+    mech.gravity(9.81)
+    T = mech.input("T") if torque is None else torque
+    mech.torque(b, T)
+    mech.output("power", T * mech.velocity(b, (0, 0))[0] + T)    # uses the input
+    return mech.model(settings={"dt": 1e-2, "t_end": 1.0})
+
+
+def _mass_spring():
+    (x,), (xd,) = symgen.coordinates("x")
+    F = symgen.inputs("F")
+    k, m = sp.symbols("k m")
+    return symgen.Model("forced_msd", [x], [[m]], [F - k * x], params={"k": K_SPRING, "m": MASS},
+                        outputs={"work_rate": F * xd})
+
+
+def _exact(t):
+    """x'' + ω²x = (F0/m) sin(Ωt) from rest."""
+    w = math.sqrt(K_SPRING / MASS)
+    A = F0 / (MASS * (w * w - OMEGA * OMEGA))
+    return A * (np.sin(OMEGA * t) - OMEGA / w * np.sin(w * t))
+
+
+@pytest.fixture(scope="module")
+def pend_models():
+    return _pendulum(None), _pendulum(0.7)
+
+
+@pytest.mark.parametrize("stepper", STEPPERS)
+def test_constant_input_equals_the_value_written_into_f(pend_models, stepper):
+    with_input, baked = pend_models
+    assert with_input.input_names == ("T",) and baked.input_names == ()
+    r_in = symgen.simulate(with_input, inputs={"T": 0.7}, stepper=stepper)
+    r_b = symgen.simulate(baked, stepper=stepper)
+    assert r_in.status == r_b.status == "completed"
+    assert r_in.meta["stepper"] == stepper
+    scale = np.abs(r_b.x).max()
+    assert np.abs(r_in.x - r_b.x).max() <= 1e-12 * scale
+    assert np.abs(r_in.outputs - r_b.outputs).max() <= 1e-12 * np.abs(r_b.outputs).max()
+    assert r_in.input_names == ("T",) and np.all(r_in.u == 0.7)
+
+
+@pytest.mark.parametrize("stepper", STEPPERS)
+def test_forced_mass_spring_callable_and_table_converge_to_the_closed_form(stepper):
+    mdl = _mass_spring()
+    # a table on a grid that the steps do not hit (linear interpolation error ~ FΩ²δ²/8 ≈ 1e-7)
+    tt = np.linspace(0.0, 5.0, 15001)
+    sources = {"callable": lambda t, x, xd: F0 * math.sin(OMEGA * t),
+               "table": (tt, F0 * np.sin(OMEGA * tt))}
+    for kind, src in sources.items():
+        errs, runs = [], []
+        for dt in (2e-2, 1e-2):
+            r = symgen.simulate(mdl, dt=dt, t_end=5.0, inputs={"F": src}, stepper=stepper)
+            assert r.status == "completed"
+            errs.append(np.abs(r.x[:, 0] - _exact(r.t)).max())
+            runs.append(r.x[:, 0])
+            # row j: the input its step used, at the step's end time t_j
+            np.testing.assert_allclose(r.u[:, 0], F0 * np.sin(OMEGA * r.t), rtol=0, atol=2e-7)
+        # the trapezoidal rule's second order; the error at h/2 within the discretization error
+        # measured from the two runs (Richardson: e(h/2) ≈ |x_h − x_{h/2}| / 3), with a margin
+        assert 3.5 < errs[0] / errs[1] < 4.5, (kind, errs)
+        measured = np.abs(runs[0] - runs[1][::2]).max() / 3
+        assert errs[1] <= 1.2 * measured, (kind, errs, measured)
+
+
+def test_hold_table_applies_a_value_after_its_time():
+    mdl = _mass_spring()
+    # 0.07 is not a multiple of 0.01 in binary: the step ending at 7·0.01 still uses the old value
+    r = symgen.simulate(mdl, dt=0.01, t_end=0.2, inputs={"F": ([0.0, 0.07], [1.0, 2.0], "hold")})
+    u = r.input("F")
+    assert np.all(u[r.t <= 0.07 + 1e-12] == 1.0) and np.all(u[r.t > 0.07 + 1e-12] == 2.0)
+
+
+def test_inputs_are_validated_in_one_line():
+    mdl = _mass_spring()
+    with pytest.raises(ValueError, match="input 'F' has no value") as exc:
+        symgen.simulate(mdl, dt=0.01, t_end=0.1)
+    assert "\n" not in str(exc.value)
+    with pytest.raises(ValueError, match=r"no input\(s\) \['G'\]"):
+        symgen.simulate(mdl, dt=0.01, t_end=0.1, inputs={"F": 1.0, "G": 2.0})
+    with pytest.raises(ValueError, match="increase strictly"):
+        symgen.simulate(mdl, dt=0.01, t_end=0.1, inputs={"F": ([0, 0], [1, 2])})
+    with pytest.raises(ValueError, match="'cubic' is not one of"):
+        symgen.simulate(mdl, dt=0.01, t_end=0.1, inputs={"F": ([0, 1], [1, 2], "cubic")})
+    with pytest.raises(ValueError, match="did not return a finite number"):    # at the start
+        symgen.simulate(mdl, dt=0.01, t_end=0.1, inputs={"F": lambda t, x, xd: math.nan})
+    r = symgen.simulate(mdl, dt=0.01, t_end=0.1,                            # later: data
+                        inputs={"F": lambda t, x, xd: 1.0 if t < 0.05 else "oops"})
+    assert r.status == "failed" and "did not return a finite number" in r.reason
+    assert r.t[-1] == pytest.approx(0.04)
+    with pytest.raises(symgen.ModelError, match="inputs may enter f and the outputs only"):
+        (x,), _ = symgen.coordinates("x")
+        symgen.Model("bad", [x], [[1 + symgen.inputs("F")]], [0])
+
+
+def test_result_with_inputs_round_trips_npz_and_csv(tmp_path):
+    r = symgen.simulate(_mass_spring(), dt=0.01, t_end=0.1,
+                        inputs={"F": lambda t, x, xd: 2.0 + t})
+    for suffix in (".npz", ".csv"):
+        back = symgen.load_result(r.save(tmp_path / f"r{suffix}"))
+        assert back.input_names == ("F",)
+        np.testing.assert_array_equal(back.u, r.u)
+
+
+def test_linearization_B_and_D_against_finite_differences_and_sympy(pend_models):
+    mdl = pend_models[0]
+    kern = symgen.build(mdl)
+    T0, theta = 0.4, 0.9
+    x0 = mdl.x0.copy()
+    x0[mdl.coord_names.index("bar.theta")] = theta
+    ls = symgen.linearize(kern, x=x0, inputs={"T": T0})
+    assert ls.B.shape == (2 * ls.k, 1) and ls.D.shape == (1, 1) and ls.input_names == ("T",)
+    # oracle: the consistent accelerations at T0 ± δ at the same (x, ẋ) (δα̈ = N_Hᵀ δẍ)
+    acc = []
+    for T in (T0 + 1e-4, T0 - 1e-4):
+        kern.u[:] = T
+        cs = symgen.consistent_state(kern, 0.0, ls.x, ls.xd)
+        acc.append(ls.N.T @ cs.xdd)
+    kern.u[:] = 0.0
+    fd = (acc[0] - acc[1]) / 2e-4
+    np.testing.assert_allclose(ls.B[ls.k:, 0], fd, rtol=1e-6, atol=1e-9)
+    assert np.all(ls.B[:ls.k] == 0)
+    # D = ∂(power)/∂T = v_x + 1 at the state: sympy's derivative of the output expression
+    T = mdl.inputs[0]
+    dy = sp.diff(mdl.outputs["power"], T)
+    subs = dict(zip(mdl.coords, ls.x)) | dict(zip(mdl.velocities, ls.xd))
+    subs |= {p: v for p, v in mdl.params.items()}
+    assert ls.D[0, 0] == pytest.approx(float(dy.xreplace(subs)), rel=1e-8, abs=1e-10)
+
+
+MODEL_FILE = '''
+import sympy as sp
+import symgen
+
+def model():      # the model of _mass_spring (the same hash: its build is cached)
+    (x,), (xd,) = symgen.coordinates("x")
+    F = symgen.inputs("F")
+    k, m = sp.symbols("k m")
+    return symgen.Model("forced_msd", [x], [[m]], [F - k * x], params={"k": 4.0, "m": 1.0},
+                        outputs={"work_rate": F * xd}, settings={"dt": 0.01, "t_end": 2.0})
+'''
+
+def test_cli_input_from_csv_and_show(tmp_path):
+    model = tmp_path / "forced.py"
+    model.write_text(MODEL_FILE)
+    tt = np.linspace(0.0, 2.0, 2001)
+    table = tmp_path / "F.csv"
+    rows = "".join(f"{float(a)!r},{float(b)!r}\n" for a, b in zip(tt, np.sin(3 * tt)))
+    table.write_text("time,F\n" + rows)
+    out = tmp_path / "r.csv"
+    cmd = [sys.executable, "-m", "symgen"]
+    run = subprocess.run(cmd + ["simulate", str(model), "--input", f"F={table}", "--out", str(out),
+                                "-q"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    r = symgen.load_result(out)
+    assert r.input_names == ("F",)
+    np.testing.assert_allclose(r.u[:, 0], np.sin(3 * r.t), atol=1e-6)
+    assert np.abs(r.x[:, 0] - _exact(r.t)).max() < 1e-3          # h = 0.01: error ~ 2.4e-4
+    missing = subprocess.run(cmd + ["simulate", str(model), "-q"], capture_output=True, text=True)
+    assert missing.returncode != 0
+    assert "input 'F' has no value" in missing.stderr and missing.stderr.count("\n") == 1
+    show = subprocess.run(cmd + ["show", str(model)], capture_output=True, text=True)
+    assert show.returncode == 0 and "inputs:      F" in show.stdout
