@@ -16,7 +16,7 @@ import hashlib
 import json
 import math
 from types import MappingProxyType
-from typing import Iterable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import sympy as sp
@@ -25,29 +25,15 @@ from .names import (ACCELERATION_SUFFIX, MAX_MODEL_NAME, MAX_NAME, VELOCITY_SUFF
                     ModelError, _check_allowed_name, _check_c_identifier, _check_not_reserved,
                     c_name, check_model_name, check_name, row_names)
 from .drawing import normalize_drawing
-from .signals import Input, collect_inputs
+from .symbols import Input, collect_inputs, coordinate_symbols, coordinates, t  # noqa: F401
 from .settings import SimulationSettings
 
 __all__ = ["Model", "ModelError", "coordinates", "t", "VELOCITY_SUFFIX", "ACCELERATION_SUFFIX",
            "Input"]
 
-#: The time symbol shared by every model.
-t = sp.Symbol("t")
 
 #: Fields of :class:`~symgen.SimulationSettings` a model may recommend for :func:`symgen.simulate`.
 SETTING_KEYS = ("method", "scheme", "dt", "t_end", "tol", "max_iter", "rank_tol", "chart")
-
-
-def coordinates(names: str | Iterable[str]) -> tuple[tuple[sp.Symbol, ...], tuple[sp.Symbol, ...]]:
-    """Coordinate symbols and their velocity symbols: ``x, xd = coordinates("x y theta")``."""
-    if isinstance(names, str):
-        names = names.replace(",", " ").split()
-    names = list(names)
-    for name in names:
-        _check_allowed_name(name, "coordinate")
-    xs = tuple(sp.Symbol(n) for n in names)
-    vs = tuple(sp.Symbol(n + VELOCITY_SUFFIX) for n in names)
-    return xs, vs
 
 
 def _as_column(value, what: str) -> sp.ImmutableMatrix:
@@ -169,7 +155,7 @@ class Model:
         meta and CSV header and the reaction plots; not in :attr:`hash` (not in the C).
     inputs:
         Optional input symbols (names or Symbols) whose values arrive at run time; f and the
-        outputs may use them.  The :class:`~symgen.signals.Input` symbols of
+        outputs may use them.  The :class:`~symgen.symbols.Input` symbols of
         :func:`symgen.inputs` that f and the outputs use are collected without it (after the
         given ones, by name).  Their order is the order of the kernels' array ``u``.
     """
@@ -200,29 +186,7 @@ class Model:
         self.description = description
 
         # coordinates and velocities -------------------------------------------------------------
-        if isinstance(coords, str):
-            coords = coords.replace(",", " ").split()
-        coords = list(coords)
-        if any(isinstance(c, str) for c in coords):
-            if not all(isinstance(c, str) for c in coords):
-                raise ModelError("coords must be all names or all sympy Symbols")
-            xs, vs = coordinates(coords)
-        else:
-            for c in coords:
-                if not isinstance(c, sp.Symbol):
-                    raise ModelError(f"coordinate {c!r} is not a sympy Symbol (dynamicsymbols are not "
-                                     "supported: use symgen.coordinates)")
-                _check_allowed_name(c.name, "coordinate")
-            xs = tuple(coords)
-            vs = tuple(sp.Symbol(c.name + VELOCITY_SUFFIX) for c in xs)
-        if velocities is not None:
-            vs = tuple(sp.Symbol(v) if isinstance(v, str) else v for v in velocities)
-            if len(vs) != len(xs):
-                raise ModelError(f"{len(vs)} velocities given for {len(xs)} coordinates")
-            for v in vs:
-                if not isinstance(v, sp.Symbol):
-                    raise ModelError(f"velocity {v!r} is not a sympy Symbol or a name")
-                _check_allowed_name(v.name, "velocity")
+        xs, vs = coordinate_symbols(coords, velocities)
         n = len(xs)
         if n == 0:
             raise ModelError("a model needs at least one coordinate")

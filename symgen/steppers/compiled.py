@@ -263,7 +263,6 @@ class CompiledStepper:
         last, fail = self._last, self._fail
         status, reason = "completed", ""
         chunk = min(CHUNK_MAX, max(8, FIRST_CHUNK_WORK // max(n, 1)))
-        varying = self.inputs is not None and self.inputs.varying
 
         RES = np.empty((R, 3))
         NAN = np.full(R, math.nan)
@@ -311,11 +310,7 @@ class CompiledStepper:
                         a[0] = a[row]
                     row = 0
                 i = self.done
-                stop = min(n_steps, i + chunk, i + R - 1)
-                if varying:                 # u(t + h), callables with the state at t: one step
-                    stop = i + 1
-                    self.inputs.set(t0 + (i + 1) * dt, X[row], XD[row])
-                    self._set_inputs()
+                stop = self._inputs_at(i, min(n_steps, i + chunk, i + R - 1), t0, X[row], XD[row])
                 # a chunk's steps are computed and kept whole: a Ctrl-C during the C call (or
                 # the bookkeeping) is delivered after them, so the steps it took are in the result
                 with held_signals():
@@ -326,8 +321,7 @@ class CompiledStepper:
                     if k:
                         take(1, k + 1, i + 1)
                         self.done, row = i + k, k
-                        if varying:
-                            self.inputs.accept()
+                        self._accept_inputs()
                 if st == _SG_OK:
                     # aim at CHUNK_SECONDS per chunk (grow at most 4× at a time, never past
                     # the scratch rows: unbounded, 4× per call overflowed after ~512 calls)
@@ -345,8 +339,7 @@ class CompiledStepper:
                 with held_signals():
                     take(row + 1, row + 2, self.done + 1)
                     self.done, row = self.done + 1, row + 1
-                    if varying:
-                        self.inputs.accept()
+                    self._accept_inputs()
         finally:
             r = row
             for buf, v in zip(state[:4], bufs):
@@ -356,6 +349,19 @@ class CompiledStepper:
             self.w, self.hm = (float(OM[r]), float(HM[r])) if self.estimate else (math.nan, math.nan)
             self._collect()
         return status or "completed", reason
+
+    def _inputs_at(self, i: int, stop: int, t0: float, x, xd) -> int:
+        """The last step of the chunk from step i: ``stop``, or with time-varying inputs i + 1,
+        its inputs set at t + h (callables with the state x, ẋ at t)."""
+        if self.inputs is None or not self.inputs.varying:
+            return stop
+        self.inputs.set(t0 + (i + 1) * self.h, x, xd)
+        self._set_inputs()
+        return i + 1
+
+    def _accept_inputs(self) -> None:
+        if self.inputs is not None:
+            self.inputs.accept()
 
     def _python_step(self, t0, row, arrays, bound, sch, stop_reason) -> tuple[str, str]:
         """The step after scratch row ``row`` by the Python stepper (its retries); on success

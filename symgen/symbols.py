@@ -1,4 +1,7 @@
-"""Input symbols: values that arrive at run time (a motor torque, a controller's force).
+"""The symbols of a model: time ``t``, coordinates with their velocity symbols
+(:func:`coordinates`, and a Model's ``coords``/``velocities`` checked by
+:func:`coordinate_symbols`), and inputs: values that arrive at run time (a motor torque, a
+controller's force).
 
 ``u1, u2 = symgen.inputs("u1 u2")`` makes :class:`Input` symbols; the force expressions f and
 the outputs of a :class:`~symgen.Model` may use them (M, q and V may not: the steppers' matrices
@@ -12,9 +15,53 @@ from typing import Iterable
 
 import sympy as sp
 
-from .names import ModelError, _check_c_identifier, _check_not_reserved
+from .names import (VELOCITY_SUFFIX, ModelError, _check_allowed_name, _check_c_identifier,
+                    _check_not_reserved)
 
-__all__ = ["Input", "inputs", "collect_inputs"]
+__all__ = ["t", "coordinates", "coordinate_symbols", "Input", "inputs", "collect_inputs"]
+
+#: The time symbol shared by every model.
+t = sp.Symbol("t")
+
+
+def coordinates(names: str | Iterable[str]) -> tuple[tuple[sp.Symbol, ...], tuple[sp.Symbol, ...]]:
+    """Coordinate symbols and their velocity symbols: ``x, xd = coordinates("x y theta")``."""
+    if isinstance(names, str):
+        names = names.replace(",", " ").split()
+    names = list(names)
+    for name in names:
+        _check_allowed_name(name, "coordinate")
+    xs = tuple(sp.Symbol(n) for n in names)
+    vs = tuple(sp.Symbol(n + VELOCITY_SUFFIX) for n in names)
+    return xs, vs
+
+
+def coordinate_symbols(coords, velocities=None) -> tuple[tuple, tuple]:
+    """A Model's coordinates (names or Symbols) and velocities (default ``<c>_dot``), checked."""
+    if isinstance(coords, str):
+        coords = coords.replace(",", " ").split()
+    coords = list(coords)
+    if any(isinstance(c, str) for c in coords):
+        if not all(isinstance(c, str) for c in coords):
+            raise ModelError("coords must be all names or all sympy Symbols")
+        xs, vs = coordinates(coords)
+    else:
+        for c in coords:
+            if not isinstance(c, sp.Symbol):
+                raise ModelError(f"coordinate {c!r} is not a sympy Symbol (dynamicsymbols are not "
+                                 "supported: use symgen.coordinates)")
+            _check_allowed_name(c.name, "coordinate")
+        xs = tuple(coords)
+        vs = tuple(sp.Symbol(c.name + VELOCITY_SUFFIX) for c in xs)
+    if velocities is not None:
+        vs = tuple(sp.Symbol(v) if isinstance(v, str) else v for v in velocities)
+        if len(vs) != len(xs):
+            raise ModelError(f"{len(vs)} velocities given for {len(xs)} coordinates")
+        for v in vs:
+            if not isinstance(v, sp.Symbol):
+                raise ModelError(f"velocity {v!r} is not a sympy Symbol or a name")
+            _check_allowed_name(v.name, "velocity")
+    return xs, vs
 
 
 class Input(sp.Symbol):
