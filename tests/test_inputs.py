@@ -187,3 +187,77 @@ def test_cli_input_from_csv_and_show(tmp_path):
     assert "input 'F' has no value" in missing.stderr and missing.stderr.count("\n") == 1
     show = subprocess.run(cmd + ["show", str(model)], capture_output=True, text=True)
     assert show.returncode == 0 and "inputs:      F" in show.stdout
+
+
+DRIVER = r"""
+#include <math.h>
+#include <stdio.h>
+#include "forced_msd.h"
+
+int main(void)
+{
+    const double h = 0.01, F0 = 1.0, W = 3.0;
+    double x[1] = {0.0}, xd[1] = {0.0}, xdd[1] = {0.0}, lam[1] = {0.0}, u[1] = {0.0};
+    const double *nx, *nxd, *nxdd, *nlam, *res;
+    double om;
+    int it, i;
+    sg_failure fail;
+    sg_options o = sg_options_default(SG_NULLSPACE);
+    sg_stepper *s;
+    o.h = h;
+    s = sg_stepper_new(&forced_msd_model, &o);
+    if (!s) return 2;
+    sg_set_inputs(s, u);                            /* u(t0) */
+    if (sg_initial_state(s, forced_msd_param_defaults, 0.0, x, xd, xdd, lam) != 0) return 3;
+    sg_start(s, forced_msd_param_defaults, 0.0, x, xd, xdd, lam);
+    for (i = 0; i < 200; ++i) {
+        u[0] = F0 * sin(W * (i + 1) * h);           /* the step's inputs at its end */
+        sg_set_inputs(s, u);
+        if (sg_step(s, forced_msd_param_defaults, i * h, x, xd, xdd, lam, &it, &fail) != SG_OK)
+            return 4;
+        sg_state(s, &nx, &nxd, &nxdd, &nlam, &res, &om);
+        x[0] = nx[0]; xd[0] = nxd[0]; xdd[0] = nxdd[0];
+        printf("%.17g\n", x[0]);
+    }
+    sg_stepper_free(s);
+    return 0;
+}
+"""
+
+
+def test_c_driver_sets_inputs_between_steps(tmp_path):
+    """A C program of its own (strict C99, -Werror; under the sanitizers where they run) sets the
+    inputs between steps with sg_set_inputs and follows simulate's run of the same rule."""
+    import shutil
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    src = symgen.generate(_mass_spring(), tmp_path)
+    (tmp_path / "main.c").unlink()
+    (tmp_path / "driver.c").write_text(DRIVER)
+    sources = sorted(p.name for p in tmp_path.glob("*.c"))
+    flags = ["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O1", "-g"]
+    san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
+    (tmp_path / "probe.cc").write_text("int main(void) { return 0; }\n")
+    probe = subprocess.run([cc, "-x", "c", *san, "probe.cc", "-o", "probe"], cwd=tmp_path,
+                           capture_output=True)
+    if probe.returncode != 0 or not _runs(tmp_path / "probe"):
+        san = []                        # no sanitizer runtime here (test_sanitizers skips too)
+    build = subprocess.run([cc, *flags, *san, *sources, "-lm", "-o", "drv"], cwd=tmp_path,
+                           capture_output=True, text=True)
+    assert build.returncode == 0 and build.stderr == "", build.stderr
+    run = subprocess.run([str(tmp_path / "drv")], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and run.stderr == "", (run.returncode, run.stderr)
+    x_c = np.array([float(v) for v in run.stdout.split()])
+    r = symgen.simulate(_mass_spring(), dt=0.01, t_end=2.0, stepper="compiled",
+                        inputs={"F": lambda t, x, xd: F0 * math.sin(OMEGA * t)})
+    assert src.name == "forced_msd" and x_c.shape == (200,)
+    np.testing.assert_allclose(x_c, r.x[1:, 0], rtol=0, atol=1e-12 * np.abs(r.x).max())
+
+
+def _runs(exe) -> bool:
+    try:
+        return subprocess.run([str(exe)], capture_output=True, timeout=60).returncode == 0
+    except OSError:
+        return False
