@@ -256,9 +256,10 @@ def cmd_simulate(args) -> int:
     elif settings.stepper == "compiled":
         raise UsageError("--dt auto runs on the Python stepper (the compiled one has no error "
                          "control yet): drop --stepper compiled, or give a number for --dt")
-    from .input_values import parse_input_options
+    from .input_values import check_names, parse_input_options
     try:
         inputs = parse_input_options(args.input, args.input_interpolation)
+        check_names(mdl.name, mdl.input_names, inputs)      # before a build
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     kernels = _kernels(mdl, args.backend, numeric, quiet=args.quiet)

@@ -15,7 +15,8 @@ from typing import Mapping
 
 import numpy as np
 
-__all__ = ["InputValues", "Table", "INTERPOLATIONS", "read_table", "parse_input_options"]
+__all__ = ["InputValues", "Table", "INTERPOLATIONS", "read_table", "parse_input_options",
+           "check_names"]
 
 INTERPOLATIONS = ("linear", "hold")
 #: a table time within this fraction of max(1, |t|) of t counts as t (t0 + j·h carries round-off)
@@ -78,6 +79,18 @@ def _value(name: str, value):
     return v
 
 
+def check_names(model: str, names, values: Mapping) -> None:
+    """One-line ValueError for a value of an input the model does not have, or a missing one."""
+    unknown = sorted(set(values) - set(names))
+    if unknown:
+        has = f"its inputs are {list(names)}" if names else "it has no inputs"
+        raise ValueError(f"model {model!r} has no input(s) {unknown}; {has}")
+    for name in names:
+        if name not in values:
+            raise ValueError(f"input {name!r} has no value: give simulate(..., inputs="
+                             f"{{{name!r}: ...}}) ({HINT}) or --input {name}=NUMBER|FILE.csv")
+
+
 class InputValues:
     """The inputs of one run, written into ``kernels.u`` (module docstring): :meth:`set` before a
     step, :meth:`accept` after it, :meth:`rewind` to the last accepted step's values."""
@@ -85,14 +98,7 @@ class InputValues:
     def __init__(self, kernels, values: Mapping | None):
         names = tuple(getattr(kernels, "input_names", ()))
         values = dict(values or {})
-        unknown = sorted(set(values) - set(names))
-        if unknown:
-            has = f"its inputs are {list(names)}" if names else "it has no inputs"
-            raise ValueError(f"model {kernels.name!r} has no input(s) {unknown}; {has}")
-        for name in names:
-            if name not in values:
-                raise ValueError(f"input {name!r} has no value: give simulate(..., inputs="
-                                 f"{{{name!r}: ...}}) ({HINT}) or --input {name}=NUMBER|FILE.csv")
+        check_names(kernels.name, names, values)
         self.names = names
         self.u = getattr(kernels, "u", np.zeros(0))
         self.sources = {name: _value(name, values[name]) for name in names}
