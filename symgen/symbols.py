@@ -83,13 +83,16 @@ def inputs(names: str | Iterable[str]):
 
 
 def collect_inputs(declared, expressions) -> tuple:
-    """The model's input symbols: ``declared`` (names, Symbols or Inputs, in that order) and then
-    the :class:`Input` symbols found in ``expressions`` (sorted by name).  A name given as text
-    becomes an :class:`Input`; a plain Symbol in ``declared`` stays as it is (it is the symbol
-    the expressions use)."""
+    """The model's input symbols: ``declared`` (names or Symbols, in that order) and then the
+    :class:`Input` symbols found in ``expressions`` (sorted by name).  A name is the symbol of
+    that name the expressions use (an :class:`Input` if they use none)."""
+    free = set()
+    for expr in expressions:
+        free.update(getattr(expr, "free_symbols", ()))
+    by_name = {s.name: s for s in free}
     syms = []
     for item in declared or ():
-        sym = Input(item) if isinstance(item, str) else item
+        sym = by_name.get(item, Input(item)) if isinstance(item, str) else item
         if not isinstance(sym, sp.Symbol):
             raise ModelError(f"input {item!r} is not a name or a sympy Symbol")
         _check_c_identifier(sym.name, "input")
@@ -97,11 +100,8 @@ def collect_inputs(declared, expressions) -> tuple:
         if any(s.name == sym.name for s in syms):
             raise ModelError(f"input {sym.name!r} is given twice")
         syms.append(sym)
-    found = set()
-    for expr in expressions:
-        found.update(s for s in getattr(expr, "free_symbols", ()) if isinstance(s, Input))
     known = {s.name for s in syms}
-    for sym in sorted(found, key=lambda s: s.name):
+    for sym in sorted((s for s in free if isinstance(s, Input)), key=lambda s: s.name):
         if sym.name not in known:
             syms.append(sym)
             known.add(sym.name)

@@ -54,6 +54,11 @@ __all__ = ["PlanarSystem", "Body", "GROUND"]
 GROUND = "ground"
 
 
+def _has_input(expr) -> bool:
+    """``expr`` uses an input (a spring's potential then stays out of V: V is the state's)."""
+    return any(isinstance(s, Input) for s in sp.sympify(expr).free_symbols)
+
+
 class PlanarSystem:
     """A planar mechanism under construction; :meth:`model` turns it into a :class:`symgen.Model`.
 
@@ -277,7 +282,7 @@ class PlanarSystem:
             V = k * (ell - L0) ** 2 / 2
         self._point_forces.append((name, b, sb, Fb))
         self._point_forces.append((name, a, sa, -Fb))
-        if k != 0:
+        if k != 0 and not _has_input(V):        # (an input's energy is not the state's)
             self._potentials.append((name, V))
         return name
 
@@ -291,7 +296,7 @@ class PlanarSystem:
         T = -k * (phi - phi0) - c * (b.theta_dot - a.theta_dot)
         self._torques.append((name, b, T))
         self._torques.append((name, a, -T))
-        if k != 0:
+        if k != 0 and not _has_input(k * phi0):
             self._potentials.append((name, k * (phi - phi0) ** 2 / 2))
         return name
 
