@@ -16,6 +16,7 @@ import traceback
 import numpy as np
 
 from ._record import MemoryBudgetError, Recorder
+from .input_values import InputError
 from .settings import SimulationSettings
 from .steploop import finish, short_reason, start_state, stop_reason
 from .steppers import Linearization
@@ -217,7 +218,8 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
         status, reason = "failed", f"stopped at t = {t:.9g}: {exc}"
     except Exception as exc:                # an internal error: the steps taken are kept too
         status, detail = "failed", traceback.format_exc()
-        reason = (f"internal error after step {j} (t = {t:.9g}): {type(exc).__name__}: "
+        what = "" if isinstance(exc, InputError) else "internal error "
+        reason = (f"{what}after step {j} (t = {t:.9g}): {type(exc).__name__}: "
                   f"{str(exc).splitlines()[0] if str(exc) else ''}"[:300])
     if status != "completed":
         log.warning("simulation of %s stopped: %s", kernels.name, short_reason(reason))

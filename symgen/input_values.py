@@ -15,13 +15,17 @@ from typing import Mapping
 
 import numpy as np
 
-__all__ = ["InputValues", "Table", "INTERPOLATIONS", "read_table", "parse_input_options",
+__all__ = ["InputValues", "InputError", "Table", "INTERPOLATIONS", "read_table", "parse_input_options",
            "check_names"]
 
 INTERPOLATIONS = ("linear", "hold")
 #: a table time within this fraction of max(1, |t|) of t counts as t (t0 + j·h carries round-off)
 _TIME_EPS = 1e-12
 HINT = "a number, a callable u(t, x, xd) or a table (times, values[, 'linear' | 'hold'])"
+
+
+class InputError(ValueError):
+    """An input's value during a run is not a finite number (the run stops: status 'failed')."""
 
 
 class Table:
@@ -32,7 +36,8 @@ class Table:
             tt = np.array(times, dtype=float)
             vv = np.array(values, dtype=float)
         except (TypeError, ValueError):
-            raise ValueError(f"input {name!r}: a table's times and values must be numbers") from None
+            raise ValueError(f"input {name!r}: a table's times and values must be "
+                             "numbers") from None
         if tt.ndim != 1 or vv.shape != tt.shape or tt.size == 0:
             raise ValueError(f"input {name!r}: a table needs as many times as values (1-D, at "
                              f"least one), got shapes {tt.shape} and {vv.shape}")
@@ -120,7 +125,7 @@ class InputValues:
                 except (TypeError, ValueError):
                     v = math.nan
                 if not math.isfinite(v):
-                    raise ValueError(f"input {name!r}: u(t, x, xd) at t = {t:.9g} did not "
+                    raise InputError(f"input {name!r}: u(t, x, xd) at t = {t:.9g} did not "
                                      "return a finite number")
                 self.u[i] = v
 

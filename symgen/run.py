@@ -23,7 +23,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from ._record import Recorder, check_memory
-from .input_values import InputValues
+from .input_values import InputError, InputValues
 from .jit import as_kernels
 from .result import Result
 from .settings import SimulationSettings
@@ -349,7 +349,8 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
             last = stepper.done
         if not whole:
             last = rec.last_step
-        reason = (f"internal error after step {last} of {n_steps} (t = {t0 + last * dt:.9g}): "
+        what = "" if isinstance(exc, InputError) else "internal error "
+        reason = (f"{what}after step {last} of {n_steps} (t = {t0 + last * dt:.9g}): "
                   f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300])
     if compiled:                            # the state buffers hold step stepper.done
         last, it_last, w, hm = stepper.done, stepper.it_last, stepper.w, stepper.hm

@@ -6,7 +6,8 @@
  * andrews_squeezer_model describes the model to the steppers of symgen_runtime.c (see that header).
  *
  * Sizes: n = ANDREWS_SQUEEZER_N = 21 coordinates, m = ANDREWS_SQUEEZER_M = 20 constraints,
- *        ANDREWS_SQUEEZER_NP = 17 parameters, ANDREWS_SQUEEZER_NY = 9 outputs, ANDREWS_SQUEEZER_NU = 0 inputs.
+ *        ANDREWS_SQUEEZER_NP = 17 parameters, ANDREWS_SQUEEZER_NY = 9 outputs,
+ *        ANDREWS_SQUEEZER_NU = 0 inputs.
  * Every matrix is a row-major array of doubles: entry (i, j) of an r x c matrix is A[i*c + j].
  * Every function writes all entries of its output arrays (zeros included).
  *

@@ -6,7 +6,8 @@
  * bricard_model describes the model to the steppers of symgen_runtime.c (see that header).
  *
  * Sizes: n = BRICARD_N = 24 coordinates, m = BRICARD_M = 24 constraints,
- *        BRICARD_NP = 2 parameters, BRICARD_NY = 6 outputs, BRICARD_NU = 0 inputs.
+ *        BRICARD_NP = 2 parameters, BRICARD_NY = 6 outputs,
+ *        BRICARD_NU = 0 inputs.
  * Every matrix is a row-major array of doubles: entry (i, j) of an r x c matrix is A[i*c + j].
  * Every function writes all entries of its output arrays (zeros included).
  *

@@ -6,7 +6,8 @@
  * double_four_bar_model describes the model to the steppers of symgen_runtime.c (see that header).
  *
  * Sizes: n = DOUBLE_FOUR_BAR_N = 15 coordinates, m = DOUBLE_FOUR_BAR_M = 14 constraints,
- *        DOUBLE_FOUR_BAR_NP = 2 parameters, DOUBLE_FOUR_BAR_NY = 4 outputs, DOUBLE_FOUR_BAR_NU = 0 inputs.
+ *        DOUBLE_FOUR_BAR_NP = 2 parameters, DOUBLE_FOUR_BAR_NY = 4 outputs,
+ *        DOUBLE_FOUR_BAR_NU = 0 inputs.
  * Every matrix is a row-major array of doubles: entry (i, j) of an r x c matrix is A[i*c + j].
  * Every function writes all entries of its output arrays (zeros included).
  *

@@ -6,7 +6,8 @@
  * double_pendulum_model describes the model to the steppers of symgen_runtime.c (see that header).
  *
  * Sizes: n = DOUBLE_PENDULUM_N = 6 coordinates, m = DOUBLE_PENDULUM_M = 4 constraints,
- *        DOUBLE_PENDULUM_NP = 5 parameters, DOUBLE_PENDULUM_NY = 4 outputs, DOUBLE_PENDULUM_NU = 0 inputs.
+ *        DOUBLE_PENDULUM_NP = 5 parameters, DOUBLE_PENDULUM_NY = 4 outputs,
+ *        DOUBLE_PENDULUM_NU = 0 inputs.
  * Every matrix is a row-major array of doubles: entry (i, j) of an r x c matrix is A[i*c + j].
  * Every function writes all entries of its output arrays (zeros included).
  *

@@ -6,7 +6,8 @@
  * slider_crank_model describes the model to the steppers of symgen_runtime.c (see that header).
  *
  * Sizes: n = SLIDER_CRANK_N = 9 coordinates, m = SLIDER_CRANK_M = 9 constraints,
- *        SLIDER_CRANK_NP = 6 parameters, SLIDER_CRANK_NY = 3 outputs, SLIDER_CRANK_NU = 0 inputs.
+ *        SLIDER_CRANK_NP = 6 parameters, SLIDER_CRANK_NY = 3 outputs,
+ *        SLIDER_CRANK_NU = 0 inputs.
  * Every matrix is a row-major array of doubles: entry (i, j) of an r x c matrix is A[i*c + j].
  * Every function writes all entries of its output arrays (zeros included).
  *

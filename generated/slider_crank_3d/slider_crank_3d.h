@@ -6,7 +6,8 @@
  * slider_crank_3d_model describes the model to the steppers of symgen_runtime.c (see that header).
  *
  * Sizes: n = SLIDER_CRANK_3D_N = 15 coordinates, m = SLIDER_CRANK_3D_M = 14 constraints,
- *        SLIDER_CRANK_3D_NP = 1 parameters, SLIDER_CRANK_3D_NY = 7 outputs, SLIDER_CRANK_3D_NU = 0 inputs.
+ *        SLIDER_CRANK_3D_NP = 1 parameters, SLIDER_CRANK_3D_NY = 7 outputs,
+ *        SLIDER_CRANK_3D_NU = 0 inputs.
  * Every matrix is a row-major array of doubles: entry (i, j) of an r x c matrix is A[i*c + j].
  * Every function writes all entries of its output arrays (zeros included).
  *

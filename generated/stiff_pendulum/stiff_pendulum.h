@@ -6,7 +6,8 @@
  * stiff_pendulum_model describes the model to the steppers of symgen_runtime.c (see that header).
  *
  * Sizes: n = STIFF_PENDULUM_N = 3 coordinates, m = STIFF_PENDULUM_M = 2 constraints,
- *        STIFF_PENDULUM_NP = 5 parameters, STIFF_PENDULUM_NY = 1 outputs, STIFF_PENDULUM_NU = 0 inputs.
+ *        STIFF_PENDULUM_NP = 5 parameters, STIFF_PENDULUM_NY = 1 outputs,
+ *        STIFF_PENDULUM_NU = 0 inputs.
  * Every matrix is a row-major array of doubles: entry (i, j) of an r x c matrix is A[i*c + j].
  * Every function writes all entries of its output arrays (zeros included).
  *

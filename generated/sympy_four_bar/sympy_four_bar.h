@@ -6,7 +6,8 @@
  * sympy_four_bar_model describes the model to the steppers of symgen_runtime.c (see that header).
  *
  * Sizes: n = SYMPY_FOUR_BAR_N = 3 coordinates, m = SYMPY_FOUR_BAR_M = 2 constraints,
- *        SYMPY_FOUR_BAR_NP = 6 parameters, SYMPY_FOUR_BAR_NY = 4 outputs, SYMPY_FOUR_BAR_NU = 0 inputs.
+ *        SYMPY_FOUR_BAR_NP = 6 parameters, SYMPY_FOUR_BAR_NY = 4 outputs,
+ *        SYMPY_FOUR_BAR_NU = 0 inputs.
  * Every matrix is a row-major array of doubles: entry (i, j) of an r x c matrix is A[i*c + j].
  * Every function writes all entries of its output arrays (zeros included).
  *

@@ -1,8 +1,8 @@
 """Sympy expressions to C99: the printer rules, the map from model symbols to C array slots, and
 one kernel printed after a single ``cse`` over all its outputs' non-zero entries.
 
-Symbols are mapped to array slots (``x[i]``, ``xd[i]``, ``p[k]``, ``u[k]``…) with ``xreplace``, so user names
-never reach C.
+Symbols are mapped to array slots (``x[i]``, ``xd[i]``, ``p[k]``, ``u[k]``…) with ``xreplace``, so
+user names never reach C.
 """
 from __future__ import annotations
 
