@@ -13,6 +13,7 @@ try:
     from .version import __version__  # noqa: E402,F401
 
     from .model import Model, ModelError, coordinates, t  # noqa: F401,E402
+    from .symbols import Input, inputs  # noqa: F401,E402
     from .derived import Derived, derive  # noqa: F401,E402
     from .kernels import Kernels, LambdifyKernels  # noqa: F401,E402
     from .codegen import GeneratedSource, generate  # noqa: F401,E402

@@ -78,7 +78,10 @@ class Recorder:
     """Preallocated rows of one run (see the module docstring)."""
 
     def __init__(self, n: int, m: int, n_out: int, n_steps: int, every: int, h: float, *,
-                 energy: bool, outputs: bool, variable: bool = False, power=()):
+                 energy: bool, outputs: bool, variable: bool = False, power=(), inputs=None):
+        """``power``: the columns of the power outputs (integrated, see :meth:`integrate`);
+        ``inputs``: the array the model's inputs are set in (Kernels.u), copied into ``U`` with
+        every row (None: the model has none)."""
         if int(every) != every or every < 1:
             raise ValueError(f"every must be a positive integer, got {every!r}")
         self.every, self.h = int(every), float(h)
@@ -104,6 +107,8 @@ class Recorder:
         self.EK = np.empty(R) if energy else None
         self.EP = np.empty(R) if energy else None
         self.OUT = np.empty((R, n_out)) if outputs else np.zeros((R, n_out))
+        self.u_ref = inputs if inputs is not None and len(inputs) else None
+        self.U = np.empty((R, len(self.u_ref))) if self.u_ref is not None else None
         self.k = 0                 # rows filled
         self.last_step = -1        # step index of the last row
         # maxima over every step (not only the recorded ones)
@@ -210,6 +215,8 @@ class Recorder:
             self.OUT[sl, :self.n_out] = out
         if work is not None:
             self.OUT[sl, self.n_out:] = work
+        if self.U is not None:
+            self.U[sl] = self.u_ref
         self.k, self.last_step = k + K, int(steps[-1])
 
     def _grow(self) -> None:
@@ -223,7 +230,7 @@ class Recorder:
                 f"{rows} rows fill the memory a result may take: record every K-th step "
                 "(every=K, --every K) or at given times (t_eval=, --t-eval)")
         for attr in ("T", "X", "XD", "XDD", "LAM", "PE", "VE", "AE", "OM", "HM", "IT", "EK",
-                     "EP", "OUT", "STEP_H", "ERR", "FLG"):
+                     "EP", "OUT", "STEP_H", "ERR", "FLG", "U"):
             a = getattr(self, attr)
             if a is not None:
                 b = np.empty((2 * a.shape[0] + 2,) + a.shape[1:], dtype=a.dtype)
@@ -251,6 +258,8 @@ class Recorder:
         if out is not None:
             self.OUT[k, :self.n_out] = out
             self.OUT[k, self.n_out:] = self.W if work is None else work
+        if self.U is not None:
+            self.U[k] = self.u_ref
         self.k, self.last_step = k + 1, step
 
     def stats(self) -> dict:
@@ -278,4 +287,5 @@ class Recorder:
             ("energy_potential", "EP"), ("outputs", "OUT"))}
         if self.variable:
             out.update(h=trim(self.STEP_H), err_est=trim(self.ERR), flags=trim(self.FLG))
+        out["u"] = trim(self.U)
         return out

@@ -19,6 +19,7 @@ import numpy as np
 from ._io import held_signals
 from ._record import MemoryBudgetError, Recorder
 from .names import power_columns
+from .input_values import InputError
 from .settings import SimulationSettings
 from .steploop import finish, short_reason, start_state, stop_reason
 from .steppers import Linearization
@@ -206,18 +207,22 @@ class _Rows:
 
 
 def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: float, x0, xd0,
-                 progress, consistent: bool, t_wall: float, every: int, extra_meta, t_eval=None):
+                 progress, consistent: bool, t_wall: float, every: int, extra_meta, t_eval=None,
+                 values=None):
     """The variable-step run (module docstring); returns the Result (failure as data).  With
     ``t_eval`` the rows are the states at those times (:func:`dense_state`) instead of every
     ``every``-th step (and the last state reached, if the run stops early).  The compiled stepper
-    runs the same control in C (sg_control.c.inc; :func:`_loop_compiled`)."""
+    runs the same control in C (sg_control.c.inc; :func:`_loop_compiled`).  ``values``: the run's
+    :class:`~symgen.input_values.InputValues` (each try of a step from t sets them at its end, the
+    callables with the state at t; time-varying ones on the Python loop only)."""
     n, m, n_out = kernels.n, kernels.m, kernels.n_out
     sch, bound = cfg.parsed_scheme(), float(cfg.divergence_bound)
     ctl = _Control(cfg, sch, n, t0, t_end)
     outputs = n_out > 0 and hasattr(kernels, "outputs")
     rec = Recorder(n, m, n_out, 1024, every, math.nan, energy=hasattr(kernels, "energy"),
                    outputs=outputs, variable=True,
-                   power=power_columns(kernels.output_names) if outputs else ())
+                   power=power_columns(kernels.output_names) if outputs else (),
+                   inputs=values.u if values is not None else None)
     rows = _Rows(kernels, rec, every, _t_eval(t_eval, t0, t_end), t_end)
     cs = start_state(kernels, stepper, cfg, t0, x0, xd0, consistent)
     run = _State(t0, (cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()),
@@ -233,7 +238,8 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
         if compiled:
             status, reason, detail = _loop_compiled(stepper, cfg, ctl, rows, run, t_end, progress)
         else:
-            status, reason, detail = _loop(stepper, ctl, rows, run, t_end, bound, progress)
+            status, reason, detail = _loop(stepper, ctl, rows, run, t_end, bound, progress,
+                                           values)
     except KeyboardInterrupt as exc:
         status = "interrupted"
         reason = (f"interrupted by {str(exc) or 'KeyboardInterrupt (Ctrl-C)'} after step "
@@ -242,10 +248,13 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
         status, reason = "failed", f"stopped at t = {run.t:.9g}: {exc}"
     except Exception as exc:                # an internal error: the steps taken are kept too
         status, detail = "failed", traceback.format_exc()
-        reason = (f"internal error after step {run.j} (t = {run.t:.9g}): {type(exc).__name__}: "
+        what = "" if isinstance(exc, InputError) else "internal error "
+        reason = (f"{what}after step {run.j} (t = {run.t:.9g}): {type(exc).__name__}: "
                   f"{str(exc).splitlines()[0] if str(exc) else ''}"[:300])
     if status != "completed":
         log.warning("simulation of %s stopped: %s", kernels.name, short_reason(reason))
+    if values is not None:
+        values.rewind()                         # (the last row: its step's inputs)
     rows.last(run.j, run.t, run.state, run.res, run.it_last, run.w, run.hm, run.info, status)
     meta = dict(extra_meta or {})
     if compiled:
@@ -266,7 +275,7 @@ class _State:
 
 
 def _loop(stepper, ctl: _Control, rows: _Rows, run: _State, t_end: float, bound: float,
-          progress) -> tuple[str, str, str | None]:
+          progress, values=None) -> tuple[str, str, str | None]:
     """The Python stepper's loop: tries of each step (steppers.control.tries), the divergence
     check, the rows; returns (status, reason, detail)."""
     sch, t0 = ctl.sch, run.t
@@ -275,7 +284,7 @@ def _loop(stepper, ctl: _Control, rows: _Rows, run: _State, t_end: float, bound:
     while run.t < t_end:
         t = run.t
         h_try, iters, err, have_d, flags, h = _tries(ctl, stepper, stepper.m, t, h, run.w,
-                                                      run.state)
+                                                      run.state, values)
         if h_try is None:
             return ("failed", *_no_step(t, h, ctl, stepper))
         t1 = t_end if h_try == t_end - t else t + h_try
@@ -283,6 +292,8 @@ def _loop(stepper, ctl: _Control, rows: _Rows, run: _State, t_end: float, bound:
         if why:
             return "diverged", why, None
         ctl.estimate.accept(h_try, xdd, stepper.xdd)
+        if values is not None:
+            values.accept()
         info = (h_try, err if have_d else math.nan, flags)
         w = stepper.omega_max
         rows.step(run.j + 1, t, h_try, (x, xd, xdd),
@@ -348,11 +359,17 @@ def _fold(rows: _Rows, run: _State, b: dict, t: float, k: int) -> None:
             b[key][0] = b[key][k]
 
 
-def _tries(ctl: _Control, stepper, m: int, t: float, h: float, omega: float, state):
+def _tries(ctl: _Control, stepper, m: int, t: float, h: float, omega: float, state,
+           values=None):
     """steppers.control.tries within this run's bounds (h_max, the stability limit, the end of
-    the span, h_min and round-off), counted in ``ctl``."""
-    return tries(stepper, ctl.estimate, ctl.controller, t, h, state,
-                 lambda h, t: ctl.bounded(h, t, omega), lambda h, t: _too_small(h, t, ctl), ctl)
+    the span, h_min and round-off), counted in ``ctl``; each try's inputs set at its end."""
+    def bound(h, t):
+        h_try, cut = ctl.bounded(h, t, omega)
+        if values is not None and values.varying:
+            values.set(t + h_try, state[0], state[1])
+        return h_try, cut
+    return tries(stepper, ctl.estimate, ctl.controller, t, h, state, bound,
+                 lambda h, t: _too_small(h, t, ctl), ctl)
 
 
 def _no_step(t: float, h: float, ctl: _Control, stepper) -> tuple[str, str]:

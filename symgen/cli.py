@@ -176,6 +176,9 @@ def cmd_show(args) -> int:
                                  or "none"))
         say("  outputs:     " + (", ".join(label(o, units["outputs"].get(o, ""))
                                            for o in mdl.output_names) or "none"))
+        if mdl.inputs:
+            say("  inputs:      " + ", ".join(mdl.input_names)
+                + "  (values at run time: simulate --input NAME=NUMBER|FILE.csv)")
         say("  settings:    " + (", ".join(f"{k} = {v}" for k, v in mdl.settings.items())
                                    or "none"))
         say(f"  terms:       {', '.join(TERMS)}  (symgen show MODEL --term NAME)")
@@ -267,6 +270,12 @@ def cmd_simulate(args) -> int:
     dt = math.nan if settings.auto else float(settings.dt)
     if not settings.auto:
         _check_memory(dt, float(settings.t_end), args.every, mdl)
+    from .input_values import check_names, parse_input_options
+    try:
+        inputs = parse_input_options(args.input, args.input_interpolation)
+        check_names(mdl.name, mdl.input_names, inputs)      # before a build
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     kernels = _kernels(mdl, args.backend, numeric, quiet=args.quiet)
     x0 = xd0 = None
     if held or held_v:
@@ -281,6 +290,7 @@ def cmd_simulate(args) -> int:
         with _warnings_as_notes(quiet=args.quiet):
             result = simulate(kernels, settings, params=numeric or None, progress=progress,
                               every=args.every, x0=x0, xd0=xd0, t_eval=args.t_eval,
+                              inputs=inputs,
                               meta={"model_spec": str(args.model), "model_options": options})
     finally:
         progress.close()
@@ -429,6 +439,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_step_options(s)
     s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
     add_assembly_options(s)
+    s.add_argument("--input", action="append", metavar="NAME=NUMBER|FILE.csv",
+                   help="a value of the model's input NAME (repeatable): a number, or a CSV of "
+                   "two columns, time and value (docs/inputs.md)")
+    s.add_argument("--input-interpolation", choices=("linear", "hold"), default="linear",
+                   help="between the times of an --input CSV: 'linear' (default) or 'hold' (a "
+                   "value applies after its time)")
     s.add_argument("--out", metavar="FILE", help="write the result (.npz or .csv)")
     s.add_argument("--plot", metavar="FILE.png", help="plot the result to a PNG")
     s.add_argument("--what", choices=_what(), default=None,

@@ -7,6 +7,7 @@
     Ḧ      = ∂q̈/∂x   at fixed ẋ, ẍ                     (Eq. 41)
     K      = ∂(M ẍ − f − Hᵀλ)/∂x   with ẍ, λ inputs   (K_L of Eq. 6, with −∂(Gᵀλ)/∂x, G = H)
     C      = −∂f/∂ẋ                                   (C_L of Eq. 6)
+    (K and C at the given inputs u: f may depend on u, which is held over a step)
     T      = ½ ẋᵀ M ẋ,  V as given
 
 No simplification is attempted (it costs hours on large models); Jacobians differentiate each
@@ -274,7 +275,7 @@ def derive(model: Model) -> Derived:
     """
     lam0 = tuple(sp.Symbol(f"lambda_{i}") for i in range(model.m))
     real = _real_versions((*model.coords, *model.velocities, *model.accelerations, *lam0,
-                           *model.params, t))
+                           *model.params, *model.inputs, t))
     back = {v: k for k, v in real.items()}
     R = lambda e: e.xreplace(real) if real else e  # noqa: E731
     B = lambda e: _no_delta(e.xreplace(back)) if back else _no_delta(e)  # noqa: E731

@@ -30,6 +30,8 @@ the reference gathers them from its dense arrays.
 The returned arrays are the object's own buffers: the next call overwrites them (the CSR
 matrices are made once and share the value buffers).  Parameters live
 in ``p`` (order ``param_names``); change them with :meth:`set_params` at any time, no rebuild.
+The model's inputs live in ``u`` (order ``input_names``; 0 until set): dynamics and outputs use
+the values there (:meth:`set_inputs`, or write ``u`` in place; docs/inputs.md).
 """
 from __future__ import annotations
 
@@ -53,6 +55,9 @@ class KernelsBase:
         self.coord_names = model.coord_names
         self.param_names = model.param_names
         self.output_names = model.output_names
+        self.input_names = model.input_names
+        self.n_in = len(self.input_names)
+        self.u = np.zeros(self.n_in)
         self.n, self.m, self.n_out = model.n, model.m, len(model.outputs)
         self.has_potential = model.V is not None
         self.p = model.param_values.copy()
@@ -121,6 +126,14 @@ class KernelsBase:
     def params(self) -> dict[str, float]:
         return {k: float(v) for k, v in zip(self.param_names, self.p)}
 
+    def set_inputs(self, values: Mapping[str, float] | None = None, **kw) -> None:
+        """Set inputs by name (``k.set_inputs(T_motor=2.0)``), in place in ``u``."""
+        for key, val in dict(values or {}, **kw).items():
+            if key not in self.input_names:
+                raise KeyError(f"model {self.name!r} has no input {key!r}; "
+                               f"it has {list(self.input_names)}")
+            self.u[self.input_names.index(key)] = float(val)
+
     # -- the interface ---------------------------------------------------------------------------
     def dynamics(self, t, x, xd, xdd, lam):
         raise NotImplementedError
@@ -152,9 +165,9 @@ class LambdifyKernels(KernelsBase):
         self._set_patterns(sp_.H_indptr, sp_.H_indices, sp_.M_indptr, sp_.M_indices,
                            sp_.col_order)
         xs, vs, xdd, lam = list(model.coords), list(model.velocities), list(d.xdd), list(d.lam)
-        ps = list(model.params)
+        ps, us = list(model.params), list(model.inputs)
         from .model import t as tsym
-        args = [tsym, xs, vs, xdd, lam, ps]
+        args = [tsym, xs, vs, xdd, lam, ps, us]
 
         def lam_(*exprs):
             return sp.lambdify(args, list(exprs), modules="numpy", cse=True)
@@ -169,7 +182,8 @@ class LambdifyKernels(KernelsBase):
     def _args(self, t, x, xd, xdd=None, lam=None):
         return (float(t), list(np.asarray(x, float)), list(np.asarray(xd, float)),
                 list(self._zero_n if xdd is None else np.asarray(xdd, float)),
-                list(self._zero_m if lam is None else np.asarray(lam, float)), list(self.p))
+                list(self._zero_m if lam is None else np.asarray(lam, float)), list(self.p),
+                list(self.u))
 
     @staticmethod
     def _fill(dst, value):
@@ -219,6 +233,7 @@ class Kernels(KernelsBase):
         self._E_ptr = buf(self.E)
         self._y_ptr = buf(self.y)
         self._p_ptr = buf(self.p)
+        self._u_ptr = buf(self.u)
         self._zeros_m = np.zeros(max(self.m, 1))
         self._ptr_cache: dict = {}
         n, m = self.n, self.m
@@ -261,7 +276,7 @@ class Kernels(KernelsBase):
         n = self.n
         self._c_dynamics(float(t), self._in(x, n, "x"), self._in(xd, n, "xd"),
                          self._in(xdd, n, "xdd"), self._in(lam, self.m, "lam"), self._p_ptr,
-                         *self._dyn_out)
+                         self._u_ptr, *self._dyn_out)
         return self.M, self.f, self.K, self.C
 
     def constraints(self, t, x, xd, xdd):
@@ -274,7 +289,7 @@ class Kernels(KernelsBase):
         n = self.n
         self._c_dynamics_csr(float(t), self._in(x, n, "x"), self._in(xd, n, "xd"),
                              self._in(xdd, n, "xdd"), self._in(lam, self.m, "lam"), self._p_ptr,
-                             *self._dyn_csr_out)
+                             self._u_ptr, *self._dyn_csr_out)
         return self.M_csr, self.f, self.K_csr, self.C_csr
 
     def constraints_csr(self, t, x, xd, xdd):
@@ -292,5 +307,5 @@ class Kernels(KernelsBase):
     def outputs(self, t, x, xd):
         n = self.n
         self._c_outputs(float(t), self._in(x, n, "x"), self._in(xd, n, "xd"), self._p_ptr,
-                        self._y_ptr)
+                        self._u_ptr, self._y_ptr)
         return self.y

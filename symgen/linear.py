@@ -20,6 +20,7 @@ from typing import Mapping
 import numpy as np
 
 from .assembly import consistent_state
+from .input_values import InputValues
 from .jit import as_kernels
 from .settings import SimulationSettings
 from .steppers.linalg import Linearization
@@ -91,8 +92,9 @@ class LinearSystem:
     t, x, xd, xdd, lam: the state (consistent);  N (n × k): N_H, orthonormal basis of the tangent
     space;  xd_p, xdd_p, Xd_p, Xdd_p1, X_p2: the stepper's particular terms (Eqs. 39–49; x_p = x
     at a consistent state);  M_R, C_R, K_R (k × k): Eq. 52;  A (2k × 2k), B (2k × n_u),
-    C (n_out × 2k), D (n_out × n_u): ż = Az + Bu, y − y* = Cz + Du for z = (δα, δα̇) (no inputs
-    yet: n_u = 0; C from central differences of the outputs kernel);  omega_max: the stepper's
+    C (n_out × 2k), D (n_out × n_u): ż = Az + Bu, y − y* = Cz + Du for z = (δα, δα̇) and
+    deviations u of the inputs from the state's (B = (0, M_R⁻¹ N_Hᵀ ∂f/∂u); ∂f/∂u, C and D from
+    central differences of the dynamics and outputs kernels);  omega_max: the stepper's
     ω_max here;  equilibrium: ẋ = ẍ = 0 (EQUILIBRIUM_TOL);  rank: rank of H (relative
     tolerance rank_tol).
     """
@@ -159,16 +161,17 @@ def linearize(source, t: float = 0.0, x=None, xd=None, inputs=None, params: Mapp
     ``row`` (default the last) as the stepper accepted it, with the run's parameters; the model is
     ``model`` if given, else the shipped example the result names (its hash must match).
     ``params`` override parameters (restored afterwards); ``rank_tol`` defaults to the model's.
+    ``inputs``: the inputs' values at the state, as ``simulate``'s (a Result's row: those it
+    recorded, unless given).
     """
-    if inputs:
-        raise ValueError("this model has no inputs (B and D have no columns until models declare "
-                         "inputs); call linearize without inputs")
     from .result import Result
     if isinstance(source, Result):
         if x is not None or xd is not None:
             raise ValueError("the state of linearize(result, row=...) is the result's; give x, "
                              "xd with a model instead")
         kernels, state, run_params = _result_state(source, -1 if row is None else row, model)
+        if inputs is None and source.input_names:
+            inputs = dict(zip(source.input_names, source.u[-1 if row is None else row]))
         t = state[0]
         params = dict(run_params, **(params or {}))
     else:
@@ -178,18 +181,23 @@ def linearize(source, t: float = 0.0, x=None, xd=None, inputs=None, params: Mapp
     mdl = getattr(kernels, "model", None)
     if rank_tol is None:
         rank_tol = SimulationSettings.merged(getattr(mdl, "settings", None)).rank_tol
-    saved = kernels.p.copy()
+    values = InputValues(kernels, inputs)
+    saved, saved_u = kernels.p.copy(), values.u.copy()
     try:
         if params:
             kernels.set_params(dict(params))
         if state is None:
             x = np.array(mdl.x0 if x is None else x, dtype=float)
             xd = np.array(mdl.xd0 if xd is None else xd, dtype=float)
+            values.set(float(t), x, xd)
             cs = consistent_state(kernels, float(t), x, xd, rank_tol=rank_tol)
             state = (float(t), cs.x, cs.xd, cs.xdd, cs.lam)
+        else:
+            values.set(state[0], state[1], state[2])
         return _linearize_at(kernels, state, rank_tol)
     finally:
         kernels.p[:] = saved
+        values.u[:] = saved_u
 
 
 def _linearize_at(kernels, state, rank_tol: float) -> LinearSystem:
@@ -211,6 +219,10 @@ def _linearize_at(kernels, state, rank_tol: float) -> LinearSystem:
                              f"(a massless degree of freedom): no first-order form") from None
     Y_x, Y_v = _output_jacobians(kernels, t, x, xd)
     C = np.hstack([Y_x @ lin.N + Y_v @ lin.Xd_p, Y_v @ lin.N])   # δy = Y_x δx + Y_v δẋ
+    F_u, D = _input_jacobians(kernels, state)
+    B = np.zeros((2 * k, F_u.shape[1]))
+    if k:
+        B[k:] = np.linalg.solve(M_R, lin.N.T @ F_u)     # M_R δα̈ + … = N_Hᵀ (∂f/∂u) δu
     L = max(1.0, float(np.max(np.abs(x)))) if n else 1.0
     W = max(1.0, w) if math.isfinite(w) else 1.0
     eq = (float(np.max(np.abs(xd), initial=0.0)) <= EQUILIBRIUM_TOL * L * W
@@ -221,7 +233,7 @@ def _linearize_at(kernels, state, rank_tol: float) -> LinearSystem:
         N=_frozen(lin.N), xd_p=_frozen(lin.xd_p), xdd_p=_frozen(lin.xdd_p),
         Xd_p=_frozen(lin.Xd_p), Xdd_p1=_frozen(lin.Xdd_p1), X_p2=_frozen(lin.X_p2),
         M_R=_frozen(M_R), C_R=_frozen(C_R), K_R=_frozen(K_R), A=_frozen(A),
-        B=_frozen(np.zeros((2 * k, 0))), C=_frozen(C), D=_frozen(np.zeros((C.shape[0], 0))),
+        B=_frozen(B), C=_frozen(C), D=_frozen(D), input_names=tuple(kernels.input_names),
         omega_max=float(w), equilibrium=bool(eq), rank=int(lin.rank), rank_tol=float(rank_tol),
         coord_names=tuple(kernels.coord_names), output_names=tuple(kernels.output_names),
         name=getattr(mdl, "name", getattr(kernels, "name", "")), params=kernels.params())
@@ -245,6 +257,29 @@ def _output_jacobians(kernels, t, x, xd) -> tuple[np.ndarray, np.ndarray]:
             y_m = np.array(kernels.outputs(t, *args_m), dtype=float)
             J[:, j] = (y_p - y_m) / (2.0 * h)
     return Y_x, Y_v
+
+
+def _input_jacobians(kernels, state) -> tuple[np.ndarray, np.ndarray]:
+    """∂f/∂u (n × n_u) and ∂y/∂u (n_out × n_u) by central differences of the dynamics and
+    outputs kernels in u (OUTPUT_FD_STEP relative to max(1, |u_j|)); u is restored."""
+    t, x, xd, xdd, lam = state
+    u = getattr(kernels, "u", np.zeros(0))
+    n_out = getattr(kernels, "n_out", 0)
+    F_u, Y_u = np.zeros((kernels.n, u.size)), np.zeros((n_out, u.size))
+    for j in range(u.size):
+        u0, h = u[j], OUTPUT_FD_STEP * max(1.0, abs(u[j]))
+        try:
+            vals = []
+            for uj in (u0 + h, u0 - h):
+                u[j] = uj
+                f = np.array(kernels.dynamics(t, x, xd, xdd, lam)[1], dtype=float)
+                y = np.array(kernels.outputs(t, x, xd), dtype=float) if n_out else np.zeros(0)
+                vals.append((f, y))
+        finally:
+            u[j] = u0
+        F_u[:, j] = (vals[0][0] - vals[1][0]) / (2.0 * h)
+        Y_u[:, j] = (vals[0][1] - vals[1][1]) / (2.0 * h)
+    return F_u, Y_u
 
 
 def _result_state(result, row: int, model):

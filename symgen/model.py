@@ -16,7 +16,7 @@ import hashlib
 import json
 import math
 from types import MappingProxyType
-from typing import Iterable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import sympy as sp
@@ -26,28 +26,16 @@ from .names import (ACCELERATION_SUFFIX, MAX_MODEL_NAME, MAX_NAME, VELOCITY_SUFF
                     _check_output_name, c_name, check_model_name, check_name, row_names)
 from .drawing import normalize_drawing
 from .model_checks import check_mass_diagonal, check_symmetric
+from .symbols import Input, collect_inputs, coordinate_symbols, coordinates, t  # noqa: F401
 from .settings import SimulationSettings
 from .units import KeptUnits, normalize_units
 
-__all__ = ["Model", "ModelError", "coordinates", "t", "VELOCITY_SUFFIX", "ACCELERATION_SUFFIX"]
+__all__ = ["Model", "ModelError", "coordinates", "t", "VELOCITY_SUFFIX", "ACCELERATION_SUFFIX",
+           "Input"]
 
-#: The time symbol shared by every model.
-t = sp.Symbol("t")
 
 #: Fields of :class:`~symgen.SimulationSettings` a model may recommend for :func:`symgen.simulate`.
 SETTING_KEYS = ("method", "scheme", "dt", "t_end", "tol", "max_iter", "rank_tol", "chart")
-
-
-def coordinates(names: str | Iterable[str]) -> tuple[tuple[sp.Symbol, ...], tuple[sp.Symbol, ...]]:
-    """Coordinate symbols and their velocity symbols: ``x, xd = coordinates("x y theta")``."""
-    if isinstance(names, str):
-        names = names.replace(",", " ").split()
-    names = list(names)
-    for name in names:
-        _check_allowed_name(name, "coordinate")
-    xs = tuple(sp.Symbol(n) for n in names)
-    vs = tuple(sp.Symbol(n + VELOCITY_SUFFIX) for n in names)
-    return xs, vs
 
 
 def _as_column(value, what: str) -> sp.ImmutableMatrix:
@@ -175,6 +163,11 @@ class Model:
         coordinate's unit per second), outputs and parameters, or {kind: {name: unit}}; stored
         as :attr:`units` by kind (``symgen.units``).  Labels for plots, ``show`` and result
         files; not in :attr:`hash`.
+    inputs:
+        Optional input symbols (names or Symbols) whose values arrive at run time; f and the
+        outputs may use them.  The :class:`~symgen.symbols.Input` symbols of
+        :func:`symgen.inputs` that f and the outputs use are collected without it (after the
+        given ones, by name).  Their order is the order of the kernels' array ``u``.
     """
 
     def __init__(
@@ -195,6 +188,7 @@ class Model:
         drawing: Sequence | None = None,
         constraint_names: Sequence[str] | None = None,
         units: Mapping | None = None,
+        inputs: Sequence | None = None,
     ):
         """Long on purpose: every check of the model runs here, once, in the order the fields
         are given (the class docstring lists them), so that a Model that exists is valid."""
@@ -203,29 +197,7 @@ class Model:
         self.description = description
 
         # coordinates and velocities -------------------------------------------------------------
-        if isinstance(coords, str):
-            coords = coords.replace(",", " ").split()
-        coords = list(coords)
-        if any(isinstance(c, str) for c in coords):
-            if not all(isinstance(c, str) for c in coords):
-                raise ModelError("coords must be all names or all sympy Symbols")
-            xs, vs = coordinates(coords)
-        else:
-            for c in coords:
-                if not isinstance(c, sp.Symbol):
-                    raise ModelError(f"coordinate {c!r} is not a sympy Symbol (dynamicsymbols are not "
-                                     "supported: use symgen.coordinates)")
-                _check_allowed_name(c.name, "coordinate")
-            xs = tuple(coords)
-            vs = tuple(sp.Symbol(c.name + VELOCITY_SUFFIX) for c in xs)
-        if velocities is not None:
-            vs = tuple(sp.Symbol(v) if isinstance(v, str) else v for v in velocities)
-            if len(vs) != len(xs):
-                raise ModelError(f"{len(vs)} velocities given for {len(xs)} coordinates")
-            for v in vs:
-                if not isinstance(v, sp.Symbol):
-                    raise ModelError(f"velocity {v!r} is not a sympy Symbol or a name")
-                _check_allowed_name(v.name, "velocity")
+        xs, vs = coordinate_symbols(coords, velocities)
         n = len(xs)
         if n == 0:
             raise ModelError("a model needs at least one coordinate")
@@ -275,6 +247,11 @@ class Model:
                 raise ModelError(f"output {oname!r} must be a scalar expression")
         self._check_unique([c_name(s) for s in odict], "output (after '.' → '_')")
         self.outputs: Mapping[str, sp.Expr] = MappingProxyType(odict)
+        self.inputs: tuple = collect_inputs(inputs, [*fm, *odict.values()])
+        clash = {u.name for u in self.inputs} & {s.name for s in (*xs, *vs, *pdict, t)}
+        if clash:
+            raise ModelError(f"input(s) {sorted(clash)} also used as coordinate, velocity, "
+                             "parameter or time")
 
         self._validate_symbols()
         self._check_constants()
@@ -338,6 +315,10 @@ class Model:
     def output_names(self) -> tuple[str, ...]:
         return tuple(self.outputs)
 
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        return tuple(u.name for u in self.inputs)
+
     def coord(self, name: str) -> sp.Symbol:
         """The coordinate Symbol with that name."""
         for c in self.coords:
@@ -367,7 +348,7 @@ class Model:
             name=self.name, coords=self.coords, M=self.M, f=self.f, q=self.q, V=self.V,
             params=dict(self.params), outputs=dict(self.outputs), x0=self.x0, xd0=self.xd0,
             settings=dict(self.settings), velocities=self.velocities, description=self.description,
-            drawing=self.drawing, constraint_names=self.constraint_names,
+            drawing=self.drawing, constraint_names=self.constraint_names, inputs=self.inputs,
             units=KeptUnits({k: dict(v) for k, v in self.units.items()}),
         )
 
@@ -394,6 +375,8 @@ class Model:
                 "V": fp(self.V) if self.V is not None else None,
                 "outputs": [[k, fp(v)] for k, v in self.outputs.items()],
             }
+            if self.inputs:             # (absent otherwise: the hash of a model without stays)
+                payload["inputs"] = [fp(u) for u in self.inputs]
             blob = json.dumps(payload, sort_keys=True).encode()
             object.__setattr__(self, "_hash", hashlib.sha256(blob).hexdigest())
         return self._hash
@@ -462,17 +445,17 @@ class Model:
 
     def _validate_symbols(self) -> None:
         xs, vs = set(self.coords), set(self.velocities)
-        ps = set(self.params)
+        ps, us = set(self.params), set(self.inputs)
         accel_names = {a.name for a in self.accelerations}
         groups = [
             ("M", self.M, xs | ps | {t}),
-            ("f", self.f, xs | vs | ps | {t}),
+            ("f", self.f, xs | vs | ps | us | {t}),
             ("q", self.q, xs | ps | {t}),
         ]
         if self.V is not None:
             groups.append(("V", self.V, xs | ps | {t}))
         for oname, expr in self.outputs.items():
-            groups.append((f"output {oname!r}", expr, xs | vs | ps | {t}))
+            groups.append((f"output {oname!r}", expr, xs | vs | ps | us | {t}))
         for what, expr, allowed in groups:
             derivs = expr.atoms(sp.Derivative)
             funcs = {a for a in expr.atoms(sp.core.function.AppliedUndef)}
@@ -500,9 +483,11 @@ class Model:
                     hint = f" (velocities are not allowed in {what})"
                 elif unknown & xs:
                     hint = f" (coordinates are not allowed in {what})"
+                elif unknown & us or any(isinstance(s, Input) for s in unknown):
+                    hint = f" (inputs may enter f and the outputs only, not {what})"
                 raise ModelError(
-                    f"{what} has free symbols {names} that are not coordinates, velocities, t or "
-                    f"declared parameters{hint}"
+                    f"{what} has free symbols {names} that are not coordinates, velocities, t, "
+                    f"declared parameters or inputs{hint}"
                 )
 
 def _rebuild(args: dict) -> Model:

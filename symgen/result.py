@@ -30,6 +30,9 @@ energy (N,) or None:
 outputs (N × n_out), output_names:
     the model's named outputs, then ``work:<element>`` for each ``power:<element>`` output (its
     integral over every step taken, docs/energy-balance.md).
+u (N × n_in), input_names:
+    the model's inputs: row j holds the values the step that produced it used (row 0: those of
+    the start); docs/inputs.md.  Saved only when the model has inputs.
 status:
     ``'completed'``, ``'diverged'`` (non-finite values or |x| past the divergence bound),
     ``'failed'`` (Newton did not converge, or a singular step matrix) or ``'interrupted'``
@@ -77,7 +80,7 @@ class Result:
     def __init__(self, *, t, x, xd, xdd, lam, coords, pos_err, vel_err, acc_err, omega_max, h_max,
                  newton_iters, energy=None, energy_kinetic=None, energy_potential=None,
                  outputs=None, output_names=(), status="completed", reason="", meta=None,
-                 h=None, err_est=None, flags=None):
+                 h=None, err_est=None, flags=None, u=None, input_names=()):
         self.t = np.asarray(t, dtype=float)
         N = self.t.shape[0]
         self.x = np.asarray(x, dtype=float).reshape(N, -1)
@@ -100,6 +103,9 @@ class Result:
         self.output_names = tuple(str(s) for s in output_names)
         self.outputs = (np.zeros((N, len(self.output_names))) if outputs is None
                         else np.asarray(outputs, dtype=float).reshape(N, len(self.output_names)))
+        self.input_names = tuple(str(s) for s in input_names)
+        self.u = (np.zeros((N, len(self.input_names))) if u is None
+                  else np.asarray(u, dtype=float).reshape(N, len(self.input_names)))
         if status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, got {status!r}")
         self.status = status
@@ -146,6 +152,13 @@ class Result:
         except ValueError:
             raise KeyError(f"no output {name!r}; outputs: {list(self.output_names)}") from None
 
+    def input(self, name: str) -> np.ndarray:
+        """The column of ``u`` for input ``name``."""
+        try:
+            return self.u[:, self.input_names.index(name)]
+        except ValueError:
+            raise KeyError(f"no input {name!r}; inputs: {list(self.input_names)}") from None
+
     def __repr__(self) -> str:
         name = self.meta.get("model", "?")
         t_last = float(self.t[-1]) if self.t.size else math.nan
@@ -158,10 +171,10 @@ class Result:
     def __eq__(self, other) -> bool:
         if not isinstance(other, Result):
             return NotImplemented
-        if (self.coords, self.output_names, self.status, self.reason) != \
-                (other.coords, other.output_names, other.status, other.reason):
+        if (self.coords, self.output_names, self.input_names, self.status, self.reason) != \
+                (other.coords, other.output_names, other.input_names, other.status, other.reason):
             return False
-        for name in _ARRAYS + _OPTIONAL:
+        for name in _ARRAYS + _OPTIONAL + ("u",):
             a, b = getattr(self, name), getattr(other, name)
             if (a is None) != (b is None):
                 return False
@@ -198,11 +211,14 @@ class Result:
                 data[name] = getattr(self, name)
         data["coords"] = np.array(self.coords, dtype=str)
         data["output_names"] = np.array(self.output_names, dtype=str)
+        if self.input_names:
+            data["u"] = self.u
+            data["input_names"] = np.array(self.input_names, dtype=str)
         data["status"] = np.array(self.status)
         data["reason"] = np.array(self.reason)
         data["meta"] = np.array(json.dumps(self.meta, default=_json_default))
         for name, (chars, _) in _TEXT.items():       # what load_result accepts (_check_kinds)
-            if data[name].dtype.itemsize > 4 * chars:
+            if name in data and data[name].dtype.itemsize > 4 * chars:
                 raise ValueError(f"cannot save the Result: its {name} has an entry longer than "
                                  f"the {chars} characters a result file may hold")
         with atomic_open(path, "wb") as fh:
@@ -227,6 +243,8 @@ class Result:
                 names.append(key)
         blocks.append(self.outputs)
         names += [_column("outputs", s, units) for s in self.output_names]
+        blocks.append(self.u)
+        names += [f"in:{s}" for s in self.input_names]
         return names, blocks
 
     def _lam_names(self) -> list[str]:
@@ -245,6 +263,7 @@ class Result:
             "rows": int(N),
             "coords": list(self.coords),
             "output_names": list(self.output_names),
+            **({"input_names": list(self.input_names)} if self.input_names else {}),
             "n_lam": int(self.lam.shape[1]),
             "lam_names": self._lam_names(),
             "units": self.units,                # column names carry " [unit]" (_column)
@@ -341,13 +360,13 @@ _PER_STEP = {"t": None, "x": "n", "xd": "n", "xdd": "n", "lam": "lam", "pos_err"
              "vel_err": None, "acc_err": None, "omega_max": None, "h_max": None,
              "newton_iters": None, "energy": None, "energy_kinetic": None,
              "energy_potential": None, "outputs": "out", "h": None, "err_est": None,
-             "flags": None}
+             "flags": None, "u": "in"}
 
 
 #: Members of a result .npz that hold text: the longest each may be (characters), and whether it
 #: is one string (0-d) or a list of names (1-D).
 _TEXT = {"status": (max(map(len, STATUSES)), 0), "reason": (1 << 20, 0), "meta": (1 << 20, 0),
-         "coords": (1024, 1), "output_names": (1024, 1)}
+         "coords": (1024, 1), "output_names": (1024, 1), "input_names": (1024, 1)}
 
 
 def _check_kinds(path: Path, headers: dict, limit: int) -> None:
@@ -409,11 +428,12 @@ def _npz_headers(path: Path, limit: int) -> dict:
         raise ValueError(f"{path}: no 1-D time array 't'")
     N = headers["t"][0][0]
     n = headers["coords"][0] if "coords" in headers else None
-    if "outputs" in headers and "output_names" in headers:
-        shape, k = headers["outputs"][0], headers["output_names"][0][0]
-        if shape[1:] != (k,):
-            raise ValueError(f"{path}: member 'outputs' has shape {shape}, which does not fit "
-                             f"{k} output names")
+    for arr, names in (("outputs", "output_names"), ("u", "input_names")):
+        if arr in headers and names in headers:
+            shape, k = headers[arr][0], headers[names][0][0]
+            if shape[1:] != (k,):
+                raise ValueError(f"{path}: member {arr!r} has shape {shape}, which does not fit "
+                                 f"{k} {names.replace('_', ' ')}")
     for name, width in _PER_STEP.items():
         if name not in headers:
             continue
@@ -439,6 +459,9 @@ def _load_npz(path: Path, limit: int) -> Result:
             kw[name] = z[name] if name in z.files else None
         coords = tuple(str(s) for s in z["coords"].tolist())
         output_names = tuple(str(s) for s in z["output_names"].tolist())
+        if "input_names" in z.files:
+            kw["input_names"] = tuple(str(s) for s in z["input_names"].tolist())
+            kw["u"] = z["u"] if "u" in z.files else None
         status, reason = str(z["status"]), str(z["reason"])
         meta = json.loads(str(z["meta"]))
     N = kw["t"].shape[0]
@@ -512,6 +535,8 @@ def _load_csv(path: Path, limit: int) -> Result:
         xdd=take([_column("xdd", c, units) for c in coords]),
         lam=take([f"lam:{v}" for v in header.get("lam_names") or range(n_lam)]),
         outputs=take([_column("outputs", s, units) for s in outs]),
+        input_names=header.get("input_names", []),
+        u=take([f"in:{s}" for s in header.get("input_names", [])]),
     )
     for key in ("pos_err", "vel_err", "acc_err", "omega_max", "h_max"):
         kw[key] = table[:, col[key]]

@@ -23,6 +23,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from ._record import Recorder, check_memory, recorded_outputs
+from .input_values import InputError, InputValues
 from .jit import as_kernels
 from .names import power_columns
 from .result import Result
@@ -59,7 +60,7 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
              estimate: bool = True, consistent: bool = True,
              blas_threads: int | None = 1, rtol: float | None = None, atol=None,
              h_init: float | None = None, h_min: float | None = None,
-             h_max: float | None = None, t_eval=None) -> Result:
+             h_max: float | None = None, t_eval=None, inputs: Mapping | None = None) -> Result:
     """Integrate a model from t0 to t_end with fixed steps dt, or steps chosen by the error
     control (dt="auto"); returns a :class:`~symgen.Result`.
 
@@ -109,6 +110,11 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         smallest h_max over *all* steps.  A run whose recorded rows would take more than half the
         physical memory is refused before it starts (:class:`ValueError` naming the ``every``
         that would fit).
+    inputs:
+        the model's inputs by name: a number, a callable ``u(t, x, xd)`` or a table
+        ``(times, values[, "linear" | "hold"])``; every input needs one.  The step from t to t + h
+        uses them at t + h, callables with the state at t (docs/inputs.md).  Recorded in the
+        result's ``u`` (the values each row's step used) and ``meta['inputs']``.
     meta:
         extra entries for the result's ``meta`` (e.g. the ``model()`` options the model was built
         with); they do not replace the entries simulate writes.
@@ -152,14 +158,24 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
     if isinstance(every, bool) or int(every) != every or every < 1:
         raise ValueError(f"every must be a positive integer, got {every!r}")
     every = int(every)
+    values = InputValues(kernels, inputs)
+    if values.names:
+        meta = {**(meta or {}), "inputs": values.describe()}
     if cfg.auto:
         _check_auto(cfg)
         dt, estimate = 1.0, True            # (each try sets h); ω_max: the stability bound
+        if values.varying:                  # each try sets them: the Python loop's tries
+            if cfg.stepper == "compiled":
+                raise ValueError("dt='auto' with time-varying inputs runs on the Python stepper "
+                                 "(the C runtime's error control holds the inputs over its "
+                                 "tries): use stepper='auto' or 'python', a fixed dt, or "
+                                 "constant inputs")
+            cfg = cfg.replace(stepper="python")
 
         def loop(stepper):
             from .adaptive import run_adaptive
             return run_adaptive(kernels, stepper, cfg, t0, t_end, x0, xd0, progress, consistent,
-                                t_wall, every, meta, t_eval)
+                                t_wall, every, meta, t_eval, values)
     else:
         if t_eval is not None:
             raise ValueError("t_eval needs dt='auto' (with a fixed dt the rows are the steps; "
@@ -175,19 +191,23 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
 
         def loop(stepper):
             return _run(kernels, stepper, cfg, t0, n_steps, x0, xd0, progress, consistent,
-                        estimate, t_wall, every, meta)
+                        estimate, t_wall, every, meta, values)
 
-    saved_p = kernels.p.copy()
+    saved_p, saved_u = kernels.p.copy(), values.u.copy()
     try:
         if params:
             kernels.set_params(dict(params))
+        values.set(t0, x0, xd0)                 # the start's inputs: u(t0, x0, xd0)
+        values.accept()
         stepper = _make_stepper(kernels, cfg, dt, estimate)
+        stepper.inputs = values
         # overflow/invalid values in a diverging run are reported as status, not as warnings
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"), \
                 _blas_limit(blas_threads):
             return loop(stepper)
     finally:
         kernels.p[:] = saved_p
+        values.u[:] = saved_u
 
 
 def _check_auto(cfg: SimulationSettings) -> None:
@@ -241,7 +261,7 @@ def _blas_limit(threads: int | None):
 
 
 def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progress, consistent,
-         estimate, t_wall, every, extra_meta) -> Result:
+         estimate, t_wall, every, extra_meta, values) -> Result:
     """The fixed-step loop: start, steps, the stop reasons; the recording is
     :class:`~symgen._record.Recorder`'s, the Result and its meta :func:`~symgen.steploop.finish`'s."""
     n, m, n_out = kernels.n, kernels.m, kernels.n_out
@@ -251,7 +271,8 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
     # every recorded row, allocated once (every K-th step and the last); the state being
     # advanced lives in its own buffers so that unrecorded steps cost no row
     rec = Recorder(n, m, n_out, n_steps, every, dt, energy=has_energy, outputs=has_outputs,
-                   power=power_columns(kernels.output_names) if has_outputs else ())
+                   power=power_columns(kernels.output_names) if has_outputs else (),
+                   inputs=values.u)
     cs = start_state(kernels, stepper, cfg, t0, x0, xd0, consistent)
     x, xd, xdd, lam = cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()
     res = np.array(cs.residuals, dtype=float)
@@ -291,6 +312,8 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
         for i in range(0 if compiled else n_steps):
             t = t0 + i * dt
             t1 = t0 + (i + 1) * dt
+            if values.varying:              # u(t + h), callables with the state at t
+                values.set(t1, x, xd)
             try:
                 iters = stepper.step(t, x, xd, xdd, lam)
             except StepFailure as exc:
@@ -315,6 +338,7 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
             if estimate:
                 w = stepper.omega_max
                 hm = sch.h_max(w)
+            values.accept()
             whole = True
             last, it_last = j, iters
             y = integrate(t1)
@@ -338,13 +362,15 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
             last = stepper.done
         if not whole:
             last = rec.last_step
-        reason = (f"internal error after step {last} of {n_steps} (t = {t0 + last * dt:.9g}): "
+        what = "" if isinstance(exc, InputError) else "internal error "
+        reason = (f"{what}after step {last} of {n_steps} (t = {t0 + last * dt:.9g}): "
                   f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300])
     if compiled:                            # the state buffers hold step stepper.done
         last, it_last, w, hm = stepper.done, stepper.it_last, stepper.w, stepper.hm
     if status != "completed":
         log.warning("simulation of %s stopped: %s", kernels.name, short_reason(reason))
     if rec.last_step != last:               # always keep the last computed state
+        values.rewind()                     # (with the inputs its step used)
         record(last, t0 + last * dt, it_last)
 
     return finish(kernels, stepper, cfg, rec, cs, status, reason, detail, t_wall, extra_meta,

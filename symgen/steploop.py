@@ -176,5 +176,6 @@ def finish(kernels, stepper, cfg: SimulationSettings, rec, cs, status: str, reas
     arrays = rec.arrays()
     EK, EP = arrays["energy_kinetic"], arrays["energy_potential"]
     return Result(coords=kernels.coord_names, output_names=names,
+                  input_names=() if arrays["u"] is None else kernels.input_names,
                   energy=np.add(EK, EP) if (has_energy and has_V) else None,
                   status=status, reason=reason, meta=meta, **arrays)

@@ -33,11 +33,11 @@ int main(void)
     double lam[{P}_M + 1] = {{ {lam} }};
     double M[{P}_N * {P}_N], f[{P}_N], K[{P}_N * {P}_N], C[{P}_N * {P}_N];
     double q[{P}_M + 1], H[{P}_M * {P}_N + 1], qd[{P}_M + 1], Hd[{P}_M * {P}_N + 1];
-    double qdd[{P}_M + 1], Hdd[{P}_M * {P}_N + 1], E[2], y[{P}_NY + 1];
-    {name}_dynamics(t, x, xd, xdd, lam, {name}_param_defaults, M, f, K, C);
+    double qdd[{P}_M + 1], Hdd[{P}_M * {P}_N + 1], E[2], y[{P}_NY + 1], u[{P}_NU + 1] = {{ 0.0 }};
+    {name}_dynamics(t, x, xd, xdd, lam, {name}_param_defaults, u, M, f, K, C);
     {name}_constraints(t, x, xd, xdd, {name}_param_defaults, q, H, qd, Hd, qdd, Hdd);
     {name}_energy(t, x, xd, {name}_param_defaults, E);
-    {name}_outputs(t, x, xd, {name}_param_defaults, y);
+    {name}_outputs(t, x, xd, {name}_param_defaults, u, y);
     dump("M", M, {P}_N * {P}_N); dump("f", f, {P}_N); dump("K", K, {P}_N * {P}_N);
     dump("C", C, {P}_N * {P}_N); dump("q", q, {P}_M); dump("H", H, {P}_M * {P}_N);
     dump("q_dot", qd, {P}_M); dump("H_dot", Hd, {P}_M * {P}_N); dump("q_ddot", qdd, {P}_M);

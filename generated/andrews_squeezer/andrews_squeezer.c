@@ -69,7 +69,7 @@ static void andrews_squeezer_scatter(double *A, int rows, int cols, const int *i
 }
 
 /* mass matrix, forces and their linearization: M, K, C as values on their CSR pattern */
-void andrews_squeezer_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+void andrews_squeezer_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C)
 {
     (void)t;
     (void)x;
@@ -77,6 +77,7 @@ void andrews_squeezer_dynamics_csr(double t, const double *x, const double *xd, 
     (void)xdd;
     (void)lam;
     (void)p;
+    (void)u;
     (void)M;
     (void)f;
     (void)K;
@@ -200,9 +201,9 @@ void andrews_squeezer_dynamics_csr(double t, const double *x, const double *xd, 
 }
 
 /* mass matrix, forces and their linearization (dense: the CSR values scattered) */
-void andrews_squeezer_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+void andrews_squeezer_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C)
 {
-    andrews_squeezer_dynamics_csr(t, x, xd, xdd, lam, p, M, f, K, C);
+    andrews_squeezer_dynamics_csr(t, x, xd, xdd, lam, p, u, M, f, K, C);
     andrews_squeezer_scatter(M, 21, 21, andrews_squeezer_M_indptr, andrews_squeezer_M_indices);
     andrews_squeezer_scatter(K, 21, 21, andrews_squeezer_M_indptr, andrews_squeezer_M_indices);
     andrews_squeezer_scatter(C, 21, 21, andrews_squeezer_M_indptr, andrews_squeezer_M_indices);
@@ -582,12 +583,13 @@ void andrews_squeezer_energy(double t, const double *x, const double *xd, const 
 }
 
 /* the model's named outputs */
-void andrews_squeezer_outputs(double t, const double *x, const double *xd, const double *p, double *y)
+void andrews_squeezer_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y)
 {
     (void)t;
     (void)x;
     (void)xd;
     (void)p;
+    (void)u;
     (void)y;
     y[0] = x[2];
     y[1] = -x[2] + x[5];
@@ -678,5 +680,7 @@ const sg_model andrews_squeezer_model = {
     64, 27,
     andrews_squeezer_H_indptr, andrews_squeezer_H_indices,
     andrews_squeezer_M_indptr, andrews_squeezer_M_indices,
-    andrews_squeezer_col_order
+    andrews_squeezer_col_order,
+    0,  /* n_inputs */
+    0
 };

@@ -6,7 +6,8 @@
  * andrews_squeezer_model describes the model to the steppers of symgen_runtime.c (see that header).
  *
  * Sizes: n = ANDREWS_SQUEEZER_N = 21 coordinates, m = ANDREWS_SQUEEZER_M = 20 constraints,
- *        ANDREWS_SQUEEZER_NP = 17 parameters, ANDREWS_SQUEEZER_NY = 10 outputs.
+ *        ANDREWS_SQUEEZER_NP = 17 parameters, ANDREWS_SQUEEZER_NY = 10 outputs,
+ *        ANDREWS_SQUEEZER_NU = 0 inputs.
  * Every matrix is a row-major array of doubles: entry (i, j) of an r x c matrix is A[i*c + j].
  * Every function writes all entries of its output arrays (zeros included).
  *
@@ -23,6 +24,8 @@
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
  *   lam  [m]  Lagrange multipliers (constraint forces H^T lam)
  *   p    [NP] parameters (defaults in andrews_squeezer_param_defaults)
+ *   u    [NU] inputs, values set at run time (dynamics and outputs only; any pointer, even NULL,
+ *        when NU = 0).  K and C are the derivatives at the given u.
  *
  * Coordinates (index  name):
  *      0  K1.x
@@ -79,7 +82,7 @@
  * Kernels:
  *   andrews_squeezer_dynamics: mass matrix, forces and their linearization
  *       M        [21 x 21]  mass matrix M(x)
- *       f        [21 x 1]  forces f(x, xd, t)
+ *       f        [21 x 1]  forces f(x, xd, t, u)
  *       K        [21 x 21]  d(M xdd - f - H^T lam)/dx
  *       C        [21 x 21]  -df/dxd
  *   andrews_squeezer_constraints: constraints and their derivatives
@@ -107,6 +110,7 @@ extern "C" {
 #define ANDREWS_SQUEEZER_M 20
 #define ANDREWS_SQUEEZER_NP 17
 #define ANDREWS_SQUEEZER_NY 10
+#define ANDREWS_SQUEEZER_NU 0
 #define ANDREWS_SQUEEZER_X_K1_x 0
 #define ANDREWS_SQUEEZER_X_K1_y 1
 #define ANDREWS_SQUEEZER_X_K1_theta 2
@@ -163,12 +167,12 @@ extern const int andrews_squeezer_H_indices[64];
 extern const int andrews_squeezer_M_indptr[22];
 extern const int andrews_squeezer_M_indices[27];
 extern const int andrews_squeezer_col_order[21];
-void andrews_squeezer_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
-void andrews_squeezer_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
+void andrews_squeezer_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C);
+void andrews_squeezer_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C);
 void andrews_squeezer_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void andrews_squeezer_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void andrews_squeezer_energy(double t, const double *x, const double *xd, const double *p, double *E);
-void andrews_squeezer_outputs(double t, const double *x, const double *xd, const double *p, double *y);
+void andrews_squeezer_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model andrews_squeezer_model;

@@ -33,7 +33,7 @@ extern "C" {
 /* SG_CDEF_BEGIN */
 /* The generated kernels (row-major arrays; see the generated <name>.h for the layout). */
 typedef void (*sg_dynamics_fn)(double t, const double *x, const double *xd, const double *xdd,
-                               const double *lam, const double *p,
+                               const double *lam, const double *p, const double *u,
                                double *M, double *f, double *K, double *C);
 typedef void (*sg_constraints_fn)(double t, const double *x, const double *xd, const double *xdd,
                                   const double *p, double *q, double *H, double *q_dot,
@@ -41,7 +41,7 @@ typedef void (*sg_constraints_fn)(double t, const double *x, const double *xd, c
 typedef void (*sg_energy_fn)(double t, const double *x, const double *xd, const double *p,
                              double *E);
 typedef void (*sg_outputs_fn)(double t, const double *x, const double *xd, const double *p,
-                              double *y);
+                              const double *u, double *y);
 
 /* One model: what the runtime needs to know about it. */
 typedef struct sg_model {
@@ -70,6 +70,8 @@ typedef struct sg_model {
     const int *H_indptr, *H_indices;   /* [m + 1], [nnz_H] */
     const int *M_indptr, *M_indices;   /* [n + 1], [nnz_M] */
     const int *col_order;              /* [n] */
+    int n_inputs;                      /* inputs u, set at run time (sg_set_inputs) */
+    const char *const *input_names;    /* [n_inputs] (NULL when 0) */
 } sg_model;
 
 /* Methods. */
@@ -160,6 +162,11 @@ typedef struct sg_stepper sg_stepper;
 /* A stepper for `model` (NULL when out of memory or the options are invalid). */
 sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *options);
 void sg_stepper_free(sg_stepper *s);
+
+/* The model's inputs u[n_inputs] (copied; NULL sets them to 0), used by every later kernel call
+ * of the stepper: they are held over each step until set again (0 when never set).  Settable
+ * between steps (sg_step, sg_run_chunk: a chunk holds them over all its steps). */
+void sg_set_inputs(sg_stepper *s, const double *u);
 
 /* Called once with the consistent initial state before the first step (index3: redundancy of
  * the constraints, HHT's (f + H^T lam)(t0)). */

@@ -64,7 +64,7 @@ static void bricard_scatter(double *A, int rows, int cols, const int *indptr, co
 }
 
 /* mass matrix, forces and their linearization: M, K, C as values on their CSR pattern */
-void bricard_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+void bricard_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C)
 {
     (void)t;
     (void)x;
@@ -72,6 +72,7 @@ void bricard_dynamics_csr(double t, const double *x, const double *xd, const dou
     (void)xdd;
     (void)lam;
     (void)p;
+    (void)u;
     (void)M;
     (void)f;
     (void)K;
@@ -286,9 +287,9 @@ void bricard_dynamics_csr(double t, const double *x, const double *xd, const dou
 }
 
 /* mass matrix, forces and their linearization (dense: the CSR values scattered) */
-void bricard_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+void bricard_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C)
 {
-    bricard_dynamics_csr(t, x, xd, xdd, lam, p, M, f, K, C);
+    bricard_dynamics_csr(t, x, xd, xdd, lam, p, u, M, f, K, C);
     bricard_scatter(M, 24, 24, bricard_M_indptr, bricard_M_indices);
     bricard_scatter(K, 24, 24, bricard_M_indptr, bricard_M_indices);
     bricard_scatter(C, 24, 24, bricard_M_indptr, bricard_M_indices);
@@ -989,12 +990,13 @@ void bricard_energy(double t, const double *x, const double *xd, const double *p
 }
 
 /* the model's named outputs */
-void bricard_outputs(double t, const double *x, const double *xd, const double *p, double *y)
+void bricard_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y)
 {
     (void)t;
     (void)x;
     (void)xd;
     (void)p;
+    (void)u;
     (void)y;
     y[0] = 0.5*x[0] + 0.5*x[6];
     y[1] = 0.5*x[1] + 0.5*x[7];
@@ -1065,5 +1067,7 @@ const sg_model bricard_model = {
     124, 120,
     bricard_H_indptr, bricard_H_indices,
     bricard_M_indptr, bricard_M_indices,
-    bricard_col_order
+    bricard_col_order,
+    0,  /* n_inputs */
+    0
 };

@@ -6,7 +6,8 @@
  * bricard_model describes the model to the steppers of symgen_runtime.c (see that header).
  *
  * Sizes: n = BRICARD_N = 24 coordinates, m = BRICARD_M = 24 constraints,
- *        BRICARD_NP = 2 parameters, BRICARD_NY = 6 outputs.
+ *        BRICARD_NP = 2 parameters, BRICARD_NY = 6 outputs,
+ *        BRICARD_NU = 0 inputs.
  * Every matrix is a row-major array of doubles: entry (i, j) of an r x c matrix is A[i*c + j].
  * Every function writes all entries of its output arrays (zeros included).
  *
@@ -23,6 +24,8 @@
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
  *   lam  [m]  Lagrange multipliers (constraint forces H^T lam)
  *   p    [NP] parameters (defaults in bricard_param_defaults)
+ *   u    [NU] inputs, values set at run time (dynamics and outputs only; any pointer, even NULL,
+ *        when NU = 0).  K and C are the derivatives at the given u.
  *
  * Coordinates (index  name):
  *      0  P1.x
@@ -63,7 +66,7 @@
  * Kernels:
  *   bricard_dynamics: mass matrix, forces and their linearization
  *       M        [24 x 24]  mass matrix M(x)
- *       f        [24 x 1]  forces f(x, xd, t)
+ *       f        [24 x 1]  forces f(x, xd, t, u)
  *       K        [24 x 24]  d(M xdd - f - H^T lam)/dx
  *       C        [24 x 24]  -df/dxd
  *   bricard_constraints: constraints and their derivatives
@@ -91,6 +94,7 @@ extern "C" {
 #define BRICARD_M 24
 #define BRICARD_NP 2
 #define BRICARD_NY 6
+#define BRICARD_NU 0
 #define BRICARD_X_P1_x 0
 #define BRICARD_X_P1_y 1
 #define BRICARD_X_P1_z 2
@@ -131,12 +135,12 @@ extern const int bricard_H_indices[124];
 extern const int bricard_M_indptr[25];
 extern const int bricard_M_indices[120];
 extern const int bricard_col_order[24];
-void bricard_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
-void bricard_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
+void bricard_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C);
+void bricard_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C);
 void bricard_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void bricard_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void bricard_energy(double t, const double *x, const double *xd, const double *p, double *E);
-void bricard_outputs(double t, const double *x, const double *xd, const double *p, double *y);
+void bricard_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model bricard_model;

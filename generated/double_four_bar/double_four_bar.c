@@ -49,7 +49,7 @@ static void double_four_bar_scatter(double *A, int rows, int cols, const int *in
 }
 
 /* mass matrix, forces and their linearization: M, K, C as values on their CSR pattern */
-void double_four_bar_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+void double_four_bar_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C)
 {
     (void)t;
     (void)x;
@@ -57,6 +57,7 @@ void double_four_bar_dynamics_csr(double t, const double *x, const double *xd, c
     (void)xdd;
     (void)lam;
     (void)p;
+    (void)u;
     (void)M;
     (void)f;
     (void)K;
@@ -113,9 +114,9 @@ void double_four_bar_dynamics_csr(double t, const double *x, const double *xd, c
 }
 
 /* mass matrix, forces and their linearization (dense: the CSR values scattered) */
-void double_four_bar_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+void double_four_bar_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C)
 {
-    double_four_bar_dynamics_csr(t, x, xd, xdd, lam, p, M, f, K, C);
+    double_four_bar_dynamics_csr(t, x, xd, xdd, lam, p, u, M, f, K, C);
     double_four_bar_scatter(M, 15, 15, double_four_bar_M_indptr, double_four_bar_M_indices);
     double_four_bar_scatter(K, 15, 15, double_four_bar_M_indptr, double_four_bar_M_indices);
     double_four_bar_scatter(C, 15, 15, double_four_bar_M_indptr, double_four_bar_M_indices);
@@ -355,12 +356,13 @@ void double_four_bar_energy(double t, const double *x, const double *xd, const d
 }
 
 /* the model's named outputs */
-void double_four_bar_outputs(double t, const double *x, const double *xd, const double *p, double *y)
+void double_four_bar_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y)
 {
     (void)t;
     (void)x;
     (void)xd;
     (void)p;
+    (void)u;
     (void)y;
     const double w0 = 0.5*cos(x[2]);
     const double w1 = 0.5*sin(x[2]);
@@ -420,5 +422,7 @@ const sg_model double_four_bar_model = {
     44, 15,
     double_four_bar_H_indptr, double_four_bar_H_indices,
     double_four_bar_M_indptr, double_four_bar_M_indices,
-    double_four_bar_col_order
+    double_four_bar_col_order,
+    0,  /* n_inputs */
+    0
 };

@@ -6,7 +6,8 @@
  * double_four_bar_model describes the model to the steppers of symgen_runtime.c (see that header).
  *
  * Sizes: n = DOUBLE_FOUR_BAR_N = 15 coordinates, m = DOUBLE_FOUR_BAR_M = 14 constraints,
- *        DOUBLE_FOUR_BAR_NP = 2 parameters, DOUBLE_FOUR_BAR_NY = 4 outputs.
+ *        DOUBLE_FOUR_BAR_NP = 2 parameters, DOUBLE_FOUR_BAR_NY = 4 outputs,
+ *        DOUBLE_FOUR_BAR_NU = 0 inputs.
  * Every matrix is a row-major array of doubles: entry (i, j) of an r x c matrix is A[i*c + j].
  * Every function writes all entries of its output arrays (zeros included).
  *
@@ -23,6 +24,8 @@
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
  *   lam  [m]  Lagrange multipliers (constraint forces H^T lam)
  *   p    [NP] parameters (defaults in double_four_bar_param_defaults)
+ *   u    [NU] inputs, values set at run time (dynamics and outputs only; any pointer, even NULL,
+ *        when NU = 0).  K and C are the derivatives at the given u.
  *
  * Coordinates (index  name):
  *      0  V0.x
@@ -52,7 +55,7 @@
  * Kernels:
  *   double_four_bar_dynamics: mass matrix, forces and their linearization
  *       M        [15 x 15]  mass matrix M(x)
- *       f        [15 x 1]  forces f(x, xd, t)
+ *       f        [15 x 1]  forces f(x, xd, t, u)
  *       K        [15 x 15]  d(M xdd - f - H^T lam)/dx
  *       C        [15 x 15]  -df/dxd
  *   double_four_bar_constraints: constraints and their derivatives
@@ -80,6 +83,7 @@ extern "C" {
 #define DOUBLE_FOUR_BAR_M 14
 #define DOUBLE_FOUR_BAR_NP 2
 #define DOUBLE_FOUR_BAR_NY 4
+#define DOUBLE_FOUR_BAR_NU 0
 #define DOUBLE_FOUR_BAR_X_V0_x 0
 #define DOUBLE_FOUR_BAR_X_V0_y 1
 #define DOUBLE_FOUR_BAR_X_V0_theta 2
@@ -109,12 +113,12 @@ extern const int double_four_bar_H_indices[44];
 extern const int double_four_bar_M_indptr[16];
 extern const int double_four_bar_M_indices[15];
 extern const int double_four_bar_col_order[15];
-void double_four_bar_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
-void double_four_bar_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
+void double_four_bar_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C);
+void double_four_bar_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C);
 void double_four_bar_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void double_four_bar_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void double_four_bar_energy(double t, const double *x, const double *xd, const double *p, double *E);
-void double_four_bar_outputs(double t, const double *x, const double *xd, const double *p, double *y);
+void double_four_bar_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model double_four_bar_model;

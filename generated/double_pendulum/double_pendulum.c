@@ -50,7 +50,7 @@ static void double_pendulum_scatter(double *A, int rows, int cols, const int *in
 }
 
 /* mass matrix, forces and their linearization: M, K, C as values on their CSR pattern */
-void double_pendulum_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+void double_pendulum_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C)
 {
     (void)t;
     (void)x;
@@ -58,6 +58,7 @@ void double_pendulum_dynamics_csr(double t, const double *x, const double *xd, c
     (void)xdd;
     (void)lam;
     (void)p;
+    (void)u;
     (void)M;
     (void)f;
     (void)K;
@@ -107,9 +108,9 @@ void double_pendulum_dynamics_csr(double t, const double *x, const double *xd, c
 }
 
 /* mass matrix, forces and their linearization (dense: the CSR values scattered) */
-void double_pendulum_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+void double_pendulum_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C)
 {
-    double_pendulum_dynamics_csr(t, x, xd, xdd, lam, p, M, f, K, C);
+    double_pendulum_dynamics_csr(t, x, xd, xdd, lam, p, u, M, f, K, C);
     double_pendulum_scatter(M, 6, 6, double_pendulum_M_indptr, double_pendulum_M_indices);
     double_pendulum_scatter(K, 6, 6, double_pendulum_M_indptr, double_pendulum_M_indices);
     double_pendulum_scatter(C, 6, 6, double_pendulum_M_indptr, double_pendulum_M_indices);
@@ -219,12 +220,13 @@ void double_pendulum_energy(double t, const double *x, const double *xd, const d
 }
 
 /* the model's named outputs */
-void double_pendulum_outputs(double t, const double *x, const double *xd, const double *p, double *y)
+void double_pendulum_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y)
 {
     (void)t;
     (void)x;
     (void)xd;
     (void)p;
+    (void)u;
     (void)y;
     const double w0 = (1.0/2.0)*p[0];
     const double w1 = w0*sin(x[5]);
@@ -283,5 +285,7 @@ const sg_model double_pendulum_model = {
     12, 8,
     double_pendulum_H_indptr, double_pendulum_H_indices,
     double_pendulum_M_indptr, double_pendulum_M_indices,
-    double_pendulum_col_order
+    double_pendulum_col_order,
+    0,  /* n_inputs */
+    0
 };

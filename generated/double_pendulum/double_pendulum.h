@@ -6,7 +6,8 @@
  * double_pendulum_model describes the model to the steppers of symgen_runtime.c (see that header).
  *
  * Sizes: n = DOUBLE_PENDULUM_N = 6 coordinates, m = DOUBLE_PENDULUM_M = 4 constraints,
- *        DOUBLE_PENDULUM_NP = 5 parameters, DOUBLE_PENDULUM_NY = 6 outputs.
+ *        DOUBLE_PENDULUM_NP = 5 parameters, DOUBLE_PENDULUM_NY = 6 outputs,
+ *        DOUBLE_PENDULUM_NU = 0 inputs.
  * Every matrix is a row-major array of doubles: entry (i, j) of an r x c matrix is A[i*c + j].
  * Every function writes all entries of its output arrays (zeros included).
  *
@@ -23,6 +24,8 @@
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
  *   lam  [m]  Lagrange multipliers (constraint forces H^T lam)
  *   p    [NP] parameters (defaults in double_pendulum_param_defaults)
+ *   u    [NU] inputs, values set at run time (dynamics and outputs only; any pointer, even NULL,
+ *        when NU = 0).  K and C are the derivatives at the given u.
  *
  * Coordinates (index  name):
  *      0  bar1.x
@@ -48,7 +51,7 @@
  * Kernels:
  *   double_pendulum_dynamics: mass matrix, forces and their linearization
  *       M        [6 x 6]  mass matrix M(x)
- *       f        [6 x 1]  forces f(x, xd, t)
+ *       f        [6 x 1]  forces f(x, xd, t, u)
  *       K        [6 x 6]  d(M xdd - f - H^T lam)/dx
  *       C        [6 x 6]  -df/dxd
  *   double_pendulum_constraints: constraints and their derivatives
@@ -76,6 +79,7 @@ extern "C" {
 #define DOUBLE_PENDULUM_M 4
 #define DOUBLE_PENDULUM_NP 5
 #define DOUBLE_PENDULUM_NY 6
+#define DOUBLE_PENDULUM_NU 0
 #define DOUBLE_PENDULUM_X_bar1_x 0
 #define DOUBLE_PENDULUM_X_bar1_y 1
 #define DOUBLE_PENDULUM_X_bar1_theta 2
@@ -101,12 +105,12 @@ extern const int double_pendulum_H_indices[12];
 extern const int double_pendulum_M_indptr[7];
 extern const int double_pendulum_M_indices[8];
 extern const int double_pendulum_col_order[6];
-void double_pendulum_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
-void double_pendulum_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
+void double_pendulum_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C);
+void double_pendulum_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C);
 void double_pendulum_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void double_pendulum_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void double_pendulum_energy(double t, const double *x, const double *xd, const double *p, double *E);
-void double_pendulum_outputs(double t, const double *x, const double *xd, const double *p, double *y);
+void double_pendulum_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model double_pendulum_model;

@@ -157,7 +157,7 @@ static void n_four_bar_scatter(double *A, int rows, int cols, const int *indptr,
 }
 
 /* mass matrix, forces and their linearization: M, K, C as values on their CSR pattern */
-void n_four_bar_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+void n_four_bar_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C)
 {
     (void)t;
     (void)x;
@@ -165,6 +165,7 @@ void n_four_bar_dynamics_csr(double t, const double *x, const double *xd, const 
     (void)xdd;
     (void)lam;
     (void)p;
+    (void)u;
     (void)M;
     (void)f;
     (void)K;
@@ -753,9 +754,9 @@ void n_four_bar_dynamics_csr(double t, const double *x, const double *xd, const 
 }
 
 /* mass matrix, forces and their linearization (dense: the CSR values scattered) */
-void n_four_bar_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+void n_four_bar_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C)
 {
-    n_four_bar_dynamics_csr(t, x, xd, xdd, lam, p, M, f, K, C);
+    n_four_bar_dynamics_csr(t, x, xd, xdd, lam, p, u, M, f, K, C);
     n_four_bar_scatter(M, 243, 243, n_four_bar_M_indptr, n_four_bar_M_indices);
     n_four_bar_scatter(K, 243, 243, n_four_bar_M_indptr, n_four_bar_M_indices);
     n_four_bar_scatter(C, 243, 243, n_four_bar_M_indptr, n_four_bar_M_indices);
@@ -4157,12 +4158,13 @@ void n_four_bar_energy(double t, const double *x, const double *xd, const double
 }
 
 /* the model's named outputs */
-void n_four_bar_outputs(double t, const double *x, const double *xd, const double *p, double *y)
+void n_four_bar_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y)
 {
     (void)t;
     (void)x;
     (void)xd;
     (void)p;
+    (void)u;
     (void)y;
     const double w0 = 0.5*cos(x[2]);
     const double w1 = 0.5*sin(x[2]);
@@ -4450,5 +4452,7 @@ const sg_model n_four_bar_model = {
     804, 243,
     n_four_bar_H_indptr, n_four_bar_H_indices,
     n_four_bar_M_indptr, n_four_bar_M_indices,
-    n_four_bar_col_order
+    n_four_bar_col_order,
+    0,  /* n_inputs */
+    0
 };

@@ -6,7 +6,8 @@
  * n_four_bar_model describes the model to the steppers of symgen_runtime.c (see that header).
  *
  * Sizes: n = N_FOUR_BAR_N = 243 coordinates, m = N_FOUR_BAR_M = 242 constraints,
- *        N_FOUR_BAR_NP = 2 parameters, N_FOUR_BAR_NY = 4 outputs.
+ *        N_FOUR_BAR_NP = 2 parameters, N_FOUR_BAR_NY = 4 outputs,
+ *        N_FOUR_BAR_NU = 0 inputs.
  * Every matrix is a row-major array of doubles: entry (i, j) of an r x c matrix is A[i*c + j].
  * Every function writes all entries of its output arrays (zeros included).
  *
@@ -23,6 +24,8 @@
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
  *   lam  [m]  Lagrange multipliers (constraint forces H^T lam)
  *   p    [NP] parameters (defaults in n_four_bar_param_defaults)
+ *   u    [NU] inputs, values set at run time (dynamics and outputs only; any pointer, even NULL,
+ *        when NU = 0).  K and C are the derivatives at the given u.
  *
  * Coordinates (index  name):
  *      0  V0.x
@@ -280,7 +283,7 @@
  * Kernels:
  *   n_four_bar_dynamics: mass matrix, forces and their linearization
  *       M        [243 x 243]  mass matrix M(x)
- *       f        [243 x 1]  forces f(x, xd, t)
+ *       f        [243 x 1]  forces f(x, xd, t, u)
  *       K        [243 x 243]  d(M xdd - f - H^T lam)/dx
  *       C        [243 x 243]  -df/dxd
  *   n_four_bar_constraints: constraints and their derivatives
@@ -308,6 +311,7 @@ extern "C" {
 #define N_FOUR_BAR_M 242
 #define N_FOUR_BAR_NP 2
 #define N_FOUR_BAR_NY 4
+#define N_FOUR_BAR_NU 0
 #define N_FOUR_BAR_X_V0_x 0
 #define N_FOUR_BAR_X_V0_y 1
 #define N_FOUR_BAR_X_V0_theta 2
@@ -565,12 +569,12 @@ extern const int n_four_bar_H_indices[804];
 extern const int n_four_bar_M_indptr[244];
 extern const int n_four_bar_M_indices[243];
 extern const int n_four_bar_col_order[243];
-void n_four_bar_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
-void n_four_bar_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
+void n_four_bar_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C);
+void n_four_bar_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C);
 void n_four_bar_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void n_four_bar_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void n_four_bar_energy(double t, const double *x, const double *xd, const double *p, double *E);
-void n_four_bar_outputs(double t, const double *x, const double *xd, const double *p, double *y);
+void n_four_bar_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model n_four_bar_model;

@@ -52,7 +52,7 @@ static void slider_crank_scatter(double *A, int rows, int cols, const int *indpt
 }
 
 /* mass matrix, forces and their linearization: M, K, C as values on their CSR pattern */
-void slider_crank_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+void slider_crank_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C)
 {
     (void)t;
     (void)x;
@@ -60,6 +60,7 @@ void slider_crank_dynamics_csr(double t, const double *x, const double *xd, cons
     (void)xdd;
     (void)lam;
     (void)p;
+    (void)u;
     (void)M;
     (void)f;
     (void)K;
@@ -97,9 +98,9 @@ void slider_crank_dynamics_csr(double t, const double *x, const double *xd, cons
 }
 
 /* mass matrix, forces and their linearization (dense: the CSR values scattered) */
-void slider_crank_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+void slider_crank_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C)
 {
-    slider_crank_dynamics_csr(t, x, xd, xdd, lam, p, M, f, K, C);
+    slider_crank_dynamics_csr(t, x, xd, xdd, lam, p, u, M, f, K, C);
     slider_crank_scatter(M, 9, 9, slider_crank_M_indptr, slider_crank_M_indices);
     slider_crank_scatter(K, 9, 9, slider_crank_M_indptr, slider_crank_M_indices);
     slider_crank_scatter(C, 9, 9, slider_crank_M_indptr, slider_crank_M_indices);
@@ -236,12 +237,13 @@ void slider_crank_energy(double t, const double *x, const double *xd, const doub
 }
 
 /* the model's named outputs */
-void slider_crank_outputs(double t, const double *x, const double *xd, const double *p, double *y)
+void slider_crank_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y)
 {
     (void)t;
     (void)x;
     (void)xd;
     (void)p;
+    (void)u;
     (void)y;
     y[0] = x[6];
     y[1] = xd[6];
@@ -295,5 +297,7 @@ const sg_model slider_crank_model = {
     21, 9,
     slider_crank_H_indptr, slider_crank_H_indices,
     slider_crank_M_indptr, slider_crank_M_indices,
-    slider_crank_col_order
+    slider_crank_col_order,
+    0,  /* n_inputs */
+    0
 };

@@ -6,7 +6,8 @@
  * slider_crank_model describes the model to the steppers of symgen_runtime.c (see that header).
  *
  * Sizes: n = SLIDER_CRANK_N = 9 coordinates, m = SLIDER_CRANK_M = 9 constraints,
- *        SLIDER_CRANK_NP = 6 parameters, SLIDER_CRANK_NY = 3 outputs.
+ *        SLIDER_CRANK_NP = 6 parameters, SLIDER_CRANK_NY = 3 outputs,
+ *        SLIDER_CRANK_NU = 0 inputs.
  * Every matrix is a row-major array of doubles: entry (i, j) of an r x c matrix is A[i*c + j].
  * Every function writes all entries of its output arrays (zeros included).
  *
@@ -23,6 +24,8 @@
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
  *   lam  [m]  Lagrange multipliers (constraint forces H^T lam)
  *   p    [NP] parameters (defaults in slider_crank_param_defaults)
+ *   u    [NU] inputs, values set at run time (dynamics and outputs only; any pointer, even NULL,
+ *        when NU = 0).  K and C are the derivatives at the given u.
  *
  * Coordinates (index  name):
  *      0  crank.x
@@ -49,7 +52,7 @@
  * Kernels:
  *   slider_crank_dynamics: mass matrix, forces and their linearization
  *       M        [9 x 9]  mass matrix M(x)
- *       f        [9 x 1]  forces f(x, xd, t)
+ *       f        [9 x 1]  forces f(x, xd, t, u)
  *       K        [9 x 9]  d(M xdd - f - H^T lam)/dx
  *       C        [9 x 9]  -df/dxd
  *   slider_crank_constraints: constraints and their derivatives
@@ -77,6 +80,7 @@ extern "C" {
 #define SLIDER_CRANK_M 9
 #define SLIDER_CRANK_NP 6
 #define SLIDER_CRANK_NY 3
+#define SLIDER_CRANK_NU 0
 #define SLIDER_CRANK_X_crank_x 0
 #define SLIDER_CRANK_X_crank_y 1
 #define SLIDER_CRANK_X_crank_theta 2
@@ -103,12 +107,12 @@ extern const int slider_crank_H_indices[21];
 extern const int slider_crank_M_indptr[10];
 extern const int slider_crank_M_indices[9];
 extern const int slider_crank_col_order[9];
-void slider_crank_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
-void slider_crank_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
+void slider_crank_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C);
+void slider_crank_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C);
 void slider_crank_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void slider_crank_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void slider_crank_energy(double t, const double *x, const double *xd, const double *p, double *E);
-void slider_crank_outputs(double t, const double *x, const double *xd, const double *p, double *y);
+void slider_crank_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model slider_crank_model;

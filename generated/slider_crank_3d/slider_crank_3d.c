@@ -52,7 +52,7 @@ static void slider_crank_3d_scatter(double *A, int rows, int cols, const int *in
 }
 
 /* mass matrix, forces and their linearization: M, K, C as values on their CSR pattern */
-void slider_crank_3d_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+void slider_crank_3d_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C)
 {
     (void)t;
     (void)x;
@@ -60,6 +60,7 @@ void slider_crank_3d_dynamics_csr(double t, const double *x, const double *xd, c
     (void)xdd;
     (void)lam;
     (void)p;
+    (void)u;
     (void)M;
     (void)f;
     (void)K;
@@ -198,9 +199,9 @@ void slider_crank_3d_dynamics_csr(double t, const double *x, const double *xd, c
 }
 
 /* mass matrix, forces and their linearization (dense: the CSR values scattered) */
-void slider_crank_3d_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+void slider_crank_3d_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C)
 {
-    slider_crank_3d_dynamics_csr(t, x, xd, xdd, lam, p, M, f, K, C);
+    slider_crank_3d_dynamics_csr(t, x, xd, xdd, lam, p, u, M, f, K, C);
     slider_crank_3d_scatter(M, 15, 15, slider_crank_3d_M_indptr, slider_crank_3d_M_indices);
     slider_crank_3d_scatter(K, 15, 15, slider_crank_3d_M_indptr, slider_crank_3d_M_indices);
     slider_crank_3d_scatter(C, 15, 15, slider_crank_3d_M_indptr, slider_crank_3d_M_indices);
@@ -513,12 +514,13 @@ void slider_crank_3d_energy(double t, const double *x, const double *xd, const d
 }
 
 /* the model's named outputs */
-void slider_crank_3d_outputs(double t, const double *x, const double *xd, const double *p, double *y)
+void slider_crank_3d_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y)
 {
     (void)t;
     (void)x;
     (void)xd;
     (void)p;
+    (void)u;
     (void)y;
     y[0] = x[6];
     y[1] = x[7];
@@ -581,5 +583,7 @@ const sg_model slider_crank_3d_model = {
     53, 57,
     slider_crank_3d_H_indptr, slider_crank_3d_H_indices,
     slider_crank_3d_M_indptr, slider_crank_3d_M_indices,
-    slider_crank_3d_col_order
+    slider_crank_3d_col_order,
+    0,  /* n_inputs */
+    0
 };

@@ -6,7 +6,8 @@
  * slider_crank_3d_model describes the model to the steppers of symgen_runtime.c (see that header).
  *
  * Sizes: n = SLIDER_CRANK_3D_N = 15 coordinates, m = SLIDER_CRANK_3D_M = 14 constraints,
- *        SLIDER_CRANK_3D_NP = 1 parameters, SLIDER_CRANK_3D_NY = 7 outputs.
+ *        SLIDER_CRANK_3D_NP = 1 parameters, SLIDER_CRANK_3D_NY = 7 outputs,
+ *        SLIDER_CRANK_3D_NU = 0 inputs.
  * Every matrix is a row-major array of doubles: entry (i, j) of an r x c matrix is A[i*c + j].
  * Every function writes all entries of its output arrays (zeros included).
  *
@@ -23,6 +24,8 @@
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
  *   lam  [m]  Lagrange multipliers (constraint forces H^T lam)
  *   p    [NP] parameters (defaults in slider_crank_3d_param_defaults)
+ *   u    [NU] inputs, values set at run time (dynamics and outputs only; any pointer, even NULL,
+ *        when NU = 0).  K and C are the derivatives at the given u.
  *
  * Coordinates (index  name):
  *      0  B.x
@@ -54,7 +57,7 @@
  * Kernels:
  *   slider_crank_3d_dynamics: mass matrix, forces and their linearization
  *       M        [15 x 15]  mass matrix M(x)
- *       f        [15 x 1]  forces f(x, xd, t)
+ *       f        [15 x 1]  forces f(x, xd, t, u)
  *       K        [15 x 15]  d(M xdd - f - H^T lam)/dx
  *       C        [15 x 15]  -df/dxd
  *   slider_crank_3d_constraints: constraints and their derivatives
@@ -82,6 +85,7 @@ extern "C" {
 #define SLIDER_CRANK_3D_M 14
 #define SLIDER_CRANK_3D_NP 1
 #define SLIDER_CRANK_3D_NY 7
+#define SLIDER_CRANK_3D_NU 0
 #define SLIDER_CRANK_3D_X_B_x 0
 #define SLIDER_CRANK_3D_X_B_y 1
 #define SLIDER_CRANK_3D_X_B_z 2
@@ -113,12 +117,12 @@ extern const int slider_crank_3d_H_indices[53];
 extern const int slider_crank_3d_M_indptr[16];
 extern const int slider_crank_3d_M_indices[57];
 extern const int slider_crank_3d_col_order[15];
-void slider_crank_3d_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
-void slider_crank_3d_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
+void slider_crank_3d_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C);
+void slider_crank_3d_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C);
 void slider_crank_3d_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void slider_crank_3d_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void slider_crank_3d_energy(double t, const double *x, const double *xd, const double *p, double *E);
-void slider_crank_3d_outputs(double t, const double *x, const double *xd, const double *p, double *y);
+void slider_crank_3d_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model slider_crank_3d_model;

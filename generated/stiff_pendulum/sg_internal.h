@@ -139,6 +139,7 @@ struct sg_stepper {
     double res[3];                                /* |q|, |q_dot|, |q_ddot| at the accepted state */
     double omega;
     double E[2];
+    double *u;                                    /* the inputs [n_inputs] (sg_set_inputs) */
     /* the null-space step in alpha (Eq. 52; k buffers, k_alloc) */
     double *rhs;                                  /* n: the right-hand side of Eq. 51 */
     double *work_n, *work_n2;                     /* n */

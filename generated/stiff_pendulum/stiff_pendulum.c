@@ -50,7 +50,7 @@ static void stiff_pendulum_scatter(double *A, int rows, int cols, const int *ind
 }
 
 /* mass matrix, forces and their linearization: M, K, C as values on their CSR pattern */
-void stiff_pendulum_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+void stiff_pendulum_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C)
 {
     (void)t;
     (void)x;
@@ -58,6 +58,7 @@ void stiff_pendulum_dynamics_csr(double t, const double *x, const double *xd, co
     (void)xdd;
     (void)lam;
     (void)p;
+    (void)u;
     (void)M;
     (void)f;
     (void)K;
@@ -86,9 +87,9 @@ void stiff_pendulum_dynamics_csr(double t, const double *x, const double *xd, co
 }
 
 /* mass matrix, forces and their linearization (dense: the CSR values scattered) */
-void stiff_pendulum_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+void stiff_pendulum_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C)
 {
-    stiff_pendulum_dynamics_csr(t, x, xd, xdd, lam, p, M, f, K, C);
+    stiff_pendulum_dynamics_csr(t, x, xd, xdd, lam, p, u, M, f, K, C);
     stiff_pendulum_scatter(M, 3, 3, stiff_pendulum_M_indptr, stiff_pendulum_M_indices);
     stiff_pendulum_scatter(K, 3, 3, stiff_pendulum_M_indptr, stiff_pendulum_M_indices);
     stiff_pendulum_scatter(C, 3, 3, stiff_pendulum_M_indptr, stiff_pendulum_M_indices);
@@ -162,12 +163,13 @@ void stiff_pendulum_energy(double t, const double *x, const double *xd, const do
 }
 
 /* the model's named outputs */
-void stiff_pendulum_outputs(double t, const double *x, const double *xd, const double *p, double *y)
+void stiff_pendulum_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y)
 {
     (void)t;
     (void)x;
     (void)xd;
     (void)p;
+    (void)u;
     (void)y;
     y[0] = x[2];
     y[1] = sin(t*p[4])*p[3]*xd[2];
@@ -212,5 +214,7 @@ const sg_model stiff_pendulum_model = {
     4, 3,
     stiff_pendulum_H_indptr, stiff_pendulum_H_indices,
     stiff_pendulum_M_indptr, stiff_pendulum_M_indices,
-    stiff_pendulum_col_order
+    stiff_pendulum_col_order,
+    0,  /* n_inputs */
+    0
 };

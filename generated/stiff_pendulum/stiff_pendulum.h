@@ -6,7 +6,8 @@
  * stiff_pendulum_model describes the model to the steppers of symgen_runtime.c (see that header).
  *
  * Sizes: n = STIFF_PENDULUM_N = 3 coordinates, m = STIFF_PENDULUM_M = 2 constraints,
- *        STIFF_PENDULUM_NP = 5 parameters, STIFF_PENDULUM_NY = 2 outputs.
+ *        STIFF_PENDULUM_NP = 5 parameters, STIFF_PENDULUM_NY = 2 outputs,
+ *        STIFF_PENDULUM_NU = 0 inputs.
  * Every matrix is a row-major array of doubles: entry (i, j) of an r x c matrix is A[i*c + j].
  * Every function writes all entries of its output arrays (zeros included).
  *
@@ -23,6 +24,8 @@
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
  *   lam  [m]  Lagrange multipliers (constraint forces H^T lam)
  *   p    [NP] parameters (defaults in stiff_pendulum_param_defaults)
+ *   u    [NU] inputs, values set at run time (dynamics and outputs only; any pointer, even NULL,
+ *        when NU = 0).  K and C are the derivatives at the given u.
  *
  * Coordinates (index  name):
  *      0  pendulum.x
@@ -41,7 +44,7 @@
  * Kernels:
  *   stiff_pendulum_dynamics: mass matrix, forces and their linearization
  *       M        [3 x 3]  mass matrix M(x)
- *       f        [3 x 1]  forces f(x, xd, t)
+ *       f        [3 x 1]  forces f(x, xd, t, u)
  *       K        [3 x 3]  d(M xdd - f - H^T lam)/dx
  *       C        [3 x 3]  -df/dxd
  *   stiff_pendulum_constraints: constraints and their derivatives
@@ -69,6 +72,7 @@ extern "C" {
 #define STIFF_PENDULUM_M 2
 #define STIFF_PENDULUM_NP 5
 #define STIFF_PENDULUM_NY 2
+#define STIFF_PENDULUM_NU 0
 #define STIFF_PENDULUM_X_pendulum_x 0
 #define STIFF_PENDULUM_X_pendulum_y 1
 #define STIFF_PENDULUM_X_pendulum_theta 2
@@ -87,12 +91,12 @@ extern const int stiff_pendulum_H_indices[4];
 extern const int stiff_pendulum_M_indptr[4];
 extern const int stiff_pendulum_M_indices[3];
 extern const int stiff_pendulum_col_order[3];
-void stiff_pendulum_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
-void stiff_pendulum_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
+void stiff_pendulum_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C);
+void stiff_pendulum_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C);
 void stiff_pendulum_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void stiff_pendulum_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void stiff_pendulum_energy(double t, const double *x, const double *xd, const double *p, double *E);
-void stiff_pendulum_outputs(double t, const double *x, const double *xd, const double *p, double *y);
+void stiff_pendulum_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model stiff_pendulum_model;

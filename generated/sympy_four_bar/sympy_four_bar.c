@@ -51,7 +51,7 @@ static void sympy_four_bar_scatter(double *A, int rows, int cols, const int *ind
 }
 
 /* mass matrix, forces and their linearization: M, K, C as values on their CSR pattern */
-void sympy_four_bar_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+void sympy_four_bar_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C)
 {
     (void)t;
     (void)x;
@@ -59,6 +59,7 @@ void sympy_four_bar_dynamics_csr(double t, const double *x, const double *xd, co
     (void)xdd;
     (void)lam;
     (void)p;
+    (void)u;
     (void)M;
     (void)f;
     (void)K;
@@ -198,9 +199,9 @@ void sympy_four_bar_dynamics_csr(double t, const double *x, const double *xd, co
 }
 
 /* mass matrix, forces and their linearization (dense: the CSR values scattered) */
-void sympy_four_bar_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C)
+void sympy_four_bar_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C)
 {
-    sympy_four_bar_dynamics_csr(t, x, xd, xdd, lam, p, M, f, K, C);
+    sympy_four_bar_dynamics_csr(t, x, xd, xdd, lam, p, u, M, f, K, C);
     sympy_four_bar_scatter(M, 3, 3, sympy_four_bar_M_indptr, sympy_four_bar_M_indices);
     sympy_four_bar_scatter(K, 3, 3, sympy_four_bar_M_indptr, sympy_four_bar_M_indices);
     sympy_four_bar_scatter(C, 3, 3, sympy_four_bar_M_indptr, sympy_four_bar_M_indices);
@@ -358,12 +359,13 @@ void sympy_four_bar_energy(double t, const double *x, const double *xd, const do
 }
 
 /* the model's named outputs */
-void sympy_four_bar_outputs(double t, const double *x, const double *xd, const double *p, double *y)
+void sympy_four_bar_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y)
 {
     (void)t;
     (void)x;
     (void)xd;
     (void)p;
+    (void)u;
     (void)y;
     const double w0 = cos(x[0]);
     const double w1 = w0*p[0];
@@ -419,5 +421,7 @@ const sg_model sympy_four_bar_model = {
     6, 9,
     sympy_four_bar_H_indptr, sympy_four_bar_H_indices,
     sympy_four_bar_M_indptr, sympy_four_bar_M_indices,
-    sympy_four_bar_col_order
+    sympy_four_bar_col_order,
+    0,  /* n_inputs */
+    0
 };

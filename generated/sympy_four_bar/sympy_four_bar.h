@@ -6,7 +6,8 @@
  * sympy_four_bar_model describes the model to the steppers of symgen_runtime.c (see that header).
  *
  * Sizes: n = SYMPY_FOUR_BAR_N = 3 coordinates, m = SYMPY_FOUR_BAR_M = 2 constraints,
- *        SYMPY_FOUR_BAR_NP = 6 parameters, SYMPY_FOUR_BAR_NY = 4 outputs.
+ *        SYMPY_FOUR_BAR_NP = 6 parameters, SYMPY_FOUR_BAR_NY = 4 outputs,
+ *        SYMPY_FOUR_BAR_NU = 0 inputs.
  * Every matrix is a row-major array of doubles: entry (i, j) of an r x c matrix is A[i*c + j].
  * Every function writes all entries of its output arrays (zeros included).
  *
@@ -23,6 +24,8 @@
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
  *   lam  [m]  Lagrange multipliers (constraint forces H^T lam)
  *   p    [NP] parameters (defaults in sympy_four_bar_param_defaults)
+ *   u    [NU] inputs, values set at run time (dynamics and outputs only; any pointer, even NULL,
+ *        when NU = 0).  K and C are the derivatives at the given u.
  *
  * Coordinates (index  name):
  *      0  q_crank
@@ -44,7 +47,7 @@
  * Kernels:
  *   sympy_four_bar_dynamics: mass matrix, forces and their linearization
  *       M        [3 x 3]  mass matrix M(x)
- *       f        [3 x 1]  forces f(x, xd, t)
+ *       f        [3 x 1]  forces f(x, xd, t, u)
  *       K        [3 x 3]  d(M xdd - f - H^T lam)/dx
  *       C        [3 x 3]  -df/dxd
  *   sympy_four_bar_constraints: constraints and their derivatives
@@ -72,6 +75,7 @@ extern "C" {
 #define SYMPY_FOUR_BAR_M 2
 #define SYMPY_FOUR_BAR_NP 6
 #define SYMPY_FOUR_BAR_NY 4
+#define SYMPY_FOUR_BAR_NU 0
 #define SYMPY_FOUR_BAR_X_q_crank 0
 #define SYMPY_FOUR_BAR_X_q_coupler 1
 #define SYMPY_FOUR_BAR_X_q_rocker 2
@@ -93,12 +97,12 @@ extern const int sympy_four_bar_H_indices[6];
 extern const int sympy_four_bar_M_indptr[4];
 extern const int sympy_four_bar_M_indices[9];
 extern const int sympy_four_bar_col_order[3];
-void sympy_four_bar_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
-void sympy_four_bar_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, double *M, double *f, double *K, double *C);
+void sympy_four_bar_dynamics(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C);
+void sympy_four_bar_dynamics_csr(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *M, double *f, double *K, double *C);
 void sympy_four_bar_constraints(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void sympy_four_bar_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void sympy_four_bar_energy(double t, const double *x, const double *xd, const double *p, double *E);
-void sympy_four_bar_outputs(double t, const double *x, const double *xd, const double *p, double *y);
+void sympy_four_bar_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model sympy_four_bar_model;

@@ -1,8 +1,8 @@
 """Sympy expressions to C99: the printer rules, the map from model symbols to C array slots, and
 one kernel printed after a single ``cse`` over all its outputs' non-zero entries.
 
-Symbols are mapped to array slots (``x[i]``, ``xd[i]``, ``p[k]``…) with ``xreplace``, so user names
-never reach C.
+Symbols are mapped to array slots (``x[i]``, ``xd[i]``, ``p[k]``, ``u[k]``…) with ``xreplace``, so
+user names never reach C.
 """
 from __future__ import annotations
 
@@ -44,13 +44,14 @@ class Printer(C99CodePrinter):
 
 def slot_map(model: Model, d: Derived) -> dict:
     """xreplace map from model symbols to C array slots."""
-    n, m, npar = model.n, model.m, len(model.params)
+    n, m, npar, nu = model.n, model.m, len(model.params), len(model.inputs)
     bases = {
         "x": sp.IndexedBase("x", shape=(n,)),
         "xd": sp.IndexedBase("xd", shape=(n,)),
         "xdd": sp.IndexedBase("xdd", shape=(n,)),
         "lam": sp.IndexedBase("lam", shape=(max(m, 1),)),
         "p": sp.IndexedBase("p", shape=(max(npar, 1),)),
+        "u": sp.IndexedBase("u", shape=(max(nu, 1),)),
     }
     mapping = {t: sp.Symbol("t")}
     for i in range(n):
@@ -61,6 +62,8 @@ def slot_map(model: Model, d: Derived) -> dict:
         mapping[d.lam[i]] = bases["lam"][i]
     for k, sym in enumerate(model.params):
         mapping[sym] = bases["p"][k]
+    for k, sym in enumerate(model.inputs):
+        mapping[sym] = bases["u"][k]
     return mapping
 
 

@@ -232,6 +232,7 @@ def generate(model_or_derived: Model | Derived, outdir=None) -> GeneratedSource:
         "param_names": list(model.param_names),
         "params": [(k, repr(float(v))) for k, v in zip(model.param_names, model.param_values)],
         "outputs": list(model.output_names),
+        "nu": len(model.inputs), "inputs": list(model.input_names),
         "output_cnames": [c_name(o) for o in model.output_names],
         "kernels": kernels,
         "nnz_H": sparse.nnz_H, "nnz_M": sparse.nnz_M,

@@ -19,6 +19,7 @@ INPUT_DECL = {
     "xdd": "const double *xdd",
     "lam": "const double *lam",
     "p": "const double *p",
+    "u": "const double *u",
 }
 
 KERNEL_DOC = {
@@ -30,7 +31,7 @@ KERNEL_DOC = {
 
 OUTPUT_DOC = {
     "M": "mass matrix M(x)",
-    "f": "forces f(x, xd, t)",
+    "f": "forces f(x, xd, t, u)",
     "K": "d(M xdd - f - H^T lam)/dx",
     "C": "-df/dxd",
     "q": "constraints q(x, t)",
@@ -46,6 +47,7 @@ OUTPUT_DOC = {
 
 def kernel_terms(d: Derived, sparsity: Sparsity | None = None) -> Mapping[str, list]:
     """The kernels and what each computes, in ABI order: the single source of the C layout.
+    The inputs u (after p) enter the kernels whose expressions may use them: dynamics, outputs.
 
     Each kernel lists (inputs, outputs); an output is (name, sympy matrix or scalar), or with
     ``sparsity`` for M, K, C and H, Ḣ, Ḧ (name, matrix, the (i, j) of its CSR pattern): then the
@@ -58,12 +60,12 @@ def kernel_terms(d: Derived, sparsity: Sparsity | None = None) -> Mapping[str, l
     def csr(name, mat, pattern):
         return (name, mat) if pattern is None else (name, mat, pattern)
     return {
-        "dynamics": (["t", "x", "xd", "xdd", "lam", "p"],
+        "dynamics": (["t", "x", "xd", "xdd", "lam", "p", "u"],
                      [csr("M", d.M, pm), ("f", d.f), csr("K", d.K, pm), csr("C", d.C, pm)]),
         "constraints": (["t", "x", "xd", "xdd", "p"],
                         [("q", d.q), csr("H", d.H, ph), ("q_dot", d.q_dot),
                          csr("H_dot", d.H_dot, ph), ("q_ddot", d.q_ddot),
                          csr("H_ddot", d.H_ddot, ph)]),
         "energy": (["t", "x", "xd", "p"], [("E", sp.ImmutableMatrix([d.T, d.V]))]),
-        "outputs": (["t", "x", "xd", "p"], [("y", d.outputs)]),
+        "outputs": (["t", "x", "xd", "p", "u"], [("y", d.outputs)]),
     }

@@ -42,7 +42,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from ..model import Model, check_name, t
+from ..model import Input, Model, check_name, t
 from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownElementError,
                       Deferred, DeferredRow, assembled_start, check_initial_state,
                       check_mass_properties, check_reduced_mass, claim_name, numeric,
@@ -53,6 +53,11 @@ from .planar_drawing import PlanarDrawing
 __all__ = ["PlanarSystem", "Body", "GROUND"]
 
 GROUND = "ground"
+
+
+def _has_input(expr) -> bool:
+    """``expr`` uses an input (a spring's potential then stays out of V: V is the state's)."""
+    return any(isinstance(s, Input) for s in sp.sympify(expr).free_symbols)
 
 
 class PlanarSystem:
@@ -81,9 +86,16 @@ class PlanarSystem:
         self._outputs: dict[str, sp.Expr] = {}
         self._output_units: dict[str, str] = {}
         self._names: set[str] = set()
+        self._inputs: dict[str, sp.Symbol] = {}
         self._drawn = PlanarDrawing()                     # attachments, for Model.drawing
 
     # -- elements --------------------------------------------------------------------------------
+    def input(self, name: str) -> sp.Symbol:
+        """Declare an input of the model (its value arrives at run time: ``simulate(...,
+        inputs=)``, docs/inputs.md); returns its Symbol for forces, torques and preloads."""
+        check_name(name, "input")
+        return self._inputs.setdefault(name, Input(name))
+
     def parameter(self, name: str, default: float, unit: str | None = None) -> sp.Symbol:
         """Declare a parameter with a numeric default; returns its Symbol.  ``unit`` (a label,
         e.g. "kg"): default from where it is used as it is (a body's mass: kg; a spring's k: N/m)."""
@@ -292,7 +304,7 @@ class PlanarSystem:
             self._powers[name] = [P]
         self._point_forces.append((name, b, sb, Fb))
         self._point_forces.append((name, a, sa, -Fb))
-        if k != 0:
+        if k != 0 and not _has_input(V):        # (an input's energy is not the state's)
             self._potentials.append((name, V))
         return name
 
@@ -311,7 +323,7 @@ class PlanarSystem:
         self._torques.append((name, a, -T))
         if c != 0:
             self._powers[name] = [-c * phi_dot ** 2]
-        if k != 0:
+        if k != 0 and not _has_input(k * phi0):
             self._potentials.append((name, k * (phi - phi0) ** 2 / 2))
         return name
 
@@ -418,6 +430,7 @@ class PlanarSystem:
             drawing=self._drawn.polylines(bodies, GROUND), constraint_names=row_names(labels),
             units=builder_units({c.name: "rad" if c == b.theta else "m" for b in bodies
                                  for c in b.coords}, outs, out_units, self._params, units),
+            inputs=list(self._inputs.values()),
         )
 
     def _dynamics(self, bodies, index, n, pvals):

@@ -49,7 +49,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from ..model import Model, check_name, coordinates
+from ..model import Input, Model, check_name, coordinates
 from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownElementError,
                       assembled_start, check_initial_state, check_reduced_mass, claim_name,
                       numeric, numeric_matrix, power_outputs, row_names, builder_units,
@@ -89,8 +89,15 @@ class SpatialSystem:
         self._outputs: dict[str, object] = {}
         self._output_units: dict[str, str] = {}
         self._names: set[str] = set()
+        self._inputs: dict[str, sp.Symbol] = {}
 
     # -- parameters and elements -----------------------------------------------------------------
+    def input(self, name: str) -> sp.Symbol:
+        """Declare an input of the model (its value arrives at run time: ``simulate(...,
+        inputs=)``, docs/inputs.md); returns its Symbol for forces, torques and preloads."""
+        check_name(name, "input")
+        return self._inputs.setdefault(name, Input(name))
+
     def parameter(self, name: str, default: float, unit: str | None = None) -> sp.Symbol:
         """Declare a parameter (see :meth:`PlanarSystem.parameter`)."""
         return self._params.declare(name, default, unit)
@@ -481,7 +488,8 @@ class SpatialSystem:
                      velocities=vels, description=description, drawing=asm.drawing(),
                      constraint_names=row_names(labels), units=builder_units(
                          {c.name: "m" if el.kind == "point" else "1" for el in moving
-                          for c in el.syms}, outs, self._point_units(outputs), self._params, units))
+                          for c in el.syms}, outs, self._point_units(outputs), self._params, units),
+                     inputs=list(self._inputs.values()))
 
     def _point_units(self, outputs) -> dict:
         """The outputs' units: those given to :meth:`output`, m and m/s for points' outputs

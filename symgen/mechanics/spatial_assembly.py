@@ -11,6 +11,7 @@ from typing import Mapping
 import numpy as np
 import sympy as sp
 
+from ..symbols import Input
 from ._common import MechanismError, check_mass_properties, numeric
 from .spatial_joints import element_subs
 
@@ -228,8 +229,8 @@ class SpatialAssembly:
                 self.powers[sname] = [P]
             add_force(rb, Fb)
             add_force(ra, -Fb)
-            if k != 0:
-                V += Vs
+            if k != 0 and not any(isinstance(s, Input) for s in Vs.free_symbols):
+                V += Vs                 # (an input's energy is not the state's: not in V)
                 has_V = True
         self.V, self.has_V = V, has_V
 

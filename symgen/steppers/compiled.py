@@ -119,6 +119,8 @@ class CompiledStepper:
             raise ValueError(f"the C runtime refused the options {dict(method=method, h=h, tol=tol)}"
                              " (or is out of memory)")
         self._s = self.ffi.gc(ptr, self.lib.sg_stepper_free)
+        #: the run's InputValues (simulate sets it): time-varying inputs step one step a chunk
+        self.inputs = None
         self._fail = self.ffi.new("sg_failure *")
         self._last = self.ffi.new("long *")
         self.floor = (math.nan, math.nan, math.nan)
@@ -137,12 +139,18 @@ class CompiledStepper:
             return self.ffi.new(ctype.replace("[]", "[1]"))
         return self.ffi.from_buffer(ctype, a, require_writable=True)
 
+    def _set_inputs(self) -> None:
+        """The C stepper's inputs from the kernels' ``u`` (Kernels.u, set by the run)."""
+        if self.kernels.n_in:
+            self.lib.sg_set_inputs(self._s, self._ptr(self.kernels.u))
+
     def consistent_state(self, t, x0, xd0, project: bool = True):
         """assembly.consistent_state's (x, ẋ, ẍ, λ, iterations, rank), computed in C with this
         run's factorization (a sparse run then starts from the partition made here), or None
         when C cannot project the state (the Python function then says why)."""
         x, xd = (np.array(v, dtype=float).reshape(self.n) for v in (x0, xd0))
         xdd, lam = np.zeros(self.n), np.zeros(self.m)
+        self._set_inputs()
         st = self.lib.sg_consistent_state(self._s, self._ptr(self.kernels.p), float(t),
                                           *map(self._ptr, (x, xd, xdd, lam)), int(bool(project)))
         if st != 0:
@@ -152,11 +160,13 @@ class CompiledStepper:
 
     def omega_at(self, t, x, xd, xdd, lam) -> float:
         """ω_max of the reduced system linearized at a state (linalg.py omega_at), in C."""
+        self._set_inputs()
         return float(self.lib.sg_omega_at(self._s, self._ptr(self.kernels.p), float(t),
                                           *(self._ptr(np.ascontiguousarray(v, dtype=float))
                                             for v in (x, xd, xdd, lam))))
 
     def start(self, t, x, xd, xdd, lam) -> None:
+        self._set_inputs()
         p = self._ptr(self.kernels.p)
         self.lib.sg_start(self._s, p, float(t), *(self._ptr(np.ascontiguousarray(v, dtype=float))
                                                   for v in (x, xd, xdd, lam)))
@@ -305,7 +315,7 @@ class CompiledStepper:
                         a[0] = a[row]
                     row = 0
                 i = self.done
-                stop = min(n_steps, i + chunk, i + R - 1)
+                stop = self._inputs_at(i, min(n_steps, i + chunk, i + R - 1), t0, X[row], XD[row])
                 # a chunk's steps are computed and kept whole: a Ctrl-C during the C call (or
                 # the bookkeeping) is delivered after them, so the steps it took are in the result
                 with held_signals():
@@ -316,6 +326,7 @@ class CompiledStepper:
                     if k:
                         take(1, k + 1, i + 1)
                         self.done, row = i + k, k
+                        self._accept_inputs()
                 if st == _SG_OK:
                     # aim at CHUNK_SECONDS per chunk (grow at most 4× at a time, never past
                     # the scratch rows: unbounded, 4× per call overflowed after ~512 calls)
@@ -410,6 +421,19 @@ class CompiledStepper:
             return ("failed", *self.no_step_reason(t))
         status, reason = self._reason(f, 0.0, 0.0)
         return status, f"step {j0 + int(f.step)} (t = {f.t:.9g}): {reason.split('): ', 1)[1]}", None
+
+    def _inputs_at(self, i: int, stop: int, t0: float, x, xd) -> int:
+        """The last step of the chunk from step i: ``stop``, or with time-varying inputs i + 1,
+        its inputs set at t + h (callables with the state x, ẋ at t)."""
+        if self.inputs is None or not self.inputs.varying:
+            return stop
+        self.inputs.set(t0 + (i + 1) * self.h, x, xd)
+        self._set_inputs()
+        return i + 1
+
+    def _accept_inputs(self) -> None:
+        if self.inputs is not None:
+            self.inputs.accept()
 
     def sparse_stats(self) -> dict | None:
         """meta['sparse_step'] of the C sparse step (sparse.py SparseLinearization.stats), with

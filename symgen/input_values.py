@@ -1,0 +1,196 @@
+"""The values of a model's inputs over a run: ``simulate(..., inputs={"T_motor": value})``.
+
+A value is a number (held over the run), a callable ``u(t, x, xd)`` or a table ``(times, values)``
+or ``(times, values, interpolation)`` with interpolation ``"linear"`` (the default; the end values
+held outside the table) or ``"hold"`` (the value given at ``times[i]`` applies after it, up to and
+including ``times[i + 1]``).  The rule of the run (docs/inputs.md): the step from t to t + h uses
+the inputs at its end time t + h, callables with the state at its start (x, ẋ at t): a zero-order
+hold of the state, as co-simulation masters couple; the start uses u(t0, x0, ẋ0).
+:class:`InputValues` writes them into the kernels' ``u`` before each step.
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+import numpy as np
+
+__all__ = ["InputValues", "InputError", "Table", "INTERPOLATIONS", "read_table", "parse_input_options",
+           "check_names"]
+
+INTERPOLATIONS = ("linear", "hold")
+#: a table time within this fraction of max(1, |t|) of t counts as t (t0 + j·h carries round-off)
+_TIME_EPS = 1e-12
+HINT = "a number, a callable u(t, x, xd) or a table (times, values[, 'linear' | 'hold'])"
+
+
+class InputError(ValueError):
+    """An input's value during a run is not a finite number (the run stops: status 'failed')."""
+
+
+class Table:
+    """An input as a table of (time, value): ``"linear"`` or ``"hold"`` (module docstring)."""
+
+    def __init__(self, name: str, times, values, interpolation: str = "linear"):
+        try:
+            tt = np.array(times, dtype=float)
+            vv = np.array(values, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"input {name!r}: a table's times and values must be "
+                             "numbers") from None
+        if tt.ndim != 1 or vv.shape != tt.shape or tt.size == 0:
+            raise ValueError(f"input {name!r}: a table needs as many times as values (1-D, at "
+                             f"least one), got shapes {tt.shape} and {vv.shape}")
+        if not (np.isfinite(tt).all() and np.isfinite(vv).all()):
+            raise ValueError(f"input {name!r}: the table has non-finite times or values")
+        if (np.diff(tt) <= 0).any():
+            raise ValueError(f"input {name!r}: the table's times must increase strictly")
+        if interpolation not in INTERPOLATIONS:
+            raise ValueError(f"input {name!r}: interpolation {interpolation!r} is not one of "
+                             f"{list(INTERPOLATIONS)}")
+        self.name, self.times, self.values, self.interpolation = name, tt, vv, interpolation
+
+    def __call__(self, t):
+        """The value(s) at time(s) t."""
+        t = np.asarray(t, dtype=float)
+        if self.interpolation == "linear":
+            return np.interp(t, self.times, self.values)
+        eps = _TIME_EPS * np.maximum(1.0, np.abs(t))
+        i = np.searchsorted(self.times, t - eps, side="left") - 1
+        return self.values[np.clip(i, 0, self.times.size - 1)]
+
+    def describe(self) -> dict:
+        return {"table": int(self.times.size), "interpolation": self.interpolation,
+                "t_first": float(self.times[0]), "t_last": float(self.times[-1])}
+
+
+def _value(name: str, value):
+    """A number (float), a callable or a :class:`Table` from what the user gave for ``name``."""
+    if isinstance(value, Table):
+        return value
+    if callable(value):
+        return value
+    if isinstance(value, (tuple, list)) and len(value) in (2, 3) and not isinstance(value[0], str):
+        if len(value) == 3 and not isinstance(value[2], str):
+            raise ValueError(f"input {name!r}: a table is (times, values) or (times, values, "
+                             f"interpolation), interpolation one of {list(INTERPOLATIONS)}")
+        return Table(name, *value)
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"input {name!r}: {value!r} is not {HINT}") from None
+    if not math.isfinite(v):
+        raise ValueError(f"input {name!r} must be finite, got {v}")
+    return v
+
+
+def check_names(model: str, names, values: Mapping) -> None:
+    """One-line ValueError for a value of an input the model does not have, or a missing one."""
+    unknown = sorted(set(values) - set(names))
+    if unknown:
+        has = f"its inputs are {list(names)}" if names else "it has no inputs"
+        raise ValueError(f"model {model!r} has no input(s) {unknown}; {has}")
+    for name in names:
+        if name not in values:
+            raise ValueError(f"input {name!r} has no value: give simulate(..., inputs="
+                             f"{{{name!r}: ...}}) ({HINT}) or --input {name}=NUMBER|FILE.csv")
+
+
+class InputValues:
+    """The inputs of one run, written into ``kernels.u`` (module docstring): :meth:`set` before a
+    step, :meth:`accept` after it, :meth:`rewind` to the last accepted step's values."""
+
+    def __init__(self, kernels, values: Mapping | None):
+        names = tuple(getattr(kernels, "input_names", ()))
+        values = dict(values or {})
+        check_names(kernels.name, names, values)
+        self.names = names
+        self.u = getattr(kernels, "u", np.zeros(0))
+        self.sources = {name: _value(name, values[name]) for name in names}
+        self.varying = any(not isinstance(v, float) for v in self.sources.values())
+        self._acc = np.zeros(len(names))
+
+    def set(self, t: float, x, xd) -> None:
+        """Write the inputs at time t (callables with the state x, ẋ) into ``kernels.u``."""
+        for i, name in enumerate(self.names):
+            src = self.sources[name]
+            if isinstance(src, float):
+                self.u[i] = src
+            elif isinstance(src, Table):
+                self.u[i] = src(t)
+            else:
+                v = src(float(t), np.array(x, dtype=float), np.array(xd, dtype=float))
+                try:
+                    v = float(v)
+                except (TypeError, ValueError):
+                    v = math.nan
+                if not math.isfinite(v):
+                    raise InputError(f"input {name!r}: u(t, x, xd) at t = {t:.9g} did not "
+                                     "return a finite number")
+                self.u[i] = v
+
+    def accept(self) -> None:
+        """The values in ``kernels.u`` are those of an accepted step."""
+        if self.varying:
+            self._acc[:] = self.u
+
+    def rewind(self) -> None:
+        """Back to the last accepted step's values (a run that stopped records them)."""
+        if self.varying:
+            self.u[:] = self._acc
+
+    def describe(self) -> dict:
+        """``meta['inputs']``: each input's kind (the number, "callable", or the table)."""
+        out = {}
+        for name, src in self.sources.items():
+            out[name] = (src if isinstance(src, float) else src.describe()
+                         if isinstance(src, Table) else "callable")
+        return out
+
+
+def read_table(path, name: str, interpolation: str = "linear") -> Table:
+    """An input's table from a CSV file of two columns, time and value (a first line that is
+    not numbers is a header; '#' lines are comments)."""
+    rows = []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = [ln.strip() for ln in fh]
+    except OSError as exc:
+        raise ValueError(f"input {name!r}: cannot read {path}: {exc.strerror or exc}") from None
+    lines = [ln for ln in lines if ln and not ln.startswith("#")]
+    for k, line in enumerate(lines):
+        cells = [c.strip() for c in line.split(",")]
+        try:
+            row = [float(c) for c in cells]
+        except ValueError:
+            if k == 0:
+                continue                        # a header
+            raise ValueError(f"input {name!r}: {path}: line {k + 1} is not two numbers: "
+                             f"{line[:60]!r}") from None
+        if len(row) != 2:
+            raise ValueError(f"input {name!r}: {path}: line {k + 1} has {len(row)} columns; "
+                             "expected two (time, value)")
+        rows.append(row)
+    if not rows:
+        raise ValueError(f"input {name!r}: {path} has no rows of (time, value)")
+    arr = np.array(rows)
+    return Table(name, arr[:, 0], arr[:, 1], interpolation)
+
+
+def parse_input_options(specs, interpolation: str = "linear") -> dict:
+    """The command line's ``--input NAME=NUMBER|FILE.csv`` (repeatable) as simulate's inputs."""
+    out = {}
+    for spec in specs or ():
+        name, eq, text = spec.partition("=")
+        name, text = name.strip(), text.strip()
+        if not eq or not name or not text:
+            raise ValueError(f"--input {spec!r}: expected NAME=NUMBER or NAME=FILE.csv")
+        if name in out:
+            raise ValueError(f"--input {name} is given twice")
+        try:
+            out[name] = float(text)
+        except ValueError:
+            out[name] = read_table(text, name, interpolation)
+        if isinstance(out[name], float) and not math.isfinite(out[name]):
+            raise ValueError(f"--input {name}: the value must be finite, got {text}")
+    return out
