@@ -137,7 +137,7 @@ class Model:
         Mapping from name to a scalar expression in x, ẋ, t, recorded during simulation.  An
         output ``power:<element>`` declares the power of a force not in V (a motor, a damper):
         :func:`symgen.simulate` integrates it into the output ``work:<element>`` and the run
-        summary prints the energy balance max |E − E(0) − ΣW| (docs/energy-balance.md).
+        summary prints the energy balance max ``|E − E(0) − ΣW|`` (docs/energy-balance.md).
     x0, xd0:
         Default initial coordinates and velocities (zeros when omitted).
     settings:

@@ -138,7 +138,8 @@ def test_linearization_B_and_D_against_finite_differences_and_sympy(pend_models)
     x0 = mdl.x0.copy()
     x0[mdl.coord_names.index("bar.theta")] = theta
     ls = symgen.linearize(kern, x=x0, inputs={"T": T0})
-    assert ls.B.shape == (2 * ls.k, 1) and ls.D.shape == (1, 1) and ls.input_names == ("T",)
+    n_out = len(mdl.output_names)              # "power", and the builder's "power:torque.bar"
+    assert ls.B.shape == (2 * ls.k, 1) and ls.D.shape == (n_out, 1) and ls.input_names == ("T",)
     # oracle: the consistent accelerations at T0 ± δ at the same (x, ẋ) (δα̈ = N_Hᵀ δẍ)
     acc = []
     for T in (T0 + 1e-4, T0 - 1e-4):
@@ -149,12 +150,13 @@ def test_linearization_B_and_D_against_finite_differences_and_sympy(pend_models)
     fd = (acc[0] - acc[1]) / 2e-4
     np.testing.assert_allclose(ls.B[ls.k:, 0], fd, rtol=1e-6, atol=1e-9)
     assert np.all(ls.B[:ls.k] == 0)
-    # D = ∂(power)/∂T = v_x + 1 at the state: sympy's derivative of the output expression
+    # D = ∂y/∂T at the state (for "power": v_x + 1): sympy's derivative of each output expression
     T = mdl.inputs[0]
-    dy = sp.diff(mdl.outputs["power"], T)
     subs = dict(zip(mdl.coords, ls.x)) | dict(zip(mdl.velocities, ls.xd))
     subs |= {p: v for p, v in mdl.params.items()}
-    assert ls.D[0, 0] == pytest.approx(float(dy.xreplace(subs)), rel=1e-8, abs=1e-10)
+    for i, name in enumerate(mdl.output_names):
+        dy = sp.diff(mdl.outputs[name], T)
+        assert ls.D[i, 0] == pytest.approx(float(dy.xreplace(subs)), rel=1e-8, abs=1e-10)
 
 
 MODEL_FILE = '''
