@@ -37,7 +37,6 @@ import sys
 import time
 from pathlib import Path
 
-from .result import summary_lines  # noqa: F401  (the run summary, Result.summary)
 from .cli_extra import add_parsers, add_plot_arguments, cmd_plot_extra
 from .cli_modes import add_parser as add_modes_parser
 from .settings import FACTORIZATIONS, METHODS, SimulationSettings
@@ -50,7 +49,7 @@ from .terminal import (EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT,  # noqa
                        _warnings_as_notes, add_assembly_options, add_step_options, check_step_options, parse_params,
                        progress_enabled, report_error)
 
-__all__ = ["main", "UsageError", "parse_params", "summary_lines"]
+__all__ = ["main", "UsageError", "parse_params"]
 
 SCHEME_HELP = "trapezoidal, fox-goodwin, linear-acceleration, or GAMMA,BETA (e.g. 0.5001,0.2507)"
 
