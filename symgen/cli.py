@@ -49,9 +49,15 @@ from .terminal import (EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT,  # noqa
                        _warnings_as_notes, add_assembly_options, add_step_options, check_step_options, parse_params,
                        progress_enabled, report_error)
 
-__all__ = ["main", "UsageError", "parse_params"]
+__all__ = ["main", "UsageError", "parse_params", "summary_lines"]
 
 SCHEME_HELP = "trapezoidal, fox-goodwin, linear-acceleration, or GAMMA,BETA (e.g. 0.5001,0.2507)"
+
+
+def summary_lines(result, name: str, wall: float, h: float | None = None) -> list[str]:
+    """Result.summary's lines (symgen.summary; imported on use: this module imports no numpy)."""
+    from .summary import summary_lines as lines
+    return lines(result, name, wall, h=h)
 
 
 class _Parser(argparse.ArgumentParser):

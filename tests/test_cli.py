@@ -537,7 +537,7 @@ def test_zero_omega_is_not_called_unconditionally_stable(tmp_path):
 
 
 def test_summary_stability_line_by_scheme():
-    from symgen.result import summary_lines
+    from symgen.cli import summary_lines
     from symgen.result import Result
 
     def result(gamma, beta, omega):
