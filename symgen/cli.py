@@ -444,7 +444,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--factorization", choices=FACTORIZATIONS, default=None,
                    help="factorization of H each Newton iteration: svd, qr (pivoted), sparse "
                    "(a sparse LU of a square block of H, for large mechanisms; either chart) "
-                   "or auto (default: the model's, else SVD below 20 coordinates, QR above)")
+                   "or auto (default: the model's, else the sparse step for a nullspace run "
+                   "from 10 coordinates on with a sparse H, QR otherwise; both steppers alike)")
     s.set_defaults(func=cmd_simulate)
 
     s = sub.add_parser("plot", help="plot a result file")

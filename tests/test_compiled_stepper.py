@@ -429,3 +429,20 @@ def test_a_nan_in_the_model_fails_both_steppers_at_its_step(where):
         assert f"step {first_bad} " in c.reason
         for r in (c, p):
             assert all(np.isfinite(a).all() for a in (r.x, r.xd, r.xdd, r.lam))
+
+
+@pytest.mark.parametrize("name, want", [("stiff_pendulum", "qr"), ("n_four_bar", "sparse")])
+def test_auto_factorization_means_the_same_for_both_steppers(name, want, kernels):
+    # issue 26: "auto" was SVD/QR for the Python stepper and sparse/QR for the compiled one.  The
+    # rule (settings.resolve_factorization, docs/sparse-step.md): the sparse step for a null-space
+    # run from 10 coordinates on whose H is at most 25 % full, else QR
+    k = kernels(name)
+    assert (k.n >= 10 and k.nnz_H <= 0.25 * k.n * k.m) == (want == "sparse")
+    dt = k.model.settings["dt"]
+    runs = [symgen.simulate(k, dt=dt, t_end=5 * dt, stepper=st) for st in ("compiled", "python")]
+    runs.append(symgen.simulate(symgen.LambdifyKernels(k.model), dt=dt, t_end=5 * dt))
+    assert [r.meta["factorization"] for r in runs] == [want] * 3
+    assert [r.meta["stepper"] for r in runs] == ["compiled", "python", "python"]
+    i3 = [symgen.simulate(k, dt=dt, t_end=5 * dt, stepper=st, method="index3")
+          for st in ("compiled", "python")]
+    assert [r.meta["factorization"] for r in i3] == ["qr", "qr"]

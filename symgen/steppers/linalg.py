@@ -48,8 +48,10 @@ __all__ = ["Linearization", "omega_from", "solve_small", "dot_into", "DEFAULT_RA
 #: Relative rank tolerance: singular values ≤ rank_tol · s_max count as zero.
 DEFAULT_RANK_TOL = SimulationSettings.rank_tol
 
-#: "auto" factors H by SVD below this many coordinates and by pivoted QR from it on (measured with
-#: one BLAS thread: SVD 14 µs vs QR 44 µs at n = 3, 91 vs 64 µs at n = 21, 14.2 vs 3.9 ms at 243).
+#: A Linearization made with "auto" (the one-off linearizations of assembly, stability, linear;
+#: the steppers resolve the setting first, settings.resolve_factorization) factors H by SVD below
+#: this many coordinates and by pivoted QR from it on (measured with one BLAS thread: SVD 14 µs vs
+#: QR 44 µs at n = 3, 91 vs 64 µs at n = 21, 14.2 vs 3.9 ms at 243).
 QR_FROM_N = 20
 
 
