@@ -284,11 +284,12 @@ def dot_into(A, B: np.ndarray, out: np.ndarray) -> None:
 
 def solve_small(S: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     """out = S⁻¹ b for a small dense S (LU with partial pivoting, LAPACK dgesv; a scalar division
-    for k = 1).  Raises ``numpy.linalg.LinAlgError`` when S is singular."""
+    for k = 1).  Raises ``numpy.linalg.LinAlgError`` when S is singular; a NaN in S gives NaN in
+    out (as dgesv does for k > 1), which the caller's non-finite check reports."""
     k = S.shape[0]
     if k == 1:
         d = S[0, 0]
-        if d == 0.0 or d != d:
+        if d == 0.0:
             raise np.linalg.LinAlgError("singular 1x1 matrix")
         out[0] = b[0] / d
         return
