@@ -6,53 +6,51 @@ The pipeline, one stage a module (docs/ARCHITECTURE.md):
     → simulate (run, steppers) → Result (result)
 
 No module is named like one of the functions below: ``symgen.build`` is always the function.
+Every name is imported on first use: ``import symgen`` imports no sympy or numpy (so the
+``symgen`` command's ``main`` catches a Ctrl-C during those imports) and needs no compiler.
 """
-import sys as _sys
+import importlib
 
-try:
-    from .version import __version__  # noqa: E402,F401
+from .version import __version__  # noqa: F401
 
-    from .model import Model, ModelError, coordinates, t  # noqa: F401,E402
-    from .symbols import Input, inputs  # noqa: F401,E402
-    from .derived import Derived, derive  # noqa: F401,E402
-    from .kernels import Kernels, LambdifyKernels  # noqa: F401,E402
-    from .codegen import GeneratedSource, generate  # noqa: F401,E402
-    from .jit import BuildError, build  # noqa: F401,E402
-    from .settings import SimulationSettings  # noqa: F401,E402
-    from .assembly import Assembly, AssemblyError, assemble, consistent_state  # noqa: F401,E402
-    from .stability import suggest_step  # noqa: F401,E402
-    from .run import simulate  # noqa: F401,E402
-except KeyboardInterrupt:
-    # Ctrl-C while `python -m symgen` imports the package (runpy sets sys.argv[0] to "-m" until
-    # the module is found): the command's "interrupted", exit 130, not a traceback
-    if _sys.argv[:1] == ["-m"]:
-        print("interrupted", file=_sys.stderr)
-        raise SystemExit(130) from None
-    raise
-
-# Later stages are imported lazily: `import symgen` stays cheap and needs no compiler.
+#: public name → (module, attribute)
 _LAZY = {
-    "Result": ("result", "Result"),
-    "load_result": ("result", "load_result"),
+    "Model": ("model", "Model"), "ModelError": ("model", "ModelError"),
+    "coordinates": ("model", "coordinates"), "t": ("model", "t"),
+    "Input": ("symbols", "Input"), "inputs": ("symbols", "inputs"),
+    "Derived": ("derived", "Derived"), "derive": ("derived", "derive"),
+    "Kernels": ("kernels", "Kernels"), "LambdifyKernels": ("kernels", "LambdifyKernels"),
+    "GeneratedSource": ("codegen", "GeneratedSource"), "generate": ("codegen", "generate"),
+    "BuildError": ("jit", "BuildError"), "build": ("jit", "build"),
+    "SimulationSettings": ("settings", "SimulationSettings"),
+    "Assembly": ("assembly", "Assembly"), "AssemblyError": ("assembly", "AssemblyError"),
+    "assemble": ("assembly", "assemble"), "consistent_state": ("assembly", "consistent_state"),
+    "suggest_step": ("stability", "suggest_step"),
+    "simulate": ("run", "simulate"),
+    "Result": ("result", "Result"), "load_result": ("result", "load_result"),
     "load_model": ("loader", "load_model"),
     "sweep": ("study", "sweep"),        # the module is `study`: `symgen.sweep` stays the function
-    "linearize": ("linear", "linearize"),
-    "modes": ("linear", "modes"),
+    "linearize": ("linear", "linearize"), "modes": ("linear", "modes"),
     "LinearSystem": ("linear", "LinearSystem"),
 }
-
 #: The public API, as the reference (docs/api) documents it.
-__all__ = ["Model", "ModelError", "coordinates", "t", "derive", "Derived", "generate",
-           "GeneratedSource", "build", "BuildError", "Kernels", "LambdifyKernels",
-           "SimulationSettings", "simulate", "Result", "load_result", "assemble", "Assembly",
-           "AssemblyError", "consistent_state", "suggest_step", "load_model", "sweep", "linearize",
-           "modes", "LinearSystem"]
+__all__ = list(_LAZY)
 
 
 def __getattr__(name):
     if name in _LAZY:
-        import importlib
-
         module, attr = _LAZY[name]
-        return getattr(importlib.import_module(f".{module}", __name__), attr)
+        value = getattr(importlib.import_module(f".{module}", __name__), attr)
+        globals()[name] = value
+        return value
+    if not name.startswith("__"):         # a submodule not imported yet: symgen.steppers, …
+        try:
+            return importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
     raise AttributeError(f"module 'symgen' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

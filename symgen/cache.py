@@ -3,6 +3,13 @@ write it (see :mod:`symgen.jit` for the layout).  Folders are created 0700 and f
 whatever the umask; a root, ``src/`` or ``lib/`` not owned by the current user or writable by
 group or others is refused for this process (one :class:`UntrustedCacheWarning`; builds go to a
 private temporary folder, as pip does for its cache); entries are opened without following links.
+
+Assumed, not checked: the folders *above* the root are trusted.  Ownership is checked for the
+root, ``src/`` and ``lib/``, not for their parents, and a compiled module is checked by path and
+then loaded by path (``dlopen`` takes a name), so whoever can rename a parent folder could swap
+the module between the check and the load.  The default root (the per-user cache folder in the
+home folder) meets the assumption; set ``SYMGEN_CACHE_DIR`` only to a folder whose parents no one
+else can write.
 """
 from __future__ import annotations
 

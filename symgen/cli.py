@@ -37,7 +37,6 @@ import sys
 import time
 from pathlib import Path
 
-from .result import summary_lines  # noqa: F401  (the run summary, Result.summary)
 from .cli_extra import add_parsers, add_plot_arguments, cmd_plot_extra
 from .cli_modes import add_parser as add_modes_parser
 from .settings import FACTORIZATIONS, METHODS, SimulationSettings
@@ -53,6 +52,12 @@ from .terminal import (EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT,  # noqa
 __all__ = ["main", "UsageError", "parse_params", "summary_lines"]
 
 SCHEME_HELP = "trapezoidal, fox-goodwin, linear-acceleration, or GAMMA,BETA (e.g. 0.5001,0.2507)"
+
+
+def summary_lines(result, name: str, wall: float, h: float | None = None) -> list[str]:
+    """Result.summary's lines (symgen.summary; imported on use: this module imports no numpy)."""
+    from .summary import summary_lines as lines
+    return lines(result, name, wall, h=h)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -471,7 +476,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--factorization", choices=FACTORIZATIONS, default=None,
                    help="factorization of H each Newton iteration: svd, qr (pivoted), sparse "
                    "(a sparse LU of a square block of H, for large mechanisms; either chart) "
-                   "or auto (default: the model's, else SVD below 20 coordinates, QR above)")
+                   "or auto (default: the model's, else the sparse step for a nullspace run "
+                   "from 10 coordinates on with a sparse H, QR otherwise; both steppers alike)")
     s.set_defaults(func=cmd_simulate)
 
     s = sub.add_parser("plot", help="plot a result file")

@@ -16,8 +16,6 @@ import io
 import math
 from pathlib import Path
 
-import numpy as np
-
 from .terminal import (EXIT_OK, UsageError, _check_output_file, _need_matplotlib, _result_path,
                        add_assembly_options, parse_params)
 
@@ -29,6 +27,7 @@ SHOWN = 3
 
 def _row_at(result, at: float) -> int:
     """The recorded row nearest to ``at``; a UsageError if ``at`` is outside the result."""
+    import numpy as np    # on use: `import symgen.cli` imports no numpy
     t = np.asarray(result.t, float)
     if not t.size:
         raise UsageError("the result has no recorded rows")
@@ -111,6 +110,7 @@ def mode_motion(kernels, ls, md, mode: int, amplitude: float, frames: int = 40):
     """One period of mode ``mode`` (0-based) as a Result: x* + a·sin(2πs)·shape (the largest
     coordinate moves by a), each frame projected onto q = 0 at t*; t runs over one period 2π/ω
     (1 s for a mode that does not oscillate)."""
+    import numpy as np    # on use: `import symgen.cli` imports no numpy
     from .assembly import consistent_state
     from .result import Result
 
@@ -148,6 +148,7 @@ def _animate_mode(args, mdl, kernels, ls, md) -> None:
 
 def _table(mdl, ls, md, where: str) -> list[str]:
     """The printed table: one line a mode, then the stability verdict."""
+    import numpy as np    # on use: `import symgen.cli` imports no numpy
     lines = [f"{mdl.name}: {ls.k} mode{'s' if ls.k != 1 else ''} at {where}",
              f"  n = {len(ls.x)} coordinates, rank H = {ls.rank}, k = {ls.k} degree"
              f"{'s' if ls.k != 1 else ''} of freedom; "
@@ -167,6 +168,7 @@ def _table(mdl, ls, md, where: str) -> list[str]:
 
 def _csv_text(ls, md) -> str:
     """mode, ω, f, ζ, ω² (real part) and the x shape and output shape moduli, one row a mode."""
+    import numpy as np    # on use: `import symgen.cli` imports no numpy
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["mode", "omega", "f", "zeta", "omega2"] + [f"x.{n}" for n in ls.coord_names]

@@ -221,7 +221,8 @@ def _check_auto(cfg: SimulationSettings) -> None:
 def _make_stepper(kernels, cfg: SimulationSettings, dt: float, estimate: bool):
     """The compiled stepper (``cfg.stepper`` "compiled", or "auto" when it has the case) or the
     Python one; the Python stepper is made first, so both validate the options alike."""
-    from .steppers.compiled import CompiledStepper, compiled_factorization, unsupported
+    from .settings import resolve_factorization
+    from .steppers.compiled import CompiledStepper, unsupported
 
     sch = cfg.parsed_scheme()
     why = unsupported(kernels, cfg.method, sch, cfg.factorization, cfg.metric)
@@ -231,11 +232,9 @@ def _make_stepper(kernels, cfg: SimulationSettings, dt: float, estimate: bool):
     compiled = cfg.stepper != "python" and why is None
     kw = dict(tol=cfg.tol, constraint_tol=cfg.constraint_tol, max_iter=cfg.max_iter,
               rank_tol=cfg.rank_tol, estimate=estimate)
-    # the compiled stepper factors H by QR or by the sparse step: its Python fallback (retries)
-    # does too
-    fac = (compiled_factorization(kernels, cfg.method, cfg.factorization, cfg.chart) if compiled
-           else None)
-    py = make_stepper(cfg.method, kernels, sch, dt, factorization=fac or cfg.factorization,
+    # "auto" means one factorization for both steppers (and the compiled one's Python fallback)
+    fac = resolve_factorization(kernels, cfg.method, cfg.factorization, cfg.chart)
+    py = make_stepper(cfg.method, kernels, sch, dt, factorization=fac,
                       **({"chart": cfg.chart, "metric": cfg.metric} if cfg.method == "nullspace"
                          else {}), **kw)
     if not compiled:

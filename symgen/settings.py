@@ -13,7 +13,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, Mapping
 
 __all__ = ["SimulationSettings", "METHODS", "FACTORIZATIONS", "CHARTS", "METRICS", "STEPPERS",
-           "SPARSE_FROM_N", "SPARSE_MAX_DENSITY", "compiled_factorization"]
+           "SPARSE_FROM_N", "SPARSE_MAX_DENSITY", "resolve_factorization", "compiled_factorization"]
 
 #: The steppers by name (:data:`symgen.steppers.METHODS` maps them to classes).
 METHODS = ("nullspace", "index3", "newmark", "central-difference")
@@ -26,7 +26,7 @@ METRICS = ("euclidean", "mass")
 #: Who steps (:mod:`symgen.steppers.compiled` or the Python steppers).
 STEPPERS = ("auto", "compiled", "python")
 
-#: ``factorization="auto"`` takes the sparse step in C from this many coordinates on (a null-space
+#: ``factorization="auto"`` takes the sparse step from this many coordinates on (a null-space
 #: run with constraints, either chart, and H at most :data:`SPARSE_MAX_DENSITY` full).  Measured
 #: (compiled, 10 s, CPU µs/step, one BLAS thread): double four-bar 24.1 → 12.9 (h = 1e-3), 30.4 →
 #: 18.6 (1e-2); Andrews 43.0 → 16.1; Bricard 85.5 → 29.0 (1e-3); ~18x at n = 63 (docs/
@@ -38,13 +38,15 @@ SPARSE_FROM_N = 10
 SPARSE_MAX_DENSITY = 0.25
 
 
-def compiled_factorization(kernels, method: str, factorization: str, chart: str = "end") -> str:
-    """The factorization the compiled stepper uses for ``factorization`` ("auto": the sparse step
-    for a null-space run with constraints from :data:`SPARSE_FROM_N` coordinates on, with either
-    chart, else QR).  ``kernels`` is anything with ``n``, ``m`` (and ``nnz_H``, the non-zeros of
-    H).  ``chart`` does not enter the rule (both charts have the sparse step); it is kept for the
-    callers.  It lives here, not in :mod:`symgen.steppers.compiled`, because the generated
-    ``main.c`` bakes the same choice in as its default (:mod:`symgen.codegen.render`)."""
+def resolve_factorization(kernels, method: str, factorization: str, chart: str = "end") -> str:
+    """What ``factorization`` means for this model, for the Python and the compiled stepper alike
+    (``meta["factorization"]`` records it): "auto" is the sparse step for a null-space run with
+    constraints from :data:`SPARSE_FROM_N` coordinates on whose H is at most
+    :data:`SPARSE_MAX_DENSITY` full, with either chart, else pivoted QR (SVD only when asked
+    for: the C runtime has none); other names stand.  ``kernels`` is anything with ``n``, ``m``
+    (and ``nnz_H``, the non-zeros of H).  ``chart`` does not enter the rule (both charts have the
+    sparse step); it is kept for the callers.  It lives here because the generated ``main.c``
+    bakes the same choice in as its default (:mod:`symgen.codegen.render`)."""
     if factorization != "auto":
         return factorization
     n, m = kernels.n, kernels.m
@@ -52,6 +54,10 @@ def compiled_factorization(kernels, method: str, factorization: str, chart: str 
             and getattr(kernels, "nnz_H", m * n) <= SPARSE_MAX_DENSITY * m * n):
         return "sparse"
     return "qr"
+
+
+#: the name the compiled stepper and main.c's renderer import (the same rule)
+compiled_factorization = resolve_factorization
 
 
 @dataclass(frozen=True)
@@ -75,8 +81,9 @@ class SimulationSettings:
     rank_tol: float = 1e-10
     #: absolute tolerance on ‖q‖, h‖q̇‖, h²‖q̈‖ at the accepted state
     constraint_tol: float = 1e-8
-    #: factorization of H: "svd", "qr", "auto" (SVD below 20 coordinates, QR from there on) or
-    #: "sparse" (a sparse LU of a square block of H; nullspace method, either chart)
+    #: factorization of H: "svd", "qr", "sparse" (a sparse LU of a square block of H; nullspace
+    #: method, either chart) or "auto": one rule for every stepper (:func:`resolve_factorization`:
+    #: sparse for a null-space run from 10 coordinates on with a sparse H, else QR)
     factorization: str = "auto"
     #: the run stops as "diverged" when ‖x‖, h‖ẋ‖ or h²‖ẍ‖ exceeds it
     divergence_bound: float = 1e8

@@ -17,14 +17,14 @@ BUILD_NOTE = "(first run; cached afterwards)"      # the note a cache miss print
 
 
 def _entry_point():
-    """The installed console script next to this interpreter, else `python -m symgen.cli`."""
+    """The installed console script next to this interpreter, else `python -m symgen`."""
     here = Path(sys.executable).parent / "symgen"
     if here.is_file():
         return [str(here)]
     found = shutil.which("symgen")
     if found:
         return [found]
-    return [sys.executable, "-m", "symgen.cli"]
+    return [sys.executable, "-m", "symgen"]
 
 
 SYMGEN = _entry_point()
@@ -693,8 +693,9 @@ def test_ctrl_c_while_importing_is_interrupted_130(tmp_path, at, how):
     env = dict(os.environ, SYMGEN_TEST_INTERRUPT_AT=at,
                PYTHONPATH=os.pathsep.join([str(tmp_path)] + [p for p in
                                           os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
-    # the console script (or, where none is installed, its module run the same way)
-    script = SYMGEN if SYMGEN[0] != sys.executable else [sys.executable, "-m", "_symgen_entry"]
+    # the console script (or, where none is installed, the function it calls)
+    script = SYMGEN if SYMGEN[0] != sys.executable else [
+        sys.executable, "-c", "import sys, symgen.__main__; sys.exit(symgen.__main__.main())"]
     cmd = (script if how == "script" else [sys.executable, "-m", "symgen"]) + ["--version"]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
     assert (proc.returncode, proc.stderr, proc.stdout) == (130, "interrupted\n", "")

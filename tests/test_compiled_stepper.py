@@ -387,3 +387,60 @@ def test_step_onto_a_singular_point_compiled_as_python(chart, kernels):
         assert np.array_equal(c.t, p.t)
         for w in ("x", "xd"):
             assert _rel(getattr(c, w), getattr(p, w)) <= max(1e-10, 10 * spread[w]), (eps, w)
+
+
+def _nan_probe():
+    """A pendulum in (x, y, θ) plus a coordinate z held at 0 by a constraint, whose force f, mass
+    M[z, z], stiffness (f_z ∝ z) or constraint q turn NaN after a time given as a parameter
+    (sqrt(t_X − t), NaN for t > t_X in C and numpy alike)."""
+    import sympy as sp
+    (x, y, th, z), _ = symgen.coordinates("p.x p.y p.theta p.z")
+    m, L, g = sp.symbols("m L g")
+    tf, tM, tK, tq = sp.symbols("t_f t_M t_K t_q")
+    t = symgen.t
+    M = sp.diag(m, m, m * L**2 / 12, m * sp.sqrt(tM - t))
+    f = [0, -m * g, sp.sqrt(tf - t), -sp.sqrt(tK - t) * z]
+    q = [x - L * sp.sin(th), y + L * sp.cos(th), z * sp.sqrt(tq - t)]
+    return symgen.Model("nan_probe", [x, y, th, z], M, f, q=q,
+                        params={m: 1.0, L: 1.0, g: 9.8, tf: 9.0, tM: 9.0, tK: 9.0, tq: 9.0},
+                        x0=[0.5, -0.75 ** 0.5, np.pi / 6, 0.0])
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.parametrize("where", ["t_f", "t_M", "t_K", "t_q"])
+def test_a_nan_in_the_model_fails_both_steppers_at_its_step(where):
+    # issue 26: a NaN in a step's inputs (f, M, K or H) is a failure of the step where it first
+    # appears, with the same status and reason in C and in Python, never finite garbage (the C
+    # products skip zero entries; 0·NaN must stay NaN, as in numpy)
+    k = symgen.build(_nan_probe())
+    dt, t_nan = 0.01, 0.0255                    # the first step to reach t > t_nan is step 3
+    first_bad = int(np.ceil(t_nan / dt))
+    for kw in (dict(method="nullspace", factorization="qr"),
+               dict(method="nullspace", factorization="sparse"),
+               dict(method="nullspace", factorization="qr", chart="symmetric"),
+               dict(method="index3", factorization="qr")):
+        c, p = (symgen.simulate(k, dt=dt, t_end=10 * dt, stepper=st, params={where: t_nan}, **kw)
+                for st in ("compiled", "python"))
+        assert c.status in ("failed", "diverged"), (kw, c.status, c.reason)
+        assert (c.status, c.reason) == (p.status, p.reason), kw
+        assert len(c.t) == len(p.t) == first_bad, (kw, c.reason)
+        assert f"step {first_bad} " in c.reason and "non-finite" in c.reason, c.reason
+        for r in (c, p):
+            assert all(np.isfinite(a).all() for a in (r.x, r.xd, r.xdd, r.lam))
+
+
+@pytest.mark.parametrize("name, want", [("stiff_pendulum", "qr"), ("n_four_bar", "sparse")])
+def test_auto_factorization_means_the_same_for_both_steppers(name, want, kernels):
+    # issue 26: "auto" was SVD/QR for the Python stepper and sparse/QR for the compiled one.  The
+    # rule (settings.resolve_factorization, docs/sparse-step.md): the sparse step for a null-space
+    # run from 10 coordinates on whose H is at most 25 % full, else QR
+    k = kernels(name)
+    assert (k.n >= 10 and k.nnz_H <= 0.25 * k.n * k.m) == (want == "sparse")
+    dt = k.model.settings["dt"]
+    runs = [symgen.simulate(k, dt=dt, t_end=5 * dt, stepper=st) for st in ("compiled", "python")]
+    runs.append(symgen.simulate(symgen.LambdifyKernels(k.model), dt=dt, t_end=5 * dt))
+    assert [r.meta["factorization"] for r in runs] == [want] * 3
+    assert [r.meta["stepper"] for r in runs] == ["compiled", "python", "python"]
+    i3 = [symgen.simulate(k, dt=dt, t_end=5 * dt, stepper=st, method="index3")
+          for st in ("compiled", "python")]
+    assert [r.meta["factorization"] for r in i3] == ["qr", "qr"]

@@ -25,6 +25,8 @@ void t_q_apply(const double *A, int rows, int kmin, const double *tau, double *y
 int t_lu_solve(double *A, double *b, int k, int *ipiv);
 void t_jacobi(double *U, double *V, int N);
 void t_lstsq(const double *A, double *b, int N, double *UV, double *work);
+void t_mm(const double *A, const double *B, double *Out, int r, int c, int k);
+void t_mtm(const double *A, const double *B, double *Out, int r, int c, int k);
 """
 DRIVER = """
 #include "sg_dense.c.inc"
@@ -40,6 +42,10 @@ int t_lu_solve(double *A, double *b, int k, int *ipiv) { return lu_solve(A, b, k
 void t_jacobi(double *U, double *V, int N) { jacobi_rotate(U, V, N); }
 void t_lstsq(const double *A, double *b, int N, double *UV, double *work)
 { lstsq_min_norm(A, b, N, UV, work); }
+void t_mm(const double *A, const double *B, double *Out, int r, int c, int k)
+{ mm(A, B, Out, r, c, k); }
+void t_mtm(const double *A, const double *B, double *Out, int r, int c, int k)
+{ mtm(A, B, Out, r, c, k); }
 """
 
 
@@ -165,3 +171,25 @@ def test_min_norm_least_squares_is_numpys_lstsq(dense, N, rank):
     s = np.linalg.svd(A, compute_uv=False)
     cond = s[0] / s[rank - 1]
     np.testing.assert_allclose(x, ref, rtol=0, atol=1e-12 * cond * np.abs(ref).max())
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_products_propagate_nan_and_inf_as_numpy(dense, k, bad):
+    # the products skip zero entries of A (for speed); 0 * NaN and 0 * inf must still be NaN, as
+    # numpy's A @ B (issue 26): a NaN in a step's input may not vanish into a finite result
+    rng = np.random.default_rng(3)
+    r, c = 5, 4
+    A = rng.standard_normal((r, c))
+    A[:, 1] = 0.0                                   # B's row 1 meets only zeros of A
+    B = rng.standard_normal((c, k))
+    for Bx, label in ((B, "finite"), (np.where(np.arange(c)[:, None] == 1, bad, B), "bad")):
+        out = np.zeros((r, k))
+        dense.lib.t_mm(_ptr(dense, A), _ptr(dense, Bx), _ptr(dense, out), r, c, k)
+        np.testing.assert_allclose(out, A @ Bx, rtol=1e-14, atol=0, err_msg=label)
+        At = np.ascontiguousarray(A.T)              # c x r, so At^T Bx = A Bx
+        out2 = np.zeros((r, k))
+        dense.lib.t_mtm(_ptr(dense, At), _ptr(dense, Bx), _ptr(dense, out2), c, r, k)
+        np.testing.assert_allclose(out2, At.T @ Bx, rtol=1e-14, atol=0, err_msg=label)
+    assert np.isnan(out).all() and np.isnan(out2).all()

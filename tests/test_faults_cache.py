@@ -19,6 +19,7 @@ import pytest
 import sympy as sp
 
 import symgen
+import symgen.jit
 from symgen import Model, ModelError, coordinates
 
 B = sys.modules["symgen.jit"]
@@ -28,7 +29,7 @@ TESTS = Path(__file__).resolve().parent
 CHILD = r"""
 import json, sys
 sys.path.insert(0, {tests!r})
-import symgen, pipeline_models
+import symgen, symgen.jit, pipeline_models
 b = sys.modules["symgen.jit"]
 count = 0
 orig = b._compile

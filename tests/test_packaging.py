@@ -33,9 +33,9 @@ def test_wheel_contains_templates_and_examples(wheel):
         assert f"symgen/templates/{tpl.name}" in names
     assert "symgen/examples/__init__.py" in names
     (ep,) = [n for n in names if n.startswith("symgen-") and n.endswith("entry_points.txt")]
-    # the console script's module is outside the package (Ctrl-C while symgen is imported)
-    assert "_symgen_entry.py" in names
-    assert "symgen = _symgen_entry:main" in zipfile.ZipFile(wheel).read(ep).decode()
+    # no top-level module besides the package: the console script is symgen.__main__:main
+    assert {n.split("/")[0] for n in names if not n.startswith("symgen-")} == {"symgen"}
+    assert "symgen = symgen.__main__:main" in zipfile.ZipFile(wheel).read(ep).decode()
 
 
 def test_installed_wheel_generates_c_from_elsewhere(wheel, tmp_path):

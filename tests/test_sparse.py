@@ -95,7 +95,7 @@ def _python_sparse(name, N=None, **sim):
 
 @functools.lru_cache(maxsize=None)
 def _python_dense(name, N=None, **sim):
-    return symgen.simulate(_kernels(name, N), stepper="python", **sim)
+    return symgen.simulate(_kernels(name, N), **{"stepper": "python", "factorization": "qr", **sim})
 
 
 def _pair(name, opts, sim):

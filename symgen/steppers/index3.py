@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 
+from ..settings import resolve_factorization
 from .base import Stepper, StepFailure, norm2
 from .linalg import DEFAULT_RANK_TOL, Linearization, solve_small
 
@@ -49,7 +50,7 @@ class Index3Stepper(Stepper):
         self._Wnn = np.zeros((n, n))
         # the per-step stability estimate uses the null-space reduction at the accepted state
         self.lin = Linearization(n, m, DEFAULT_RANK_TOL if rank_tol is None else rank_tol,
-                                 factorization)
+                                 resolve_factorization(kernels, "index3", factorization))
         self.redundant = False
         self.redundant_steps = 0
         self.min_rank = m

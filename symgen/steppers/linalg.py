@@ -48,8 +48,10 @@ __all__ = ["Linearization", "omega_from", "solve_small", "dot_into", "DEFAULT_RA
 #: Relative rank tolerance: singular values ≤ rank_tol · s_max count as zero.
 DEFAULT_RANK_TOL = SimulationSettings.rank_tol
 
-#: "auto" factors H by SVD below this many coordinates and by pivoted QR from it on (measured with
-#: one BLAS thread: SVD 14 µs vs QR 44 µs at n = 3, 91 vs 64 µs at n = 21, 14.2 vs 3.9 ms at 243).
+#: A Linearization made with "auto" (the one-off linearizations of assembly, stability, linear;
+#: the steppers resolve the setting first, settings.resolve_factorization) factors H by SVD below
+#: this many coordinates and by pivoted QR from it on (measured with one BLAS thread: SVD 14 µs vs
+#: QR 44 µs at n = 3, 91 vs 64 µs at n = 21, 14.2 vs 3.9 ms at 243).
 QR_FROM_N = 20
 
 
@@ -282,11 +284,12 @@ def dot_into(A, B: np.ndarray, out: np.ndarray) -> None:
 
 def solve_small(S: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     """out = S⁻¹ b for a small dense S (LU with partial pivoting, LAPACK dgesv; a scalar division
-    for k = 1).  Raises ``numpy.linalg.LinAlgError`` when S is singular."""
+    for k = 1).  Raises ``numpy.linalg.LinAlgError`` when S is singular; a NaN in S gives NaN in
+    out (as dgesv does for k > 1), which the caller's non-finite check reports."""
     k = S.shape[0]
     if k == 1:
         d = S[0, 0]
-        if d == 0.0 or d != d:
+        if d == 0.0:
             raise np.linalg.LinAlgError("singular 1x1 matrix")
         out[0] = b[0] / d
         return

@@ -77,7 +77,7 @@ import math
 
 import numpy as np
 
-from ..settings import METRICS
+from ..settings import METRICS, resolve_factorization
 from .base import FLOOR_TIMES_KEPT, Stepper, StepFailure, norm2
 from .chart import CHARTS, SymmetricChart, solve_chart_step
 from .control import substeps
@@ -109,7 +109,8 @@ class NullspaceStepper(Stepper):
         if scheme.is_hht:
             raise ValueError("HHT-α is a variant of the classical index-3 stepper; the nullspace "
                              "method takes a plain Newmark scheme (gamma, beta)")
-        self.lin = make_linearization(kernels, rank_tol, factorization)
+        self.lin = make_linearization(kernels, rank_tol,
+                                      resolve_factorization(kernels, "nullspace", factorization))
         # the sparse factorization takes the kernels' CSR matrices (issue 14, sparse.py)
         self._constraints = kernels.constraints_csr if self.lin.sparse else kernels.constraints
         self._dynamics = kernels.dynamics_csr if self.lin.sparse else kernels.dynamics
