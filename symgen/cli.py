@@ -39,19 +39,25 @@ from pathlib import Path
 
 from .cli_extra import add_parsers, add_plot_arguments, cmd_plot_extra
 from .cli_modes import add_parser as add_modes_parser
+from .cli_show import add_parser as add_show_parser
 from .settings import FACTORIZATIONS, METHODS, SimulationSettings
 from .terminal import (EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT,  # noqa: F401
                        EXIT_SIGTERM, EXIT_USAGE, MATPLOTLIB_HINT, QUIET_NOTE_DELAY,
                        Terminated, UsageError, _build_failure, _build_notes, _check_memory,
                        _check_output_dir,
                        _check_output_file, _interrupt_exit_code, _need_matplotlib,
-                       _newton_options, _one_line, _Progress, _result_path, _sigterm_as_interrupt,
-                       _warnings_as_notes, add_assembly_options, add_step_options, check_step_options, parse_params,
+                       _load, _newton_options, _one_line, _Progress, _result_path,
+                       _sigterm_as_interrupt, _warnings_as_notes, _with_defaults,
+                       add_assembly_options, add_step_options, check_step_options, parse_params,
                        progress_enabled, report_error)
 
 __all__ = ["main", "UsageError", "parse_params", "summary_lines"]
 
 SCHEME_HELP = "trapezoidal, fox-goodwin, linear-acceleration, or GAMMA,BETA (e.g. 0.5001,0.2507)"
+MODEL_HELP = "a shipped example name (e.g. stiff_pendulum) or a .py file defining model()"
+PARAM_HELP = ("set a model parameter (repeatable), e.g. --param T0=9 (show and generate take it "
+              "as the new default); a name that model() accepts as an option (e.g. N) rebuilds "
+              "the model with it")
 
 
 def summary_lines(result, name: str, wall: float, h: float | None = None) -> list[str]:
@@ -68,33 +74,6 @@ class _Parser(argparse.ArgumentParser):
 
 
 # -- helpers --------------------------------------------------------------------------------------
-def _load(spec: str, params: dict):
-    """The model and the numeric parameter overrides: a --param naming an option of ``model()``
-    (like ``N`` of n_four_bar) goes to ``model()``; every other must be a model parameter."""
-    from .loader import load_model, load_module, model_options
-
-    module = load_module(spec)
-    opts = model_options(module)
-    structural = {k: v for k, v in params.items() if k in opts}
-    mdl = load_model(spec, **structural)
-    numeric = {k: float(v) for k, v in params.items() if k not in structural}
-    unknown = [k for k in numeric if k not in mdl.param_names]
-    if unknown:
-        known = ", ".join(mdl.param_names) or "none"
-        extra = f"; model() options: {', '.join(opts)}" if opts else ""
-        raise UsageError(f"unknown parameter {unknown[0]!r} for model {mdl.name!r}; "
-                         f"known parameters: {known}{extra}")
-    return mdl, numeric
-
-
-def _with_defaults(model, numeric: dict):
-    """The model with new parameter defaults (what `show` lists and `generate` bakes into the C)."""
-    if not numeric:
-        return model
-    return model.replace(params={sym: float(numeric.get(sym.name, val))
-                                 for sym, val in model.params.items()})
-
-
 def _kernels(model, backend: str, params: dict, quiet: int = 0):
     if backend == "lambdify":
         from .kernels import LambdifyKernels
@@ -117,110 +96,6 @@ def _scheme(spec):
 
 
 # -- commands -------------------------------------------------------------------------------------
-#: A matrix wider than this, or with more entries, is listed entry by entry (2-D pretty printing
-#: of a 243 × 243 matrix takes minutes); the summary of `show` prints only matrices within
-#: SUMMARY_ROWS × MAX_COLS and gives the size and non-zero count of the others.
-MAX_COLS, MAX_ENTRIES, SUMMARY_ROWS = 12, 300, 20
-
-
-def _nonzeros(A):
-    return [(i, j, A[i, j]) for i in range(A.rows) for j in range(A.cols) if A[i, j] != 0]
-
-
-def _size_line(name, A, model_spec) -> str:
-    nnz = len(_nonzeros(A))
-    return (f"{name}  {A.rows}×{A.cols}, {nnz} non-zero entr{'y' if nnz == 1 else 'ies'}  "
-            f"(symgen show {model_spec} --term {name})")
-
-
-def _print_term(name, A, latex: bool, model=None, lam=()) -> None:
-    """A small matrix in 2-D; a large one as ``name[i, j] = expr``, one non-zero entry a line
-    (display names θ_body and shortest floats, see ``symgen.derived.show``)."""
-    from .derived import show
-
-    if A.cols <= MAX_COLS and A.rows * A.cols <= MAX_ENTRIES:
-        print(show(A, model, latex, lam))
-        return
-    entries = _nonzeros(A)
-    print(f"{'% ' if latex else ''}{A.rows}×{A.cols}, {len(entries)} non-zero entries (the others "
-          "are 0):")
-    for i, j, e in entries:
-        if latex:
-            print(f"{name}_{{{i},{j}}} = {show(e, model, True, lam)}")
-            continue
-        text = show(e, model, False, lam)
-        if "\n" in text:
-            print(f"{name}[{i}, {j}] =")
-            print("\n".join("    " + ln for ln in text.splitlines()))
-        else:
-            print(f"{name}[{i}, {j}] = {text}")
-
-
-def cmd_show(args) -> int:
-    from .derived import TERMS, show_blocks, splits_by_body
-
-    mdl, numeric = _load(args.model, parse_params(args.param))
-    mdl = _with_defaults(mdl, numeric)
-    # with --latex every line that is not LaTeX is a LaTeX comment: the output pastes as it is
-    say = (lambda text="": print(f"% {text}" if text else "")) if args.latex else print
-    if args.term is None:
-        import sympy as sp
-
-        say(f"model {mdl.name}: n = {mdl.n} coordinates, m = {mdl.m} constraints")
-        if mdl.description:
-            say("  " + mdl.description.strip().splitlines()[0])
-        from .units import label
-
-        units = {kind: getattr(mdl, "units", {}).get(kind, {}) for kind in
-                 ("coords", "params", "outputs")}
-        say("  coordinates: " + ", ".join(label(c, units["coords"].get(c, ""))
-                                          for c in mdl.coord_names))
-        say("  parameters:  " + (", ".join(f"{k} = {v:g}" + (f" {units['params'][k]}"
-                                                               if k in units["params"] else "")
-                                           for k, v in zip(mdl.param_names, mdl.param_values))
-                                 or "none"))
-        say("  outputs:     " + (", ".join(label(o, units["outputs"].get(o, ""))
-                                           for o in mdl.output_names) or "none"))
-        if mdl.inputs:
-            say("  inputs:      " + ", ".join(mdl.input_names)
-                + "  (values at run time: simulate --input NAME=NUMBER|FILE.csv)")
-        say("  settings:    " + (", ".join(f"{k} = {v}" for k, v in mdl.settings.items())
-                                   or "none"))
-        say(f"  terms:       {', '.join(TERMS)}  (symgen show MODEL --term NAME)")
-        # M, f, q are the model's own (no derivation needed); large ones by size only
-        for name in (["M", "f", "q"] if mdl.m else ["M", "f"]):
-            A = sp.ImmutableMatrix(getattr(mdl, name))
-            say()
-            if name == "M" and (args.per_body or splits_by_body(mdl, SUMMARY_ROWS, MAX_COLS)):
-                print(show_blocks(mdl, args.latex))
-                continue
-            if A.rows > SUMMARY_ROWS or A.cols > MAX_COLS:
-                say(_size_line(name, A, args.model))
-                continue
-            say(f"{name}  ({_labels(mdl, name)})")
-            _print_term(name, A, args.latex, mdl)
-        return EXIT_OK
-    from .derived import derive
-
-    name = args.term
-    if args.per_body:
-        if name != "M":
-            raise UsageError(f"--per-body prints M only, not {name} (symgen show MODEL --term M "
-                             "--per-body)")
-        print(show_blocks(mdl, args.latex))
-        return EXIT_OK
-    d = derive(mdl)
-    say(f"{name}  ({d.labels(name)})")
-    _print_term(name, d.term(name), args.latex, mdl, d.lam)
-    return EXIT_OK
-
-
-def _labels(mdl, name) -> str:
-    coords = ", ".join(mdl.coord_names)
-    return {"M": f"rows and columns: {coords}", "f": f"rows: {coords}"}.get(
-        name, f"rows: {', '.join(mdl.constraint_names)}")
-
-
 def cmd_generate(args) -> int:
     from . import generate
 
@@ -407,21 +282,8 @@ def build_parser() -> argparse.ArgumentParser:
                 "stable null-space Newmark simulation (Fernández de Bustos et al., 2022).")
     p.add_argument("--version", action="version", version=f"symgen {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    model_help = "a shipped example name (e.g. stiff_pendulum) or a .py file defining model()"
-    param_help = ("set a model parameter (repeatable), e.g. --param T0=9 (show and generate "
-                  "take it as the new default); a name that model() accepts as an option "
-                  "(e.g. N) rebuilds the model with it")
-
-    s = sub.add_parser("show", help="print derived terms")
-    s.add_argument("model", metavar="MODEL", help=model_help)
-    s.add_argument("--term", choices=_terms(), help="the term to print (default: a summary "
-                   "with M, f, q)")
-    s.add_argument("--latex", action="store_true", help="print LaTeX instead of Unicode")
-    s.add_argument("--per-body", action="store_true", help="M one block a body, M[body] = diag(m, "
-                   "m, I) (the summary's form when M splits by body)")
-    s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
-    s.set_defaults(func=cmd_show)
-
+    add_show_parser(sub, MODEL_HELP, PARAM_HELP)
+    model_help, param_help = MODEL_HELP, PARAM_HELP
     s = sub.add_parser("generate", help="write the standalone C")
     s.add_argument("model", metavar="MODEL", help=model_help)
     s.add_argument("-o", "--output", metavar="DIR", help="output folder (default generated/<model>/)")
@@ -512,11 +374,6 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--quiet", action="store_true", help="no progress messages")
     s.set_defaults(func=cmd_reproduce)
     return p
-
-
-def _terms():
-    from .derived import TERMS
-    return list(TERMS)
 
 
 def _what():

@@ -466,3 +466,30 @@ def report_error(exc: BaseException) -> int:
               "(set SYMGEN_DEBUG=1 for the traceback)", file=sys.stderr)
         return EXIT_INTERNAL
     return EXIT_USAGE
+
+
+def _load(spec: str, params: dict):
+    """The model and the numeric parameter overrides: a --param naming an option of ``model()``
+    (like ``N`` of n_four_bar) goes to ``model()``; every other must be a model parameter."""
+    from .loader import load_model, load_module, model_options
+
+    module = load_module(spec)
+    opts = model_options(module)
+    structural = {k: v for k, v in params.items() if k in opts}
+    mdl = load_model(spec, **structural)
+    numeric = {k: float(v) for k, v in params.items() if k not in structural}
+    unknown = [k for k in numeric if k not in mdl.param_names]
+    if unknown:
+        known = ", ".join(mdl.param_names) or "none"
+        extra = f"; model() options: {', '.join(opts)}" if opts else ""
+        raise UsageError(f"unknown parameter {unknown[0]!r} for model {mdl.name!r}; "
+                         f"known parameters: {known}{extra}")
+    return mdl, numeric
+
+
+def _with_defaults(model, numeric: dict):
+    """The model with new parameter defaults (what `show` lists and `generate` bakes into the C)."""
+    if not numeric:
+        return model
+    return model.replace(params={sym: float(numeric.get(sym.name, val))
+                                 for sym, val in model.params.items()})
