@@ -110,8 +110,8 @@ enum {
                                         value0 = h (value1 = h_min, 0: round-off); k = the kind
                                         of the last Newton failure (0: the error test rejected
                                         every try), iteration its iteration, s_ratio.  A fixed
-                                        step's sub-steps: t, iteration and which = the kind of
-                                        the step's own failure, value2 = where they stopped   */
+                                        step's sub-steps: t and iteration the step's own,
+                                        value2 = where they stopped (sg_substep_failures)     */
     SG_FAIL_KINDS = 15               /* how many kinds there are (sg_failure_message)          */
 };
 
@@ -236,6 +236,9 @@ int sg_landing_times(const sg_stepper *s, double *out, int max);
  * accepted state); sg_substepped_times copies the times of the first ones (their ends), up to max,
  * and returns how many it copied. */
 long sg_substepped_steps(const sg_stepper *s);
+/* After a fixed step failed with SG_FAIL_NO_STEP: the failure of the step's own Newton iteration
+ * and the last Newton failure of its sub-steps' tries (kind 0: the error test rejected them). */
+void sg_substep_failures(const sg_stepper *s, sg_failure *first, sg_failure *last);
 int sg_substepped_times(const sg_stepper *s, double *out, int max);
 int sg_min_rank(const sg_stepper *s);
 int sg_max_rank(const sg_stepper *s);

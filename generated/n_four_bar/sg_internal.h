@@ -122,6 +122,7 @@ typedef struct sg_ctl {
     double *ex, *ev, *work_k;                     /* n, n, k: the estimate and its projection */
     long rejected_error, rejected_newton;
     double h_lo, h_hi, err_max;                   /* accepted steps: range of h, largest norm */
+    sg_failure last;                              /* the last Newton failure of the tries */
     double *blk;
 } sg_ctl;
 
@@ -155,6 +156,7 @@ struct sg_stepper {
     sg_stats stats;
     sg_ctl ctl;                                   /* dt = "auto" (sg_control_start) */
     sg_ctl sub;                                   /* a fixed step's sub-steps (substeps) */
+    sg_failure sub_first;                         /* the failure of the step they replaced */
 };
 
 /* sg_alloc.c.inc: the buffers sized by the null space's dimension (grown by the sparse step). */

@@ -173,9 +173,31 @@ class CompiledStepper:
 
     def _reason(self, fail, t0: float, dt: float) -> tuple[str, str]:
         """(status, reason) worded as the Python steppers and simulate's loop word them."""
-        kind, it, t1 = fail.kind, fail.iteration, fail.t
         step = int(fail.step)
         prefix = f"step {step} (t = {t0 + step * dt:.9g}): "
+        if fail.kind == 14:                     # (dt="auto"'s is auto_failure's)
+            diverged, msg = self._substeps_failed(fail)
+        else:
+            diverged, msg = self._words(fail)
+            if self.method == "nullspace" and fail.kind not in (7, 8, 13, 14):
+                msg += self._not_substepped()   # (a failed step is sub-stepped unless past h_max)
+        return ("diverged" if diverged else "failed"), prefix + msg
+
+    def _substeps_failed(self, fail) -> tuple[bool, str]:
+        """A fixed step and then its sub-steps failed: nullspace.py's words for both."""
+        first, last = self.ffi.new("sg_failure *"), self.ffi.new("sg_failure *")
+        self.lib.sg_substep_failures(self._s, first, last)
+        msg = self._words(first)[1]
+        if last.kind:
+            diverged, tail = self._words(last)
+        else:
+            diverged, tail = False, (f"no sub-step from t = {fail.value2:.9g} met the error "
+                                     "tolerance (rtol 1e-06) down to round-off")
+        return diverged, f"{msg}; retried as sub-steps under error control: {tail}"
+
+    def _words(self, fail) -> tuple[bool, str]:
+        """(non-finite, message) of one step's failure, as the Python steppers word it."""
+        kind, it, t1 = fail.kind, fail.iteration, fail.t
         diverged = True
         if kind == 1:
             msg = f"non-finite Newton iterate at t = {t1:.9g}, iteration {it}"
@@ -214,16 +236,6 @@ class CompiledStepper:
                        "H[R, D] failed: singular",
                    12: f"symmetric chart: factorization of H_s failed at t = {t1:.9g}, iteration "
                        f"{it}: sparse LU of H_s[R, D] failed: singular"}[kind]
-        elif kind == 14:                    # a fixed step, then its sub-steps, failed
-            diverged = False
-            last = self.ffi.string(self.lib.sg_failure_message(fail.k)).decode()
-            what = (f"Newton did not converge at t = {t1:.9g} after {it} iterations"
-                    if fail.which == 2 else
-                    self.ffi.string(self.lib.sg_failure_message(fail.which)).decode()
-                    + f" at t = {t1:.9g}, iteration {it}")
-            msg = (f"{what}; retried as sub-steps under error control: no sub-step from t = "
-                   f"{fail.value2:.9g} was accepted down to h = {fail.value0:.3g} s (the last "
-                   f"failure: {last}); s_min/s_max of H {fail.s_ratio:.2e}")
         elif kind == 13:
             diverged = False
             msg = (f"the C runtime ran out of memory at t = {t1:.9g}, iteration {it}, for the "
@@ -235,7 +247,18 @@ class CompiledStepper:
         else:
             diverged = False
             msg = f"the C runtime stopped with an unknown failure kind {kind}"
-        return ("diverged" if diverged else "failed"), prefix + msg
+        return diverged, msg
+
+
+    def _not_substepped(self) -> str:
+        """Why a failed fixed step was not taken as sub-steps, as nullspace.py words it: h past
+        the stability limit h_max(ω_max) of the last accepted state."""
+        ptrs = [self.ffi.new("double **") for _ in range(5)]
+        omega = self.ffi.new("double *")
+        self.lib.sg_state(self._s, *ptrs, omega)
+        h_max = self.scheme.h_max(float(omega[0]))
+        return (f"; not retried as sub-steps: h = {self.h:g} s exceeds the stability limit "
+                f"h_max = {h_max:.3g} s")
 
     # -- the run -----------------------------------------------------------------------------------
     def advance(self, t0: float, n_steps: int, state, rec, progress,
