@@ -1,5 +1,5 @@
 """Work–precision (issue 21): error against CPU time and against steps, fixed steps (compiled C
-stepper, both charts) beside dt="auto" (the Python stepper's error control) beside SciPy's Radau
+stepper, both charts) beside dt="auto" (the C runtime's error control) beside SciPy's Radau
 and DOP853 on the minimal-coordinate equations, on four problems:
 
 - Andrews' squeezer, Fox–Goodwin: max angle error at t = 0.03 against the Test Set's reference;
@@ -111,7 +111,7 @@ def main(argv=None) -> int:
         for rtol in rtols:
             cpu, r = _cpu(lambda: symgen.simulate(k, dt="auto", rtol=rtol, atol=rtol, **kw),
                           args.repeat)
-            rows.append(("auto (python)", f"rtol={rtol:g}", r.meta["steps_done"], cpu, error(r),
+            rows.append(("auto (C)", f"rtol={rtol:g}", r.meta["steps_done"], cpu, error(r),
                          r.status))
         if scipy_run is not None:
             for method in ("Radau", "DOP853"):

@@ -118,6 +118,7 @@ typedef struct sg_ctl {
     int no_grow;                                  /* the step after a rejection may not grow */
     double h;                                     /* the next try's h (the controller's) */
     double omega;                                 /* omega_max of the state the step starts from */
+    int stability;                                /* bound every try by 0.9 h_max(omega) */
     double *x0, *xd0, *xdd0, *lam0;               /* that state (tries start from it) */
     double *ex, *ev, *work_k;                     /* n, n, k: the estimate and its projection */
     long rejected_error, rejected_newton;
