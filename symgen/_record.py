@@ -172,9 +172,10 @@ class Recorder:
                 self.over += 1
         self.observed += 1
 
-    def observe_rows(self, t, res, iters, omega, h_max) -> None:
+    def observe_rows(self, t, res, iters, omega, h_max, h=None) -> None:
         """:meth:`observe` of k states at once (arrays of k; ``res`` k × 3), in order: the same
-        maxima, the first smallest h_max, NaN kept once seen."""
+        maxima, the first smallest h_max, NaN kept once seen; ``h``: each state's step (variable
+        steps; default the run's h)."""
         if len(t) == 0:
             return
         r = self.max_res
@@ -192,17 +193,22 @@ class Recorder:
             j = int(np.argmin(hv))
             if hv[j] < self.h_max_min:
                 self.h_max_min, self.t_h_max_min = float(hv[j]), float(t[mask][j])
-            self.over += int((hv < self.h).sum())
+            self.over += int((hv < (self.h if h is None else np.asarray(h)[mask])).sum())
         self.observed += len(t)
 
     def add_rows(self, steps, t, x, xd, xdd, lam, res, iters, omega, h_max, energy=None,
-                 out=None, work=None) -> None:
+                 out=None, work=None, step_info=None) -> None:
         """:meth:`add` of k rows at once (``steps``: their step indices, increasing; ``energy``
-        a pair of arrays of k; ``work`` their rows of :meth:`integrate_rows`)."""
+        a pair of arrays of k; ``work`` their rows of :meth:`integrate_rows`; ``step_info``
+        the arrays (h, error estimate, flags) of variable steps)."""
         k, K = self.k, len(steps)
         if K == 0:
             return
         sl = slice(k, k + K)
+        if self.variable:
+            while k + K > self.T.shape[0]:
+                self._grow()
+            self.STEP_H[sl], self.ERR[sl], self.FLG[sl] = step_info
         self.T[sl] = t
         self.X[sl], self.XD[sl], self.XDD[sl] = x, xd, xdd
         self.LAM[sl] = lam

@@ -147,14 +147,16 @@ class _Rows:
         self.outputs = kernels.n_out > 0 and hasattr(kernels, "outputs")
         self.k_eval = 0                             # the next t_eval entry to record
 
-    def add(self, j, t, x, xd, xdd, lam, res, iters, w, hm, info, y=None, work=None) -> None:
-        """A row (``y``: its outputs when known; ``work``: default the work integrated so far)."""
+    def add(self, j, t, x, xd, xdd, lam, res, iters, w, hm, info, y=None, work=None,
+            e=None) -> None:
+        """A row (``y``, ``e``: its outputs and energy when known; ``work``: default the work
+        integrated so far)."""
         kern = self.kernels
         if y is None and self.outputs:
             y = kern.outputs(t, x, xd)
-        self.rec.add(j, t, x, xd, xdd, lam, res, iters, w, hm,
-                     kern.energy(t, x, xd) if self.energy else None, y, step_info=info,
-                     work=work)
+        if e is None and self.energy:
+            e = kern.energy(t, x, xd)
+        self.rec.add(j, t, x, xd, xdd, lam, res, iters, w, hm, e, y, step_info=info, work=work)
 
     def integrate(self, t: float, x, xd, y=None):
         """The work of the power outputs up to the accepted state at t; returns its outputs
@@ -174,9 +176,10 @@ class _Rows:
             self.k_eval = 0 if self.te is None else 1
 
     def step(self, j: int, t: float, h: float, start, end, res, iters, w, hm, info,
-             y=None) -> None:
+             y=None, e=None) -> None:
         """Accepted step j from t (``start`` = x, ẋ, ẍ) to t + h (``end`` = x, ẋ, ẍ, λ; its
-        residuals ``res``, ω_max ``w``, h_max ``hm``; ``y`` its outputs when known)."""
+        residuals ``res``, ω_max ``w``, h_max ``hm``; ``y``, ``e`` its outputs and energy when
+        known)."""
         te, rec = self.te, self.rec
         if te is not None:          # the t_eval rows in (t, t + h], from this step's interpolant
             while self.k_eval < len(te) and te[self.k_eval] <= t + h * (1 + 1e-14):
@@ -191,7 +194,7 @@ class _Rows:
         rec.h = h
         rec.observe(t1, res, iters, w, hm)
         if te is None and (j % self.every == 0 or t1 >= self.t_end):
-            self.add(j, t1, *end, res, iters, w, hm, info, y)
+            self.add(j, t1, *end, res, iters, w, hm, info, y, e=e)
 
     def last(self, j, t, state, res, iters, w, hm, info, status: str) -> None:
         """Always keep the last accepted state (with t_eval, when the run stopped early)."""
@@ -336,18 +339,32 @@ def _loop_compiled(stepper, cfg, ctl: _Control, rows: _Rows, run: _State, t_end:
     return "completed", "", None
 
 
+def _fold_fast(rows: _Rows, run: _State, b: dict, k: int) -> None:
+    """_fold's rows without t_eval, all at once: the maxima and the work of the power outputs
+    over rows 1..k, the rows kept (every ``every``-th step and the end)."""
+    if not k:
+        return
+    sl = slice(1, k + 1)
+    res = np.column_stack((b["PE"][sl], b["VE"][sl], b["AE"][sl]))
+    rows.rec.observe_rows(b["T"][sl], res, b["IT"][sl], b["OM"][sl], b["HM"][sl], h=b["HS"][sl])
+    work = rows.rec.integrate_rows(b["T"][sl], b["OUT"][sl]) if rows.outputs else None
+    steps = run.j + np.arange(1, k + 1)
+    keep = np.flatnonzero((steps % rows.every == 0) | (b["T"][sl] >= rows.t_end)) + 1
+    rows.rec.add_rows(steps[keep - 1], b["T"][keep], b["X"][keep], b["XD"][keep], b["XDD"][keep],
+                      b["LAM"][keep], res[keep - 1], b["IT"][keep], b["OM"][keep], b["HM"][keep],
+                      (b["EK"][keep], b["EP"][keep]) if rows.energy else None,
+                      b["OUT"][keep] if rows.outputs else None,
+                      None if work is None else work[keep - 1],
+                      (b["HS"][keep], b["ERR"][keep], b["FL"][keep]))
+
+
 def _fold(rows: _Rows, run: _State, b: dict, t: float, k: int) -> None:
     """Rows 1..k of the compiled loop's buffer ``b`` into ``rows``; the last becomes ``run``'s
     state and row 0 (the next chunk's start)."""
-    res = np.empty(3)
-    for r in range(1, k + 1):
-        res[:] = b["PE"][r], b["VE"][r], b["AE"][r]
-        info = (float(b["HS"][r]), float(b["ERR"][r]), int(b["FL"][r]))
-        end = (b["X"][r], b["XD"][r], b["XDD"][r], b["LAM"][r])
-        rows.step(run.j + r, float(b["T"][r - 1]), info[0],
-                  (b["X"][r - 1], b["XD"][r - 1], b["XDD"][r - 1]), end, res,
-                  int(b["IT"][r]), float(b["OM"][r]), float(b["HM"][r]), info,
-                  b["OUT"][r].copy() if rows.outputs else None)
+    if rows.te is None:
+        _fold_fast(rows, run, b, k)
+    else:
+        _fold_each(rows, run, b, k)
     if k:
         for key, v in zip(("X", "XD", "XDD", "LAM"), run.state):
             v[:] = b[key][k]
@@ -357,6 +374,20 @@ def _fold(rows: _Rows, run: _State, b: dict, t: float, k: int) -> None:
         run.info = (float(b["HS"][k]), float(b["ERR"][k]), int(b["FL"][k]))
         for key in ("T", "X", "XD", "XDD", "LAM", "PE", "VE", "AE", "OM", "HM"):
             b[key][0] = b[key][k]
+
+
+def _fold_each(rows: _Rows, run: _State, b: dict, k: int) -> None:
+    """_fold's rows one step at a time (t_eval rows from each step's interpolant)."""
+    res = np.empty(3)
+    for r in range(1, k + 1):
+        res[:] = b["PE"][r], b["VE"][r], b["AE"][r]
+        info = (float(b["HS"][r]), float(b["ERR"][r]), int(b["FL"][r]))
+        end = (b["X"][r], b["XD"][r], b["XDD"][r], b["LAM"][r])
+        rows.step(run.j + r, float(b["T"][r - 1]), info[0],
+                  (b["X"][r - 1], b["XD"][r - 1], b["XDD"][r - 1]), end, res,
+                  int(b["IT"][r]), float(b["OM"][r]), float(b["HM"][r]), info,
+                  b["OUT"][r] if rows.outputs else None,
+                  (b["EK"][r], b["EP"][r]) if rows.energy else None)
 
 
 def _tries(ctl: _Control, stepper, m: int, t: float, h: float, omega: float, state,
