@@ -240,7 +240,8 @@ def _make_stepper(kernels, cfg: SimulationSettings, dt: float, estimate: bool):
     if not compiled:
         return py
     return CompiledStepper(kernels, cfg.method, sch, dt, divergence_bound=float(cfg.divergence_bound),
-                           fallback=py, chart=cfg.chart, factorization=fac, **kw)
+                           fallback=py, chart=cfg.chart, factorization=fac, metric=cfg.metric,
+                           **kw)
 
 
 #: threadpoolctl's scan of the loaded libraries (~1 ms, as long as a short run), kept until a
