@@ -84,8 +84,8 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         ``symgen.steppers.chart``).  Recorded in ``meta['chart']`` (None for other methods).
         ``stepper``: ``"compiled"`` (the whole step in C, :mod:`symgen.steppers.compiled`: same
         statuses, reasons and meta), ``"python"`` (the reference steppers) or ``"auto"`` (default:
-        compiled when the kernels are compiled and the runtime has the case: both charts, not
-        ``factorization="svd"``).  Recorded in ``meta['stepper']``.
+        compiled when the kernels are compiled and the runtime has the case: both charts, both
+        metrics, not ``factorization="svd"``).  Recorded in ``meta['stepper']``.
     params:
         parameter overrides by name (unknown names raise KeyError); the kernels' parameters are
         restored after the run.
