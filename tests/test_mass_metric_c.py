@@ -64,8 +64,9 @@ def test_compiled_mass_metric_is_the_python_step(build, name, chart, factorizati
 def test_compiled_mass_metric_makes_the_python_steppers_error(build):
     """The slider's error at t = 0.5 s against a fine-step reference (Richardson from h = 4e-5
     and 2e-5 with the paper's Euclidean metric: its error is below x(2e-5)'s, |x(2e-5) − x(4e-5)|/3
-    = 7e-8 m) at h = 2e-3 and 1e-3 (errors 8e-6…1.3e-4 m): C's and Python's are the same number (to 1e-6 of it; measured 1e-12…1e-10), and the
-    symmetric chart's is second order (docs/spatial-accuracy.md: ratio 4.0)."""
+    = 7e-8 m) at h = 2e-3 and 1e-3 (errors 8e-6…1.3e-4 m): C's and Python's are the same number
+    (to 1e-6 of it; measured 1e-12…1e-10), and the symmetric chart's is second order
+    (docs/spatial-accuracy.md: ratio 4.0)."""
     k = build("slider_crank_3d")
     T = 0.5
     x = [symgen.simulate(k, dt=h, t_end=T, chart="symmetric", stepper="compiled")
