@@ -35,7 +35,8 @@ __all__ = ["Model", "ModelError", "coordinates", "t", "VELOCITY_SUFFIX", "ACCELE
 
 
 #: Fields of :class:`~symgen.SimulationSettings` a model may recommend for :func:`symgen.simulate`.
-SETTING_KEYS = ("method", "scheme", "dt", "t_end", "tol", "max_iter", "rank_tol", "chart")
+SETTING_KEYS = ("method", "scheme", "dt", "t_end", "tol", "max_iter", "rank_tol", "chart",
+                "metric")
 
 
 def _as_column(value, what: str) -> sp.ImmutableMatrix:

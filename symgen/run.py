@@ -84,8 +84,8 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         ``symgen.steppers.chart``).  Recorded in ``meta['chart']`` (None for other methods).
         ``stepper``: ``"compiled"`` (the whole step in C, :mod:`symgen.steppers.compiled`: same
         statuses, reasons and meta), ``"python"`` (the reference steppers) or ``"auto"`` (default:
-        compiled when the kernels are compiled and the runtime has the case: both charts, not
-        ``factorization="svd"``).  Recorded in ``meta['stepper']``.
+        compiled when the kernels are compiled and the runtime has the case: both charts, both
+        metrics, not ``factorization="svd"``).  Recorded in ``meta['stepper']``.
     params:
         parameter overrides by name (unknown names raise KeyError); the kernels' parameters are
         restored after the run.
@@ -240,7 +240,8 @@ def _make_stepper(kernels, cfg: SimulationSettings, dt: float, estimate: bool):
     if not compiled:
         return py
     return CompiledStepper(kernels, cfg.method, sch, dt, divergence_bound=float(cfg.divergence_bound),
-                           fallback=py, chart=cfg.chart, factorization=fac, **kw)
+                           fallback=py, chart=cfg.chart, factorization=fac, metric=cfg.metric,
+                           **kw)
 
 
 #: threadpoolctl's scan of the loaded libraries (~1 ms, as long as a short run), kept until a

@@ -311,6 +311,8 @@ def test_runtime_defaults_are_the_settings_defaults_and_failures_have_names(kern
         assert (o.tol, o.constraint_tol, o.max_iter, o.rank_tol, o.divergence_bound) == (
             st.tol, st.constraint_tol, st.max_iter, st.rank_tol, st.divergence_bound)
         assert (o.chart, o.factorization) == (lib.SG_CHART_END, lib.SG_DENSE_QR)
+        assert (st.chart, st.metric) == ("end", "euclidean")
+        assert o.metric == lib.SG_METRIC_EUCLIDEAN
         assert "convergence" not in dir(o)                  # the legacy rule 0 is gone
         assert o.h == 0.0          # no default step: sg_stepper_new refuses it until it is set
     messages = [ffi.string(lib.sg_failure_message(k)).decode() for k in range(lib.SG_FAIL_KINDS)]

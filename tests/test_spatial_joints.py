@@ -15,7 +15,8 @@ WARM = ("slider_crank_3d",)
 
 def run(model, h, t_end, chart="symmetric", metric="euclidean", **kw_sim):
     """simulate() with the Python stepper (on lambdified kernels for a Model) and the given
-    metric of the null-space step (the metric="mass" runs on the Python stepper in any case)."""
+    metric of the null-space step (the C runtime's is checked against it in
+    test_mass_metric_c.py)."""
     kern = model if not isinstance(model, symgen.Model) else symgen.LambdifyKernels(model)
     return symgen.simulate(kern, dt=h, t_end=t_end, chart=chart, stepper="python",
                            metric=metric, **kw_sim)

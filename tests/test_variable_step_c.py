@@ -23,6 +23,11 @@ CASES = {
     "andrews": ("andrews_squeezer", {}, dict(t_end=0.01, rtol=1e-6, scheme="fox-goodwin")),
     "n-four-bar-sparse": ("n_four_bar", {"N": 4}, dict(t_end=4.0, rtol=1e-5, atol=1e-5,
                                                        factorization="sparse")),
+    # the mass metric (SG_METRIC_MASS, issue 22): both charts, both factorizations
+    "crank3d-mass-symmetric": ("slider_crank_3d", {}, dict(t_end=0.4, rtol=1e-6, chart="symmetric",
+                                                           metric="mass")),
+    "crank3d-mass-end-sparse": ("slider_crank_3d", {}, dict(t_end=0.4, rtol=1e-6, metric="mass",
+                                                            factorization="sparse")),
 }
 
 

@@ -33,9 +33,10 @@ within each round), their ``err`` the B0 error at t_end against ``four_bar_refer
 
 Spatial slider-crank cases (issue 22; select them with ``--cases 'sc3d*'``): ``sc3d-H`` is
 ``examples/slider_crank_3d.py`` over 1 s at h = H (2e-3, 1e-3, 5e-4, 2.5e-4), trapezoidal, with
-the runners symgen compiled (the paper's Euclidean metric, end chart), symgen python with
-``metric="mass"`` and the end or the symmetric chart (``python-mass-end``, ``python-mass-sym``:
-the mass metric runs on the Python stepper) and Exudyn (``exu-dense``, its benchmark's settings,
+the runners symgen compiled (the paper's Euclidean metric, end chart), symgen compiled and symgen
+python with ``metric="mass"`` and the end or the symmetric chart (``compiled-mass-end``,
+``compiled-mass-sym``, ``python-mass-end``, ``python-mass-sym``: the same steps, the C runtime's
+and the Python reference's) and Exudyn (``exu-dense``, its benchmark's settings,
 peer_exudyn.py); their ``err`` is |x(1) − x_ref| of the slider against a Richardson reference
 from symgen compiled, symmetric chart, at h = 2e-5 and 1e-5 (computed once per run of the script,
 docs/spatial-accuracy.md: Exudyn at h = 1e-5 meets it to 6e-10).
@@ -86,6 +87,8 @@ SYMGEN = {
     "python": dict(stepper="python"),
     "python-sparse": dict(stepper="python", factorization="sparse"),
     "compiled-sparse": dict(stepper="compiled", factorization="sparse"),
+    "compiled-mass-end": dict(stepper="compiled", metric="mass", chart="end"),
+    "compiled-mass-sym": dict(stepper="compiled", metric="mass", chart="symmetric"),
     "python-mass-end": dict(stepper="python", metric="mass", chart="end"),
     "python-mass-sym": dict(stepper="python", metric="mass", chart="symmetric"),
 }
@@ -93,7 +96,8 @@ RUNNERS = ("compiled", "python")
 #: the N four-bar cases' symgen runners (python dense only for N < PY_DENSE_MAX_N)
 NFB_RUNNERS = ("compiled", "python", "python-sparse", "compiled-sparse")
 PY_DENSE_MAX_N = 40
-SC3D_RUNNERS = ("compiled", "python-mass-end", "python-mass-sym")
+SC3D_RUNNERS = ("compiled", "compiled-mass-end", "compiled-mass-sym", "python-mass-end",
+                "python-mass-sym")
 #: Exudyn's dense solver on the N four-bar only up to this N (its LU is O(n³))
 EXU_DENSE_MAX_N = 20
 

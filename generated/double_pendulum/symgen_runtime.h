@@ -12,7 +12,9 @@
  *                 or (sg_options.factorization = SG_SPARSE) the sparse step of symgen_sparse.h;
  *                 the Newmark relations on the tangent space at the end of the step (the paper's
  *                 chart, SG_CHART_END) or on the null space of H_s = (H(t) + H(t+h))/2
- *                 (SG_CHART_SYMMETRIC, beyond the paper: symgen/steppers/chart.py);
+ *                 (SG_CHART_SYMMETRIC, beyond the paper: symgen/steppers/chart.py), either
+ *                 taken Euclidean (the paper's) or M-orthogonally (sg_options.metric =
+ *                 SG_METRIC_MASS, beyond the paper: docs/spatial-accuracy.md);
  *   SG_INDEX3     the classical index-3 Newmark / HHT-alpha step with Lagrange multipliers
  *                 (bordered Newton matrix, Eq. 29).
  *
@@ -143,14 +145,20 @@ typedef struct sg_options {
     int chart;                   /* nullspace: SG_CHART_END (the paper's method) or
                                     SG_CHART_SYMMETRIC; index3: SG_CHART_END */
     int factorization;           /* SG_DENSE_QR or SG_SPARSE (nullspace: the sparse step) */
+    int metric;                  /* nullspace: SG_METRIC_EUCLIDEAN (the paper's N_s^T R = 0) or
+                                    SG_METRIC_MASS (N_s^T M R = 0); index3: SG_METRIC_EUCLIDEAN */
 } sg_options;
 
 /* sg_options.factorization */
 enum { SG_DENSE_QR = 0, SG_SPARSE = 1 };
 
+/* sg_options.metric: how the null-space step takes the Newmark relations' tangent part
+ * (symgen/steppers/nullspace.py; SG_METRIC_MASS beyond the paper, docs/spatial-accuracy.md). */
+enum { SG_METRIC_EUCLIDEAN = 0, SG_METRIC_MASS = 1 };
+
 /* The options symgen.SimulationSettings defaults to, for `method`: the trapezoidal rule, tol 1e-10,
  * constraint_tol 1e-8, max_iter 25, rank_tol 1e-10, divergence_bound 1e8, SG_CHART_END,
- * SG_DENSE_QR, no estimate; h = 0: the step has no default
+ * SG_DENSE_QR, SG_METRIC_EUCLIDEAN, no estimate; h = 0: the step has no default
  * (sg_stepper_new refuses it until it is set). */
 sg_options sg_options_default(int method);
 

@@ -67,6 +67,7 @@ sg_options sg_options_default(int method)
     o.divergence_bound = 1e8;
     o.chart = SG_CHART_END;
     o.factorization = SG_DENSE_QR;
+    o.metric = SG_METRIC_EUCLIDEAN;
     return o;
 }
 

@@ -63,15 +63,18 @@ typedef struct sg_lin {
     const sg_csr *pH, *pM;
 } sg_lin;
 
-/* The symmetric chart (sg_chart.c.inc; chart.py; allocated for SG_CHART_SYMMETRIC only). */
+/* The symmetric chart (sg_chart.c.inc; chart.py; allocated for SG_CHART_SYMMETRIC or
+ * SG_METRIC_MASS only: the mass metric takes the end chart through the same 3k x 3k system). */
 typedef struct sg_chart {
+    int system;                                   /* 1: (alpha, ..) from the 3k x 3k system */
     double *blk;
     int *ib;
     double t_n;                                   /* time of x_n (NaN: none kept) */
     double *H_n, *x_n;                            /* H of the accepted state x_n at t_n */
     double *H_s, *tau_s, *cn_s;                   /* pivoted QR of H_s^T (as lin.A, tau, cn) */
     int *piv_s, *ipiv3;                           /* [m], [3n] */
-    double *N_s;                                  /* n x k */
+    double *N_s;                                  /* n x k (the symmetric chart's) */
+    double *MNs;                                  /* n x k: M N_s / max|M N_s| (SG_METRIC_MASS) */
     double *T, *NsXd, *NsXdd1, *NsX2, *jacobi_work;   /* k x k: N_s^T N_H, N_s^T Xd_p, .. */
     double *A3, *b3;                              /* the 3k x 3k system */
     double *r_R, *work_n;                         /* k: N_H^T rhs of Eq. 52; n */

@@ -183,6 +183,7 @@ def _main_settings(model: Model, nnz_H: int) -> dict:
         "max_iter": int(st.max_iter), "rank_tol": lit(st.rank_tol),
         "x0": _start_literal(model.x0), "xd0": _start_literal(model.xd0),
         "chart": chart, "chart_code": "SG_CHART_SYMMETRIC" if chart == "symmetric" else "SG_CHART_END",
+        "metric": st.metric if method == "nullspace" else "euclidean",
         "auto_end": auto["end"], "auto_symmetric": auto["symmetric"],
         "auto_end_code": _FACTORIZATION_C[auto["end"]],
         "auto_symmetric_code": _FACTORIZATION_C[auto["symmetric"]],

@@ -2,7 +2,8 @@
 
 The C runtime transcribes the Python steppers of this package line by line — ``nullspace``
 (a pivoted Householder QR of Hᵀ; both charts, the symmetric one of ``chart.py`` with a pivoted QR
-of H_sᵀ; landings stepped over as in ``nullspace.py``) and ``index3`` (Newmark / HHT-α with the
+of H_sᵀ; both metrics, ``"mass"`` through the chart system of ``chart.py``; landings stepped over
+as in ``nullspace.py``) and ``index3`` (Newmark / HHT-α with the
 bordered solve) — with the convergence rule of ``base.py`` (the round-off floor of issue 8), and
 :func:`symgen.simulate`'s per-step checks.  Python calls C once per chunk of steps into a small
 scratch buffer and folds each step into the run's :class:`~symgen._record.Recorder` (every K-th
@@ -37,7 +38,7 @@ from ..settings import SPARSE_FROM_N, SPARSE_MAX_DENSITY, compiled_factorization
 from .base import FLOOR_TIMES_KEPT, Stepper, StepFailure
 
 __all__ = ["CompiledStepper", "unsupported", "compiled_factorization", "COMPILED_METHODS",
-           "COMPILED_CHARTS", "SPARSE_FROM_N", "SPARSE_MAX_DENSITY"]
+           "COMPILED_CHARTS", "COMPILED_METRICS", "SPARSE_FROM_N", "SPARSE_MAX_DENSITY"]
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,8 @@ log = logging.getLogger(__name__)
 COMPILED_METHODS = {"nullspace": 0, "index3": 1}
 #: chart name → the runtime's chart code (SG_CHART_*)
 COMPILED_CHARTS = {"end": 0, "symmetric": 1}
+#: metric name → the runtime's metric code (SG_METRIC_*)
+COMPILED_METRICS = {"euclidean": 0, "mass": 1}
 _SG_OK, _SG_FAILED, _SG_DIVERGED = 0, 1, 2
 #: wall time one chunk of C steps aims at (progress and Ctrl-C are handled between chunks), and
 #: the most steps a chunk takes (the rows of the scratch buffer)
@@ -63,10 +66,6 @@ def unsupported(kernels, method: str, scheme, factorization: str,
     """Why the compiled stepper cannot run this case (``None`` when it can)."""
     from ..kernels import Kernels
 
-    if metric != "euclidean":
-        return (f"metric {metric!r} runs on the Python stepper (the C runtime has the "
-                "Euclidean one)")
-
     if not isinstance(kernels, Kernels):
         return f"the kernels are {type(kernels).__name__}, not compiled Kernels"
     if method not in COMPILED_METHODS:
@@ -78,6 +77,8 @@ def unsupported(kernels, method: str, scheme, factorization: str,
                 "by the sparse step")
     if method == "nullspace" and scheme.is_hht:
         return "HHT-α is a variant of the classical index-3 stepper"
+    if metric not in COMPILED_METRICS:
+        return f"metric {metric!r} (compiled: {', '.join(COMPILED_METRICS)})"
     return None
 
 
@@ -90,10 +91,10 @@ class CompiledStepper:
     def __init__(self, kernels, method: str, scheme, h: float, *, tol: float,
                  constraint_tol: float, max_iter: int, rank_tol: float, estimate: bool,
                  divergence_bound: float, fallback: Stepper, chart: str = "end",
-                 factorization: str = "qr"):
+                 factorization: str = "qr", metric: str = "euclidean"):
         from ..jit import build
 
-        why = unsupported(kernels, method, scheme, factorization)
+        why = unsupported(kernels, method, scheme, factorization, metric)
         if why:
             raise ValueError(f"stepper='compiled': {why}")
         self.factorization = compiled_factorization(kernels, method, factorization, chart)
@@ -102,6 +103,7 @@ class CompiledStepper:
         self.estimate = bool(estimate)
         self.kernels, self.py = kernels, fallback
         self.chart = chart if method == "nullspace" else None
+        self.metric = metric if method == "nullspace" else "euclidean"
         self.n, self.m = kernels.n, kernels.m
         # kernels built with the runtime (build's default) carry it; others get a second module
         rt = kernels if hasattr(kernels.lib, "sg_stepper_new") else build(kernels.model, runtime=True)
@@ -114,6 +116,7 @@ class CompiledStepper:
         # convergence: the default, base.py's rule (the round-off floor, issue 8)
         opts.chart = COMPILED_CHARTS[self.chart or "end"]
         opts.factorization = _FACTORIZATION_CODES[self.factorization]
+        opts.metric = COMPILED_METRICS[self.metric]
         ptr = self.lib.sg_stepper_new(self.lib.sg_module_model(), opts)
         if ptr == self.ffi.NULL:
             raise ValueError(f"the C runtime refused the options {dict(method=method, h=h, tol=tol)}"
