@@ -98,9 +98,9 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
     estimate:
         record ω_max and h_max every step (index3 pays one extra SVD and kernel call for it).
     dt="auto", rtol, atol, h_init, h_min, h_max:
-        the error-controlled variable step (nullspace method, Python stepper): each step's local
-        error estimate within rtol/atol (WRMS over x and ẋ) and the step within 0.9·h_max(ω_max);
-        docs/variable-step.md.  The Result then has ``h``, ``err_est`` and ``flags`` per row.
+        the error-controlled variable step (nullspace method, in C or the Python stepper): each
+        step's local error estimate within rtol/atol (WRMS over x and ẋ) and the step within
+        0.9·h_max(ω_max); docs/variable-step.md.  The Result then has ``h``, ``err_est`` and ``flags`` per row.
     t_eval:
         with dt="auto": record the states at these times (the step's cubic interpolant projected
         onto the constraints) instead of the steps.
