@@ -111,12 +111,19 @@ def test_readme_example_of_generated_c_compiles_and_runs(which, tmp_path):
     src = symgen.generate(model, tmp_path)
     readme = src.files["README.md"]
     code = readme.split("```c\n", 1)[1].split("```", 1)[0]
-    (tmp_path / "main.c").write_text(code)
-    proc = subprocess.run([CC, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "main.c",
-                           f"{model.name}.c", "-lm", "-o", "main"], cwd=tmp_path,
-                          capture_output=True, text=True)
-    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
-    out = subprocess.run([str(tmp_path / "main")], capture_output=True, text=True, check=True)
+    # the README's own file name and build lines, as written, in the folder generate wrote (whose
+    # main.c is the simulation program), with warnings as errors
+    name = re.search(r"Save it as `(\w+\.c)`", readme).group(1)
+    (tmp_path / name).write_text(code)
+    lines = [re.search(r"`(cc [^`]+)`", readme).group(1),
+             readme.split("```sh\n", 1)[1].splitlines()[0]]
+    for line in lines:
+        argv = line.split()
+        proc = subprocess.run([CC, "-Wall", "-Wextra", "-Werror", "-pedantic", *argv[1:]],
+                              cwd=tmp_path, capture_output=True, text=True)
+        assert proc.returncode == 0 and proc.stderr == "", (line, proc.stderr)
+    exe = lines[0].split("-o ", 1)[1].split()[0]
+    out = subprocess.run([str(tmp_path / exe)], capture_output=True, text=True, check=True)
     T, V = symgen.LambdifyKernels(model).energy(0.0, np.zeros(model.n), np.zeros(model.n))
     assert out.stdout.strip() == f"T = {T:g}, V = {V:g}"
 
