@@ -321,6 +321,43 @@ def test_runtime_defaults_are_the_settings_defaults_and_failures_have_names(kern
     assert ffi.string(lib.sg_failure_message(lib.SG_FAIL_KINDS)) == b"unknown failure kind"
 
 
+def test_the_runtime_says_why_it_refuses_options(kernels):
+    """sg_stepper_new refuses what the runtime has not (NULL) and sg_options_check says why, one
+    line naming the option; the defaults with a step are accepted (issue 23 §2)."""
+    k = kernels("double_four_bar")
+    ffi, lib = k.ffi, k.lib
+    model = lib.sg_module_model()
+
+    def why(**changes):
+        o = ffi.new("sg_options *", lib.sg_options_default(changes.pop("method", lib.SG_NULLSPACE)))
+        o.h = 1e-3
+        for key, value in changes.items():
+            setattr(o, key, value)
+        msg = lib.sg_options_check(model, o)
+        made = lib.sg_stepper_new(model, o)
+        assert (made == ffi.NULL) == (msg != ffi.NULL)
+        if made != ffi.NULL:
+            lib.sg_stepper_free(made)
+        return None if msg == ffi.NULL else ffi.string(msg).decode()
+
+    assert why() is None and why(method=lib.SG_INDEX3, alpha=-0.1) is None
+    assert "h must be > 0" in why(h=0.0)
+    assert "max_iter" in why(max_iter=0)
+    assert "alpha" in why(alpha=-0.1)
+    assert "SG_CHART_SYMMETRIC with the null-space" in why(method=lib.SG_INDEX3,
+                                                          chart=lib.SG_CHART_SYMMETRIC)
+    assert "SG_METRIC_MASS with the null-space" in why(method=lib.SG_INDEX3,
+                                                      metric=lib.SG_METRIC_MASS)
+    assert "factorization" in why(factorization=7)
+    # a model descriptor without its CSR patterns cannot take the sparse step (it crashed before)
+    bare = ffi.new("sg_model *", model[0])
+    bare.H_indptr = ffi.NULL
+    o = ffi.new("sg_options *", lib.sg_options_default(lib.SG_NULLSPACE))
+    o.h, o.factorization = 1e-3, lib.SG_SPARSE
+    assert "CSR" in ffi.string(lib.sg_options_check(bare, o)).decode()
+    assert lib.sg_stepper_new(bare, o) == ffi.NULL
+
+
 def test_every_k_records_the_same_rows_and_stats(kernels):
     # the compiled chunks fold every step into the Recorder: every K-th row, the last, the maxima
     k = kernels("double_four_bar")

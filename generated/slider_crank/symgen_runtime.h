@@ -167,7 +167,10 @@ const char *sg_failure_message(int kind);
 
 typedef struct sg_stepper sg_stepper;
 
-/* A stepper for `model` (NULL when out of memory or the options are invalid). */
+/* Why `options` cannot run `model` (one line), or NULL when they can. */
+const char *sg_options_check(const sg_model *model, const sg_options *options);
+
+/* A stepper for `model` (NULL when out of memory or the options are invalid: sg_options_check). */
 sg_stepper *sg_stepper_new(const sg_model *model, const sg_options *options);
 void sg_stepper_free(sg_stepper *s);
 

@@ -147,8 +147,9 @@ int main(int argc, char **argv)
     o.estimate = autostep;         /* DT auto: omega_max bounds the steps */
     s = sg_stepper_new(&slider_crank_3d_model, &o);
     if (!s) {
-        fprintf(stderr, "%s: cannot create the stepper (invalid options or out of memory)\n",
-                argv[0]);
+        fprintf(stderr, "%s: cannot create the stepper: %s\n", argv[0],
+                sg_options_check(&slider_crank_3d_model, &o) ? sg_options_check(&slider_crank_3d_model, &o)
+                                                        : "out of memory");
         return 2;
     }
     if (sg_initial_state(s, p, t0, x, xd, xdd, lam) != 0) {

@@ -119,8 +119,10 @@ class CompiledStepper:
         opts.metric = COMPILED_METRICS[self.metric]
         ptr = self.lib.sg_stepper_new(self.lib.sg_module_model(), opts)
         if ptr == self.ffi.NULL:
-            raise ValueError(f"the C runtime refused the options {dict(method=method, h=h, tol=tol)}"
-                             " (or is out of memory)")
+            why = self.lib.sg_options_check(self.lib.sg_module_model(), opts)
+            raise (ValueError(f"the C runtime refused the options: {self.ffi.string(why).decode()}")
+                   if why != self.ffi.NULL else MemoryError("the C runtime is out of memory for "
+                                                            "the stepper"))
         self._s = self.ffi.gc(ptr, self.lib.sg_stepper_free)
         #: the run's InputValues (simulate sets it): time-varying inputs step one step a chunk
         self.inputs = None
