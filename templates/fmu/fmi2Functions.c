@@ -75,6 +75,7 @@ typedef struct {
     double p[FMU_NP + 1], u[FMU_NU + 1], y[FMU_NY + 1];
     double x[FMU_N], xd[FMU_N], xdd[FMU_N], lam[FMU_M + 1];
     double omega, h_next;             /* dt auto: omega_max of the state, the next try */
+    double divergence_bound;
 } fmu_instance;
 
 /* Value reference ranges (fmu_model.h; modelDescription.xml). */
@@ -119,6 +120,7 @@ static int set_defaults(fmu_instance *c)
     c->t = c->t0 = c->t_end = 0.0;
     c->omega = NAN;
     c->h_next = 0.0;
+    c->divergence_bound = o.divergence_bound;
     if (c->s) sg_stepper_free(c->s);
     c->s = sg_stepper_new(&FMU_MODEL, &o);
     c->state = ST_INSTANTIATED;
@@ -259,11 +261,12 @@ FMI2_EXPORT fmi2Status fmi2Reset(fmi2Component comp)
  * (0 input, 1 output, 2 parameter, 3 coordinate, 4 velocity). */
 static double *real_slot(fmu_instance *c, fmi2ValueReference vr, int *kind)
 {
-    if (vr < VR_OUT) { *kind = 0; return &c->u[vr]; }
-    if (vr < VR_PAR) { *kind = 1; return &c->y[vr - VR_OUT]; }
-    if (vr < VR_X) { *kind = 2; return &c->p[vr - VR_PAR]; }
-    if (vr < VR_XD) { *kind = 3; return &c->x[vr - VR_X]; }
-    if (vr < VR_END) { *kind = 4; return &c->xd[vr - VR_XD]; }
+    long i = (long)vr;                   /* (signed: a range may be empty) */
+    if (i < VR_OUT) { *kind = 0; return &c->u[i]; }
+    if (i < VR_PAR) { *kind = 1; return &c->y[i - VR_OUT]; }
+    if (i < VR_X) { *kind = 2; return &c->p[i - VR_PAR]; }
+    if (i < VR_XD) { *kind = 3; return &c->x[i - VR_X]; }
+    if (i < VR_END) { *kind = 4; return &c->xd[i - VR_XD]; }
     return NULL;
 }
 
@@ -316,22 +319,37 @@ FMI2_EXPORT fmi2Status fmi2SetReal(fmi2Component comp, const fmi2ValueReference 
     return fmi2OK;
 }
 
-/* Copies the stepper's accepted state; 0 when it is not finite. */
-static int take_state(fmu_instance *c)
+/* Copies the stepper's accepted state after a step of h and checks it as symgen's runs do
+ * (sg_run.c.inc row_check): SG_OK, or SG_DIVERGED with *fail (not finite; |x|, h|xd| or
+ * h^2|xdd| beyond the divergence bound). */
+static int take_state(fmu_instance *c, double h, double t1, sg_failure *fail)
 {
     const double *x, *xd, *xdd, *lam, *res;
-    double om;
-    int j, ok = 1;
+    double om, sum = 0.0, size[3] = {0.0, 0.0, 0.0}, big;
+    int j;
     sg_state(c->s, &x, &xd, &xdd, &lam, &res, &om);
     for (j = 0; j < FMU_N; ++j) {
         c->x[j] = x[j];
         c->xd[j] = xd[j];
         c->xdd[j] = xdd[j];
-        ok = ok && x[j] - x[j] == 0.0 && xd[j] - xd[j] == 0.0;
+        sum += x[j] + xd[j] + xdd[j];
+        size[0] += x[j] * x[j];
+        size[1] += xd[j] * xd[j];
+        size[2] += xdd[j] * xdd[j];
     }
-    for (j = 0; j < FMU_M; ++j) c->lam[j] = lam[j];
+    for (j = 0; j < FMU_M; ++j) sum += c->lam[j] = lam[j];
     c->omega = om;
-    return ok;
+    memset(fail, 0, sizeof *fail);
+    fail->t = t1;
+    size[0] = sqrt(size[0]);
+    size[1] = h * sqrt(size[1]);
+    size[2] = h * h * sqrt(size[2]);
+    big = size[0] > size[1] ? size[0] : size[1];
+    big = big > size[2] ? big : size[2];
+    if (sum - sum != 0.0) fail->kind = SG_FAIL_RUN_NONFINITE;
+    else if (big > c->divergence_bound) fail->kind = SG_FAIL_RUN_BOUND;
+    fail->value0 = big;
+    return fail->kind ? SG_DIVERGED : SG_OK;
 }
 
 /* The fixed internal step: H / FMU_DT steps (a whole number, else fmi2Error). */
@@ -350,16 +368,16 @@ static fmi2Status steps_fixed(fmu_instance *c, double t, double H)
     for (j = 0; j < k; ++j) {
         t_j = t + (double)j * FMU_DT;
         st = sg_step(c->s, c->p, t_j, c->x, c->xd, c->xdd, c->lam, &iters, &fail);
-        if (st == SG_OK && !take_state(c)) {
-            st = SG_DIVERGED;
-            fail.kind = SG_FAIL_RUN_NONFINITE;
-            fail.iteration = iters;
-        }
+        if (st == SG_OK) st = take_state(c, FMU_DT, t_j + FMU_DT, &fail);
         if (st != SG_OK) {
-            log_msg(c, fmi2Error, "logStatusError", "the step from t = %.9g to %.9g %s: %s (at "
-                    "Newton iteration %d)", t_j, t_j + FMU_DT,
-                    st == SG_DIVERGED ? "diverged" : "failed", sg_failure_message(fail.kind),
-                    fail.iteration);
+            if (fail.kind == SG_FAIL_RUN_BOUND)
+                log_msg(c, fmi2Error, "logStatusError", "the step from t = %.9g to %.9g "
+                        "diverged: %s (%.3g)", t_j, t_j + FMU_DT, sg_failure_message(fail.kind),
+                        fail.value0);
+            else
+                log_msg(c, fmi2Error, "logStatusError", "the step from t = %.9g to %.9g %s: %s",
+                        t_j, t_j + FMU_DT, st == SG_DIVERGED ? "diverged" : "failed",
+                        sg_failure_message(fail.kind));
             return fmi2Error;
         }
     }
@@ -391,9 +409,9 @@ static fmi2Status steps_auto(fmu_instance *c, double t, double H)
                     "h = %.3g: %s", tc, fail.value0, sg_failure_message(fail.kind));
             return fmi2Error;
         }
-        if (!take_state(c)) {
+        if (take_state(c, info.h, tc, &fail) != SG_OK) {
             log_msg(c, fmi2Error, "logStatusError", "the step to t = %.9g diverged: %s", tc,
-                    sg_failure_message(SG_FAIL_RUN_NONFINITE));
+                    sg_failure_message(fail.kind));
             return fmi2Error;
         }
         sg_control_info(c->s, rejected, h_range, &err_max, &h_next);
