@@ -5,6 +5,7 @@ round-off); the exact solution of a mass-spring under the zero-order-held input 
 interval by interval); a fine fixed-step run for the error-controlled FMU; FMPy's validator.
 """
 import math
+import os
 import subprocess
 import zipfile
 
@@ -73,16 +74,99 @@ def test_model_description_validates_and_lists_the_variables(pendulum, capsys):
     assert "stiff_pendulum" in capsys.readouterr().out
 
 
-def test_sources_compile_warning_free(pendulum, tmp_path):
+#: A C master over the FMU's sources (one translation unit with fmi2Functions.c): two instances
+#: with T0 = 5 and 9, 50 steps of 0.1 each, then the first reset and run again, and a step that is
+#: not a multiple of dt; prints theta of each run.
+DRIVER = r"""
+#include "fmi2Functions.c"
+
+static void logger(fmi2ComponentEnvironment env, fmi2String name, fmi2Status status,
+                   fmi2String category, fmi2String message, ...)
+{
+    (void)env; (void)status; (void)category;
+    fprintf(stderr, "[%s] %s\n", name, message);
+}
+
+static double run(fmi2Component c, double T0)
+{
+    const fmi2ValueReference vr_T0 = VR_PAR + 3, vr_theta = VR_OUT;   /* m L g T0 wbar */
+    double theta = 0.0;
+    int i;
+    if (fmi2SetupExperiment(c, fmi2False, 0.0, 0.0, fmi2False, 0.0) != fmi2OK) return NAN;
+    if (fmi2SetReal(c, &vr_T0, 1, &T0) != fmi2OK) return NAN;
+    if (fmi2EnterInitializationMode(c) != fmi2OK || fmi2ExitInitializationMode(c) != fmi2OK)
+        return NAN;
+    for (i = 0; i < 50; ++i)
+        if (fmi2DoStep(c, 0.1 * i, 0.1, fmi2True) != fmi2OK) return NAN;
+    fmi2GetReal(c, &vr_theta, 1, &theta);
+    return theta;
+}
+
+int main(void)
+{
+    fmi2CallbackFunctions cb = {logger, calloc, free, NULL, NULL};
+    fmi2Component a = fmi2Instantiate("a", fmi2CoSimulation, FMU_GUID, "", &cb, 0, 0);
+    fmi2Component b = fmi2Instantiate("b", fmi2CoSimulation, FMU_GUID, "", &cb, 0, 0);
+    double ta, tb, again;
+    int odd;
+    if (!a || !b || fmi2Instantiate("c", fmi2CoSimulation, "{wrong}", "", &cb, 0, 0)) return 2;
+    ta = run(a, 5.0);
+    tb = run(b, 9.0);
+    fmi2Reset(a);
+    again = run(a, 5.0);
+    odd = fmi2DoStep(a, 5.0, 0.15, fmi2True) == fmi2Error && fmi2DoStep(a, 5.15, 0.1, 0)
+          == fmi2Error;                                  /* refused, then in the error state */
+    printf("%.17g %.17g %.17g %d\n", ta, tb, again, odd);
+    fmi2Terminate(a);
+    fmi2Terminate(b);
+    fmi2FreeInstance(a);
+    fmi2FreeInstance(b);
+    return 0;
+}
+"""
+STRICT = ["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-g", "-O1"]
+SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
+
+
+def _sanitizers_work(tmp_path, env) -> bool:
+    """cc builds and runs a program with -fsanitize=address,undefined here."""
+    (tmp_path / "probe.c").write_text("#include <stdlib.h>\nint main(void) { char *p = "
+                                      "malloc(4); p[0] = 0; free(p); return 0; }\n")
+    build = subprocess.run(["cc", *SANITIZE, "-o", str(tmp_path / "probe"),
+                            str(tmp_path / "probe.c")], capture_output=True, text=True)
+    return build.returncode == 0 and subprocess.run(
+        [str(tmp_path / "probe")], capture_output=True, env=env).returncode == 0
+
+
+def test_c_master_warning_free_and_sanitizer_clean(pendulum, tmp_path):
+    """The FMU's sources compile with -Wall -Wextra -pedantic -Werror and a C master runs them
+    (two instances, reset, a refused step) clean under ASan/UBSan where the sanitizers work."""
     mdl, path = pendulum
     with zipfile.ZipFile(path) as zf:
         zf.extractall(tmp_path)
     src = tmp_path / "sources"
-    cmd = ["cc", "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-fPIC", "-shared",
-           "-o", str(tmp_path / "t.so")] + [str(src / f) for f in (
-               "fmi2Functions.c", f"{mdl.name}.c", "symgen_runtime.c", "symgen_sparse.c")] + ["-lm"]
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    assert out.returncode == 0 and out.stderr == "", out.stderr
+    (src / "driver.c").write_text(DRIVER)
+    files = [str(src / f) for f in ("driver.c", f"{mdl.name}.c", "symgen_runtime.c",
+                                    "symgen_sparse.c")]
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:exitcode=99",
+               UBSAN_OPTIONS="halt_on_error=1")
+    build = subprocess.run(["cc", *STRICT, "-o", str(tmp_path / "plain"), *files, "-lm"],
+                           capture_output=True, text=True)
+    assert build.returncode == 0 and build.stderr == "", build.stderr
+    exe = tmp_path / "plain"
+    if _sanitizers_work(tmp_path, env):
+        build = subprocess.run(["cc", *STRICT, *SANITIZE, "-o", str(tmp_path / "san"), *files,
+                                "-lm"], capture_output=True, text=True)
+        assert build.returncode == 0 and build.stderr == "", build.stderr
+        exe = tmp_path / "san"
+    out = subprocess.run([str(exe)], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    ta, tb, again, odd = out.stdout.split()
+    for T0, value in ((5.0, ta), (9.0, tb)):
+        ref = symgen.simulate(mdl, t_end=5.0, params={"T0": T0}).outputs[-1, 0]
+        assert abs(float(value) - ref) <= 1e-9 * abs(ref)
+    assert again == ta and odd == "1"
+    assert "not a whole number of the internal step" in out.stderr
 
 
 @pytest.mark.parametrize("interval", [0.1, 1.0])        # 1 and 10 internal steps a call

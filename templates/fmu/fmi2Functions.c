@@ -102,8 +102,11 @@ static void log_msg(const fmu_instance *c, fmi2Status status, const char *catego
 static int refused(fmu_instance *c, const char *fn, int allowed)
 {
     if (!c) return 1;
+    static const char *const names[] = {"instantiated", "initialization mode", "step mode",
+                                        "terminated", "error (after a failed call: reset it)"};
     if (allowed & (1 << c->state)) return 0;
-    log_msg(c, fmi2Error, "logStatusError", "%s: not allowed in this state (%d)", fn, c->state);
+    log_msg(c, fmi2Error, "logStatusError", "%s is not allowed when the FMU is %s", fn,
+            names[c->state]);
     return 1;
 }
 #define IN(st) (1 << (st))
@@ -147,6 +150,7 @@ FMI2_EXPORT fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuT
                                           fmi2Boolean visible, fmi2Boolean loggingOn)
 {
     fmu_instance *c, tmp;
+    int own;
     (void)fmuResourceLocation;
     (void)visible;
     memset(&tmp, 0, sizeof tmp);
@@ -164,16 +168,16 @@ FMI2_EXPORT fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuT
                 fmuGUID ? fmuGUID : "(null)", FMU_GUID);
         return NULL;
     }
-    c = functions && functions->allocateMemory
-        ? (fmu_instance *)functions->allocateMemory(1, sizeof *c)
-        : (fmu_instance *)calloc(1, sizeof *c);
+    own = functions && functions->allocateMemory && functions->freeMemory;
+    c = own ? (fmu_instance *)functions->allocateMemory(1, sizeof *c)
+            : (fmu_instance *)calloc(1, sizeof *c);
     if (!c) {
         log_msg(&tmp, fmi2Error, "logStatusError", "out of memory");
         return NULL;
     }
     memset(c, 0, sizeof *c);
     *c = tmp;
-    c->free_memory = functions && functions->allocateMemory ? functions->freeMemory : NULL;
+    c->free_memory = own ? functions->freeMemory : NULL;
     c->logging = loggingOn ? 1 : 0;
     if (!set_defaults(c)) {
         log_msg(c, fmi2Error, "logStatusError", "cannot create the stepper (invalid options or "
@@ -262,6 +266,7 @@ FMI2_EXPORT fmi2Status fmi2Reset(fmi2Component comp)
 static double *real_slot(fmu_instance *c, fmi2ValueReference vr, int *kind)
 {
     long i = (long)vr;                   /* (signed: a range may be empty) */
+    *kind = -1;
     if (i < VR_OUT) { *kind = 0; return &c->u[i]; }
     if (i < VR_PAR) { *kind = 1; return &c->y[i - VR_OUT]; }
     if (i < VR_X) { *kind = 2; return &c->p[i - VR_PAR]; }
@@ -275,7 +280,7 @@ FMI2_EXPORT fmi2Status fmi2GetReal(fmi2Component comp, const fmi2ValueReference 
 {
     fmu_instance *c = (fmu_instance *)comp;
     size_t i;
-    int kind, outputs_done = 0;
+    int kind = -1, outputs_done = 0;
     double *slot;
     if (refused(c, "fmi2GetReal", ~0)) return fmi2Error;
     for (i = 0; i < nvr; ++i) {
@@ -301,7 +306,7 @@ FMI2_EXPORT fmi2Status fmi2SetReal(fmi2Component comp, const fmi2ValueReference 
 {
     fmu_instance *c = (fmu_instance *)comp;
     size_t i;
-    int kind, before = 0;
+    int kind = -1, before = 0;
     double *slot;
     if (refused(c, "fmi2SetReal", IN(ST_INSTANTIATED) | IN(ST_INIT) | IN(ST_STEP)))
         return fmi2Error;
@@ -395,7 +400,7 @@ static fmi2Status steps_auto(fmu_instance *c, double t, double H)
     double tc = t, t_end = t + H, h_range[2], err_max, h_next, keep;
     ctl.rtol = FMU_RTOL;
     ctl.atol = FMU_ATOL;
-    ctl.h_init = c->h_next > 0.0 && c->h_next < H ? c->h_next : 0.0;
+    ctl.h_init = c->h_next > 0.0 ? (c->h_next < H ? c->h_next : H) : 0.0;
     ctl.h_max = c->t_end > c->t0 ? (c->t_end - c->t0) / 10.0 : HUGE_VAL;   /* as simulate's */
     if (sg_control_start(c->s, &ctl, t, t_end, c->omega) != 0) {
         log_msg(c, fmi2Error, "logStatusError", "fmi2DoStep: cannot start the error control "
