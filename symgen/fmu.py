@@ -172,12 +172,13 @@ def export_fmu(model: Model, path=None, *, dt=None, rtol=None, atol=None) -> Pat
     target = Path(path) if path is not None else Path(f"{name}.fmu")
     with tempfile.TemporaryDirectory(prefix="symgen-fmu-") as tmp:
         binary = _compile(files, name, Path(tmp), suffix)
+    entries = [(arc, text.encode(), 0o644) for arc, text in files.items()]
+    entries.append((f"binaries/{folder}/{name}{suffix}", binary, 0o755))
     with atomic_open(target, "wb") as fh:
-        with zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as zf:
-            for arc, text in files.items():
-                zf.writestr(arc, text)
-            info = zipfile.ZipInfo(f"binaries/{folder}/{name}{suffix}", (1980, 1, 1, 0, 0, 0))
-            info.external_attr = 0o755 << 16
-            info.compress_type = zipfile.ZIP_DEFLATED
-            zf.writestr(info, binary)
+        with zipfile.ZipFile(fh, "w") as zf:
+            for arc, data, mode in entries:         # fixed dates: the same model, the same text
+                info = zipfile.ZipInfo(arc, (1980, 1, 1, 0, 0, 0))
+                info.external_attr = mode << 16
+                info.compress_type = zipfile.ZIP_DEFLATED
+                zf.writestr(info, data)
     return target

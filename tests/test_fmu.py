@@ -285,3 +285,20 @@ def test_error_controlled_fmu_lands_on_the_communication_points(tmp_path):
     # as accurate as simulate's own error control at the same rtol (measured 1.7e-5 vs 1.8e-5),
     # far below the model's fixed step's error (1.4e-4)
     assert err <= 3 * err_auto and err < 5e-5
+
+
+def test_bad_requests_are_one_line_errors(tmp_path, capsys):
+    from symgen.cli import main
+
+    (x,), _ = symgen.coordinates("x")
+    clash = symgen.Model("clash", [x], [[1]], [-x], outputs={"x": 2 * x})
+    with pytest.raises(ValueError, match="the name 'x' is used twice"):
+        export_fmu(clash, tmp_path / "clash.fmu")
+    with pytest.raises(ValueError, match="with dt='auto'"):
+        export_fmu(clash, tmp_path / "clash.fmu", rtol=1e-3)
+    assert not (tmp_path / "clash.fmu").exists()
+    assert main(["fmu", "stiff_pendulum", "-o", str(tmp_path / "a.fmu"), "--rtol", "1e-3"]) == 2
+    assert main(["fmu", "stiff_pendulum", "-o", str(tmp_path / "a.fmu"), "--dt", "-1"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["error: --rtol and --atol are the error control's: give them with --dt auto",
+                   "error: --dt -1: give a step > 0 or auto"]
