@@ -71,7 +71,7 @@ typedef struct {
     fmi2ComponentEnvironment env;
     char name[128];
     int state, logging;
-    double t, t0, t_end;              /* the current time, the start, the stop (t0: none) */
+    double t, t0, t_end;              /* the current time, the start, the stop (= t0: none) */
     double p[FMU_NP + 1], u[FMU_NU + 1], y[FMU_NY + 1];
     double x[FMU_N], xd[FMU_N], xdd[FMU_N], lam[FMU_M + 1];
     double omega, h_next;             /* dt auto: omega_max of the state, the next try */
@@ -101,9 +101,9 @@ static void log_msg(const fmu_instance *c, fmi2Status status, const char *catego
 /* fmi2Error with a message, when `c` is not in one of the states of the mask `allowed`. */
 static int refused(fmu_instance *c, const char *fn, int allowed)
 {
-    if (!c) return 1;
     static const char *const names[] = {"instantiated", "initialization mode", "step mode",
                                         "terminated", "error (after a failed call: reset it)"};
+    if (!c) return 1;
     if (allowed & (1 << c->state)) return 0;
     log_msg(c, fmi2Error, "logStatusError", "%s is not allowed when the FMU is %s", fn,
             names[c->state]);
