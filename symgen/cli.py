@@ -2,6 +2,7 @@
 
     symgen show MODEL [--term NAME] [--latex] [--per-body]
     symgen generate MODEL [-o DIR]
+    symgen fmu MODEL [-o MODEL.fmu] [--dt H|auto] [--rtol R] [--atol A]
     symgen simulate MODEL [--method M] [--scheme S] [--dt H] [--t-end T] [--param NAME=VALUE]...
                           [--set NAME=VALUE]... [--set-velocity NAME=VALUE]...
                           [--out FILE.npz|FILE.csv] [--plot FILE.png] [--every K] [--quiet]
@@ -38,6 +39,7 @@ import time
 from pathlib import Path
 
 from .cli_extra import add_parsers, add_plot_arguments, cmd_plot_extra
+from .cli_fmu import add_parser as add_fmu_parser
 from .cli_modes import add_parser as add_modes_parser
 from .cli_show import add_parser as add_show_parser
 from .settings import FACTORIZATIONS, METHODS, SimulationSettings
@@ -289,6 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-o", "--output", metavar="DIR", help="output folder (default generated/<model>/)")
     s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
     s.set_defaults(func=cmd_generate)
+    add_fmu_parser(sub, model_help, param_help)
 
     s = sub.add_parser("simulate", help="simulate a model and print a summary")
     s.add_argument("model", metavar="MODEL", help=model_help)

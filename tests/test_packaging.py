@@ -31,6 +31,8 @@ def test_wheel_contains_templates_and_examples(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for tpl in (ROOT / "templates").glob("*.j2"):
         assert f"symgen/templates/{tpl.name}" in names
+    for tpl in (ROOT / "templates" / "fmu").iterdir():        # symgen fmu's
+        assert f"symgen/templates/fmu/{tpl.name}" in names
     assert "symgen/examples/__init__.py" in names
     (ep,) = [n for n in names if n.startswith("symgen-") and n.endswith("entry_points.txt")]
     # no top-level module besides the package: the console script is symgen.__main__:main

@@ -1,0 +1,62 @@
+"""The ``symgen fmu`` command (issue 23, item 3): a model as an FMI 2.0 co-simulation FMU.
+
+    symgen fmu MODEL [-o MODEL.fmu] [--dt H|auto] [--rtol R] [--atol A] [--param NAME=VALUE]...
+
+The FMU is :func:`symgen.fmu.export_fmu`'s (docs/fmu.md).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .terminal import EXIT_OK, UsageError, _check_output_file, _load, _with_defaults, parse_params
+
+__all__ = ["add_parser", "cmd_fmu"]
+
+
+def _dt(text: str):
+    """--dt: a number > 0 or auto (argparse type)."""
+    if text == "auto":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError(f"--dt {text}: give a step > 0 or auto") from None
+    if not value > 0 or value == float("inf"):
+        raise UsageError(f"--dt {text}: give a step > 0 or auto")
+    return value
+
+
+def cmd_fmu(args) -> int:
+    from .fmu import export_fmu
+
+    dt = _dt(args.dt) if args.dt is not None else None
+    if (args.rtol is not None or args.atol is not None) and dt != "auto":
+        raise UsageError("--rtol and --atol are the error control's: give them with --dt auto")
+    if args.output:
+        _check_output_file(args.output, "-o")
+    mdl, numeric = _load(args.model, parse_params(args.param))
+    mdl = _with_defaults(mdl, numeric)
+    out = Path(args.output) if args.output else Path(f"{mdl.name}.fmu")
+    if not args.output:
+        _check_output_file(out, "the FMU")
+    path = export_fmu(mdl, out, dt=dt, rtol=args.rtol, atol=args.atol)
+    step = "error-controlled steps" if dt == "auto" else "a fixed internal step"
+    print(f"wrote {path} (FMI 2.0 co-simulation, model {mdl.name}, {step})")
+    return EXIT_OK
+
+
+def add_parser(sub, model_help: str, param_help: str) -> None:
+    """The ``fmu`` sub-command."""
+    s = sub.add_parser("fmu", help="export an FMI 2.0 co-simulation FMU (binary for this "
+                       "platform and the C sources)")
+    s.add_argument("model", metavar="MODEL", help=model_help)
+    s.add_argument("-o", "--output", metavar="FILE.fmu", help="the FMU (default <model>.fmu)")
+    s.add_argument("--dt", metavar="H|auto", help="the internal step (default: the model's "
+                   "recommended dt; every communication step must be a multiple of it) or auto "
+                   "(error-controlled steps ending on each communication point)")
+    s.add_argument("--rtol", type=float, metavar="R", help="with --dt auto: relative tolerance "
+                   "(default 1e-6)")
+    s.add_argument("--atol", type=float, metavar="A", help="with --dt auto: absolute tolerance "
+                   "(default 1e-8)")
+    s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
+    s.set_defaults(func=cmd_fmu)

@@ -1,0 +1,184 @@
+"""FMI 2.0 co-simulation FMUs of a model (``symgen fmu``, :func:`export_fmu`; docs/fmu.md).
+
+The FMU is the model's generated C, the C runtime and a generic FMI 2.0 wrapper
+(``templates/fmu/fmi2Functions.c``) over a small generated part (``fmu_model.h``: the model's
+descriptor, start, settings and internal step), compiled with the system C compiler into
+``binaries/<platform>/<name>.so`` and zipped with ``modelDescription.xml`` and ``sources/``.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import shlex
+import subprocess
+import sys
+import tempfile
+import uuid
+import zipfile
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+from ._io import atomic_open
+from .version import __version__
+from .codegen import generate
+from .codegen.render import _environment, _main_settings, template_dir
+from .derived import derive, sparsity
+from .jit import BuildError, _check_compiler, _compiler_command
+from .model import Model
+
+__all__ = ["export_fmu", "FMU_CFLAGS"]
+
+#: How the FMU's binary is compiled (with -shared, -lm and the sources).
+FMU_CFLAGS = ("-std=c99", "-O2", "-fPIC", "-fvisibility=hidden")
+#: the internal step's error control with dt "auto" (sg_control_default's)
+DEFAULT_RTOL, DEFAULT_ATOL = 1e-6, 1e-8
+_GENERIC = "fmi2Functions.c"
+
+
+def _platform() -> tuple[str, str]:
+    """The FMI 2.0 binaries folder and library suffix of this machine."""
+    bits = "64" if sys.maxsize > 2**32 else "32"
+    if sys.platform.startswith("linux"):
+        return "linux" + bits, ".so"
+    if sys.platform == "darwin":
+        return "darwin" + bits, ".dylib"
+    raise BuildError(f"symgen fmu compiles FMUs on Linux and macOS, not on {sys.platform}; "
+                     "the FMU's sources/ build elsewhere")
+
+
+def _step(model: Model, dt, rtol, atol) -> tuple:
+    """(auto, dt, rtol, atol) checked: dt a number > 0, "auto" or None (the model's)."""
+    auto = isinstance(dt, str) and dt == "auto"
+    if not auto and dt is not None:
+        try:
+            dt = float(dt)
+        except (TypeError, ValueError):
+            raise ValueError(f"dt must be a number > 0 or 'auto', got {dt!r}") from None
+        if not (dt > 0 and math.isfinite(dt)):
+            raise ValueError(f"dt must be a number > 0 or 'auto', got {dt!r}")
+    if not auto and (rtol is not None or atol is not None):
+        raise ValueError("rtol and atol are the error control's: give them with dt='auto'")
+    rtol = DEFAULT_RTOL if rtol is None else float(rtol)
+    atol = DEFAULT_ATOL if atol is None else float(atol)
+    if not (rtol > 0 and atol > 0 and math.isfinite(rtol) and math.isfinite(atol)):
+        raise ValueError(f"rtol and atol must be numbers > 0, got {rtol!r}, {atol!r}")
+    return auto, (None if auto else dt), rtol, atol
+
+
+def _variables(model: Model, units) -> tuple[list[dict], list[int]]:
+    """The ScalarVariables in value-reference order (inputs, outputs, parameters, coordinates,
+    velocities; fmi2Functions.c) and the 1-based indices of the outputs."""
+    u = units or {}
+    cu, vu = u.get("coords", {}), u.get("velocities", {})
+    ou, pu = u.get("outputs", {}), u.get("params", {})
+    rows = [dict(name=n, causality="input", variability="continuous", initial=None, start=0.0,
+                 unit="", description="input, held constant over each communication step "
+                                      "(zero-order hold)") for n in model.input_names]
+    rows += [dict(name=n, causality="output", variability="continuous", initial="calculated",
+                  start=None, unit=ou.get(n, ""), description="output")
+             for n in model.output_names]
+    rows += [dict(name=n, causality="parameter", variability="fixed", initial="exact",
+                  start=repr(float(v)), unit=pu.get(n, ""), description="parameter")
+             for n, v in zip(model.param_names, model.param_values)]
+    for kind, names, values, un in (
+            ("coordinate", model.coord_names, model.x0, cu),
+            ("velocity", [v.name for v in model.velocities], model.xd0, vu)):
+        rows += [dict(name=n, causality="local", variability="continuous", initial="approx",
+                      start=repr(float(x)), unit=un.get(n, ""),
+                      description=f"{kind} (start projected onto the constraints at "
+                                  "initialization)") for n, x in zip(names, values)]
+    seen = set()
+    for vr, row in enumerate(rows):
+        if row["name"] in seen:
+            raise ValueError(f"model {model.name!r}: the name {row['name']!r} is used twice among "
+                             "its inputs, outputs, parameters, coordinates and velocities; an "
+                             "FMU's variables need distinct names (rename one)")
+        seen.add(row["name"])
+        row["vr"] = vr
+    nu = len(model.input_names)
+    return rows, [nu + 1 + i for i in range(len(model.output_names))]
+
+
+def _render(model: Model, auto: bool, dt: float, rtol: float, atol: float) -> tuple[dict, str]:
+    """The FMU's files {archive path: text} besides the binary, and the model's name."""
+    d = derive(model)
+    src = generate(d)
+    settings = _main_settings(model, sparsity(d).nnz_H)
+    if auto and settings["method"] != "nullspace":
+        raise ValueError(f"dt='auto' needs the null-space method; model {model.name!r} "
+                         f"recommends {settings['method']!r}: export it with a fixed dt")
+    env = _environment()
+    env.filters["xml"] = lambda s: escape(str(s), {'"': "&quot;"})
+    ctx = {**settings, "name": model.name, "prefix": model.name, "version": __version__,
+           "model_hash": model.hash, "n": model.n, "m": model.m, "np_": len(model.params),
+           "ny": len(model.outputs), "nu": len(model.inputs), "auto": int(auto),
+           "dt": repr(float(dt) if dt else float(settings["dt"])),  # (auto: the stepper's h)
+           "rtol": repr(rtol), "atol": repr(atol),
+           "factorization_code": settings[f"auto_{settings['chart']}_code"],
+           "guid": "", "description": model.description or ""}
+    header = env.get_template("fmu/fmu_model.h.j2").render(ctx)
+    ctx["guid"] = "{%s}" % uuid.UUID(bytes=hashlib.sha256(header.encode()).digest()[:16])
+    header = env.get_template("fmu/fmu_model.h.j2").render(ctx)
+    units = model.units or {}
+    ctx["variables"], ctx["outputs"] = _variables(model, units)
+    ctx["units"] = sorted({v["unit"] for v in ctx["variables"] if v["unit"]})
+    ctx["t_end"] = settings["t_end"]
+    files = {"modelDescription.xml": env.get_template("fmu/modelDescription.xml.j2").render(ctx)}
+    for fname, text in src.files.items():
+        if fname not in ("main.c", "README.md"):
+            files["sources/" + fname] = text
+    files["sources/fmu_model.h"] = header
+    files["sources/" + _GENERIC] = (template_dir() / "fmu" / _GENERIC).read_text()
+    return files, model.name
+
+
+def _compile(files: dict, name: str, work: Path, suffix: str) -> bytes:
+    """The FMU's shared library compiled from its sources/ in ``work``."""
+    _check_compiler(name)
+    srcdir = work / "sources"
+    srcdir.mkdir()
+    for path, text in files.items():
+        if path.startswith("sources/"):
+            (srcdir / path[len("sources/"):]).write_text(text)
+    lib = work / (name + suffix)
+    cmd = (shlex.split(_compiler_command()) + list(FMU_CFLAGS) + ["-shared", "-I", str(srcdir),
+           "-o", str(lib)] + [str(srcdir / f) for f in
+                              (_GENERIC, f"{name}.c", "symgen_runtime.c", "symgen_sparse.c")]
+           + ["-lm"])
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise BuildError(f"compiling the FMU of model {name!r} failed: {exc}") from None
+    if out.returncode != 0:
+        raise BuildError(f"compiling the FMU of model {name!r} failed ({' '.join(cmd)}):\n"
+                         f"{out.stderr.strip()}")
+    return lib.read_bytes()
+
+
+def export_fmu(model: Model, path=None, *, dt=None, rtol=None, atol=None) -> Path:
+    """Write ``model`` as an FMI 2.0 co-simulation FMU (a zip; default ``<name>.fmu``) and return
+    its path.
+
+    ``dt``: the internal step (default: the model's recommended dt; every communication step must
+    be a whole number of it) or ``"auto"`` (error-controlled steps within ``rtol``, ``atol``,
+    defaults 1e-6, 1e-8, ending on each communication point).  The inputs are held constant over
+    each communication step.  Written whole or not at all.
+    """
+    if not isinstance(model, Model):
+        raise TypeError(f"export_fmu takes a symgen.Model, got {type(model).__name__}")
+    auto, dt, rtol, atol = _step(model, dt, rtol, atol)
+    folder, suffix = _platform()
+    files, name = _render(model, auto, dt, rtol, atol)
+    target = Path(path) if path is not None else Path(f"{name}.fmu")
+    with tempfile.TemporaryDirectory(prefix="symgen-fmu-") as tmp:
+        binary = _compile(files, name, Path(tmp), suffix)
+    entries = [(arc, text.encode(), 0o644) for arc, text in files.items()]
+    entries.append((f"binaries/{folder}/{name}{suffix}", binary, 0o755))
+    with atomic_open(target, "wb") as fh:
+        with zipfile.ZipFile(fh, "w") as zf:
+            for arc, data, mode in entries:         # fixed dates: the same model, the same text
+                info = zipfile.ZipInfo(arc, (1980, 1, 1, 0, 0, 0))
+                info.external_attr = mode << 16
+                info.compress_type = zipfile.ZIP_DEFLATED
+                zf.writestr(info, data)
+    return target

@@ -1,0 +1,304 @@
+"""FMI 2.0 co-simulation FMUs (issue 23, item 3), driven by FMPy.
+
+Oracles: symgen.simulate at the same internal step (the FMU runs the same C runtime: equal to
+round-off); the exact solution of a mass-spring under the zero-order-held input (closed form,
+interval by interval); a fine fixed-step run for the error-controlled FMU; FMPy's validator.
+"""
+import math
+import os
+import subprocess
+import zipfile
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import symgen
+from symgen.fmu import export_fmu
+from symgen.loader import load_model
+
+fmpy = pytest.importorskip("fmpy")
+from fmpy.fmi1 import FMICallException  # noqa: E402
+from fmpy.fmi2 import FMU2Slave  # noqa: E402
+from fmpy.validation import validate_fmu  # noqa: E402
+
+K_SPRING, MASS, F0, OMEGA = 4.0, 1.0, 1.0, 3.0
+
+
+@pytest.fixture(scope="module")
+def pendulum(tmp_path_factory):
+    mdl = load_model("stiff_pendulum")
+    return mdl, export_fmu(mdl, tmp_path_factory.mktemp("fmu") / "sp.fmu")
+
+
+def _mass_spring(dt):
+    (x,), (xd,) = symgen.coordinates("x")
+    F = symgen.inputs("F")
+    k, m = sp.symbols("k m")
+    return symgen.Model("forced_msd", [x], [[m]], [F - k * x], params={"k": K_SPRING, "m": MASS},
+                        outputs={"work_rate": F * xd}, settings={"dt": dt, "t_end": 5.0})
+
+
+def _held_exact(times, values, H):
+    """x'' + (k/m) x = F_i/m with F_i held on [t_i, t_i + H], from rest: exact, interval by
+    interval."""
+    w = math.sqrt(K_SPRING / MASS)
+    x, v, out = 0.0, 0.0, [0.0]
+    for F in values[:-1]:
+        a = x - F / K_SPRING
+        x, v = (F / K_SPRING + a * math.cos(w * H) + v / w * math.sin(w * H),
+                -a * w * math.sin(w * H) + v * math.cos(w * H))
+        out.append(x)
+    return np.array(out)
+
+
+def test_model_description_validates_and_lists_the_variables(pendulum, capsys):
+    mdl, path = pendulum
+    assert validate_fmu(str(path)) == []
+    md = fmpy.read_model_description(str(path))
+    assert md.fmiVersion == "2.0" and md.coSimulation.modelIdentifier == mdl.name
+    by = {v.name: v for v in md.modelVariables}
+    for name, value in zip(mdl.param_names, mdl.param_values):
+        assert by[name].causality == "parameter" and float(by[name].start) == value
+    for name in mdl.output_names:
+        assert by[name].causality == "output"
+    for name, value in zip(mdl.coord_names, mdl.x0):
+        assert by[name].causality == "local" and float(by[name].start) == value
+    assert [u.variable.name for u in md.outputs] == list(mdl.output_names)
+    with zipfile.ZipFile(path) as zf:
+        names = zf.namelist()
+    assert f"binaries/linux64/{mdl.name}.so" in names
+    assert {"sources/fmi2Functions.c", "sources/fmu_model.h", f"sources/{mdl.name}.c",
+            "sources/symgen_runtime.c"} <= set(names)
+    fmpy.dump(str(path))
+    assert "stiff_pendulum" in capsys.readouterr().out
+
+
+#: A C master over the FMU's sources (one translation unit with fmi2Functions.c): two instances
+#: with T0 = 5 and 9, 50 steps of 0.1 each, then the first reset and run again, and a step that is
+#: not a multiple of dt; prints theta of each run.
+DRIVER = r"""
+#include "fmi2Functions.c"
+
+static void logger(fmi2ComponentEnvironment env, fmi2String name, fmi2Status status,
+                   fmi2String category, fmi2String message, ...)
+{
+    (void)env; (void)status; (void)category;
+    fprintf(stderr, "[%s] %s\n", name, message);
+}
+
+static double run(fmi2Component c, double T0)
+{
+    const fmi2ValueReference vr_T0 = VR_PAR + 3, vr_theta = VR_OUT;   /* m L g T0 wbar */
+    double theta = 0.0;
+    int i;
+    if (fmi2SetupExperiment(c, fmi2False, 0.0, 0.0, fmi2False, 0.0) != fmi2OK) return NAN;
+    if (fmi2SetReal(c, &vr_T0, 1, &T0) != fmi2OK) return NAN;
+    if (fmi2EnterInitializationMode(c) != fmi2OK || fmi2ExitInitializationMode(c) != fmi2OK)
+        return NAN;
+    for (i = 0; i < 50; ++i)
+        if (fmi2DoStep(c, 0.1 * i, 0.1, fmi2True) != fmi2OK) return NAN;
+    fmi2GetReal(c, &vr_theta, 1, &theta);
+    return theta;
+}
+
+int main(void)
+{
+    fmi2CallbackFunctions cb = {logger, calloc, free, NULL, NULL};
+    fmi2Component a = fmi2Instantiate("a", fmi2CoSimulation, FMU_GUID, "", &cb, 0, 0);
+    fmi2Component b = fmi2Instantiate("b", fmi2CoSimulation, FMU_GUID, "", &cb, 0, 0);
+    double ta, tb, again;
+    int odd;
+    if (!a || !b || fmi2Instantiate("c", fmi2CoSimulation, "{wrong}", "", &cb, 0, 0)) return 2;
+    ta = run(a, 5.0);
+    tb = run(b, 9.0);
+    fmi2Reset(a);
+    again = run(a, 5.0);
+    odd = fmi2DoStep(a, 5.0, 0.15, fmi2True) == fmi2Error && fmi2DoStep(a, 5.15, 0.1, 0)
+          == fmi2Error;                                  /* refused, then in the error state */
+    printf("%.17g %.17g %.17g %d\n", ta, tb, again, odd);
+    fmi2Terminate(a);
+    fmi2Terminate(b);
+    fmi2FreeInstance(a);
+    fmi2FreeInstance(b);
+    return 0;
+}
+"""
+STRICT = ["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-g", "-O1"]
+SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
+
+
+def _sanitizers_work(tmp_path, env) -> bool:
+    """cc builds and runs a program with -fsanitize=address,undefined here."""
+    (tmp_path / "probe.c").write_text("#include <stdlib.h>\nint main(void) { char *p = "
+                                      "malloc(4); p[0] = 0; free(p); return 0; }\n")
+    build = subprocess.run(["cc", *SANITIZE, "-o", str(tmp_path / "probe"),
+                            str(tmp_path / "probe.c")], capture_output=True, text=True)
+    return build.returncode == 0 and subprocess.run(
+        [str(tmp_path / "probe")], capture_output=True, env=env).returncode == 0
+
+
+def test_c_master_warning_free_and_sanitizer_clean(pendulum, tmp_path):
+    """The FMU's sources compile with -Wall -Wextra -pedantic -Werror and a C master runs them
+    (two instances, reset, a refused step) clean under ASan/UBSan where the sanitizers work."""
+    mdl, path = pendulum
+    with zipfile.ZipFile(path) as zf:
+        zf.extractall(tmp_path)
+    src = tmp_path / "sources"
+    (src / "driver.c").write_text(DRIVER)
+    files = [str(src / f) for f in ("driver.c", f"{mdl.name}.c", "symgen_runtime.c",
+                                    "symgen_sparse.c")]
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:exitcode=99",
+               UBSAN_OPTIONS="halt_on_error=1")
+    build = subprocess.run(["cc", *STRICT, "-o", str(tmp_path / "plain"), *files, "-lm"],
+                           capture_output=True, text=True)
+    assert build.returncode == 0 and build.stderr == "", build.stderr
+    exe = tmp_path / "plain"
+    if _sanitizers_work(tmp_path, env):
+        build = subprocess.run(["cc", *STRICT, *SANITIZE, "-o", str(tmp_path / "san"), *files,
+                                "-lm"], capture_output=True, text=True)
+        assert build.returncode == 0 and build.stderr == "", build.stderr
+        exe = tmp_path / "san"
+    out = subprocess.run([str(exe)], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    ta, tb, again, odd = out.stdout.split()
+    for T0, value in ((5.0, ta), (9.0, tb)):
+        ref = symgen.simulate(mdl, t_end=5.0, params={"T0": T0}).outputs[-1, 0]
+        assert abs(float(value) - ref) <= 1e-9 * abs(ref)
+    assert again == ta and odd == "1"
+    assert "not a whole number of the internal step" in out.stderr
+
+
+@pytest.mark.parametrize("interval", [0.1, 1.0])        # 1 and 10 internal steps a call
+def test_stiff_pendulum_equals_simulate_with_a_changed_parameter(pendulum, interval):
+    mdl, path = pendulum
+    r = fmpy.simulate_fmu(str(path), stop_time=20.0, output_interval=interval,
+                          start_values={"T0": 5.0},
+                          output=["theta", "pendulum.x", "pendulum.y_dot"])
+    s = symgen.simulate(mdl, t_end=20.0, params={"T0": 5.0})
+    assert s.status == "completed"
+    rows = s.t[::round(interval / 0.1)]
+    np.testing.assert_allclose(r["time"], rows, rtol=0, atol=1e-12)
+    k = round(interval / 0.1)
+    for col, ref in (("theta", s.outputs[::k, 0]), ("pendulum.x", s.x[::k, 0]),
+                     ("pendulum.y_dot", s.xd[::k, 1])):
+        assert np.abs(r[col] - ref).max() <= 1e-9 * np.abs(ref).max(), col
+    assert np.abs(s.outputs[:, 0]).max() > 0.3             # T0 = 5 took effect
+
+
+def _run(slave, T0, steps, h=0.1):
+    slave.setupExperiment(startTime=0.0)
+    slave.setReal([slave.vr["T0"]], [T0])
+    slave.enterInitializationMode()
+    slave.exitInitializationMode()
+    for i in range(steps):
+        slave.doStep(currentCommunicationPoint=i * h, communicationStepSize=h)
+    return slave.getReal([slave.vr["theta"]])[0]
+
+
+def test_two_instances_and_reset(pendulum, tmp_path):
+    mdl, path = pendulum
+    md = fmpy.read_model_description(str(path))
+    unzipdir = fmpy.extract(str(path), str(tmp_path / "unzipped"))
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    slaves = []
+    for name in ("a", "b"):
+        sl = FMU2Slave(guid=md.guid, unzipDirectory=unzipdir,
+                       modelIdentifier=md.coSimulation.modelIdentifier, instanceName=name)
+        sl.instantiate()
+        sl.vr = vr
+        slaves.append(sl)
+    got = [_run(slaves[0], 5.0, 50), _run(slaves[1], 9.0, 50)]
+    slaves[0].reset()
+    again = _run(slaves[0], 5.0, 50)
+    for sl in slaves:
+        sl.terminate()
+        sl.freeInstance()
+    for T0, value in zip((5.0, 9.0), got):
+        ref = symgen.simulate(mdl, t_end=5.0, params={"T0": T0}).outputs[-1, 0]
+        assert abs(value - ref) <= 1e-9 * abs(ref)
+    assert again == got[0]
+
+
+def test_input_held_over_communication_steps(tmp_path):
+    H = 0.05
+    tc = np.arange(0.0, 5.0 + H / 2, H)
+    vals = F0 * np.sin(OMEGA * tc)
+    sig = np.array(list(zip(tc, vals)), dtype=[("time", float), ("F", float)])
+    exact = _held_exact(tc, vals, H)
+    errors = []
+    for dt in (H / 10, H / 20):
+        mdl = _mass_spring(dt)
+        path = export_fmu(mdl, tmp_path / f"msd{len(errors)}.fmu")
+        assert validate_fmu(str(path)) == []
+        r = fmpy.simulate_fmu(str(path), stop_time=5.0, output_interval=H, input=sig,
+                              output=["x", "work_rate"])
+        s = symgen.simulate(mdl, inputs={"F": (tc, vals, "hold")})
+        k = round(H / dt)
+        assert np.abs(r["x"] - s.x[::k, 0]).max() <= 1e-12 * np.abs(s.x).max()
+        # the output F·xd at a communication point: FMPy samples it before it sets the next
+        # input, so F is the one held over the step just taken
+        held = np.r_[vals[0], vals[:-1]]
+        np.testing.assert_allclose(r["work_rate"], held * s.xd[::k, 0], rtol=0, atol=1e-12)
+        errors.append(np.abs(r["x"] - exact).max())
+    # against the held input's exact response: first order in dt (the step after a jump of the
+    # input starts from the acceleration of the input before it; docs/fmu.md)
+    assert errors[1] < 0.6 * errors[0] and errors[0] < 0.02 * np.abs(exact).max()
+    assert errors[0] / errors[1] == pytest.approx(2.0, rel=0.15)
+
+
+def test_communication_step_not_a_multiple_of_dt_is_an_error(tmp_path):
+    path = export_fmu(_mass_spring(0.01), tmp_path / "msd.fmu")
+    messages = []
+    with pytest.raises(FMICallException):
+        fmpy.simulate_fmu(str(path), stop_time=1.0, output_interval=0.015, output=["x"],
+                          logger=lambda env, name, status, cat, msg: messages.append(msg.decode()))
+    assert any("not a whole number of the internal step" in m for m in messages), messages
+
+
+def test_failing_step_is_fmi2error_not_nan(tmp_path):
+    (x,), _ = symgen.coordinates("x")
+    mdl = symgen.Model("blowup", [x], [[1]], [x**2], x0=[1.0],       # x'' = x^2 blows up
+                       settings={"dt": 1e-2, "t_end": 5.0})
+    s = symgen.simulate(mdl)
+    assert s.status == "diverged"
+    path = export_fmu(mdl, tmp_path / "blowup.fmu")
+    messages = []
+    with pytest.raises(FMICallException) as info:
+        fmpy.simulate_fmu(str(path), stop_time=5.0, output_interval=1e-2, output=["x"],
+                          logger=lambda env, name, status, cat, msg: messages.append(msg.decode()))
+    assert "error" in str(info.value)
+    # the step that diverged is simulate's: from its last recorded row
+    assert any("diverged" in m and f"from t = {s.t[-1]:.9g} to" in m for m in messages), messages
+
+
+def test_error_controlled_fmu_lands_on_the_communication_points(tmp_path):
+    mdl = load_model("stiff_pendulum", T0=5.0)
+    path = export_fmu(mdl, tmp_path / "spa.fmu", dt="auto", rtol=1e-6)
+    assert validate_fmu(str(path)) == []
+    r = fmpy.simulate_fmu(str(path), stop_time=20.0, output_interval=0.5, output=["theta"])
+    ref = symgen.simulate(mdl, t_end=20.0, dt=1e-3)                # fine fixed step (oracle)
+    assert np.allclose(r["time"], ref.t[::500], rtol=0, atol=1e-12)
+    err = np.abs(r["theta"] - ref.outputs[::500, 0]).max()
+    auto = symgen.simulate(mdl, t_end=20.0, dt="auto", rtol=1e-6, t_eval=r["time"])
+    err_auto = np.abs(auto.outputs[:, 0] - ref.outputs[::500, 0]).max()
+    # as accurate as simulate's own error control at the same rtol (measured 1.7e-5 vs 1.8e-5),
+    # far below the model's fixed step's error (1.4e-4)
+    assert err <= 3 * err_auto and err < 5e-5
+
+
+def test_bad_requests_are_one_line_errors(tmp_path, capsys):
+    from symgen.cli import main
+
+    (x,), _ = symgen.coordinates("x")
+    clash = symgen.Model("clash", [x], [[1]], [-x], outputs={"x": 2 * x})
+    with pytest.raises(ValueError, match="the name 'x' is used twice"):
+        export_fmu(clash, tmp_path / "clash.fmu")
+    with pytest.raises(ValueError, match="with dt='auto'"):
+        export_fmu(clash, tmp_path / "clash.fmu", rtol=1e-3)
+    assert not (tmp_path / "clash.fmu").exists()
+    assert main(["fmu", "stiff_pendulum", "-o", str(tmp_path / "a.fmu"), "--rtol", "1e-3"]) == 2
+    assert main(["fmu", "stiff_pendulum", "-o", str(tmp_path / "a.fmu"), "--dt", "-1"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["error: --rtol and --atol are the error control's: give them with --dt auto",
+                   "error: --dt -1: give a step > 0 or auto"]
