@@ -335,3 +335,17 @@ def test_main_c_dt_auto_completes_the_double_four_bar_over_100_s(sim):
     y = kernels.outputs(data[i, 0], data[i, 1:1 + n], data[i, 1 + n:])
     B, _ = oracles.four_bar_reference(2, np.array([data[i, 0]]))
     assert abs(y[list(kernels.output_names).index("B0.x")] - B[0][0]) < 1e-2
+
+
+def test_the_header_exports_the_models_start():
+    """<model>_x0 and <model>_xd0 (issue 23 §2): the model's start, as simulate takes it (an
+    entry at round-off of the vector's largest printed as 0, codegen.render._start_literal)."""
+    from symgen.codegen.render import START_ZERO
+
+    model = symgen.load_model("double_four_bar")
+    k = symgen.build(model)
+    for name, want in (("x0", model.x0), ("xd0", model.xd0)):
+        got = np.array(list(getattr(k.lib, f"{model.name}_{name}")))
+        want = np.asarray(want, dtype=float)
+        np.testing.assert_allclose(got, want, rtol=0, atol=START_ZERO * np.abs(want).max())
+        assert np.array_equal(got[got != 0], want[got != 0])

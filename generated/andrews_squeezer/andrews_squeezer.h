@@ -24,6 +24,7 @@
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
  *   lam  [m]  Lagrange multipliers (constraint forces H^T lam)
  *   p    [NP] parameters (defaults in andrews_squeezer_param_defaults)
+ *        (the model's start: andrews_squeezer_x0, andrews_squeezer_xd0, the state symgen.simulate starts from)
  *   u    [NU] inputs, values set at run time (dynamics and outputs only; any pointer, even NULL,
  *        when NU = 0).  K and C are the derivatives at the given u.
  *
@@ -160,6 +161,8 @@ extern "C" {
 #define ANDREWS_SQUEEZER_Y_F_y 8
 #define ANDREWS_SQUEEZER_Y_power_mom 9
 extern const double andrews_squeezer_param_defaults[17];
+extern const double andrews_squeezer_x0[21];
+extern const double andrews_squeezer_xd0[21];
 #define ANDREWS_SQUEEZER_NNZ_H 64
 #define ANDREWS_SQUEEZER_NNZ_M 27
 extern const int andrews_squeezer_H_indptr[21];

@@ -101,8 +101,7 @@ static int run_auto(sg_stepper *s, const double *p, double t0, double t_end, dou
 
 int main(int argc, char **argv)
 {
-    double x[21] = { 0.0009182485980307615, -5.674074562905483e-05, -0.06171389001427645, -0.0044914333599330725, 0.00027753625579428993, -0.06171389001427645, -0.018742186670315457, 0.02048510678907393, 0.45527981916307037, -0.030222939830158887, 0.01207118235666394, 0.7100333697097284, -0.05323682815570414, 0.016631847966616306, 0.48736497954384256, -0.028543268536783604, -0.010722254707252288, 1.0078790543839353, -0.06920550702962615, -0.015344418214242652, 1.2305474445498212 };
-    double xd[21] = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
+    double x[21], xd[21];
     double xdd[21], lam[20 + 1];
     const double *p = andrews_squeezer_param_defaults;
     sg_options o;
@@ -116,6 +115,8 @@ int main(int argc, char **argv)
     sg_control c = sg_control_default();
     autostep = argc > 1 && strcmp(argv[1], "auto") == 0;
     if (argc > 1 && !autostep && !positive(argv[1], &dt)) return usage(argv[0], "bad DT", argv[1]);
+    memcpy(x, andrews_squeezer_x0, sizeof x);     /* the model's start, as simulate's */
+    memcpy(xd, andrews_squeezer_xd0, sizeof xd);
 
     if (argc > 2 && !positive(argv[2], &t_end)) return usage(argv[0], "bad T_END", argv[2]);
     if (argc > 3) {

@@ -10,6 +10,9 @@ const double bricard_param_defaults[2] = {
     9.81  /* g */
 };
 
+/* the model's start (x0, xd0: the assembled, consistent initial state symgen.simulate starts from) */
+const double bricard_x0[24] = { 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, -1.0, 0.0, 1.0, 0.0, 0.0, 1.0, -1.0, 1.0, 0.0, 1.0, 0.0, 0.0, -1.0, 1.0, 0.0, 0.0, 1.0 };
+const double bricard_xd0[24] = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
 
 /* CSR patterns (row pointers, column indices): H, H_dot, H_ddot share one, M, K, C another */
 const int bricard_H_indptr[25] = {

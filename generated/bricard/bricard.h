@@ -24,6 +24,7 @@
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
  *   lam  [m]  Lagrange multipliers (constraint forces H^T lam)
  *   p    [NP] parameters (defaults in bricard_param_defaults)
+ *        (the model's start: bricard_x0, bricard_xd0, the state symgen.simulate starts from)
  *   u    [NU] inputs, values set at run time (dynamics and outputs only; any pointer, even NULL,
  *        when NU = 0).  K and C are the derivatives at the given u.
  *
@@ -128,6 +129,8 @@ extern "C" {
 #define BRICARD_Y_rod2_mid_vy 4
 #define BRICARD_Y_rod2_mid_vz 5
 extern const double bricard_param_defaults[2];
+extern const double bricard_x0[24];
+extern const double bricard_xd0[24];
 #define BRICARD_NNZ_H 124
 #define BRICARD_NNZ_M 120
 extern const int bricard_H_indptr[25];

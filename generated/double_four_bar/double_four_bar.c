@@ -10,6 +10,9 @@ const double double_four_bar_param_defaults[2] = {
     9.81  /* g */
 };
 
+/* the model's start (x0, xd0: the assembled, consistent initial state symgen.simulate starts from) */
+const double double_four_bar_x0[15] = { 0.0, 0.5, 1.5707963267948966, 1.0, 0.5, 1.5707963267948966, 2.0, 0.5, 1.5707963267948966, 0.5, 1.0, 0.0, 1.5, 1.0, 0.0 };
+const double double_four_bar_xd0[15] = { 0.5, 0.0, -1.0, 0.5, 0.0, -1.0, 0.5, 0.0, -1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0 };
 
 /* CSR patterns (row pointers, column indices): H, H_dot, H_ddot share one, M, K, C another */
 const int double_four_bar_H_indptr[15] = {

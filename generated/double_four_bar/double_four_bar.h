@@ -24,6 +24,7 @@
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
  *   lam  [m]  Lagrange multipliers (constraint forces H^T lam)
  *   p    [NP] parameters (defaults in double_four_bar_param_defaults)
+ *        (the model's start: double_four_bar_x0, double_four_bar_xd0, the state symgen.simulate starts from)
  *   u    [NU] inputs, values set at run time (dynamics and outputs only; any pointer, even NULL,
  *        when NU = 0).  K and C are the derivatives at the given u.
  *
@@ -106,6 +107,8 @@ extern "C" {
 #define DOUBLE_FOUR_BAR_Y_B0_vx 2
 #define DOUBLE_FOUR_BAR_Y_B0_vy 3
 extern const double double_four_bar_param_defaults[2];
+extern const double double_four_bar_x0[15];
+extern const double double_four_bar_xd0[15];
 #define DOUBLE_FOUR_BAR_NNZ_H 44
 #define DOUBLE_FOUR_BAR_NNZ_M 15
 extern const int double_four_bar_H_indptr[15];

@@ -101,8 +101,7 @@ static int run_auto(sg_stepper *s, const double *p, double t0, double t_end, dou
 
 int main(int argc, char **argv)
 {
-    double x[15] = { 0.0, 0.5, 1.5707963267948966, 1.0, 0.5, 1.5707963267948966, 2.0, 0.5, 1.5707963267948966, 0.5, 1.0, 0.0, 1.5, 1.0, 0.0 };
-    double xd[15] = { 0.5, 0.0, -1.0, 0.5, 0.0, -1.0, 0.5, 0.0, -1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0 };
+    double x[15], xd[15];
     double xdd[15], lam[14 + 1];
     const double *p = double_four_bar_param_defaults;
     sg_options o;
@@ -116,6 +115,8 @@ int main(int argc, char **argv)
     sg_control c = sg_control_default();
     autostep = argc > 1 && strcmp(argv[1], "auto") == 0;
     if (argc > 1 && !autostep && !positive(argv[1], &dt)) return usage(argv[0], "bad DT", argv[1]);
+    memcpy(x, double_four_bar_x0, sizeof x);     /* the model's start, as simulate's */
+    memcpy(xd, double_four_bar_xd0, sizeof xd);
 
     if (argc > 2 && !positive(argv[2], &t_end)) return usage(argv[0], "bad T_END", argv[2]);
     if (argc > 3) {

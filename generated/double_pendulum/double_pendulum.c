@@ -13,6 +13,9 @@ const double double_pendulum_param_defaults[5] = {
     1.0  /* c */
 };
 
+/* the model's start (x0, xd0: the assembled, consistent initial state symgen.simulate starts from) */
+const double double_pendulum_x0[6] = { 0.5, 0.0, 1.5707963267948966, 1.5, 0.0, 1.5707963267948966 };
+const double double_pendulum_xd0[6] = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
 
 /* CSR patterns (row pointers, column indices): H, H_dot, H_ddot share one, M, K, C another */
 const int double_pendulum_H_indptr[5] = {

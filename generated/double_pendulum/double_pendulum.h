@@ -24,6 +24,7 @@
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
  *   lam  [m]  Lagrange multipliers (constraint forces H^T lam)
  *   p    [NP] parameters (defaults in double_pendulum_param_defaults)
+ *        (the model's start: double_pendulum_x0, double_pendulum_xd0, the state symgen.simulate starts from)
  *   u    [NU] inputs, values set at run time (dynamics and outputs only; any pointer, even NULL,
  *        when NU = 0).  K and C are the derivatives at the given u.
  *
@@ -98,6 +99,8 @@ extern "C" {
 #define DOUBLE_PENDULUM_Y_power_spring1 4
 #define DOUBLE_PENDULUM_Y_power_spring2 5
 extern const double double_pendulum_param_defaults[5];
+extern const double double_pendulum_x0[6];
+extern const double double_pendulum_xd0[6];
 #define DOUBLE_PENDULUM_NNZ_H 12
 #define DOUBLE_PENDULUM_NNZ_M 8
 extern const int double_pendulum_H_indptr[5];

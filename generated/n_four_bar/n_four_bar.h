@@ -24,6 +24,7 @@
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
  *   lam  [m]  Lagrange multipliers (constraint forces H^T lam)
  *   p    [NP] parameters (defaults in n_four_bar_param_defaults)
+ *        (the model's start: n_four_bar_x0, n_four_bar_xd0, the state symgen.simulate starts from)
  *   u    [NU] inputs, values set at run time (dynamics and outputs only; any pointer, even NULL,
  *        when NU = 0).  K and C are the derivatives at the given u.
  *
@@ -562,6 +563,8 @@ extern "C" {
 #define N_FOUR_BAR_Y_B0_vx 2
 #define N_FOUR_BAR_Y_B0_vy 3
 extern const double n_four_bar_param_defaults[2];
+extern const double n_four_bar_x0[243];
+extern const double n_four_bar_xd0[243];
 #define N_FOUR_BAR_NNZ_H 804
 #define N_FOUR_BAR_NNZ_M 243
 extern const int n_four_bar_H_indptr[243];

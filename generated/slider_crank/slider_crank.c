@@ -14,6 +14,9 @@ const double slider_crank_param_defaults[6] = {
     9.81  /* g */
 };
 
+/* the model's start (x0, xd0: the assembled, consistent initial state symgen.simulate starts from) */
+const double slider_crank_x0[9] = { 0.1, 0.0, 0.0, 0.5, 0.0, 0.0, 0.8, 0.0, 0.0 };
+const double slider_crank_xd0[9] = { 0.0, 0.6283185307179586, 6.283185307179586, 0.0, 0.6283185307179586, -2.0943951023931957, 0.0, 0.0, 0.0 };
 
 /* CSR patterns (row pointers, column indices): H, H_dot, H_ddot share one, M, K, C another */
 const int slider_crank_H_indptr[10] = {

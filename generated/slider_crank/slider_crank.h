@@ -24,6 +24,7 @@
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
  *   lam  [m]  Lagrange multipliers (constraint forces H^T lam)
  *   p    [NP] parameters (defaults in slider_crank_param_defaults)
+ *        (the model's start: slider_crank_x0, slider_crank_xd0, the state symgen.simulate starts from)
  *   u    [NU] inputs, values set at run time (dynamics and outputs only; any pointer, even NULL,
  *        when NU = 0).  K and C are the derivatives at the given u.
  *
@@ -100,6 +101,8 @@ extern "C" {
 #define SLIDER_CRANK_Y_B_vx 1
 #define SLIDER_CRANK_Y_phi 2
 extern const double slider_crank_param_defaults[6];
+extern const double slider_crank_x0[9];
+extern const double slider_crank_xd0[9];
 #define SLIDER_CRANK_NNZ_H 21
 #define SLIDER_CRANK_NNZ_M 9
 extern const int slider_crank_H_indptr[10];

@@ -101,8 +101,7 @@ static int run_auto(sg_stepper *s, const double *p, double t0, double t_end, dou
 
 int main(int argc, char **argv)
 {
-    double x[15] = { 0.0, 0.1, 0.2, 0.0, 1.0, 0.0, 0.2, 0.0, 0.0, -0.24806946917841702, 0.7442084075352507, -0.6201736729460424, 0.7028634960055145, 0.5788287614163062, 0.41344911529736156 };
-    double xd[15] = { 0.0, -0.4800000000000001, 0.0, 0.0, 0.0, 6.0, 0.24, 0.0, 0.0, 0.0, 0.875539302982648, 1.0506471635791772, -0.7588007292516283, -0.20429250402928467, 1.5759707453687664 };
+    double x[15], xd[15];
     double xdd[15], lam[14 + 1];
     const double *p = slider_crank_3d_param_defaults;
     sg_options o;
@@ -116,6 +115,8 @@ int main(int argc, char **argv)
     sg_control c = sg_control_default();
     autostep = argc > 1 && strcmp(argv[1], "auto") == 0;
     if (argc > 1 && !autostep && !positive(argv[1], &dt)) return usage(argv[0], "bad DT", argv[1]);
+    memcpy(x, slider_crank_3d_x0, sizeof x);     /* the model's start, as simulate's */
+    memcpy(xd, slider_crank_3d_xd0, sizeof xd);
 
     if (argc > 2 && !positive(argv[2], &t_end)) return usage(argv[0], "bad T_END", argv[2]);
     if (argc > 3) {

@@ -9,6 +9,9 @@ const double slider_crank_3d_param_defaults[1] = {
     9.81  /* g */
 };
 
+/* the model's start (x0, xd0: the assembled, consistent initial state symgen.simulate starts from) */
+const double slider_crank_3d_x0[15] = { 0.0, 0.1, 0.2, 0.0, 1.0, 0.0, 0.2, 0.0, 0.0, -0.24806946917841702, 0.7442084075352507, -0.6201736729460424, 0.7028634960055145, 0.5788287614163062, 0.41344911529736156 };
+const double slider_crank_3d_xd0[15] = { 0.0, -0.4800000000000001, 0.0, 0.0, 0.0, 6.0, 0.24, 0.0, 0.0, 0.0, 0.875539302982648, 1.0506471635791772, -0.7588007292516283, -0.20429250402928467, 1.5759707453687664 };
 
 /* CSR patterns (row pointers, column indices): H, H_dot, H_ddot share one, M, K, C another */
 const int slider_crank_3d_H_indptr[15] = {

@@ -24,6 +24,7 @@
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
  *   lam  [m]  Lagrange multipliers (constraint forces H^T lam)
  *   p    [NP] parameters (defaults in slider_crank_3d_param_defaults)
+ *        (the model's start: slider_crank_3d_x0, slider_crank_3d_xd0, the state symgen.simulate starts from)
  *   u    [NU] inputs, values set at run time (dynamics and outputs only; any pointer, even NULL,
  *        when NU = 0).  K and C are the derivatives at the given u.
  *
@@ -110,6 +111,8 @@ extern "C" {
 #define SLIDER_CRANK_3D_Y_slider_C_vz 5
 #define SLIDER_CRANK_3D_Y_crank_angle 6
 extern const double slider_crank_3d_param_defaults[1];
+extern const double slider_crank_3d_x0[15];
+extern const double slider_crank_3d_xd0[15];
 #define SLIDER_CRANK_3D_NNZ_H 53
 #define SLIDER_CRANK_3D_NNZ_M 57
 extern const int slider_crank_3d_H_indptr[15];

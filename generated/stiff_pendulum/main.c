@@ -101,8 +101,7 @@ static int run_auto(sg_stepper *s, const double *p, double t0, double t_end, dou
 
 int main(int argc, char **argv)
 {
-    double x[3] = { 0.0, -1.0, 0.0 };
-    double xd[3] = { 0.0, 0.0, 0.0 };
+    double x[3], xd[3];
     double xdd[3], lam[2 + 1];
     const double *p = stiff_pendulum_param_defaults;
     sg_options o;
@@ -116,6 +115,8 @@ int main(int argc, char **argv)
     sg_control c = sg_control_default();
     autostep = argc > 1 && strcmp(argv[1], "auto") == 0;
     if (argc > 1 && !autostep && !positive(argv[1], &dt)) return usage(argv[0], "bad DT", argv[1]);
+    memcpy(x, stiff_pendulum_x0, sizeof x);     /* the model's start, as simulate's */
+    memcpy(xd, stiff_pendulum_xd0, sizeof xd);
 
     if (argc > 2 && !positive(argv[2], &t_end)) return usage(argv[0], "bad T_END", argv[2]);
     if (argc > 3) {

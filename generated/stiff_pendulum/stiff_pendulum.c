@@ -13,6 +13,9 @@ const double stiff_pendulum_param_defaults[5] = {
     0.1  /* wbar */
 };
 
+/* the model's start (x0, xd0: the assembled, consistent initial state symgen.simulate starts from) */
+const double stiff_pendulum_x0[3] = { 0.0, -1.0, 0.0 };
+const double stiff_pendulum_xd0[3] = { 0.0, 0.0, 0.0 };
 
 /* CSR patterns (row pointers, column indices): H, H_dot, H_ddot share one, M, K, C another */
 const int stiff_pendulum_H_indptr[3] = {

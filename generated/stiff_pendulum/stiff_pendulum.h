@@ -24,6 +24,7 @@
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
  *   lam  [m]  Lagrange multipliers (constraint forces H^T lam)
  *   p    [NP] parameters (defaults in stiff_pendulum_param_defaults)
+ *        (the model's start: stiff_pendulum_x0, stiff_pendulum_xd0, the state symgen.simulate starts from)
  *   u    [NU] inputs, values set at run time (dynamics and outputs only; any pointer, even NULL,
  *        when NU = 0).  K and C are the derivatives at the given u.
  *
@@ -84,6 +85,8 @@ extern "C" {
 #define STIFF_PENDULUM_Y_theta 0
 #define STIFF_PENDULUM_Y_power_drive_torque 1
 extern const double stiff_pendulum_param_defaults[5];
+extern const double stiff_pendulum_x0[3];
+extern const double stiff_pendulum_xd0[3];
 #define STIFF_PENDULUM_NNZ_H 4
 #define STIFF_PENDULUM_NNZ_M 3
 extern const int stiff_pendulum_H_indptr[3];

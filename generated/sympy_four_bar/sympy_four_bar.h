@@ -24,6 +24,7 @@
  *   x    [n]  coordinates      xd  [n] velocities      xdd [n] accelerations
  *   lam  [m]  Lagrange multipliers (constraint forces H^T lam)
  *   p    [NP] parameters (defaults in sympy_four_bar_param_defaults)
+ *        (the model's start: sympy_four_bar_x0, sympy_four_bar_xd0, the state symgen.simulate starts from)
  *   u    [NU] inputs, values set at run time (dynamics and outputs only; any pointer, even NULL,
  *        when NU = 0).  K and C are the derivatives at the given u.
  *
@@ -90,6 +91,8 @@ extern "C" {
 #define SYMPY_FOUR_BAR_Y_B_x 2
 #define SYMPY_FOUR_BAR_Y_B_y 3
 extern const double sympy_four_bar_param_defaults[6];
+extern const double sympy_four_bar_x0[3];
+extern const double sympy_four_bar_xd0[3];
 #define SYMPY_FOUR_BAR_NNZ_H 6
 #define SYMPY_FOUR_BAR_NNZ_M 9
 extern const int sympy_four_bar_H_indptr[3];

@@ -181,7 +181,6 @@ def _main_settings(model: Model, nnz_H: int) -> dict:
         "t_end": lit(st.t_end if st.t_end is not None else 1.0),
         "tol": lit(st.tol), "constraint_tol": lit(st.constraint_tol),
         "max_iter": int(st.max_iter), "rank_tol": lit(st.rank_tol),
-        "x0": _start_literal(model.x0), "xd0": _start_literal(model.xd0),
         "chart": chart, "chart_code": "SG_CHART_SYMMETRIC" if chart == "symmetric" else "SG_CHART_END",
         "metric": st.metric if method == "nullspace" else "euclidean",
         "auto_end": auto["end"], "auto_symmetric": auto["symmetric"],
@@ -240,6 +239,7 @@ def generate(model_or_derived: Model | Derived, outdir=None) -> GeneratedSource:
         "H_indptr": _ints(sparse.H_indptr), "H_indices": _ints(sparse.H_indices),
         "M_indptr": _ints(sparse.M_indptr), "M_indices": _ints(sparse.M_indices),
         "col_order": _ints(sparse.col_order),
+        "x0": _start_literal(model.x0), "xd0": _start_literal(model.xd0),
         "has_potential": int(model.V is not None),
         "C_is_zero": int(next(o["nnz"] for k in kernels if k["name"] == "dynamics"
                               for o in k["outputs"] if o["name"] == "C") == 0),
