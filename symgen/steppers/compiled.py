@@ -35,7 +35,7 @@ import numpy as np
 from .._io import held_signals
 # "auto"'s rule is the settings' (the generated main.c reads it too); re-exported here
 from ..settings import SPARSE_FROM_N, SPARSE_MAX_DENSITY, compiled_factorization
-from .base import FLOOR_TIMES_KEPT, Stepper, StepFailure
+from .base import FLOOR_TIMES_KEPT, Stepper
 
 __all__ = ["CompiledStepper", "unsupported", "compiled_factorization", "COMPILED_METHODS",
            "COMPILED_CHARTS", "COMPILED_METRICS", "SPARSE_FROM_N", "SPARSE_MAX_DENSITY"]
