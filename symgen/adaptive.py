@@ -21,8 +21,7 @@ from ._record import MemoryBudgetError, Recorder
 from .names import power_columns
 from .input_values import InputError
 from .settings import SimulationSettings
-from .steploop import finish, short_reason, start_state, stop_reason
-from .steppers import Linearization
+from .steploop import finish, omega_start, short_reason, start_state, stop_reason
 from .steppers.control import (ErrorEstimate, Flag, StepController, initial_step, stretched,
                                tries)
 
@@ -93,14 +92,6 @@ class _Control:
 
 def _too_small(h: float, t: float, ctl: _Control) -> bool:
     return h < ctl.h_min or h <= 64 * np.finfo(float).eps * max(1.0, abs(t))
-
-
-def _omega(kernels, stepper, cfg, t0, x, xd, xdd, lam) -> float:
-    try:
-        return Linearization(kernels.n, kernels.m, cfg.rank_tol).omega_at(kernels, t0, x, xd,
-                                                                          xdd, lam)
-    except (np.linalg.LinAlgError, ValueError):
-        return math.nan
 
 
 def dense_state(kernels, tau: float, t: float, h: float, start, end):
@@ -230,7 +221,7 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
     cs = start_state(kernels, stepper, cfg, t0, x0, xd0, consistent)
     run = _State(t0, (cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()),
                  np.array(cs.residuals, dtype=float))
-    run.w = _omega(kernels, stepper, cfg, t0, *run.state)
+    run.w = omega_start(kernels, stepper, cfg, t0, run.state)
     run.hm = sch.h_max(run.w)
     rows.first(t0, run.state, run.res, run.w, run.hm)
     stepper.controlled = True

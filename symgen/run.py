@@ -28,8 +28,8 @@ from .jit import as_kernels
 from .names import power_columns
 from .result import Result
 from .settings import SimulationSettings
-from .steploop import finish, short_reason, start_state, stop_reason
-from .steppers import Linearization, StepFailure, make_stepper
+from .steploop import finish, omega_start, short_reason, start_state, stop_reason
+from .steppers import StepFailure, make_stepper
 
 __all__ = ["simulate"]
 
@@ -260,17 +260,6 @@ def _blas_limit(threads: int | None):
     return _BLAS["controller"].limit(limits=int(threads), user_api="blas")
 
 
-def _omega_start(kernels, stepper, cfg: SimulationSettings, t0: float, state) -> float:
-    """ω_max at the consistent start (the compiled stepper's own, in C), NaN where H cannot be
-    factored there."""
-    try:
-        if getattr(stepper, "compiled", False):
-            return stepper.omega_at(t0, *state)
-        return Linearization(kernels.n, kernels.m, cfg.rank_tol).omega_at(kernels, t0, *state)
-    except (np.linalg.LinAlgError, ValueError):
-        return math.nan
-
-
 def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progress, consistent,
          estimate, t_wall, every, extra_meta, values) -> Result:
     """The fixed-step loop: start, steps, the stop reasons; the recording is
@@ -287,7 +276,7 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
     cs = start_state(kernels, stepper, cfg, t0, x0, xd0, consistent)
     x, xd, xdd, lam = cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()
     res = np.array(cs.residuals, dtype=float)
-    w = _omega_start(kernels, stepper, cfg, t0, (x, xd, xdd, lam)) if estimate else math.nan
+    w = omega_start(kernels, stepper, cfg, t0, (x, xd, xdd, lam)) if estimate else math.nan
     hm = sch.h_max(w) if estimate else math.nan
 
     def record(j, t, iters, y=None):

@@ -16,9 +16,10 @@ from .names import work_names
 from .units import result_units
 from .result import Result
 from .settings import SimulationSettings
+from .steppers import Linearization
 from .steppers.base import norm2
 
-__all__ = ["start_state", "stop_reason", "finish", "short_reason", "REASON_CHARS"]
+__all__ = ["start_state", "omega_start", "stop_reason", "finish", "short_reason", "REASON_CHARS"]
 
 
 def _versions() -> dict:
@@ -55,6 +56,17 @@ def start_state(kernels, stepper, cfg: SimulationSettings, t0, x0, xd0, consiste
             warnings.warn(f"initial state projected onto the constraints: moved |dx| = {cs.dx:.3e}, "
                           f"|dxd| = {cs.dxd:.3e}", RuntimeWarning, stacklevel=4)
     return cs
+
+
+def omega_start(kernels, stepper, cfg: SimulationSettings, t0: float, state) -> float:
+    """ω_max at the consistent start (the compiled stepper's own, in C), NaN where H cannot be
+    factored there."""
+    try:
+        if getattr(stepper, "compiled", False):
+            return stepper.omega_at(t0, *state)
+        return Linearization(kernels.n, kernels.m, cfg.rank_tol).omega_at(kernels, t0, *state)
+    except (np.linalg.LinAlgError, ValueError):
+        return math.nan
 
 
 def stop_reason(stepper, step: int, t1: float, dt: float, bound: float, iters: int) -> str:
