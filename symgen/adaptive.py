@@ -21,9 +21,9 @@ from ._record import MemoryBudgetError, Recorder
 from .names import power_columns
 from .input_values import InputError
 from .settings import SimulationSettings
-from .steploop import finish, omega_start, short_reason, start_state, stop_reason
-from .steppers.control import (ErrorEstimate, Flag, StepController, initial_step, stretched,
-                               tries)
+from .steploop import finish, omega_start, project_row, short_reason, start_state, stop_reason
+from .steppers.control import (ErrorEstimate, Flag, StepController, hermite, initial_step,
+                               stretched, tries)
 
 __all__ = ["run_adaptive", "dense_state", "PROGRESS_UNITS"]
 
@@ -97,21 +97,10 @@ def _too_small(h: float, t: float, ctl: _Control) -> bool:
 def dense_state(kernels, tau: float, t: float, h: float, start, end):
     """The state at ``tau`` in the accepted step from t (``start`` = (x, ẋ, ẍ)) to t + h
     (``end``): the cubic Hermite interpolant of x on (x, ẋ) at both ends, projected onto
-    q = q̇ = 0, with ẍ and λ solved from the equations of motion there (assembly's consistent
-    state); returns (x, ẋ, ẍ, λ, residual norms)."""
-    from .assembly import consistent_state
-
-    s = (tau - t) / h
-    (x0, v0, _), (x1, v1, _) = start, end
-    h00, h10, h01, h11 = 2 * s**3 - 3 * s**2 + 1, s**3 - 2 * s**2 + s, -2 * s**3 + 3 * s**2, s**3 - s**2
-    x = h00 * x0 + h10 * h * v0 + h01 * x1 + h11 * h * v1
-    d00, d10, d01, d11 = 6 * s**2 - 6 * s, 3 * s**2 - 4 * s + 1, -6 * s**2 + 6 * s, 3 * s**2 - 2 * s
-    xd = (d00 * x0 + d01 * x1) / h + d10 * v0 + d11 * v1
-    try:                # as close to the constraints as the step's own states (round-off)
-        cs = consistent_state(kernels, tau, x, xd, tol=1e-15)
-    except ValueError:  # (Gauss–Newton stalled above 1e-15: assembly's own tolerance)
-        cs = consistent_state(kernels, tau, x, xd)
-    return cs.x, cs.xd, cs.xdd, cs.lam, np.array(cs.residuals, dtype=float)
+    q = q̇ = 0, with ẍ and λ solved from the equations of motion there (steploop.project_row);
+    returns (x, ẋ, ẍ, λ, residual norms)."""
+    x, xd = hermite(tau, t, h, start[0], start[1], end[0], end[1])
+    return project_row(kernels, tau, x, xd)
 
 
 def _t_eval(t_eval, t0: float, t_end: float):

@@ -50,12 +50,25 @@ def start_state(kernels, stepper, cfg: SimulationSettings, t0, x0, xd0, consiste
             cs = finished_state(kernels, t0, x0, xd0, *done)
     if cs is None:
         cs = consistent_state(kernels, t0, x0, xd0, rank_tol=cfg.rank_tol, project=consistent)
+    # the projection of a row the stepper interpolates (a grid point it crossed: nullspace.py)
+    stepper.project_row = lambda tau, x, xd: project_row(kernels, tau, x, xd, cfg.rank_tol)
     if consistent:
         scale = max(1.0, float(np.max(np.abs(x0))))
         if cs.dx > 1e-8 * scale or cs.dxd > 1e-8 * max(1.0, float(np.max(np.abs(xd0)))):
             warnings.warn(f"initial state projected onto the constraints: moved |dx| = {cs.dx:.3e}, "
                           f"|dxd| = {cs.dxd:.3e}", RuntimeWarning, stacklevel=4)
     return cs
+
+
+def project_row(kernels, tau: float, x, xd, rank_tol: float = SimulationSettings.rank_tol):
+    """An interpolated row (x, ẋ at ``tau``) projected onto q = q̇ = 0 as closely as a step's own
+    states (1e-15; assembly's own tolerance where Gauss–Newton stalls above it), with ẍ and λ
+    solved there: (x, ẋ, ẍ, λ, residual norms)."""
+    try:
+        cs = consistent_state(kernels, tau, x, xd, tol=1e-15, rank_tol=rank_tol)
+    except ValueError:
+        cs = consistent_state(kernels, tau, x, xd, rank_tol=rank_tol)
+    return cs.x, cs.xd, cs.xdd, cs.lam, np.array(cs.residuals, dtype=float)
 
 
 def omega_start(kernels, stepper, cfg: SimulationSettings, t0: float, state) -> float:
@@ -169,7 +182,8 @@ def finish(kernels, stepper, cfg: SimulationSettings, rec, cs, status: str, reas
     meta["floor_steps"] = int(getattr(stepper, "floor_steps", 0))      # accepted at the round-off floor
     meta["floor_times"] = [float(v) for v in getattr(stepper, "floor_times", [])]   # the first 100
     meta["floor_t_last"] = (float(stepper.floor_t_last) if meta["floor_steps"] else None)
-    for what in ("substepped", "landing"):   # nullspace: sub-stepped steps, landings (issue 8 §2)
+    for what in ("substepped", "landing", "crossed"):   # nullspace: sub-stepped steps, landings,
+        # crossed grid points (issue 8 §2, issue 21)
         if hasattr(stepper, f"{what}_steps"):
             meta[f"{what}_steps"] = int(getattr(stepper, f"{what}_steps"))
             meta[f"{what}_times"] = [float(v) for v in getattr(stepper, f"{what}_times")]

@@ -190,6 +190,13 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
         lines.append(f"  {_pad('landings', 15)} {count} steps landed next to a singular "
                      f"configuration (t = {times}{' …' if count > 5 else ''} s): recorded, and "
                      "the run went on from the step before in steps of h/2, h, h/2")
+    count = int(meta.get("crossed_steps") or 0)
+    if count > 0:                           # nullspace: grid points crossed (issue 21)
+        times = ", ".join(f"{float(v):.6g}" for v in (meta.get("crossed_times") or [])[:5])
+        what = "grid points" if count > 1 else "grid point"
+        lines.append(f"  {_pad('crossed', 15)} {count} {what} no step could end on (a singular "
+                     f"configuration; t = {times}{' …' if count > 5 else ''} s): recorded from "
+                     "the interpolant of a sub-step across")
     for key, label in (("max_pos_err", "max ‖q‖"), ("max_vel_err", "max ‖q̇‖"),
                        ("max_acc_err", "max ‖q̈‖")):
         lines.append(f"  {_pad(label, 15)} {_fmt(float(stats[key]))}")

@@ -90,21 +90,26 @@ typedef struct sg_i3 {
     double *A_lu;                                 /* LU copy of A */
 } sg_i3;
 
-/* What one null-space step leaves to the next (nullspace.py "Landings"): the start of the current
- * step, the start of the step onto a pending landing (pending = 1) and s_min/s_max of H at the
- * last accepted state. */
+/* What one null-space step leaves to the next (nullspace.py "Landings", "Crossings"): the start of
+ * the current step, the start of the step onto a pending landing (pending = 1), s_min/s_max of H
+ * at the last accepted state; after a crossed grid point (ahead = 1) the state one step past it,
+ * its residuals and s_min/s_max; the interpolant's (x, xd) at the crossed point (cx, cxd). */
 typedef struct sg_step_over {
     int pending;
     double t, *x, *xd, *xdd, *lam;
     double *start_x, *start_xd, *start_xdd, *start_lam;
     double ratio;
+    int ahead;
+    double *ax, *axd, *axdd, *alam, ares[3], aratio;
+    double *cx, *cxd;
 } sg_step_over;
 
 /* Run statistics (the sg_*_steps, sg_*_times, sg_*_rank getters). */
 typedef struct sg_stats {
-    long floor_steps, redundant_steps, landing_steps, substepped_steps;
+    long floor_steps, redundant_steps, landing_steps, substepped_steps, crossed_steps;
     double floor_times[SG_FLOOR_TIMES_KEPT], floor_t_last;
     double landing_times[SG_FLOOR_TIMES_KEPT], substepped_times[SG_FLOOR_TIMES_KEPT];
+    double crossed_times[SG_FLOOR_TIMES_KEPT];
     int min_rank, max_rank;
     int init_iters;            /* Gauss-Newton iterations of the last initial-state projection */
 } sg_stats;
@@ -167,6 +172,7 @@ struct sg_stepper {
 static int k_alloc(sg_stepper *s, int kcap);
 /* sg_control.c.inc: a fixed step Newton could not close, as sub-steps under the error control. */
 static int substeps(sg_stepper *s, const double *p, double t, const double *x, const double *xd,
-                    const double *xdd, const double *lam, int *iterations, sg_failure *fail);
+                    const double *xdd, const double *lam, const double *span, int *iterations,
+                    sg_failure *fail);
 
 #endif /* SG_INTERNAL_H */

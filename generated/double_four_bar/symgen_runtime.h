@@ -251,6 +251,12 @@ long sg_substepped_steps(const sg_stepper *s);
  * and the last Newton failure of its sub-steps' tries (kind 0: the error test rejected them). */
 void sg_substep_failures(const sg_stepper *s, sg_failure *first, sg_failure *last);
 int sg_substepped_times(const sg_stepper *s, double *out, int max);
+/* nullspace: grid points no step could end on (Newton and the sub-steps failed there: a singular
+ * configuration to round-off), crossed by sub-steps to one step past them and recorded from the
+ * interpolant of the sub-step across them, projected on the constraints; sg_crossed_times copies
+ * their times, up to max, and returns how many it copied. */
+long sg_crossed_steps(const sg_stepper *s);
+int sg_crossed_times(const sg_stepper *s, double *out, int max);
 int sg_min_rank(const sg_stepper *s);
 int sg_max_rank(const sg_stepper *s);
 /* The sparse step's statistics: counts[3] = partitions, column changes, rank confirmations;

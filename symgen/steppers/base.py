@@ -75,10 +75,12 @@ def norm2(v) -> float:
 class StepFailure(RuntimeError):
     """A step that could not be completed; the message names time, step, iteration and norms."""
 
-    def __init__(self, message: str, *, iteration: int = 0, nonfinite: bool = False):
+    def __init__(self, message: str, *, iteration: int = 0, nonfinite: bool = False,
+                 crossable: bool = False):
         super().__init__(message)
         self.iteration = iteration
         self.nonfinite = nonfinite
+        self.crossable = crossable  # a fixed step whose sub-steps failed too (nullspace.py _cross)
 
 
 class Stepper:

@@ -136,6 +136,7 @@ class CompiledStepper:
         if method == "nullspace":
             self.substepped_steps, self.substepped_times = 0, []
             self.landing_steps, self.landing_times = 0, []
+            self.crossed_steps, self.crossed_times = 0, []
         else:
             self.redundant_steps = 0
 
@@ -490,7 +491,7 @@ class CompiledStepper:
         self.min_rank = int(lib.sg_min_rank(self._s))
         self.max_rank = int(lib.sg_max_rank(self._s))
         if self.method == "nullspace":
-            for what in ("landing", "substepped"):
+            for what in ("landing", "substepped", "crossed"):
                 setattr(self, f"{what}_steps", int(getattr(lib, f"sg_{what}_steps")(self._s)))
                 got = int(getattr(lib, f"sg_{what}_times")(self._s, buf, FLOOR_TIMES_KEPT))
                 setattr(self, f"{what}_times", list(buf[0:got]))

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-__all__ = ["ErrorEstimate", "StepController", "FLAGS", "Flag"]
+__all__ = ["ErrorEstimate", "StepController", "FLAGS", "Flag", "substeps", "hermite"]
 
 
 class Flag:
@@ -193,28 +193,31 @@ def stretched(h: float, rest: float) -> float:
 
 
 def substeps(stepper, t: float, x, xd, xdd, lam, *, rtol: float = 1e-6,
-             atol: float = 1e-8) -> int:
+             atol: float = 1e-8, t_end: float | None = None, h_cap: float = math.inf,
+             first: float = 0.25, cross: float | None = None):
     """A fixed step of ``stepper.h`` that Newton could not close, as internal sub-steps chosen by
-    the error control (issue 21 §2; :func:`tries`, the first a quarter of h, no bound but the end
-    t + h; the C runtime's ``substeps`` is this), ending on t + h.
+    the error control (issue 21 §2; :func:`tries`, the first ``first``·h, none longer than
+    ``h_cap``; the C runtime's ``substeps`` is this), ending on ``t_end`` (default t + h).
     The end state is left in the stepper's buffers as for one step of h; returns the Newton
-    iterations of the accepted sub-steps.  Raises the last StepFailure when a sub-step falls to
-    round-off."""
+    iterations of the accepted sub-steps, and with ``cross`` = a time inside the span also the
+    sub-step across it, (t, h, x, ẋ, x₁, ẋ₁) for its interpolant (:func:`hermite`).  Raises the
+    last StepFailure when a sub-step falls to round-off."""
     from types import SimpleNamespace
 
     from .base import StepFailure
 
-    H, t_end = stepper.h, t + stepper.h
+    H = stepper.h
+    t_end = t + H if t_end is None else t_end
     est = ErrorEstimate(stepper.scheme, stepper.n, rtol, np.full(stepper.n, atol))
     ctl = StepController()
     count = SimpleNamespace(rejected_error=0, rejected_newton=0, last_failure=None)
     cur = (x.copy(), xd.copy(), xdd.copy(), lam.copy())
-    tc, h, iters, controlled = t, 0.25 * H, 0, stepper.controlled
+    tc, h, iters, controlled, seg = t, first * H, 0, stepper.controlled, None
     stepper.controlled = True
     try:
         while tc < t_end:
             h_try, it, err, have_d, _, h = tries(
-                stepper, est, ctl, tc, h, cur, lambda h, tc: (stretched(h, t_end - tc), 0),
+                stepper, est, ctl, tc, h, cur, lambda h, tc: (stretched(min(h, h_cap), t_end - tc), 0),
                 lambda h, tc: h <= 64 * np.finfo(float).eps * max(1.0, abs(tc)), count)
             if h_try is None:
                 raise (count.last_failure if isinstance(count.last_failure, StepFailure) else
@@ -222,9 +225,22 @@ def substeps(stepper, t: float, x, xd, xdd, lam, *, rtol: float = 1e-6,
                                    f"(rtol {rtol:g}) down to round-off"))
             iters += it
             est.accept(h_try, cur[2], stepper.xdd)
+            t1 = t_end if h_try == t_end - tc else tc + h_try
+            if cross is not None and tc < cross <= t1:
+                seg = (tc, h_try, cur[0], cur[1], stepper.x.copy(), stepper.xd.copy())
             cur = (stepper.x.copy(), stepper.xd.copy(), stepper.xdd.copy(), stepper.lam.copy())
-            tc = t_end if h_try == t_end - tc else tc + h_try
+            tc = t1
             h = ctl.accepted(h_try, err if have_d else 1e-10)
     finally:
         stepper.h, stepper.controlled = H, controlled
-    return iters
+    return iters if cross is None else (iters, seg)
+
+
+def hermite(tau: float, t: float, h: float, x0, v0, x1, v1):
+    """(x, ẋ) at ``tau`` of the cubic Hermite interpolant of a step from t to t + h on its end
+    values (x₀, ẋ₀), (x₁, ẋ₁): the step's dense output, before its projection on the constraints."""
+    s = (tau - t) / h
+    h00, h10, h01, h11 = 2 * s**3 - 3 * s**2 + 1, s**3 - 2 * s**2 + s, -2 * s**3 + 3 * s**2, s**3 - s**2
+    x = h00 * x0 + h10 * h * v0 + h01 * x1 + h11 * h * v1
+    d00, d10, d01, d11 = 6 * s**2 - 6 * s, 3 * s**2 - 4 * s + 1, -6 * s**2 + 6 * s, 3 * s**2 - 2 * s
+    return x, (d00 * x0 + d01 * x1) / h + d10 * v0 + d11 * v1

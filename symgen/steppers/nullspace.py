@@ -70,6 +70,16 @@ after it, in steps of h/2, h, h/2: they keep clear of the landing and never exce
 stability limit), and nothing of the landing's tangent enters the run (never twice in a row).
 Counted in ``landing_steps``/``landing_times`` (the landing's times) and shown in the summary.  The recorded landing itself keeps the uncertain ẋ, ẍ: its
 energy sample may stand out (the one after it does not).
+
+Crossings.  A grid point may itself lie on a singular configuration to round-off (the N four-bar,
+N = 40, h = 1e-3, t = 213.134 s: s_min/s_max of H = 2e-10): then no step can end there, neither
+the step nor any of its sub-steps, whose last one ends on the same point.  Such a grid point is
+crossed (``_cross``): sub-steps under the same error control from the step's start to one step
+past it (none longer than h, the first 0.3 h so that none ends on the grid), the row at the grid
+point from the cubic Hermite interpolant of the sub-step across it projected on q = q̇ = 0 with ẍ,
+λ solved there (as ``t_eval`` rows, docs/variable-step.md), and the state one step past it kept
+for the next step, which starts from it and not from the interpolated row.  Counted in
+``crossed_steps``/``crossed_times``; a crossing that fails too leaves the step's own failure.
 """
 from __future__ import annotations
 
@@ -80,7 +90,7 @@ import numpy as np
 from ..settings import METRICS, resolve_factorization
 from .base import FLOOR_TIMES_KEPT, Stepper, StepFailure, norm2
 from .chart import CHARTS, SymmetricChart, solve_chart_step
-from .control import substeps
+from .control import hermite, substeps
 from .linalg import dot_into, solve_small
 from .sparse import make_linearization
 
@@ -140,6 +150,9 @@ class NullspaceStepper(Stepper):
         self.landing_steps = 0      # landings stepped over (module docstring, "Landings") …
         self.landing_times = []     # … their times (the first FLOOR_TIMES_KEPT)
         self._over = None           # (t, x, ẋ, ẍ, λ) at the start of the step onto a landing
+        self.crossed_steps = 0      # grid points crossed, recorded from the interpolant …
+        self.crossed_times = []     # … their times (module docstring, "Crossings")
+        self._ahead = None          # the state one step past a crossed grid point, its residuals
         self._ratio = math.nan      # s_min/s_max of H at the last accepted state
         self.min_rank = self.m      # smallest rank of H seen during the run (redundancy report)
         self.max_rank = 0
@@ -158,19 +171,50 @@ class NullspaceStepper(Stepper):
         to handle, by a smaller step (docs/variable-step.md)."""
         if self.controlled:
             return self._newton(t, x, xd, xdd, lam)
-        if self._over is None:
-            start = (t, x, xd, xdd, lam)
-            it = self._step(*start)
-        else:
-            start, self._over = self._over, None
-            it = self._step_over(*start)
+        if self._ahead is not None:
+            return self._take_ahead()
+        over, self._over = self._over, None
+        start = (t, x, xd, xdd, lam) if over is None else over
+        try:
+            it = self._step(*start) if over is None else self._step_over(*start)
+        except StepFailure as exc:
+            return self._cross(start, t + self.h, exc)
         ratio = self._s_ratio(self.lin)
-        if (self._over is None and start[0] == t and ratio < LANDING_RATIO
+        if (over is None and ratio < LANDING_RATIO
                 and ratio < LANDING_DROP * self._ratio):
             self._over = (t, x.copy(), xd.copy(), xdd.copy(), lam.copy())
             self._count("landing", t + self.h)
         self._ratio = ratio
         return it
+
+    def _cross(self, start, T: float, failure: StepFailure) -> int:
+        """A grid point T no step can end on (Newton and its sub-steps failed there: a singular
+        configuration to round-off), crossed ("Crossings" in the module docstring): sub-steps from
+        the step's start to T + h, none longer than h; the row at T from the interpolant of the
+        sub-step across it, projected on the constraints; the state at T + h kept for the next
+        step.  Raises ``failure`` unchanged when the crossing fails too."""
+        h, project = self.h, getattr(self, "project_row", None)
+        if not failure.crossable or project is None:
+            raise failure
+        try:
+            it, (ts, hs, x0, v0, x1, v1) = substeps(self, *start, t_end=T + h, h_cap=h,
+                                                    first=0.3, cross=T)
+            row = project(T, *hermite(T, ts, hs, x0, v0, x1, v1))
+        except (StepFailure, ValueError, np.linalg.LinAlgError):
+            raise failure from None
+        self._ahead = (self.x.copy(), self.xd.copy(), self.xdd.copy(), self.lam.copy(),
+                       self.res.copy(), self._s_ratio(self.lin))
+        for buf, value in zip((self.x, self.xd, self.xdd, self.lam, self.res), row):
+            buf[:] = value
+        self._count("crossed", T)
+        return failure.iteration + it
+
+    def _take_ahead(self) -> int:
+        """The step after a crossed grid point: the state the crossing computed (no iteration)."""
+        (*state, self._ratio), self._ahead = self._ahead, None
+        for buf, value in zip((self.x, self.xd, self.xdd, self.lam, self.res), state):
+            buf[:] = value
+        return 0
 
     def _step_over(self, t, x, xd, xdd, lam) -> int:
         """From t (the start of the step onto a landing) to t + 2h in steps of h/2, h, h/2, which
@@ -204,7 +248,8 @@ class NullspaceStepper(Stepper):
             it = substeps(self, t, x, xd, xdd, lam)
         except StepFailure as exc:
             raise StepFailure(f"{first}; retried as sub-steps under error control: {exc}",
-                              iteration=exc.iteration, nonfinite=exc.nonfinite) from None
+                              iteration=exc.iteration, nonfinite=exc.nonfinite,
+                              crossable=True) from None
         self._count("substepped", t + self.h)
         return first.iteration + it
 
