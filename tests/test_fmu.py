@@ -390,10 +390,16 @@ def test_bad_requests_are_one_line_errors(tmp_path, capsys):
         export_fmu(clash, tmp_path / "clash.fmu", rtol=1e-3)
     assert not (tmp_path / "clash.fmu").exists()
     assert main(["fmu", "stiff_pendulum", "-o", str(tmp_path / "a.fmu"), "--rtol", "1e-3"]) == 2
-    assert main(["fmu", "stiff_pendulum", "-o", str(tmp_path / "a.fmu"), "--dt", "-1"]) == 2
+    assert main(["export", "stiff_pendulum", "--fmi", "3", "-o", str(tmp_path / "a.fmu"),
+                 "--dt", "-1"]) == 2
+    with pytest.raises(ValueError, match="fmi_version must be 2 or 3"):
+        export_fmu(clash, tmp_path / "c.fmu", fmi_version=4)
     err = capsys.readouterr().err.splitlines()
     assert err == ["error: --rtol and --atol are the error control's: give them with --dt auto",
                    "error: --dt -1: give a step > 0 or auto"]
+    assert main(["export", "stiff_pendulum", "-o", str(tmp_path / "a.fmu")]) == 2
+    assert "the following arguments are required: --fmi" in capsys.readouterr().err
+    assert not list(tmp_path.glob("*.fmu"))
 
 
 def test_fmi3_validates_and_equals_simulate(pendulum3):
@@ -473,3 +479,32 @@ def test_fmi3_input_table_equals_simulate(tmp_path):
     s = symgen.simulate(mdl, t_end=2.0, params={"k": 6.0}, inputs={"F": (tc, vals, "hold")})
     assert np.abs(r["x"] - s.x[::10, 0]).max() <= 1e-12 * np.abs(s.x).max()
 
+
+
+def test_export_cli_fmi3_source_only_builds_from_its_description(tmp_path, capsys):
+    """`symgen export --fmi 3 --source-only`: no binary; the sources its buildDescription.xml
+    lists compile into one that runs as the exported binary does."""
+    from fmpy.model_description import read_build_description
+    from symgen.cli import main
+
+    out = tmp_path / "sp.fmu"
+    assert main(["export", "stiff_pendulum", "--fmi", "3", "--source-only", "-o", str(out)]) == 0
+    assert capsys.readouterr().out == (f"wrote {out} (FMI 3.0 co-simulation, model "
+                                       "stiff_pendulum, sources only)\n")
+    with zipfile.ZipFile(out) as zf:
+        assert not [n for n in zf.namelist() if n.startswith("binaries/")]
+        zf.extractall(tmp_path / "fmu")
+    assert validate_fmu(str(out)) == []
+    (config,) = read_build_description(str(out))
+    sources = [f for s in config.sourceFileSets for f in s.sourceFiles]
+    lib = tmp_path / "fmu" / "binaries" / fmpy.platform_tuple / "stiff_pendulum.so"
+    lib.parent.mkdir(parents=True)
+    src = tmp_path / "fmu" / "sources"
+    build = subprocess.run(["cc", "-std=c99", "-O0", "-shared", "-fPIC", "-o", str(lib)]
+                           + [str(src / f) for f in sources] + ["-lm"],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    r = fmpy.simulate_fmu(str(tmp_path / "fmu"), stop_time=2.0, output_interval=0.1,
+                          start_values={"T0": 5.0}, output=["theta"])
+    s = symgen.simulate(load_model("stiff_pendulum"), t_end=2.0, params={"T0": 5.0})
+    assert np.abs(r["theta"] - s.outputs[:, 0]).max() <= 1e-9 * np.abs(s.outputs[:, 0]).max()
