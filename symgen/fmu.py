@@ -25,9 +25,9 @@ from xml.sax.saxutils import escape
 from ._io import atomic_open
 from .version import __version__
 from .codegen import generate
-from .codegen.render import _environment, _main_settings, template_dir
+from .codegen.render import template_environment, c_settings, template_dir
 from .derived import derive, sparsity
-from .jit import BuildError, _check_compiler, _compiler_command
+from .jit import BuildError, check_compiler, compiler_command
 from .model import Model
 
 __all__ = ["export_fmu", "tunable_parameters", "FMU_CFLAGS"]
@@ -150,11 +150,11 @@ def _render(model: Model, fmi_version: int, auto: bool, dt: float, rtol: float,
     compiled from (in sources/)."""
     d = derive(model)
     src = generate(d)
-    settings = _main_settings(model, sparsity(d).nnz_H)
+    settings = c_settings(model, sparsity(d).nnz_H)
     if auto and settings["method"] != "nullspace":
         raise ValueError(f"dt='auto' needs the null-space method; model {model.name!r} "
                          f"recommends {settings['method']!r}: export it with a fixed dt")
-    env = _environment()
+    env = template_environment()
     env.filters["xml"] = lambda s: escape(str(s), {'"': "&quot;"})
     wrapper = f"fmi{fmi_version}Functions.c"
     compiled = [wrapper, f"{model.name}.c", "symgen_runtime.c", "symgen_sparse.c"]
@@ -188,14 +188,14 @@ def _render(model: Model, fmi_version: int, auto: bool, dt: float, rtol: float,
 
 def _compile(files: dict, compiled: list[str], name: str, work: Path, suffix: str) -> bytes:
     """The FMU's shared library compiled from its sources/ in ``work``."""
-    _check_compiler(name)
+    check_compiler(name)
     srcdir = work / "sources"
     srcdir.mkdir()
     for path, text in files.items():
         if path.startswith("sources/"):
             (srcdir / path[len("sources/"):]).write_text(text)
     lib = work / (name + suffix)
-    cmd = (shlex.split(_compiler_command()) + list(FMU_CFLAGS) + ["-shared", "-I", str(srcdir),
+    cmd = (shlex.split(compiler_command()) + list(FMU_CFLAGS) + ["-shared", "-I", str(srcdir),
            "-o", str(lib)] + [str(srcdir / f) for f in compiled] + ["-lm"])
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
