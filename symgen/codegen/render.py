@@ -151,8 +151,9 @@ def _start_literal(values) -> str:
 def c_settings(model: Model, nnz_H: int) -> dict:
     """The recommended settings of ``model`` as C literals for main.c and the FMU's
     ``fmu_model.h`` (simulate's defaults; the compiled stepper's methods only, nullspace with its
-    default scheme otherwise).  FACTORIZATION "auto" is, per chart, what simulate's is for this model (``compiled_factorization``; "svd",
-    which the C runtime does not have, becomes QR); H has ``nnz_H`` symbolic non-zeros."""
+    default scheme otherwise).  FACTORIZATION "auto" is, per chart, what simulate's is for this
+    model (``compiled_factorization``; "svd", which the C runtime does not have, becomes QR); H
+    has ``nnz_H`` symbolic non-zeros."""
     from ..settings import SimulationSettings, compiled_factorization
 
     default = SimulationSettings()

@@ -407,11 +407,17 @@ FMI3_EXPORT fmi3Status fmi3SerializedFMUStateSize(fmi3Instance instance, fmi3FMU
 { (void)FMUState; (void)size; UNSUPPORTED(instance, "fmi3SerializedFMUStateSize"); }
 FMI3_EXPORT fmi3Status fmi3SerializeFMUState(fmi3Instance instance, fmi3FMUState FMUState,
                                              fmi3Byte serializedState[], size_t size)
-{ (void)FMUState; (void)serializedState; (void)size; UNSUPPORTED(instance, "fmi3SerializeFMUState"); }
+{
+    (void)FMUState; (void)serializedState; (void)size;
+    UNSUPPORTED(instance, "fmi3SerializeFMUState");
+}
 FMI3_EXPORT fmi3Status fmi3DeserializeFMUState(fmi3Instance instance,
                                                const fmi3Byte serializedState[], size_t size,
                                                fmi3FMUState *FMUState)
-{ (void)serializedState; (void)size; (void)FMUState; UNSUPPORTED(instance, "fmi3DeserializeFMUState"); }
+{
+    (void)serializedState; (void)size; (void)FMUState;
+    UNSUPPORTED(instance, "fmi3DeserializeFMUState");
+}
 
 /* Directional and adjoint derivatives (the same arguments). */
 #define NO_DERIVATIVES(fn)                                                                      \
