@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* ---- FMI 3.0 types (specification, section 2.2.2) ---- */
+/* ---- FMI 3.0 types (specification, section 2.2) ---- */
 typedef void *fmi3Instance;
 typedef void *fmi3InstanceEnvironment;
 typedef void *fmi3FMUState;
