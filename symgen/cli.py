@@ -2,7 +2,8 @@
 
     symgen show MODEL [--term NAME] [--latex] [--per-body]
     symgen generate MODEL [-o DIR]
-    symgen fmu MODEL [-o MODEL.fmu] [--dt H|auto] [--rtol R] [--atol A]
+    symgen export MODEL --fmi 2|3 [-o MODEL.fmu] [--source-only] [--dt H|auto] [--rtol R]
+                  [--atol A]                     (symgen fmu MODEL ...: export --fmi 2)
     symgen simulate MODEL [--method M] [--scheme S] [--dt H] [--t-end T] [--param NAME=VALUE]...
                           [--set NAME=VALUE]... [--set-velocity NAME=VALUE]...
                           [--out FILE.npz|FILE.csv] [--plot FILE.png] [--every K] [--quiet]
@@ -291,7 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-o", "--output", metavar="DIR", help="output folder (default generated/<model>/)")
     s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
     s.set_defaults(func=cmd_generate)
-    add_fmu_parser(sub, model_help, param_help)
+    add_fmu_parser(sub, model_help, param_help)       # export, fmu (cli_fmu)
 
     s = sub.add_parser("simulate", help="simulate a model and print a summary")
     s.add_argument("model", metavar="MODEL", help=model_help)

@@ -1,6 +1,9 @@
-"""The ``symgen fmu`` command (issue 23, item 3): a model as an FMI 2.0 co-simulation FMU.
+"""The ``symgen export`` command (issue 23, item 3): a model as an FMI 2.0 or 3.0 co-simulation
+FMU, and ``symgen fmu``, its alias for ``export --fmi 2``.
 
-    symgen fmu MODEL [-o MODEL.fmu] [--dt H|auto] [--rtol R] [--atol A] [--param NAME=VALUE]...
+    symgen export MODEL --fmi 2|3 [-o MODEL.fmu] [--source-only] [--dt H|auto] [--rtol R]
+                  [--atol A] [--param NAME=VALUE]...
+    symgen fmu MODEL [-o MODEL.fmu] [--source-only] [--dt H|auto] ...     (= export --fmi 2)
 
 The FMU is :func:`symgen.fmu.export_fmu`'s (docs/fmu.md).
 """
@@ -10,7 +13,7 @@ from pathlib import Path
 
 from .terminal import EXIT_OK, UsageError, _check_output_file, _load, _with_defaults, parse_params
 
-__all__ = ["add_parser", "cmd_fmu"]
+__all__ = ["add_parser", "cmd_export"]
 
 
 def _dt(text: str):
@@ -26,7 +29,7 @@ def _dt(text: str):
     return value
 
 
-def cmd_fmu(args) -> int:
+def cmd_export(args) -> int:
     from .fmu import export_fmu
 
     dt = _dt(args.dt) if args.dt is not None else None
@@ -39,18 +42,19 @@ def cmd_fmu(args) -> int:
     out = Path(args.output) if args.output else Path(f"{mdl.name}.fmu")
     if not args.output:
         _check_output_file(out, "the FMU")
-    path = export_fmu(mdl, out, dt=dt, rtol=args.rtol, atol=args.atol)
+    path = export_fmu(mdl, out, fmi_version=args.fmi, dt=dt, rtol=args.rtol, atol=args.atol,
+                      source_only=args.source_only)
     step = "error-controlled steps" if dt == "auto" else "a fixed internal step"
-    print(f"wrote {path} (FMI 2.0 co-simulation, model {mdl.name}, {step})")
+    what = "sources only" if args.source_only else step
+    print(f"wrote {path} (FMI {args.fmi}.0 co-simulation, model {mdl.name}, {what})")
     return EXIT_OK
 
 
-def add_parser(sub, model_help: str, param_help: str) -> None:
-    """The ``fmu`` sub-command."""
-    s = sub.add_parser("fmu", help="export an FMI 2.0 co-simulation FMU (binary for this "
-                       "platform and the C sources)")
+def _arguments(s, model_help: str, param_help: str) -> None:
     s.add_argument("model", metavar="MODEL", help=model_help)
     s.add_argument("-o", "--output", metavar="FILE.fmu", help="the FMU (default <model>.fmu)")
+    s.add_argument("--source-only", action="store_true", help="no binary: the FMU carries only "
+                   "its C sources (the importer builds them; nothing is compiled here)")
     s.add_argument("--dt", metavar="H|auto", help="the internal step (default: the model's "
                    "recommended dt; every communication step must be a multiple of it) or auto "
                    "(error-controlled steps ending on each communication point)")
@@ -59,4 +63,17 @@ def add_parser(sub, model_help: str, param_help: str) -> None:
     s.add_argument("--atol", type=float, metavar="A", help="with --dt auto: absolute tolerance "
                    "(default 1e-8)")
     s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
-    s.set_defaults(func=cmd_fmu)
+    s.set_defaults(func=cmd_export)
+
+
+def add_parser(sub, model_help: str, param_help: str) -> None:
+    """The ``export`` sub-command and its alias ``fmu`` (FMI 2.0)."""
+    s = sub.add_parser("export", help="export an FMI 2.0 or 3.0 co-simulation FMU (a binary for "
+                       "this platform and the C sources)")
+    s.add_argument("--fmi", type=int, choices=(2, 3), required=True, metavar="2|3",
+                   help="the FMI version: 2 (FMI 2.0) or 3 (FMI 3.0)")
+    _arguments(s, model_help, param_help)
+    s = sub.add_parser("fmu", help="the same as `export --fmi 2` (an FMI 2.0 co-simulation FMU; "
+                       "kept as an alias)")
+    _arguments(s, model_help, param_help)
+    s.set_defaults(fmi=2)

@@ -1,14 +1,18 @@
-"""FMI 2.0 co-simulation FMUs of a model (``symgen fmu``, :func:`export_fmu`; docs/fmu.md).
+"""FMI 2.0 and 3.0 co-simulation FMUs of a model (``symgen export``, :func:`export_fmu`;
+docs/fmu.md).
 
-The FMU is the model's generated C, the C runtime and a generic FMI 2.0 wrapper
-(``templates/fmu/fmi2Functions.c``) over a small generated part (``fmu_model.h``: the model's
-descriptor, start, settings and internal step), compiled with the system C compiler into
-``binaries/<platform>/<name>.so`` and zipped with ``modelDescription.xml`` and ``sources/``.
+The FMU is the model's generated C, the C runtime and a generic FMI wrapper
+(``templates/fmu/fmi2Functions.c`` or ``fmi3Functions.c``, both over ``fmu_instance.c.inc``)
+over a small generated part (``fmu_model.h``: the model's descriptor, start, settings, internal
+step and which parameters are tunable), compiled with the system C compiler into
+``binaries/<platform>/<name>.so`` (none with ``source_only``) and zipped with
+``modelDescription.xml`` and ``sources/``.
 """
 from __future__ import annotations
 
 import hashlib
 import math
+import platform
 import shlex
 import subprocess
 import sys
@@ -21,29 +25,57 @@ from xml.sax.saxutils import escape
 from ._io import atomic_open
 from .version import __version__
 from .codegen import generate
-from .codegen.render import _environment, _main_settings, template_dir
+from .codegen.render import template_environment, c_settings, template_dir
 from .derived import derive, sparsity
-from .jit import BuildError, _check_compiler, _compiler_command
+from .jit import BuildError, check_compiler, compiler_command
 from .model import Model
 
-__all__ = ["export_fmu", "FMU_CFLAGS"]
+__all__ = ["export_fmu", "tunable_parameters", "FMU_CFLAGS"]
 
 #: How the FMU's binary is compiled (with -shared, -lm and the sources).
 FMU_CFLAGS = ("-std=c99", "-O2", "-fPIC", "-fvisibility=hidden")
 #: the internal step's error control with dt "auto" (sg_control_default's)
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-6, 1e-8
-_GENERIC = "fmi2Functions.c"
+#: the shared part of the two wrappers (included by fmiNFunctions.c, not compiled on its own)
+_SHARED = "fmu_instance.c.inc"
 
 
-def _platform() -> tuple[str, str]:
-    """The FMI 2.0 binaries folder and library suffix of this machine."""
-    bits = "64" if sys.maxsize > 2**32 else "32"
+def _platform(fmi_version: int) -> tuple[str, str]:
+    """The binaries folder of this machine (FMI 2.0: ``linux64``; FMI 3.0: ``x86_64-linux``) and
+    its library suffix."""
     if sys.platform.startswith("linux"):
-        return "linux" + bits, ".so"
-    if sys.platform == "darwin":
-        return "darwin" + bits, ".dylib"
-    raise BuildError(f"symgen fmu compiles FMUs on Linux and macOS, not on {sys.platform}; "
-                     "the FMU's sources/ build elsewhere")
+        system, suffix = "linux", ".so"
+    elif sys.platform == "darwin":
+        system, suffix = "darwin", ".dylib"
+    else:
+        raise BuildError(f"symgen export compiles FMUs on Linux and macOS, not on {sys.platform}; "
+                         "export with --source-only and build the FMU's sources/ there")
+    if fmi_version == 2:
+        return system + ("64" if sys.maxsize > 2**32 else "32"), suffix
+    machine = platform.machine().lower()
+    arch = {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
+    if arch == "x86_64" and sys.maxsize <= 2**32:
+        arch = "x86"
+    return f"{arch}-{system}", suffix
+
+
+def _fmi_version(value) -> int:
+    """2 or 3 (also "2", "2.0", "3", "3.0")."""
+    text = str(value).strip()
+    if text in ("2", "2.0"):
+        return 2
+    if text in ("3", "3.0"):
+        return 3
+    raise ValueError(f"fmi_version must be 2 or 3 (FMI 2.0 or 3.0), got {value!r}")
+
+
+def tunable_parameters(model: Model) -> tuple[bool, ...]:
+    """Per parameter: True where the constraints q do not contain it, so that it may change
+    between communication steps (the run restarts there with ẍ, λ solved anew: the state stays
+    on q = 0); False where q contains it (a change would move the constraint manifold away from
+    the state: set only before the initialization ends).  docs/fmu.md."""
+    in_q = model.q.free_symbols
+    return tuple(p not in in_q for p in model.params)
 
 
 def _step(model: Model, dt, rtol, atol) -> tuple:
@@ -65,9 +97,11 @@ def _step(model: Model, dt, rtol, atol) -> tuple:
     return auto, (None if auto else dt), rtol, atol
 
 
-def _variables(model: Model, units) -> tuple[list[dict], list[int]]:
-    """The ScalarVariables in value-reference order (inputs, outputs, parameters, coordinates,
-    velocities; fmi2Functions.c) and the 1-based indices of the outputs."""
+def _variables(model: Model, units, fmi_version: int) -> tuple[list[dict], list[int]]:
+    """The variables in value-reference order (inputs, outputs, parameters, coordinates,
+    velocities; FMI 3.0 also the time, first in the list, last in value references:
+    fmu_instance.c.inc) and the outputs (FMI 2.0: their 1-based indices in the list; FMI 3.0:
+    their value references)."""
     u = units or {}
     cu, vu = u.get("coords", {}), u.get("velocities", {})
     ou, pu = u.get("outputs", {}), u.get("params", {})
@@ -77,9 +111,12 @@ def _variables(model: Model, units) -> tuple[list[dict], list[int]]:
     rows += [dict(name=n, causality="output", variability="continuous", initial="calculated",
                   start=None, unit=ou.get(n, ""), description="output")
              for n in model.output_names]
-    rows += [dict(name=n, causality="parameter", variability="fixed", initial="exact",
-                  start=repr(float(v)), unit=pu.get(n, ""), description="parameter")
-             for n, v in zip(model.param_names, model.param_values)]
+    rows += [dict(name=n, causality="parameter", variability="tunable" if tun else "fixed",
+                  initial="exact", start=repr(float(v)), unit=pu.get(n, ""),
+                  description="parameter (tunable: may change between communication steps)"
+                  if tun else "parameter (fixed: the constraints contain it)")
+             for n, v, tun in zip(model.param_names, model.param_values,
+                                  tunable_parameters(model))]
     for kind, names, values, un in (
             ("coordinate", model.coord_names, model.x0, cu),
             ("velocity", [v.name for v in model.velocities], model.xd0, vu)):
@@ -87,64 +124,79 @@ def _variables(model: Model, units) -> tuple[list[dict], list[int]]:
                       start=repr(float(x)), unit=un.get(n, ""),
                       description=f"{kind} (start projected onto the constraints at "
                                   "initialization)") for n, x in zip(names, values)]
-    seen = set()
     for vr, row in enumerate(rows):
+        row["vr"] = vr
+    nu, ny = len(model.input_names), len(model.output_names)
+    if fmi_version == 3:
+        rows.insert(0, dict(name="time", causality="independent", variability="continuous",
+                            initial=None, start=None, unit="", description="simulation time",
+                            vr=len(rows)))
+    seen = set()
+    for row in rows:
         if row["name"] in seen:
             raise ValueError(f"model {model.name!r}: the name {row['name']!r} is used twice among "
-                             "its inputs, outputs, parameters, coordinates and velocities; an "
-                             "FMU's variables need distinct names (rename one)")
+                             "its inputs, outputs, parameters, coordinates and velocities (and "
+                             "an FMI 3.0 FMU's time); an FMU's variables need distinct names "
+                             "(rename one)")
         seen.add(row["name"])
-        row["vr"] = vr
-    nu = len(model.input_names)
-    return rows, [nu + 1 + i for i in range(len(model.output_names))]
+    if fmi_version == 3:
+        return rows, [nu + i for i in range(ny)]
+    return rows, [nu + 1 + i for i in range(ny)]
 
 
-def _render(model: Model, auto: bool, dt: float, rtol: float, atol: float) -> tuple[dict, str]:
-    """The FMU's files {archive path: text} besides the binary, and the model's name."""
+def _render(model: Model, fmi_version: int, auto: bool, dt: float, rtol: float,
+            atol: float) -> tuple[dict, list[str]]:
+    """The FMU's files {archive path: text} besides the binary, and the C files its binary is
+    compiled from (in sources/)."""
     d = derive(model)
     src = generate(d)
-    settings = _main_settings(model, sparsity(d).nnz_H)
+    settings = c_settings(model, sparsity(d).nnz_H)
     if auto and settings["method"] != "nullspace":
         raise ValueError(f"dt='auto' needs the null-space method; model {model.name!r} "
                          f"recommends {settings['method']!r}: export it with a fixed dt")
-    env = _environment()
+    env = template_environment()
     env.filters["xml"] = lambda s: escape(str(s), {'"': "&quot;"})
+    wrapper = f"fmi{fmi_version}Functions.c"
+    compiled = [wrapper, f"{model.name}.c", "symgen_runtime.c", "symgen_sparse.c"]
     ctx = {**settings, "name": model.name, "prefix": model.name, "version": __version__,
            "model_hash": model.hash, "n": model.n, "m": model.m, "np_": len(model.params),
            "ny": len(model.outputs), "nu": len(model.inputs), "auto": int(auto),
            "dt": repr(float(dt) if dt else float(settings["dt"])),  # (auto: the stepper's h)
            "rtol": repr(rtol), "atol": repr(atol),
            "factorization_code": settings[f"auto_{settings['chart']}_code"],
-           "guid": "", "description": model.description or ""}
+           "tunable": [str(int(x)) for x in tunable_parameters(model)] or ["0"],
+           "guid": "", "description": model.description or "", "source_files": compiled}
     header = env.get_template("fmu/fmu_model.h.j2").render(ctx)
     ctx["guid"] = "{%s}" % uuid.UUID(bytes=hashlib.sha256(header.encode()).digest()[:16])
     header = env.get_template("fmu/fmu_model.h.j2").render(ctx)
-    units = model.units or {}
-    ctx["variables"], ctx["outputs"] = _variables(model, units)
+    ctx["variables"], ctx["outputs"] = _variables(model, model.units or {}, fmi_version)
     ctx["units"] = sorted({v["unit"] for v in ctx["variables"] if v["unit"]})
     ctx["t_end"] = settings["t_end"]
-    files = {"modelDescription.xml": env.get_template("fmu/modelDescription.xml.j2").render(ctx)}
+    files = {"modelDescription.xml":
+             env.get_template(f"fmu/modelDescription{fmi_version}.xml.j2").render(ctx)}
     for fname, text in src.files.items():
         if fname not in ("main.c", "README.md"):
             files["sources/" + fname] = text
     files["sources/fmu_model.h"] = header
-    files["sources/" + _GENERIC] = (template_dir() / "fmu" / _GENERIC).read_text()
-    return files, model.name
+    for fname in (wrapper, _SHARED):
+        files["sources/" + fname] = (template_dir() / "fmu" / fname).read_text()
+    if fmi_version == 3:
+        files["sources/buildDescription.xml"] = env.get_template(
+            "fmu/buildDescription.xml.j2").render(ctx)
+    return files, compiled
 
 
-def _compile(files: dict, name: str, work: Path, suffix: str) -> bytes:
+def _compile(files: dict, compiled: list[str], name: str, work: Path, suffix: str) -> bytes:
     """The FMU's shared library compiled from its sources/ in ``work``."""
-    _check_compiler(name)
+    check_compiler(name)
     srcdir = work / "sources"
     srcdir.mkdir()
     for path, text in files.items():
         if path.startswith("sources/"):
             (srcdir / path[len("sources/"):]).write_text(text)
     lib = work / (name + suffix)
-    cmd = (shlex.split(_compiler_command()) + list(FMU_CFLAGS) + ["-shared", "-I", str(srcdir),
-           "-o", str(lib)] + [str(srcdir / f) for f in
-                              (_GENERIC, f"{name}.c", "symgen_runtime.c", "symgen_sparse.c")]
-           + ["-lm"])
+    cmd = (shlex.split(compiler_command()) + list(FMU_CFLAGS) + ["-shared", "-I", str(srcdir),
+           "-o", str(lib)] + [str(srcdir / f) for f in compiled] + ["-lm"])
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
     except (OSError, subprocess.SubprocessError) as exc:
@@ -155,25 +207,31 @@ def _compile(files: dict, name: str, work: Path, suffix: str) -> bytes:
     return lib.read_bytes()
 
 
-def export_fmu(model: Model, path=None, *, dt=None, rtol=None, atol=None) -> Path:
-    """Write ``model`` as an FMI 2.0 co-simulation FMU (a zip; default ``<name>.fmu``) and return
-    its path.
+def export_fmu(model: Model, path=None, *, fmi_version=2, dt=None, rtol=None, atol=None,
+               source_only: bool = False) -> Path:
+    """Write ``model`` as an FMI 2.0 or 3.0 (``fmi_version`` 2 or 3) co-simulation FMU (a zip;
+    default ``<name>.fmu``) and return its path.
 
     ``dt``: the internal step (default: the model's recommended dt; every communication step must
     be a whole number of it) or ``"auto"`` (error-controlled steps within ``rtol``, ``atol``,
     defaults 1e-6, 1e-8, ending on each communication point).  The inputs are held constant over
-    each communication step.  Written whole or not at all.
+    each communication step; parameters that the constraints do not contain are tunable
+    (:func:`tunable_parameters`).  ``source_only``: no binary, only ``sources/`` (the importer
+    builds it; nothing is compiled here).  Written whole or not at all.
     """
     if not isinstance(model, Model):
         raise TypeError(f"export_fmu takes a symgen.Model, got {type(model).__name__}")
+    version = _fmi_version(fmi_version)
     auto, dt, rtol, atol = _step(model, dt, rtol, atol)
-    folder, suffix = _platform()
-    files, name = _render(model, auto, dt, rtol, atol)
+    files, compiled = _render(model, version, auto, dt, rtol, atol)
+    name = model.name
     target = Path(path) if path is not None else Path(f"{name}.fmu")
-    with tempfile.TemporaryDirectory(prefix="symgen-fmu-") as tmp:
-        binary = _compile(files, name, Path(tmp), suffix)
     entries = [(arc, text.encode(), 0o644) for arc, text in files.items()]
-    entries.append((f"binaries/{folder}/{name}{suffix}", binary, 0o755))
+    if not source_only:
+        folder, suffix = _platform(version)
+        with tempfile.TemporaryDirectory(prefix="symgen-fmu-") as tmp:
+            binary = _compile(files, compiled, name, Path(tmp), suffix)
+        entries.append((f"binaries/{folder}/{name}{suffix}", binary, 0o755))
     with atomic_open(target, "wb") as fh:
         with zipfile.ZipFile(fh, "w") as zf:
             for arc, data, mode in entries:         # fixed dates: the same model, the same text

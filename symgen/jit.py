@@ -54,7 +54,7 @@ from .model import Model
 from .version import __version__
 
 __all__ = ["build", "as_kernels", "BuildError", "UntrustedCacheWarning", "cache_dir",
-           "DEFAULT_CFLAGS"]
+           "DEFAULT_CFLAGS", "compiler_command", "check_compiler"]
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class _Terminated(BaseException):
     """SIGTERM arrived during a build (raised so that the work folder is removed)."""
 
 
-def _compiler_command() -> str:
+def compiler_command() -> str:
     """The C compiler command setuptools runs for cffi: ``$CC``, else Python's build-time CC."""
     return os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
 
@@ -87,12 +87,12 @@ NO_COMPILER_HINT = ("install a C compiler (e.g. `apt install gcc`, `dnf install 
                     "`symgen simulate MODEL --backend lambdify` on the command line")
 
 
-def _check_compiler(name: str) -> None:
+def check_compiler(name: str) -> None:
     """A BuildError saying how to proceed when the compiler command is not there (rather than
     the compiler driver's 'command ... failed: No such file or directory' deep in cffi's output)."""
     if sys.platform == "win32":       # MSVC is found by setuptools, not by a command name
         return
-    cc = _compiler_command()
+    cc = compiler_command()
     try:
         exe = shlex.split(cc)[0]
     except (ValueError, IndexError):
@@ -105,7 +105,7 @@ def _check_compiler(name: str) -> None:
 
 @lru_cache(maxsize=None)
 def _compiler_identity() -> str:
-    cc = _compiler_command()
+    cc = compiler_command()
     try:
         out = subprocess.run(cc.split() + ["--version"], capture_output=True, text=True, timeout=30)
         version = out.stdout.splitlines()[0] if out.stdout else out.stderr.strip()
@@ -220,7 +220,7 @@ def _compile(src, module: str, cflags: tuple, workdir: Path, cdef: str | None = 
     a child process; returns the module's path."""
     if os.environ.get(_ENV_NO_COMPILE):
         raise BuildError(f"compiling {module} is needed but {_ENV_NO_COMPILE} is set")
-    _check_compiler(src.name)
+    check_compiler(src.name)
     _check_file_names(src.files)
     for fname, text in src.files.items():
         (workdir / fname).write_text(text)

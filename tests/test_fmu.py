@@ -1,8 +1,10 @@
-"""FMI 2.0 co-simulation FMUs (issue 23, item 3), driven by FMPy.
+"""FMI 2.0 and 3.0 co-simulation FMUs (issue 23, item 3), driven by FMPy and by a C master.
 
 Oracles: symgen.simulate at the same internal step (the FMU runs the same C runtime: equal to
-round-off); the exact solution of a mass-spring under the zero-order-held input (closed form,
-interval by interval); a fine fixed-step run for the error-controlled FMU; FMPy's validator.
+round-off); for a tunable parameter changed mid-run, two simulate runs, the second started from
+the first's end state with the new value; the exact solution of a mass-spring under the
+zero-order-held input (closed form, interval by interval); a fine fixed-step run for the
+error-controlled FMU; FMPy's validator.
 """
 import math
 import os
@@ -20,6 +22,7 @@ from symgen.loader import load_model
 fmpy = pytest.importorskip("fmpy")
 from fmpy.fmi1 import FMICallException  # noqa: E402
 from fmpy.fmi2 import FMU2Slave  # noqa: E402
+from fmpy.fmi3 import FMU3Slave  # noqa: E402
 from fmpy.validation import validate_fmu  # noqa: E402
 
 K_SPRING, MASS, F0, OMEGA = 4.0, 1.0, 1.0, 3.0
@@ -29,6 +32,12 @@ K_SPRING, MASS, F0, OMEGA = 4.0, 1.0, 1.0, 3.0
 def pendulum(tmp_path_factory):
     mdl = load_model("stiff_pendulum")
     return mdl, export_fmu(mdl, tmp_path_factory.mktemp("fmu") / "sp.fmu")
+
+
+@pytest.fixture(scope="module")
+def pendulum3(tmp_path_factory):
+    mdl = load_model("stiff_pendulum")
+    return mdl, export_fmu(mdl, tmp_path_factory.mktemp("fmu3") / "sp3.fmu", fmi_version=3)
 
 
 def _mass_spring(dt):
@@ -75,8 +84,9 @@ def test_model_description_validates_and_lists_the_variables(pendulum, capsys):
 
 
 #: A C master over the FMU's sources (one translation unit with fmi2Functions.c): two instances
-#: with T0 = 5 and 9, 50 steps of 0.1 each, then the first reset and run again, and a step that is
-#: not a multiple of dt; prints theta of each run.
+#: with T0 = 5 and 9, 50 steps of 0.1 each, then the first reset and run again, a fixed parameter
+#: (L) set after the initialization and a step that is not a multiple of dt (both refused); prints
+#: theta of each run.
 DRIVER = r"""
 #include "fmi2Functions.c"
 
@@ -102,11 +112,15 @@ static double run(fmi2Component c, double T0)
     return theta;
 }
 
+int fmi3_master(void);
+
 int main(void)
 {
     fmi2CallbackFunctions cb = {logger, calloc, free, NULL, NULL};
     fmi2Component a = fmi2Instantiate("a", fmi2CoSimulation, FMU_GUID, "", &cb, 0, 0);
     fmi2Component b = fmi2Instantiate("b", fmi2CoSimulation, FMU_GUID, "", &cb, 0, 0);
+    const fmi2ValueReference vr_L = VR_PAR + 1;
+    const double L = 2.0;
     double ta, tb, again;
     int odd;
     if (!a || !b || fmi2Instantiate("c", fmi2CoSimulation, "{wrong}", "", &cb, 0, 0)) return 2;
@@ -114,13 +128,69 @@ int main(void)
     tb = run(b, 9.0);
     fmi2Reset(a);
     again = run(a, 5.0);
-    odd = fmi2DoStep(a, 5.0, 0.15, fmi2True) == fmi2Error && fmi2DoStep(a, 5.15, 0.1, 0)
-          == fmi2Error;                                  /* refused, then in the error state */
+    odd = fmi2SetReal(a, &vr_L, 1, &L) == fmi2Error && fmi2DoStep(a, 5.0, 0.15, fmi2True)
+          == fmi2Error && fmi2DoStep(a, 5.15, 0.1, 0) == fmi2Error;  /* then in the error state */
     printf("%.17g %.17g %.17g %d\n", ta, tb, again, odd);
     fmi2Terminate(a);
     fmi2Terminate(b);
     fmi2FreeInstance(a);
     fmi2FreeInstance(b);
+    return fmi3_master();
+}
+"""
+#: The same through fmi3Functions.c (its own translation unit, linked with the one above), and a
+#: tunable parameter set between steps: T0 = 5 until t = 2.5, then 9 (the step's outputs read).
+DRIVER3 = r"""
+#include "fmi3Functions.c"
+
+static void log_message(fmi3InstanceEnvironment env, fmi3Status status, fmi3String category,
+                        fmi3String message)
+{
+    fprintf(stderr, "[%s] %s\n", (const char *)env, message);
+    (void)status; (void)category;
+}
+
+static double run3(fmi3Instance c, double T0, double T0_later)
+{
+    const fmi3ValueReference vr_T0 = VR_PAR + 3, vr_theta = VR_OUT;
+    fmi3Boolean event = true, stop = true, early = true;
+    double theta = 0.0, last = -1.0;
+    int i;
+    if (fmi3SetFloat64(c, &vr_T0, 1, &T0, 1) != fmi3OK) return NAN;
+    if (fmi3EnterInitializationMode(c, false, 0.0, 0.0, false, 0.0) != fmi3OK
+        || fmi3ExitInitializationMode(c) != fmi3OK) return NAN;
+    for (i = 0; i < 50; ++i) {
+        if (i == 25 && fmi3SetFloat64(c, &vr_T0, 1, &T0_later, 1) != fmi3OK) return NAN;
+        if (fmi3DoStep(c, 0.1 * i, 0.1, true, &event, &stop, &early, &last) != fmi3OK
+            || event || stop || early || fabs(last - 0.1 * (i + 1)) > 1e-12) return NAN;
+    }
+    fmi3GetFloat64(c, &vr_theta, 1, &theta, 1);
+    return theta;
+}
+
+int fmi3_master(void)
+{
+    static char na[] = "a3", nb[] = "b3";
+    fmi3Instance a = fmi3InstantiateCoSimulation("a3", FMU_GUID, "", false, false, false, false,
+                                                 NULL, 0, na, log_message, NULL);
+    fmi3Instance b = fmi3InstantiateCoSimulation("b3", FMU_GUID, "", false, false, false, false,
+                                                 NULL, 0, nb, log_message, NULL);
+    const fmi3ValueReference vr_L = VR_PAR + 1;
+    const double L = 2.0;
+    double ta, tb, again;
+    int refused;
+    if (!a || !b) return 3;
+    ta = run3(a, 5.0, 5.0);
+    tb = run3(b, 5.0, 9.0);
+    fmi3Reset(a);
+    again = run3(a, 5.0, 5.0);
+    refused = fmi3SetFloat64(a, &vr_L, 1, &L, 1) == fmi3Error
+              && fmi3EnterConfigurationMode(a) == fmi3Error;
+    printf("%.17g %.17g %.17g %d\n", ta, tb, again, refused);
+    fmi3Terminate(a);
+    fmi3Terminate(b);
+    fmi3FreeInstance(a);
+    fmi3FreeInstance(b);
     return 0;
 }
 """
@@ -138,15 +208,29 @@ def _sanitizers_work(tmp_path, env) -> bool:
         [str(tmp_path / "probe")], capture_output=True, env=env).returncode == 0
 
 
-def test_c_master_warning_free_and_sanitizer_clean(pendulum, tmp_path):
-    """The FMU's sources compile with -Wall -Wextra -pedantic -Werror and a C master runs them
-    (two instances, reset, a refused step) clean under ASan/UBSan where the sanitizers work."""
+def _split_run(mdl, T0, T0_later, t_switch, t_end):
+    """theta of simulate with T0 until t_switch, then a second run from its end state with
+    T0_later (no projection: the state is on q = 0; xdd, lam solved anew): the oracle of a tunable
+    parameter changed between communication steps."""
+    first = symgen.simulate(mdl, t_end=t_switch, params={"T0": T0})
+    second = symgen.simulate(mdl, t0=t_switch, t_end=t_end, params={"T0": T0_later},
+                             x0=first.x[-1], xd0=first.xd[-1], consistent=False)
+    assert first.status == second.status == "completed"
+    return first, second
+
+
+def test_c_master_warning_free_and_sanitizer_clean(pendulum, pendulum3, tmp_path):
+    """The FMUs' sources compile with -Wall -Wextra -pedantic -Werror and a C master runs them
+    (FMI 2 and 3: two instances, reset, a refused fixed parameter and step; FMI 3: a tunable
+    parameter changed mid-run) clean under ASan/UBSan where the sanitizers work."""
     mdl, path = pendulum
-    with zipfile.ZipFile(path) as zf:
-        zf.extractall(tmp_path)
+    for fmu in (path, pendulum3[1]):        # the same model: the shared files are the same
+        with zipfile.ZipFile(fmu) as zf:
+            zf.extractall(tmp_path)
     src = tmp_path / "sources"
     (src / "driver.c").write_text(DRIVER)
-    files = [str(src / f) for f in ("driver.c", f"{mdl.name}.c", "symgen_runtime.c",
+    (src / "driver3.c").write_text(DRIVER3)
+    files = [str(src / f) for f in ("driver.c", "driver3.c", f"{mdl.name}.c", "symgen_runtime.c",
                                     "symgen_sparse.c")]
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:exitcode=99",
                UBSAN_OPTIONS="halt_on_error=1")
@@ -161,12 +245,20 @@ def test_c_master_warning_free_and_sanitizer_clean(pendulum, tmp_path):
         exe = tmp_path / "san"
     out = subprocess.run([str(exe)], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
-    ta, tb, again, odd = out.stdout.split()
-    for T0, value in ((5.0, ta), (9.0, tb)):
-        ref = symgen.simulate(mdl, t_end=5.0, params={"T0": T0}).outputs[-1, 0]
-        assert abs(float(value) - ref) <= 1e-9 * abs(ref)
-    assert again == ta and odd == "1"
+    fmi2, fmi3 = (line.split() for line in out.stdout.splitlines())
+    refs = {T0: symgen.simulate(mdl, t_end=5.0, params={"T0": T0}).outputs[-1, 0]
+            for T0 in (5.0, 9.0)}
+    for T0, value in ((5.0, fmi2[0]), (9.0, fmi2[1]), (5.0, fmi3[0])):
+        assert abs(float(value) - refs[T0]) <= 1e-9 * abs(refs[T0])
+    _, second = _split_run(mdl, 5.0, 9.0, 2.5, 5.0)
+    ref = second.outputs[-1, 0]
+    assert abs(float(fmi3[1]) - ref) <= 1e-9 * abs(ref)
+    assert abs(ref - refs[5.0]) > 1e-3 * abs(ref)         # the change took effect
+    assert fmi2[2] == fmi2[0] and fmi2[3] == "1" and fmi3[2] == fmi3[0] and fmi3[3] == "1"
     assert "not a whole number of the internal step" in out.stderr
+    assert "[a] fmi2SetReal: parameter L (value reference 3) is a fixed parameter" in out.stderr
+    assert "[a3] fmi3SetFloat64: parameter L (value reference 3) is a fixed parameter" \
+        in out.stderr
 
 
 @pytest.mark.parametrize("interval", [0.1, 1.0])        # 1 and 10 internal steps a call
@@ -298,7 +390,121 @@ def test_bad_requests_are_one_line_errors(tmp_path, capsys):
         export_fmu(clash, tmp_path / "clash.fmu", rtol=1e-3)
     assert not (tmp_path / "clash.fmu").exists()
     assert main(["fmu", "stiff_pendulum", "-o", str(tmp_path / "a.fmu"), "--rtol", "1e-3"]) == 2
-    assert main(["fmu", "stiff_pendulum", "-o", str(tmp_path / "a.fmu"), "--dt", "-1"]) == 2
+    assert main(["export", "stiff_pendulum", "--fmi", "3", "-o", str(tmp_path / "a.fmu"),
+                 "--dt", "-1"]) == 2
+    with pytest.raises(ValueError, match="fmi_version must be 2 or 3"):
+        export_fmu(clash, tmp_path / "c.fmu", fmi_version=4)
     err = capsys.readouterr().err.splitlines()
     assert err == ["error: --rtol and --atol are the error control's: give them with --dt auto",
                    "error: --dt -1: give a step > 0 or auto"]
+    assert main(["export", "stiff_pendulum", "-o", str(tmp_path / "a.fmu")]) == 2
+    assert "the following arguments are required: --fmi" in capsys.readouterr().err
+    assert not list(tmp_path.glob("*.fmu"))
+
+
+def test_fmi3_validates_and_equals_simulate(pendulum3):
+    """FMI 3.0: a valid model description (time independent, T0 tunable, the length L fixed: the
+    constraints contain it) and the results of simulate at the same step, T0 set as a start."""
+    mdl, path = pendulum3
+    assert validate_fmu(str(path)) == []
+    md = fmpy.read_model_description(str(path))
+    assert md.fmiVersion == "3.0" and md.coSimulation.modelIdentifier == mdl.name
+    by = {v.name: v for v in md.modelVariables}
+    assert by["time"].causality == "independent"
+    assert by["T0"].variability == "tunable" and by["L"].variability == "fixed"
+    assert [u.variable.name for u in md.outputs] == list(mdl.output_names)
+    with zipfile.ZipFile(path) as zf:
+        names = zf.namelist()
+    assert f"binaries/{fmpy.platform_tuple}/{mdl.name}.so" in names
+    r = fmpy.simulate_fmu(str(path), stop_time=5.0, output_interval=0.1,
+                          start_values={"T0": 5.0}, output=["theta", "pendulum.y_dot"])
+    s = symgen.simulate(mdl, t_end=5.0, params={"T0": 5.0})
+    np.testing.assert_allclose(r["time"], s.t, rtol=0, atol=1e-12)
+    assert np.abs(r["theta"] - s.outputs[:, 0]).max() <= 1e-9 * np.abs(s.outputs[:, 0]).max()
+    assert np.abs(r["pendulum.y_dot"] - s.xd[:, 1]).max() <= 1e-9 * np.abs(s.xd[:, 1]).max()
+
+
+@pytest.mark.parametrize("fmi_version", [2, 3])
+def test_tunable_parameter_changed_mid_run(pendulum, pendulum3, fmi_version):
+    """T0 from 5 to 9 at t = 2.5 (FMPy sets a tunable parameter from its input table between
+    steps): the FMU restarts there as a second simulate from the first's end state does."""
+    mdl, path = pendulum if fmi_version == 2 else pendulum3
+    sig = np.array([(0.0, 5.0), (2.5, 9.0)], dtype=[("time", float), ("T0", float)])
+    r = fmpy.simulate_fmu(str(path), stop_time=5.0, output_interval=0.1, input=sig,
+                          output=["theta"])
+    first, second = _split_run(mdl, 5.0, 9.0, 2.5, 5.0)
+    ref = np.r_[first.outputs[:, 0], second.outputs[1:, 0]]
+    np.testing.assert_allclose(r["time"], np.r_[first.t, second.t[1:]], rtol=0, atol=1e-12)
+    assert np.abs(r["theta"] - ref).max() <= 1e-9 * np.abs(ref).max()
+    unchanged = symgen.simulate(mdl, t_end=5.0, params={"T0": 5.0}).outputs[:, 0]
+    assert np.abs(unchanged - ref).max() > 0.01 * np.abs(ref).max()    # the change took effect
+
+
+def test_fmi3_fixed_parameter_after_initialization_is_refused(pendulum3, tmp_path):
+    mdl, path = pendulum3
+    md = fmpy.read_model_description(str(path))
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    messages = []
+    slave = FMU3Slave(guid=md.guid, unzipDirectory=fmpy.extract(str(path), str(tmp_path / "u")),
+                      modelIdentifier=md.coSimulation.modelIdentifier, instanceName="s")
+    slave.instantiate(logMessage=lambda env, status, cat, msg: messages.append(msg.decode()))
+    slave.setFloat64([vr["L"]], [1.5])                            # before: allowed
+    slave.enterInitializationMode(startTime=0.0)
+    slave.exitInitializationMode()
+    slave.setFloat64([vr["T0"]], [2.0])                           # tunable: allowed
+    with pytest.raises(FMICallException):
+        slave.setFloat64([vr["L"]], [2.0])
+    with pytest.raises(FMICallException):
+        slave.setFloat64([vr["time"]], [2.0])
+    assert slave.getFloat64([vr["L"]]) == [1.5]
+    slave.doStep(currentCommunicationPoint=0.0, communicationStepSize=0.1)
+    assert slave.getFloat64([vr["time"]]) == [pytest.approx(0.1, abs=1e-15)]
+    slave.terminate()
+    slave.freeInstance()
+    assert messages[0].startswith("fmi3SetFloat64: parameter L (value reference 3) is a fixed "
+                                  "parameter (the constraints contain it)"), messages
+    assert "is the time" in messages[1]
+
+
+def test_fmi3_input_table_equals_simulate(tmp_path):
+    H = 0.05
+    tc = np.arange(0.0, 2.0 + H / 2, H)
+    vals = F0 * np.sin(OMEGA * tc)
+    sig = np.array(list(zip(tc, vals)), dtype=[("time", float), ("F", float)])
+    mdl = _mass_spring(H / 10)
+    path = export_fmu(mdl, tmp_path / "msd3.fmu", fmi_version=3)
+    assert validate_fmu(str(path)) == []
+    r = fmpy.simulate_fmu(str(path), stop_time=2.0, output_interval=H, input=sig,
+                          start_values={"k": 6.0}, output=["x"])
+    s = symgen.simulate(mdl, t_end=2.0, params={"k": 6.0}, inputs={"F": (tc, vals, "hold")})
+    assert np.abs(r["x"] - s.x[::10, 0]).max() <= 1e-12 * np.abs(s.x).max()
+
+
+
+def test_export_cli_fmi3_source_only_builds_from_its_description(tmp_path, capsys):
+    """`symgen export --fmi 3 --source-only`: no binary; the sources its buildDescription.xml
+    lists compile into one that runs as the exported binary does."""
+    from fmpy.model_description import read_build_description
+    from symgen.cli import main
+
+    out = tmp_path / "sp.fmu"
+    assert main(["export", "stiff_pendulum", "--fmi", "3", "--source-only", "-o", str(out)]) == 0
+    assert capsys.readouterr().out == (f"wrote {out} (FMI 3.0 co-simulation, model "
+                                       "stiff_pendulum, sources only)\n")
+    with zipfile.ZipFile(out) as zf:
+        assert not [n for n in zf.namelist() if n.startswith("binaries/")]
+        zf.extractall(tmp_path / "fmu")
+    assert validate_fmu(str(out)) == []
+    (config,) = read_build_description(str(out))
+    sources = [f for s in config.sourceFileSets for f in s.sourceFiles]
+    lib = tmp_path / "fmu" / "binaries" / fmpy.platform_tuple / "stiff_pendulum.so"
+    lib.parent.mkdir(parents=True)
+    src = tmp_path / "fmu" / "sources"
+    build = subprocess.run(["cc", "-std=c99", "-O0", "-shared", "-fPIC", "-o", str(lib)]
+                           + [str(src / f) for f in sources] + ["-lm"],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    r = fmpy.simulate_fmu(str(tmp_path / "fmu"), stop_time=2.0, output_interval=0.1,
+                          start_values={"T0": 5.0}, output=["theta"])
+    s = symgen.simulate(load_model("stiff_pendulum"), t_end=2.0, params={"T0": 5.0})
+    assert np.abs(r["theta"] - s.outputs[:, 0]).max() <= 1e-9 * np.abs(s.outputs[:, 0]).max()

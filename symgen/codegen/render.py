@@ -28,7 +28,7 @@ from .printer import Printer, print_kernel, slot_map
 from .table import kernel_terms
 
 __all__ = ["generate", "GeneratedSource", "template_dir", "generator_fingerprint", "RUNTIME_FILES",
-           "runtime_files"]
+           "runtime_files", "c_settings", "template_environment"]
 
 #: The model-independent C runtime of the steppers (templates/runtime/), copied verbatim next to
 #: every model's generated C.  symgen_runtime.c is a unity build: it includes the sg_*.c.inc parts
@@ -148,11 +148,12 @@ def _start_literal(values) -> str:
     return ", ".join(repr(0.0 if abs(v) <= START_ZERO * scale else v) for v in vals)
 
 
-def _main_settings(model: Model, nnz_H: int) -> dict:
-    """The recommended settings of ``model`` as C literals for main.c (simulate's defaults; the
-    compiled stepper's methods only, nullspace with its default scheme otherwise).  FACTORIZATION
-    "auto" is, per chart, what simulate's is for this model (``compiled_factorization``; "svd",
-    which the C runtime does not have, becomes QR); H has ``nnz_H`` symbolic non-zeros."""
+def c_settings(model: Model, nnz_H: int) -> dict:
+    """The recommended settings of ``model`` as C literals for main.c and the FMU's
+    ``fmu_model.h`` (simulate's defaults; the compiled stepper's methods only, nullspace with its
+    default scheme otherwise).  FACTORIZATION "auto" is, per chart, what simulate's is for this
+    model (``compiled_factorization``; "svd", which the C runtime does not have, becomes QR); H
+    has ``nnz_H`` symbolic non-zeros."""
     from ..settings import SimulationSettings, compiled_factorization
 
     default = SimulationSettings()
@@ -189,7 +190,8 @@ def _main_settings(model: Model, nnz_H: int) -> dict:
     }
 
 
-def _environment():
+def template_environment():
+    """The Jinja environment of ``templates/`` (strict undefined, the ``c_string`` filter)."""
     import jinja2                       # only to generate: a cached build does not need it
 
     env = jinja2.Environment(
@@ -244,10 +246,10 @@ def generate(model_or_derived: Model | Derived, outdir=None) -> GeneratedSource:
         "C_is_zero": int(next(o["nnz"] for k in kernels if k["name"] == "dynamics"
                               for o in k["outputs"] if o["name"] == "C") == 0),
     }
-    env = _environment()
+    env = template_environment()
     declarations = env.get_template("declarations.h.j2").render(ctx).strip() + "\n"
     ctx["declarations"] = declarations
-    main = {**ctx, **_main_settings(model, sparse.nnz_H)}
+    main = {**ctx, **c_settings(model, sparse.nnz_H)}
     files = {
         f"{prefix}.h": env.get_template("header.h.j2").render(ctx),
         f"{prefix}.c": env.get_template("source.c.j2").render(ctx),
