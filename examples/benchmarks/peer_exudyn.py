@@ -293,6 +293,8 @@ def _accuracy(md: _Model, example: str, t_end: float, oracles) -> dict:
         B = point(md.B0[0], np.array([md.B0[1], 0.0, 0.0]))[-1]
         B_ref, _ = oracles.four_bar_reference(md.N, np.array([0.0, t_end]))
         out["err"] = float(np.hypot(B[0] - B_ref[0, -1], B[1] - B_ref[1, -1]))
+        Bx = point(md.B0[0], np.array([md.B0[1], 0.0, 0.0]))[:, 0]        # (work_precision.py)
+        out["err_Bx_max"] = float(np.max(np.abs(Bx - oracles.four_bar_reference(md.N, t)[0][0])))
     if example == "stiff_pendulum":
         from symgen.reproduce.references import minimal_pendulum, scipy_reference
 

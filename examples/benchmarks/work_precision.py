@@ -5,17 +5,27 @@ and DOP853 on the minimal-coordinate equations, on four problems:
 - Andrews' squeezer, Fox–Goodwin: max angle error at t = 0.03 against the Test Set's reference;
 - the double four-bar, 10 s: max error of B0.x against the exact one-dof motion;
 - the stiff pendulum with T0 = 5 N m, Fox–Goodwin, 20 s: max θ error against minimal coordinates;
-- Bricard, 10 s: max |E − E(0)| (a conservative mechanism).
+- Bricard, 10 s: max |E − E(0)| (a conservative mechanism);
+- the IFToMM spatial slider-crank, 1 s: slider x at 1 s against a Richardson reference
+  (bench_peers.sc3d_reference), with the mass metric beside the charts.
+
+Where Exudyn is installed (``pip install exudyn==1.13.6``) its generalized-α runs of the same
+models (``peer_exudyn.py``, the models of ``bench_peers.py``) at the fixed steps join the double
+four-bar, Bricard and slider-crank panels, with the same error measure.
 
 Prints one table per problem and draws a log–log figure (error against CPU seconds, one panel per
-problem).  CPU time is the process time of one run (one BLAS thread), the smallest of --repeat.
+problem).  CPU time is the process time of one run (one BLAS thread), the smallest of --repeat
+(Exudyn's: of its timed run, once).
 
 Run:  python examples/benchmarks/work_precision.py [--quick] [--repeat 1] [-o work_precision.png]
 """
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 from scipy.integrate import solve_ivp
@@ -24,6 +34,10 @@ import symgen
 from symgen.reproduce import ANDREWS_REF, ANDREWS_REF_T
 
 ANGLES = ("beta", "Theta", "gamma", "Phi", "delta", "Omega", "epsilon")
+HERE = Path(__file__).resolve().parent
+#: example → (Exudyn runner, the key of peer_exudyn.run's output that is this panel's error)
+EXUDYN = {"double_four_bar": ("exu-dense", "err_Bx_max"),
+          "bricard": ("exu-dense", "energy_drift"), "slider_crank_3d": ("exu-dense", "err")}
 
 
 def _cpu(fn, repeat: int):
@@ -77,6 +91,16 @@ def problems(quick: bool):
         t = np.linspace(0, 20, 2001)
         return float(np.max(np.abs(sol.sol(t)[0] - pend_ref(t)[0]))), sol.nfev
 
+    sys.path.insert(0, str(HERE))
+    from bench_peers import sc3d_reference
+
+    x_ref = sc3d_reference(1.0)
+
+    def err_slider(r):
+        return float(abs(r.output("slider.C.x")[-1] - x_ref))
+
+    err_slider.x_ref = x_ref            # (Exudyn's runs take the same reference)
+
     hs = (lambda *v: v[::2] if quick else v)
     return [
         ("Andrews (FG, angles at 0.03 s)", "andrews_squeezer",
@@ -89,7 +113,26 @@ def problems(quick: bool):
          hs(0.1, 0.05, 0.02, 0.01, 0.005), hs(1e-4, 1e-5, 1e-6, 1e-7, 1e-8)),
         ("Bricard (|E − E0|, 10 s)", "bricard", dict(t_end=10.0), err_bricard, None,
          hs(1e-2, 5e-3, 2e-3, 1e-3), hs(1e-4, 1e-5, 1e-6, 1e-7)),
+        ("spatial slider-crank (slider x at 1 s)", "slider_crank_3d", dict(t_end=1.0), err_slider,
+         None, hs(2e-3, 1e-3, 5e-4, 2.5e-4), hs(1e-4, 1e-5, 1e-6, 1e-7)),
     ]
+
+
+def exudyn_rows(name: str, hs, t_end: float, x_ref=None) -> list:
+    """Exudyn's runs of the panel's model at the fixed steps (none without Exudyn)."""
+    if name not in EXUDYN or importlib.util.find_spec("exudyn") is None:
+        return []
+    import peer_exudyn
+    from bench_peers import _oracles
+
+    runner, key = EXUDYN[name]
+    rows = []
+    for h in hs:
+        ref = {"x_ref": x_ref} if name == "slider_crank_3d" else {}
+        out = peer_exudyn.run(name, runner, h, t_end, _oracles(), **ref)
+        rows.append((f"Exudyn {runner}", f"h={h:g}", out["steps"], out["cpu"],
+                     out.get(key, float("nan")), out["status"]))
+    return rows
 
 
 def main(argv=None) -> int:
@@ -102,17 +145,22 @@ def main(argv=None) -> int:
     for title, name, kw, error, scipy_run, hs, rtols in problems(args.quick):
         k = symgen.build(symgen.load_model(name))
         rows = []
-        for chart in ("end", "symmetric"):
+        variants = [("end", {}), ("symmetric", {})]
+        if name == "slider_crank_3d":
+            variants = [("end", {"metric": "euclidean"}), ("symmetric", {"metric": "euclidean"}),
+                        ("symmetric", {"metric": "mass"})]
+        for chart, opt in variants:
+            label = f"fixed {chart}" + (f" {opt['metric']}" if opt else "")
             for h in hs:
-                cpu, r = _cpu(lambda: symgen.simulate(k, dt=h, chart=chart, every=1, **kw),
+                cpu, r = _cpu(lambda: symgen.simulate(k, dt=h, chart=chart, every=1, **opt, **kw),
                               args.repeat)
-                rows.append((f"fixed {chart}", f"h={h:g}", r.meta["steps_done"], cpu, error(r),
-                             r.status))
+                rows.append((label, f"h={h:g}", r.meta["steps_done"], cpu, error(r), r.status))
         for rtol in rtols:
             cpu, r = _cpu(lambda: symgen.simulate(k, dt="auto", rtol=rtol, atol=rtol, **kw),
                           args.repeat)
             rows.append(("auto (C)", f"rtol={rtol:g}", r.meta["steps_done"], cpu, error(r),
                          r.status))
+        rows += exudyn_rows(name, hs, kw["t_end"], x_ref=getattr(error, "x_ref", None))
         if scipy_run is not None:
             for method in ("Radau", "DOP853"):
                 for tol in rtols:
@@ -131,7 +179,8 @@ def main(argv=None) -> int:
     except ImportError:
         print("\n(matplotlib not installed: no figure)")
         return 0
-    fig, axes = plt.subplots(2, 2, figsize=(11, 8))
+    fig, axes = plt.subplots(2, 3, figsize=(16, 8))
+    axes.ravel()[-1].set_axis_off()
     for ax, (title, rows) in zip(axes.ravel(), panels):
         for run in dict.fromkeys(r[0] for r in rows):
             pts = [(r[3], r[4]) for r in rows if r[0] == run and r[4] > 0]
