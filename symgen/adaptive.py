@@ -43,7 +43,8 @@ class _Control:
         self.h_min = float(cfg.h_min) if cfg.h_min is not None else 0.0
         self.h_init = cfg.h_init
         self.rtol = float(cfg.rtol)
-        self.estimate = ErrorEstimate(sch, n, cfg.rtol, cfg.atol_vector(n))
+        self.estimate = ErrorEstimate(sch, n, cfg.rtol, cfg.atol_vector(n),
+                                      positions_only=cfg.method == "index3")
         self.controller = StepController()
         self.stable_always = sch.h_max(1.0) == math.inf
         self.rejected_error = self.rejected_newton = 0

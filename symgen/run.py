@@ -211,11 +211,18 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
 
 
 def _check_auto(cfg: SimulationSettings) -> None:
-    """dt="auto" is the null-space method's: anything else is refused in one line."""
-    if cfg.method != "nullspace":
-        raise ValueError(f"dt='auto' is the nullspace method's (the error estimate needs smooth "
-                         f"accelerations; the {cfg.method} method's are not at small steps): use "
-                         "method='nullspace' or a fixed dt")
+    """dt="auto" is the null-space method's, and the index-3 method's with a damped scheme (its
+    undamped accelerations oscillate from step to step, which the estimate reads as error at
+    every h; docs/variable-step.md): anything else is refused in one line."""
+    if cfg.method == "index3":
+        if not cfg.parsed_scheme().gamma > 0.5:
+            raise ValueError(f"dt='auto' with method='index3' needs a damped scheme (γ > 1/2): its "
+                             f"accelerations oscillate with {cfg.scheme!r} and every step is "
+                             "rejected; use scheme='hht:-0.1', method='nullspace', or a fixed dt")
+    elif cfg.method != "nullspace":
+        raise ValueError(f"dt='auto' is the nullspace and index3 methods' (the error estimate "
+                         f"needs their accelerations; the {cfg.method} method's are not at small "
+                         "steps): use method='nullspace' or a fixed dt")
 
 
 def _make_stepper(kernels, cfg: SimulationSettings, dt: float, estimate: bool):

@@ -265,7 +265,8 @@ int sg_max_rank(const sg_stepper *s);
 int sg_sparse_info(const sg_stepper *s, long *counts, int *rows, int *indep, int *k);
 
 /* Error-controlled variable steps (dt = "auto"; symgen/steppers/control.py, whose estimate,
- * norm and controller these transcribe; docs/variable-step.md).  Null-space method only.  Every
+ * norm and controller these transcribe; docs/variable-step.md).  The null-space method, and the
+ * index-3 method with a damped scheme (gamma > 1/2; its estimate on x alone).  Every
  * try is one Newton step (no landing step-over); a try whose Newton iteration fails or whose
  * local error estimate (Newmark's, projected on the tangent space; WRMS norm) is above 1 is
  * retried from the same state with a smaller h. */

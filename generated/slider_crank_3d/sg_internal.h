@@ -129,6 +129,7 @@ typedef struct sg_ctl {
     int stability;                                /* bound every try by 0.9 h_max(omega) */
     double *x0, *xd0, *xdd0, *lam0;               /* that state (tries start from it) */
     double *ex, *ev, *work_k;                     /* n, n, k: the estimate and its projection */
+    double *g0;                                   /* n: index-3 HHT's (f + G^T lam) at the start */
     long rejected_error, rejected_newton;
     double h_lo, h_hi, err_max;                   /* accepted steps: range of h, largest norm */
     sg_failure last;                              /* the last Newton failure of the tries */

@@ -45,8 +45,12 @@ class ErrorEstimate:
     """The local error estimate of the module docstring for one scheme, with the previous
     accepted step's Δ₀, h₀ kept between calls."""
 
-    def __init__(self, scheme, n: int, rtol: float, atol: np.ndarray):
+    def __init__(self, scheme, n: int, rtol: float, atol: np.ndarray, *,
+                 positions_only: bool = False):
         self.gamma, self.beta = float(scheme.gamma), float(scheme.beta)
+        # the index-3 method: the norm over x alone (its ẍ carries Newton's tolerance over βh²,
+        # which e_ẋ = (γ − ½) h Δ₁ turns into an error that grows as h shrinks)
+        self.positions_only = positions_only
         self.rtol, self.atol = float(rtol), np.asarray(atol, dtype=float)
         self.n = n
         self._d0 = np.zeros(n)      # Δ₀ = ẍ₁ − ẍ₀ of the last accepted step …
@@ -77,6 +81,8 @@ class ErrorEstimate:
             ev = N @ (N.T @ ev)
         wx = self.atol + self.rtol * np.maximum(np.abs(x0), np.abs(x1))
         wv = self.atol + self.rtol * np.maximum(np.abs(xd0), np.abs(xd1))
+        if self.positions_only:
+            return math.sqrt(float(np.dot(ex / wx, ex / wx)) / self.n) if self.n else 0.0, have_d
         s = float(np.dot(ex / wx, ex / wx) + np.dot(ev / wv, ev / wv))
         return math.sqrt(s / (2 * self.n)) if self.n else 0.0, have_d
 
@@ -166,7 +172,8 @@ def tries(stepper, estimate: ErrorEstimate, controller: StepController, t: float
         floor0, saved = stepper.floor_steps, stepper.checkpoint()
         try:
             iters = stepper.step(t, *state)
-            N = getattr(getattr(stepper, "lin", None), "N", None) if stepper.m else None
+            N = (getattr(getattr(stepper, "lin", None), "N", None)
+                 if stepper.m and stepper.method == "nullspace" else None)   # (index-3: no tangent)
             err, have_d = estimate.norm(h_try, *state[:3], stepper.x, stepper.xd, stepper.xdd, N)
         except (StepFailure, FloatingPointError, OverflowError, ZeroDivisionError,
                 np.linalg.LinAlgError) as exc:
