@@ -5,7 +5,7 @@
 
 The state is the model's initial state (with ``--set`` held as ``simulate`` does), or the
 recorded row of RESULT nearest to T.  The linearization and modes are :mod:`symgen.linear`'s.
-``--animate K`` draws mode K oscillating about the state (:mod:`symgen.draw`), each frame's
+``--animate K`` draws mode K oscillating about the state (:mod:`symgen.animation`), each frame's
 x* + a·sin(2πs)·shape projected back onto the constraints q = 0.
 """
 from __future__ import annotations
@@ -134,7 +134,7 @@ def mode_motion(kernels, ls, md, mode: int, amplitude: float, frames: int = 40):
 
 
 def _animate_mode(args, mdl, kernels, ls, md) -> None:
-    from ..draw import animate, model_for
+    from ..animation import animate, model_for
 
     if not 1 <= args.animate <= len(md):
         raise UsageError(f"--animate {args.animate}: the state has {len(md)} mode"

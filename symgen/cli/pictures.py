@@ -1,5 +1,5 @@
 """The ``symgen`` commands that draw the mechanism or a study: ``animate`` and
-``plot --what mechanism|sweep`` (the drawing in :mod:`symgen.draw`, the figure in
+``plot --what mechanism|sweep`` (the drawing in :mod:`symgen.animation`, the figure in
 :mod:`symgen.plot`).  :mod:`symgen.cli` adds their parsers (:func:`add_parser`,
 :func:`add_plot_arguments`) and dispatches to them.
 """
@@ -16,8 +16,8 @@ __all__ = ["add_parser", "add_plot_arguments", "cmd_animate", "cmd_plot_extra"]
 
 def _drawing_model(args, result):
     """The model whose drawing fits ``result``: --model (with --param model() options), else the
-    shipped example the result names (symgen.draw.model_for)."""
-    from ..draw import model_for
+    shipped example the result names (symgen.animation.model_for)."""
+    from ..animation import model_for
     model = None
     if args.model:
         from ..loader import load_model, load_module, model_options
@@ -52,7 +52,7 @@ def cmd_animate(args) -> int:
     _need_matplotlib()
     result = _load_result_arg(args.result)
     model = _drawing_model(args, result)
-    from ..draw import animate
+    from ..animation import animate
     anim = animate(result, model, out, fps=args.fps, speed=args.speed, trace=args.trace,
                    every=args.every)
     span = anim.frames.t[anim.rows[-1]] - anim.frames.t[anim.rows[0]]
@@ -86,7 +86,7 @@ def cmd_plot_extra(args) -> int:
         raise UsageError(f"--snapshots must be at least 1, got {args.snapshots}")
     result = _load_result_arg(args.result)
     model = _drawing_model(args, result)
-    from ..draw import strobe_figure
+    from ..animation import strobe_figure
     fig = strobe_figure(result, model, snapshots=args.snapshots)
     save(fig, args.output)
     print(f"wrote {args.output}: mechanism, {args.snapshots} snapshots of {model.name}")

@@ -15,7 +15,7 @@ import threading
 import warnings
 from pathlib import Path
 
-from .._io import held_signals
+from ..signals import held_signals
 
 __all__ = ["UsageError", "MATPLOTLIB_HINT", "parse_params", "progress_enabled"]
 
@@ -340,7 +340,7 @@ def _build_notes(enabled: bool, delay: float = 0.0):
 # -- simulate's options checked before any work -------------------------------------------------
 def _check_memory(dt: float, t_end: float, every: int, mdl) -> None:
     """Before building: the run's recorded rows fit in memory (UsageError naming --every)."""
-    from .._record import MemoryBudgetError, check_memory, recorded_outputs
+    from ..recorder import MemoryBudgetError, check_memory, recorded_outputs
 
     steps = max(int(round(t_end / dt)), 1)
     try:
