@@ -38,13 +38,13 @@ import sys
 import time
 from pathlib import Path
 
-from .pictures import add_parser as add_animate_parser
-from .pictures import add_plot_arguments, cmd_plot_extra
+from ..settings import FACTORIZATIONS, METHODS, SimulationSettings
 from .fmu import add_parser as add_fmu_parser
 from .modes import add_parser as add_modes_parser
+from .pictures import add_parser as add_animate_parser
+from .pictures import add_plot_arguments, cmd_plot_extra
 from .show import add_parser as add_show_parser
 from .sweep import add_parser as add_sweep_parser
-from ..settings import FACTORIZATIONS, METHODS, SimulationSettings
 from .terminal import (EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT,  # noqa: F401
                        EXIT_SIGTERM, EXIT_USAGE, MATPLOTLIB_HINT, QUIET_NOTE_DELAY,
                        Terminated, UsageError, _build_failure, _build_notes, _check_memory,
