@@ -16,8 +16,8 @@ import traceback
 
 import numpy as np
 
-from ._io import held_signals
-from ._record import MemoryBudgetError, Recorder
+from .signals import held_signals
+from .recorder import MemoryBudgetError, Recorder
 from .names import power_columns
 from .input_values import InputError
 from .settings import SimulationSettings

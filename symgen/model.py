@@ -24,7 +24,7 @@ import sympy as sp
 from .names import (ACCELERATION_SUFFIX, MAX_MODEL_NAME, MAX_NAME, VELOCITY_SUFFIX,  # noqa: F401
                     ModelError, _check_allowed_name, _check_c_identifier, _check_not_reserved,
                     _check_output_name, c_name, check_model_name, check_name, row_names)
-from .drawing import normalize_drawing
+from .model_drawing import normalize_drawing
 from .model_checks import check_mass_diagonal, check_symmetric
 from .symbols import Input, collect_inputs, coordinate_symbols, coordinates, t  # noqa: F401
 from .settings import SimulationSettings

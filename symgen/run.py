@@ -22,7 +22,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from ._record import Recorder, check_memory, recorded_outputs
+from .recorder import Recorder, check_memory, recorded_outputs
 from .input_values import InputError, InputValues
 from .jit import as_kernels
 from .names import power_columns
@@ -270,7 +270,7 @@ def _blas_limit(threads: int | None):
 def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progress, consistent,
          estimate, t_wall, every, extra_meta, values) -> Result:
     """The fixed-step loop: start, steps, the stop reasons; the recording is
-    :class:`~symgen._record.Recorder`'s, the Result and its meta :func:`~symgen.steploop.finish`'s."""
+    :class:`~symgen.recorder.Recorder`'s, the Result and its meta :func:`~symgen.steploop.finish`'s."""
     n, m, n_out = kernels.n, kernels.m, kernels.n_out
     dt, sch, bound = float(cfg.dt), cfg.parsed_scheme(), float(cfg.divergence_bound)
     has_energy = hasattr(kernels, "energy")

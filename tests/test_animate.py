@@ -10,7 +10,7 @@ from symgen.loader import load_model
 
 pytest.importorskip("matplotlib")
 Image = pytest.importorskip("PIL.Image")
-draw = pytest.importorskip("symgen.draw")
+draw = pytest.importorskip("symgen.animation")
 
 
 @pytest.fixture(scope="module")

@@ -139,13 +139,9 @@ def test_modules_import_only_what_the_architecture_allows():
 #: function's length is its code: its docstring is not counted (a parameter per entry is asked for;
 #: simulate's is 68 lines).
 MODULE_LINES, FUNCTION_LINES = 550, 110
-_SCRIPT = ("one linear script of the paper's reproduction (the runs, the claim each decides, its "
-           "figure), audited top to bottom beside the paper")
-#: The functions allowed to be longer, each with why (issue 26 asks for them to be split: an entry
-#: goes when its function is split, and the test says when one is stale).
+#: The functions allowed to be longer, each with why (an entry goes when its function is split,
+#: and the test says when one is stale).
 LONG_FUNCTIONS = {
-    "symgen.reproduce.beyond.experiment": _SCRIPT,
-    "symgen.reproduce.pendulum.experiment": _SCRIPT,
     "symgen.steppers.nullspace.NullspaceStepper._newton":
         "the six numbered parts of one Newton iteration, tagged with the paper's equations line "
         "by line, read as one",

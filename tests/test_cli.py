@@ -684,7 +684,7 @@ sys.meta_path.insert(0, _Interrupt())
 '''
 
 
-@pytest.mark.parametrize("at", ["sympy", "symgen.cli_extra"])   # in symgen/__init__, in symgen.cli
+@pytest.mark.parametrize("at", ["sympy", "symgen.cli.pictures"])  # in symgen/__init__, in symgen.cli
 @pytest.mark.parametrize("how", ["script", "-m"])
 def test_ctrl_c_while_importing_is_interrupted_130(tmp_path, at, how):
     """Issue 27 (7): Ctrl-C in the first second (imports) printed a traceback.  The interrupt is

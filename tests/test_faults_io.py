@@ -17,7 +17,7 @@ import pytest
 
 import symgen
 import stepper_models as sm
-from symgen import _io
+from symgen import _io, signals
 from symgen.result import Result, load_result, run_stats
 from test_cli import SYMGEN, call, run
 
@@ -252,7 +252,7 @@ def test_held_signals_hold_back_a_signal_another_thread_receives(sig):
     lines = []
     try:
         with pytest.raises(_Stop):
-            with _io.held_signals():
+            with signals.held_signals():
                 signal.pthread_kill(other.ident, sig)
                 end = time.monotonic() + 0.3
                 while time.monotonic() < end:        # bytecodes, where a handler would run
@@ -269,7 +269,7 @@ def test_held_signals_hold_back_a_signal_another_thread_receives(sig):
 def test_held_signals_keep_ignored_signals_ignored_and_work_off_the_main_thread():
     old = signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
-        with _io.held_signals():
+        with signals.held_signals():
             signal.raise_signal(signal.SIGTERM)
         assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
     finally:
@@ -278,7 +278,7 @@ def test_held_signals_keep_ignored_signals_ignored_and_work_off_the_main_thread(
 
     def worker():
         try:
-            with _io.held_signals():         # Python runs no handler here: nothing to hold
+            with signals.held_signals():         # Python runs no handler here: nothing to hold
                 errors.append(None)
         except BaseException as exc:         # noqa: BLE001 - reported below
             errors.append(exc)

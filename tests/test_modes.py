@@ -373,7 +373,7 @@ def test_mode_animation_frames_stay_on_the_constraints(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     Image = pytest.importorskip("PIL.Image")
     from symgen.cli import main
-    from symgen.cli_modes import mode_motion
+    from symgen.cli.modes import mode_motion
 
     k = LambdifyKernels(symgen.load_model("double_pendulum"))
     x0, xd0 = symgen.assemble(k.model, fix={"bar1.theta": 0.0, "bar2.theta": 0.0})

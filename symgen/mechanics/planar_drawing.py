@@ -1,6 +1,6 @@
 """The drawing a :class:`~symgen.mechanics.PlanarSystem` records for ``Model.drawing``: where
 joints and forces attach, body by body, and the polylines made from them when the model is
-assembled (see :mod:`symgen.drawing` for the format, :mod:`symgen.draw` for the pictures).
+assembled (see :mod:`symgen.model_drawing` for the format, :mod:`symgen.animation` for the pictures).
 """
 from __future__ import annotations
 

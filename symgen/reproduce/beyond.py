@@ -35,8 +35,10 @@ __all__ = ["SECTION", "experiment", "minimal_four_bar", "four_bar_exact"]
 
 SECTION = "beyond the paper"
 WHIRL_XD0 = [30.0, 0.0, 30.0]                 # θ̇ = 30 rad/s at θ = 0 (mass at (0, −1))
+WHIRL = {"T0": 0.0}                           # the whirl: gravity, no torque
 WHIRL_BOUNDS = {0.02: 6e-3, 0.01: 1.5e-3, 0.005: 4e-4}
 SCHEMES = (("TR", "trapezoidal"), ("FG", "fox-goodwin"))
+CHARTS = ("end", "symmetric")
 
 
 # -- models and references ---------------------------------------------------------------------
@@ -114,22 +116,34 @@ def _g(x, digits=2):
 
 
 def experiment(ctx) -> None:
-    """The section's runs, rows and figure (``ctx``: the reproduction's context).
-
-    Long on purpose, as the other experiments: one linear script (runs, then the claim each
-    decides, then its figure), so that a reader can audit it top to bottom."""
+    """The section's runs, rows and figure (``ctx``: the reproduction's context), one helper a
+    group of rows (runs, then the claim each decides), in the order of the report."""
     from .. import build
-    from ..assembly import consistent_state
-    from ..plot import Panel, Series, panels_figure
-    from ..steppers import make_stepper
     from .references import minimal_pendulum
 
-    c, quick = ctx.claims, ctx.quick
     pend = ctx.kernels("stiff_pendulum")
     mpend = build(minimal_pendulum())
-    charts = ("end", "symmetric")
+    _free_rotation(ctx, pend)
+    _whirl_short(ctx, pend, mpend)
+    wr, wm = _whirl_long(ctx, pend, mpend)
+    fr, fm = _four_bars(ctx)
+    _reversibility(ctx, pend)
+    if not ctx.quick:
+        _bricard(ctx)
+    _figure(ctx, wr, wm, fr, fm)
+    ctx.note(SECTION, "Not claims of the paper: the paper shows no energy plot. The null-space "
+             "step imposes the Newmark relations on the tangent space at the end of the step "
+             "(chart \"end\", the paper's method, `symgen simulate --chart end`, the default), "
+             "which loses energy when the rotation per step is large; the symmetric chart "
+             "(`--chart symmetric`) imposes them on the null space of ½(H(t) + H(t + h)) and keeps "
+             "constraints and equilibrium at t + h. References: docs/symmetric-chart.md "
+             "(prototype measurements in the second column), the exact one-dof equation of the "
+             "four-bar's parallelogram branch (DOP853, rtol = atol = 1e-12).")
 
-    # B1, B2: free rotation ------------------------------------------------------------------
+
+def _free_rotation(ctx, pend) -> None:
+    """B1, B2: free rotation (g = 0), one step against the closed form and 1000 steps."""
+    c, quick = ctx.claims, ctx.quick
     free = dict(T0=0.0, g=0.0)
     ratios = {}
     for name, scheme in SCHEMES + (("LA", "linear-acceleration"),):
@@ -158,33 +172,39 @@ def experiment(ctx) -> None:
         f"{k} {_g(v)}" for k, v in long_sym.items()),
         all(v <= 2e-11 for v in long_sym.values()))
 
-    # B3: whirl, 5 s --------------------------------------------------------------------------
-    whirl = dict(T0=0.0)
+
+def _whirl_short(ctx, pend, mpend) -> None:
+    """B3: the whirl over 5 s, both charts and minimal coordinates, two schemes, three steps."""
+    c, quick = ctx.claims, ctx.quick
     hs = (0.02,) if quick else (0.02, 0.01, 0.005)
     rows, ok3 = [], True
     for name, scheme in SCHEMES:
         for h in hs:
             out = {}
             E0 = None
-            for chart in charts:
+            for chart in CHARTS:
                 r = _sim(ctx, "stiff_pendulum", pend, "nullspace", scheme, h, 5.0, chart,
-                         WHIRL_XD0, **whirl)
+                         WHIRL_XD0, **WHIRL)
                 E0 = r.energy[0]
                 out[chart] = float(np.max(_rel(r))) if _ok(r) else math.inf
             rm = _sim(ctx, "stiff_pendulum_minimal", mpend, "newmark", scheme, h, 5.0, None,
-                      [30.0], **whirl)
+                      [30.0], **WHIRL)
             out["minimal"] = float(np.max(_rel(rm, E0))) if _ok(rm) else math.inf
             ok3 &= out["symmetric"] <= WHIRL_BOUNDS[h]
             rows.append(f"{name} h = {h:g}: {_g(out['end'])} / {_g(out['symmetric'])} / "
                         f"{_g(out['minimal'])}")
     c["B3"].set(("(--quick: h = 0.02 only) " if quick else "") + "; ".join(rows), ok3)
 
-    # B4: whirl, 100 s (the figure's first panel) ---------------------------------------------
+
+def _whirl_long(ctx, pend, mpend):
+    """B4: the whirl over 100 s (the figure's first panel); returns the runs (chart → Result) and
+    the minimal-coordinate run."""
+    c, quick = ctx.claims, ctx.quick
     span = 10.0 if quick else 100.0
     wr = {chart: _sim(ctx, "stiff_pendulum", pend, "nullspace", "trapezoidal", 0.01, span, chart,
-                      WHIRL_XD0, **whirl) for chart in charts}
+                      WHIRL_XD0, **WHIRL) for chart in CHARTS}
     wm = _sim(ctx, "stiff_pendulum_minimal", mpend, "newmark", "trapezoidal", 0.01, span, None,
-              [30.0], **whirl)
+              [30.0], **WHIRL)
     E0 = wr["end"].energy[0]
     last_from = span - 5 if quick else span - 10
     win = {k: (_window(r, _rel(r, E0), 0, 5), _window(r, _rel(r, E0), last_from, span))
@@ -194,8 +214,15 @@ def experiment(ctx) -> None:
                 f"[{span - 5 if quick else span - 10:g}, {span:g}]: " + ", ".join(
                     f"{k} {_g(a)} → {_g(b)}" for k, (a, b) in win.items()),
                 _ok(wr["symmetric"]) and last <= 1.05 * first and last <= 2e-3)
+    return wr, wm
 
-    # B5, B6: double four-bar (the figure's second panel) -----------------------------------------
+
+def _four_bars(ctx):
+    """B5, B6: the double four-bar's energy and B0.x against the exact one-dof solution (the
+    figure's second panel); returns the runs (chart → Result) and the minimal-coordinate run."""
+    from .. import build
+
+    c, quick = ctx.claims, ctx.quick
     span4 = 10.0 if quick else 100.0
     dfb = ctx.kernels("double_four_bar")
     mfb = build(minimal_four_bar(2))
@@ -205,7 +232,7 @@ def experiment(ctx) -> None:
     # over 100 s; docs/symmetric-chart.md)
     fr = {chart: _sim(ctx, "double_four_bar", dfb, "nullspace", "fox-goodwin", 1e-2, span4, chart,
                       factorization="qr")
-          for chart in charts}
+          for chart in CHARTS}
     fm = _sim(ctx, "n2_four_bar_minimal", mfb, "newmark", "fox-goodwin", 1e-2, span4)
     e5, b6 = {}, {}
     for k, r in list(fr.items()) + [("minimal", fm)]:
@@ -230,8 +257,15 @@ def experiment(ctx) -> None:
         (f"{k} {_g(a)} m" if quick else f"{k} {_g(a)} / {_g(b)} m") for k, (a, b) in b6.items()),
         all(_ok(r) for r in fr.values())
         and b6["symmetric"][0] < b6["end"][0] and b6["symmetric"][1] < b6["end"][1])
+    return fr, fm
 
-    # B7: reversibility -----------------------------------------------------------------------
+
+def _reversibility(ctx, pend) -> None:
+    """B7: one step, ẋ flipped, one step back: the symmetric chart returns to the start."""
+    from ..assembly import consistent_state
+    from ..steppers import make_stepper
+
+    c = ctx.claims
     k0 = pend
     saved = k0.p.copy()
     try:
@@ -241,7 +275,7 @@ def experiment(ctx) -> None:
         miss = {}
         h = 0.02
         for name, scheme in SCHEMES:
-            for chart in charts:
+            for chart in CHARTS:
                 st = make_stepper("nullspace", k0, scheme, h, chart=chart)
                 st.step(0.0, cs.x, cs.xd, cs.xdd, cs.lam)
                 st.step(h, st.x.copy(), -st.xd, st.xdd.copy(), st.lam.copy())
@@ -252,17 +286,24 @@ def experiment(ctx) -> None:
     c["B7"].set("; ".join(f"{n} {ch} {_g(v)}" for (n, ch), v in miss.items()),
                 all(v <= 1e-12 for (n, ch), v in miss.items() if ch == "symmetric"))
 
-    # B8: Bricard -------------------------------------------------------------------------------
-    if not quick:
-        br = ctx.kernels("bricard")
-        d = {}
-        for chart in charts:
-            r = _sim(ctx, "bricard", br, "nullspace", "fox-goodwin", 1e-2, 10.0, chart)
-            d[chart] = float(r.energy[-1] - r.energy[0]) if _ok(r) else math.nan
-        c["B8"].set("; ".join(f"{k} {v:+.2g} J" for k, v in d.items()),
-                    abs(d["symmetric"]) <= 1e-6)
 
-    # figure: energy error against time ----------------------------------------------------------
+def _bricard(ctx) -> None:
+    """B8: the Bricard mechanism's energy after 10 s, both charts."""
+    c = ctx.claims
+    br = ctx.kernels("bricard")
+    d = {}
+    for chart in CHARTS:
+        r = _sim(ctx, "bricard", br, "nullspace", "fox-goodwin", 1e-2, 10.0, chart)
+        d[chart] = float(r.energy[-1] - r.energy[0]) if _ok(r) else math.nan
+    c["B8"].set("; ".join(f"{k} {v:+.2g} J" for k, v in d.items()),
+                abs(d["symmetric"]) <= 1e-6)
+
+
+def _figure(ctx, wr, wm, fr, fm) -> None:
+    """Energy error against time: the whirl (B4's runs) and the double four-bar (B5's)."""
+    from ..plot import Panel, Series, panels_figure
+
+    E0 = wr["end"].energy[0]
     panels = [
         Panel("whirl θ̇₀ = 30 rad/s, trapezoidal, h = 0.01 s", "t [s]", "|E − E₀| / E₀",
               [Series(wr["end"].t, _rel(wr["end"], E0), "end chart (the paper's)"),
@@ -279,12 +320,4 @@ def experiment(ctx) -> None:
                    "Energy error against time: the paper's (end) chart, the symmetric chart and "
                    "minimal-coordinate Newmark with the same scheme and step")
     for cid in ("B3", "B4", "B5"):
-        c[cid].figure = f
-    ctx.note(SECTION, "Not claims of the paper: the paper shows no energy plot. The null-space "
-             "step imposes the Newmark relations on the tangent space at the end of the step "
-             "(chart \"end\", the paper's method, `symgen simulate --chart end`, the default), "
-             "which loses energy when the rotation per step is large; the symmetric chart "
-             "(`--chart symmetric`) imposes them on the null space of ½(H(t) + H(t + h)) and keeps "
-             "constraints and equilibrium at t + h. References: docs/symmetric-chart.md "
-             "(prototype measurements in the second column), the exact one-dof equation of the "
-             "four-bar's parallelogram branch (DOP853, rtol = atol = 1e-12).")
+        ctx.claims[cid].figure = f

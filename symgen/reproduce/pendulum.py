@@ -13,13 +13,11 @@ __all__ = ["experiment"]
 
 
 def experiment(ctx: Context) -> None:
-    """The stiff pendulum experiment, top to bottom in the order of the paper's figures.
-
-    Long on purpose: one linear script per experiment (runs, then the claim each decides, then its
-    figure), so that it can be read beside the paper; the rules live in :mod:`.claims`.
-    """
+    """The stiff pendulum experiment, top to bottom in the order of the paper's figures: the
+    stability estimate, the step-size studies (Figs. 3–7, 12, 13), the torque-amplitude study
+    (Figs. 8–10).  Each block runs, then sets the claim it decides, then draws its figure; the
+    rules live in :mod:`.claims`."""
     from ..plot import Panel, Series, panels_figure
-    from ..steppers import parse_scheme
 
     S = "stiff pendulum"
     c = ctx.claims
@@ -27,15 +25,7 @@ def experiment(ctx: Context) -> None:
     t_end = 60.0 if quick else 300.0
     ex, mn = "stiff_pendulum", "stiff_pendulum_minimal"
 
-    # stability estimate at rest (P1–P3)
-    from ..stability import suggest_step
-    k = ctx.kernels(ex)
-    k.set_params(T0=0.1)
-    omega, h_fg = suggest_step(k, "fox-goodwin")
-    h_cd = parse_scheme("central-difference").h_max(omega)
-    c["P1"].set(f"{omega:.10g} rad/s", abs(omega - 3.1304951) < 1e-6)
-    c["P2"].set(f"{h_cd:.10g} s", abs(h_cd - 0.6388765) < 1e-6)
-    c["P3"].set(f"{h_fg:.8g} s", abs(h_fg - 0.78246) < 1e-5)
+    _stability_estimate(ctx, ex)
 
     # reference θ(t) on a fine grid (its amplitude scales the stability verdicts)
     grid = np.linspace(0.0, t_end, int(t_end / 0.01) + 1)
@@ -125,7 +115,34 @@ def experiment(ctx: Context) -> None:
             "pendulum_nullspace_trapezoidal.png")
     c["P13"].set(describe(rows), all(st is True for _, _, st, _ in rows), f)
 
-    # torque-amplitude study (P9–P11, P14)
+    _torque_study(ctx, S, ex, mn, theta_ex)
+    ctx.note(S, f"Reference: SciPy DOP853 (rtol = atol = 1e-11) on m L² θ̈ + m g L sin θ = "
+                f"T0 sin(ω̄ t); its amplitude over {t_end:g} s is {ref_amp:.4g} rad. The "
+                f"amplitude ratio is max |θ − θ(0)| of a run over that value.")
+
+
+def _stability_estimate(ctx: Context, ex: str) -> None:
+    """P1–P3: ω_max at rest and the step limits of central differences and Fox–Goodwin (Eq. 11)."""
+    from ..stability import suggest_step
+    from ..steppers import parse_scheme
+
+    c = ctx.claims
+    k = ctx.kernels(ex)
+    k.set_params(T0=0.1)
+    omega, h_fg = suggest_step(k, "fox-goodwin")
+    h_cd = parse_scheme("central-difference").h_max(omega)
+    c["P1"].set(f"{omega:.10g} rad/s", abs(omega - 3.1304951) < 1e-6)
+    c["P2"].set(f"{h_cd:.10g} s", abs(h_cd - 0.6388765) < 1e-6)
+    c["P3"].set(f"{h_fg:.8g} s", abs(h_fg - 0.78246) < 1e-5)
+
+
+def _torque_study(ctx: Context, S: str, ex: str, mn: str, theta_ex: str) -> None:
+    """P9–P11, P14: large torque amplitudes at h = 0.1 s, trapezoidal (Figs. 8–10): classical
+    index-3, the new method and minimal coordinates."""
+    from ..plot import Panel, Series, panels_figure
+
+    c, quick = ctx.claims, ctx.quick
+    k = ctx.kernels(ex)
     T0s = [9.0] if quick else [5.0, 6.0, 7.0, 8.0, 9.0]
     t_T = 300.0
     h = 0.1
@@ -183,6 +200,3 @@ def experiment(ctx: Context) -> None:
     c["P14"].set("; ".join(f"T0 = {T0:g}: {_status(new[T0])}" for T0 in T0s)
                  + f"; max constraint error {_g(worst)}",
                  all(_ok(r) for r in new.values()) and worst <= ROUND_OFF, f8)
-    ctx.note(S, f"Reference: SciPy DOP853 (rtol = atol = 1e-11) on m L² θ̈ + m g L sin θ = "
-                f"T0 sin(ω̄ t); its amplitude over {t_end:g} s is {ref_amp:.4g} rad. The "
-                f"amplitude ratio is max |θ − θ(0)| of a run over that value.")

@@ -33,10 +33,8 @@ update before it (a growing update is never accepted) and (ii) on each of the th
 max|Δx_i|, h·max|Δẋ_i|, h²·max|Δẍ_i| is within w_i or within that level's floor.  Such steps are
 counted in ``floor_steps`` (their times in ``floor_times``, the first ``FLOOR_TIMES_KEPT``, and
 ``floor_t_last``).  Away from singular configurations the floor lies far below tol·(1 + |x|)
-(κ ≈ 1–10, ρ ≪ 1), so the rule changes nothing there.  The estimate is a worst-case bound: where
-Newton sat at its floor on the double four-bar (t = 18.2 s, h = 1e-3, κ ≈ 4e4) the observed
-update noise was 1/25, 1/250 and 1/1000 of δx, δv, δa (‖x‖∞ includes angles that grow without
-bound over a long run); a tighter estimate would need the error's direction.
+(κ ≈ 1–10, ρ ≪ 1), so the rule changes nothing there.  The estimate is a worst-case bound
+(docs/method.md, "Singular configurations").
 """
 from __future__ import annotations
 

@@ -1,52 +1,25 @@
-"""The symmetric chart: the Newmark relations imposed on the null space of H_s = ½(H(t) + H(t+h))
-(``docs/symmetric-chart.md``; beyond the paper).
+"""The symmetric chart (beyond the paper; the derivation and the measurements:
+docs/symmetric-chart.md): the Newmark relations imposed on N_s, an orthonormal basis of the null
+space of H_s = ½(H(t) + H(t+h)), instead of the tangent space at the end of the step, with the
+constraints and the projected equilibrium kept at t + h.  With γ = ½ the step is symmetric and,
+for f = f(x) and scleronomic q, reversible: no secular energy drift where the paper's chart has one.
 
-At convergence the paper's step satisfies, at t + h, (C) the constraints q = q̇ = q̈ = 0, (E) the
-projected equilibrium N_Hᵀ(Mẍ − f) = 0, and (T) the Newmark relations along the tangent space at
-the *end* of the step, N₁ᵀR_x = N₁ᵀR_v = 0 with N₁ = N_H(x(t + h)) and
-
-    R_x = x₁ − x₀ − h ẋ₀ − h²((½ − β) ẍ₀ + β ẍ₁),      R_v = ẋ₁ − ẋ₀ − h((1 − γ) ẍ₀ + γ ẍ₁).
-
-Anchoring (T) at the end makes the step non-symmetric; its energy error has one sign (for a free
-rotation E₁/E₀ = 1 − (1 − 3β)/12·(hθ̇)⁴ per step).  The symmetric chart imposes (T) on N_s, an
-orthonormal basis of the null space of H_s = ½(H(x(t), t) + H(x(t+h), t+h)), and keeps (C) and (E)
-at t + h.  With γ = ½ the step is then symmetric and, for f = f(x) and scleronomic q, reversible.
-
-Per Newton iteration, at the estimate of the state at t + h, with N_H, the particular solutions
-x_p, ẋ_p, Ẋ_p, ẍ_p, Ẍ_p1, X_p2 and M_R, C_R, K_R, r of Eq. 52 as the paper's step has them, and
-T = N_sᵀN_H, the unknowns (α, α̇, α̈) at t + h solve
-
-    [ K_R                      C_R                 M_R    ] [α ]   [ r                                          ]
-    [ T − βh² N_sᵀẌ_p1        −βh² N_sᵀX_p2       −βh² T ] [α̇] = [ N_sᵀ(x(t) + hẋ(t) + h²(½−β)ẍ(t) − x_p + βh²ẍ_p) ]
-    [ N_sᵀẊ_p − γh N_sᵀẌ_p1   T − γh N_sᵀX_p2     −γh T  ] [α̈]   [ N_sᵀ(ẋ(t) + h(1−γ)ẍ(t) − ẋ_p + γhẍ_p)          ]
-
-Row 1 is Eq. 52, rows 2–3 are N_sᵀR_x = 0 and N_sᵀR_v = 0 with x, ẋ, ẍ at t + h from Eqs. 34, 38,
-45.  With N_s = N_H, T = I and every N_sᵀ(particular) term vanishes (minimum-norm particular
-solutions lie in the row space of H), and row 2 is the Newmark update of α with α(t), α̇(t), α̈(t)
-re-projected by Eqs. 56–58: this system *is* the paper's step (``NullspaceStepper`` keeps its
-original α-coordinate code for ``chart="end"``, which is bit for bit the published method; the tests
-check that this system with N_s forced to N_H agrees with it to 1e-12).
-
-Because rows 2–3 are written in x-space, they do not depend on which particular solutions are used
-(a null-space part of ẋ_p shifts α̇ and the X_p2 α̇ term of ẍ consistently); the α-coordinate
-Newmark of the end chart does, which is why it needs minimum-norm ẋ_p, ẍ_p (see ``linalg``).
-
-The system is solved scaled, in the unknowns (α, hα̇, h²α̈) (all lengths, like the convergence
-test's (x, hẋ, h²ẍ)) with row 1 multiplied by h² and row 3 by h, so that every block is O(M_R):
+Per Newton iteration, with the paper's particular solutions and M_R, C_R, K_R, r of Eq. 52 at the
+estimate and T = N_sᵀN_H, the unknowns (α, hα̇, h²α̈) at t + h solve (scaled so that every block
+is O(M_R); rows 2–3 are N_sᵀR_x = 0 and N_sᵀR_v = 0, the Newmark residuals in x-space)
 
     [ h²K_R                      h C_R                M_R  ] [α   ]   [ h² r  ]
     [ T − βh² N_sᵀẌ_p1          −βh N_sᵀX_p2         −β T ] [hα̇ ] = [ b_x   ]
     [ hN_sᵀẊ_p − γh² N_sᵀẌ_p1   T − γh N_sᵀX_p2      −γ T ] [h²α̈]   [ h b_v ]
 
-Cost: one more rank-revealing factorization (of H_s) per iteration and a 3k × 3k LU solve; no
-kernel call except H at the first step's start state.  Plain array code, to be mirrored in C.
+with b_x = N_sᵀ(x(t) + hẋ(t) + h²(½ − β)ẍ(t) − x_p + βh²ẍ_p) and
+b_v = N_sᵀ(ẋ(t) + h(1 − γ)ẍ(t) − ẋ_p + γhẍ_p).
 
-With ``factorization="sparse"`` (:mod:`symgen.steppers.sparse`) N_s comes from a second sparse LU,
-of H_s[R, D] on the step's partition (the same rows R, coordinates I and k as the step's
-factorization of H at this iterate): N_s = orth(P[−H_s,RD⁻¹ H_s,RI; I]).  The system above does
-not depend on which orthonormal basis of null(H_s) is used (rows 2–3 are N_sᵀ(·) = 0: another
-basis N_sQ multiplies them by Qᵀ), so the step is the dense one's to round-off as long as both
-leave out the same (redundant) rows of H_s.
+With N_s = N_H this system is the paper's step (``NullspaceStepper`` keeps its own α-coordinate
+code for ``chart="end"``; the tests check the two agree to 1e-12).  Rows 2–3 do not depend on which
+particular solutions or which basis of null(H_s) are used, so with ``factorization="sparse"``
+N_s comes from a second sparse LU, of H_s[R, D] on the step's partition
+(:mod:`symgen.steppers.sparse`), and the step is the dense one's to round-off.
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ of H_sᵀ; both metrics, ``"mass"`` through the chart system of ``chart.py``; la
 as in ``nullspace.py``) and ``index3`` (Newmark / HHT-α with the
 bordered solve) — with the convergence rule of ``base.py`` (the round-off floor of issue 8), and
 :func:`symgen.simulate`'s per-step checks.  Python calls C once per chunk of steps into a small
-scratch buffer and folds each step into the run's :class:`~symgen._record.Recorder` (every K-th
+scratch buffer and folds each step into the run's :class:`~symgen.recorder.Recorder` (every K-th
 row, the maxima over all steps), so progress, Ctrl-C between chunks (status ``interrupted``) and
 failure as data work as in the Python loop, with the same statuses and reasons.
 
@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from .._io import held_signals
+from ..signals import held_signals
 # "auto"'s rule is the settings' (the generated main.c reads it too); re-exported here
 from ..settings import SPARSE_FROM_N, SPARSE_MAX_DENSITY, compiled_factorization
 from .base import FLOOR_TIMES_KEPT, Stepper

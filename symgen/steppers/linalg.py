@@ -25,9 +25,8 @@ Why not the corrected form ẋ_p = ẋ₀ + H⁺(…) for velocities too: a null
 shifts α̇ at t and at t + h by the same constant −Nᵀc while α itself is unshifted (x_p does not move
 with time inside the step), and Newmark (α₁ = α₀ + hα̇₀ + …) is not invariant under that: the
 iteration then converges to x(t + h) ≈ x(t) for a moving mechanism.  A constant shift of α (the
-position correction) is harmless because Eq. 56 shifts α(t) by the same constant.  Checked
-numerically on the stiff pendulum while this was written (the rejected variant is not kept, so no
-test exercises it; docs/method.md records the choice).
+position correction) is harmless because Eq. 56 shifts α(t) by the same constant
+(docs/method.md, "Singular configurations", records the choice).
 
 Stored: dx_p = x_p − x₀ and the absolute ẋ_p, ẍ_p together with dxd_p = ẋ_p − ẋ₀ (the
 linearized equilibrium is written about the estimate).

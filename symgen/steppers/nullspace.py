@@ -1,16 +1,16 @@
 """The paper's method: Newmark on the null-space coordinates α of the constraint linearization at
-t + h (Fernández de Bustos et al., Meccanica 2022, Sec. 5, Eqs. 32–58; Fig. 11).
+t + h (Fernández de Bustos et al., Meccanica 2022, Sec. 5, Eqs. 32–58; Fig. 11).  What the paper
+leaves open, and the measurements behind the choices here: docs/method.md.
 
 One Newton iteration, at the current estimate (x₁, ẋ₁, ẍ₁, λ₁) of the state at t + h (the paper
 writes x₀ …; here x₀ is the initial state everywhere):
 
 1. q, H, q̇, Ḣ, q̈, Ḧ at the estimate; if the previous update and the residuals are small, the
    estimate is accepted (so the reported residuals are those of the returned state).
-2. One SVD of H: rank, N_H, H⁺ (:class:`~symgen.steppers.linalg.Linearization`; or, with
-   ``factorization="sparse"``, a sparse LU of a square block of H on the kernels' CSR matrices,
-   :mod:`symgen.steppers.sparse`, with the same operations) and the particular
-   solutions (Eqs. 33, 39, 40, 46, 47, 48; x_p as a correction of the estimate, ẋ_p and ẍ_p
-   minimum-norm — see that module for why).
+2. One factorization of H: rank, N_H, H⁺ (:class:`~symgen.steppers.linalg.Linearization`; or, with
+   ``factorization="sparse"``, :mod:`symgen.steppers.sparse`, with the same operations) and the
+   particular solutions (Eqs. 33, 39, 40, 46, 47, 48; x_p as a correction of the estimate, ẋ_p and
+   ẍ_p minimum-norm — see that module for why).
 3. M, f, K_L, C_L at the estimate; K_L = ∂(Mẍ − f − Gᵀλ₁)/∂x includes −∂(Gᵀλ)/∂x (docs/method.md).
    The linearized equilibrium, written about the estimate, is
        M Δẍ + C_L Δẋ + K_L Δx = f − M ẍ₁ + Gᵀλ,      Δ· = (·) − (·)₁          (Eqs. 6, 50)
@@ -19,67 +19,26 @@ writes x₀ …; here x₀ is the initial state everywhere):
 5. Newmark in α and the reduced Eq. 52 (N_G = N_H, G = H) solved for α̈(t + h).
 6. x, ẋ, ẍ from Eqs. 34, 38, 45; λ from the unreduced Eq. 51 by least squares.
 
-The per-step stability estimate ``omega_max`` (``estimate=True``) is that of the reduced system
-(M_R, K_R of Eq. 52) linearized at the accepted state when the step took one iteration (the
-linearization there was the predictor's) or was accepted at the round-off floor; after two or more
-iterations it is that of the last iteration, whose iterate the accepted state differs from by one
-update within the Newton tolerance: measured over 300 steps of each example, within 1.5e-7 of the
-accepted state's (median 1e-13), and one factorization, one (M, K, C) and two H⁺ solves per step
-cheaper (a fifth of a sparse N four-bar step).  The compiled runtime does the same.
+``omega_max`` (``estimate=True``) is that of the reduced system (M_R, K_R of Eq. 52) at the last
+linearization of the step (docs/method.md, "Linear stability estimate"), as in the C runtime.
 
-``chart="symmetric"`` (beyond the paper, :mod:`symgen.steppers.chart`) takes α, α̇, α̈ at t + h from
-one 3k × 3k solve that imposes the Newmark relations on the null space of ½(H(t) + H(t + h)),
-instead of steps 4–5 (here their lines still run and their result is overwritten, so that the
-default ``"end"``, the paper's step above, stays bit for bit what it was; an implementation of the
-symmetric chart alone skips them).  Both charts run with either factorization: with ``"sparse"``
-N_s comes from a second sparse LU, of H_s[R, D] on the step's partition (chart.py).
+``chart="symmetric"`` (beyond the paper, :mod:`symgen.steppers.chart`, docs/symmetric-chart.md)
+takes α, α̇, α̈ at t + h from one 3k × 3k solve on the null space of ½(H(t) + H(t + h)) instead of
+steps 4–5 (their lines still run and are overwritten, so that the default ``"end"`` stays bit for
+bit the paper's step).  ``metric="mass"`` (beyond the paper, docs/spatial-accuracy.md) imposes the
+Newmark relations M-orthogonally, N_sᵀM R = 0, through the chart system; ``"euclidean"`` runs the
+code above unchanged.
 
-``metric="mass"`` (beyond the paper, docs/spatial-accuracy.md) imposes the Newmark relations on the
-tangent space M-orthogonally, N_sᵀM R = 0 instead of N_sᵀR = 0, through the chart system (with
-N_s = N_H for the end chart): independent of the coordinates' units, and on the spatial
-slider-crank in natural coordinates 100× more accurate at equal h.  The default ``"euclidean"``
-runs the code above unchanged.
-
-A step that lands within ~1e-5 rad of a singular configuration (the double four-bar at h = 5e-3,
-t = 47.365 s: s_min/s_max of H ≈ 1e-6, H loses rank by 2 at the exact point) is beyond Newton's
-reach: there an error δ of an iterate across the branch becomes δ/s in ẋ_p and δ/s² in ẍ_p
-(Eqs. 39, 46), those enter α̈ through N_Hᵀ M ẍ_p and λ (∝ 1/s) through K_L's −∂(Gᵀλ)/∂x, and
-the next iterate moves by more than the last (measured: updates of θ wander by 1e-6, λ grows to
-1e13).  The positions stay accurate (a tiny cross-branch error of the positions is the floor of
-the accelerations there), so such a step can only end at the round-off floor (base module).  On a
-Newton failure :meth:`NullspaceStepper.step` takes the step as sub-steps chosen by the error
-control of ``dt="auto"`` (:func:`~symgen.steppers.control.substeps`: rtol 1e-6, the first h/4,
-ending on t + h; docs/variable-step.md), counted in ``substepped_steps``/``substepped_times`` —
-not for a step past the stability limit h_max(ω_max), the user's deliberate instability
-experiment.  The C runtime does the same (``sg_step``).  Steps that converge at the first attempt
-are computed exactly as before.  (Until issue 21 the step was retried with K_L's λ term at λ(t)
-and then as two half steps first; those outcomes depended on round-off, and C had neither.)
-
-Landings.  Why such a landing kicks the energy: near a configuration where H loses rank (s = the
-smallest kept singular value, s ∝ the distance to it), the positions are known across the branch
-only to ε/s (q is evaluated to ε), and the null space of H — the tangent, hence the direction of ẋ
-and the particular ẍ_p — only to ε/s² (measured at h = 2.5e-4, t = 12.88325 s, s/s_max = 1e-6:
-u·Ḣẋ = 3e-4 instead of ≈ 2e-9, ẍ off by 400 m/s² across the branch, λ ≈ 1e8).  The state there
-satisfies its constraints to round-off, but its ẋ and ẍ are those of a wrong tangent, and the
-next step, which starts from them, keeps the error: +0.024 J on each of the two steps, 2 m of B0
-phase error after 100 s.  So after accepting a *landing* — s_min/s_max of H below
-``LANDING_RATIO`` (1e-4: ε/s² ≈ 1e-8 rad) and below ``LANDING_DROP`` (½) of its value at the
-start of the step, i.e. a passage, not a mechanism whose H is ill-scaled everywhere — the landing
-is recorded as computed, and the run goes on from the start of the step onto it, to one step
-after it, in steps of h/2, h, h/2: they keep clear of the landing and never exceed h (the
-stability limit), and nothing of the landing's tangent enters the run (never twice in a row).
-Counted in ``landing_steps``/``landing_times`` (the landing's times) and shown in the summary.  The recorded landing itself keeps the uncertain ẋ, ẍ: its
-energy sample may stand out (the one after it does not).
-
-Crossings.  A grid point may itself lie on a singular configuration to round-off (the N four-bar,
-N = 40, h = 1e-3, t = 213.134 s: s_min/s_max of H = 2e-10): then no step can end there, neither
-the step nor any of its sub-steps, whose last one ends on the same point.  Such a grid point is
-crossed (``_cross``): sub-steps under the same error control from the step's start to one step
-past it (none longer than h, the first 0.3 h so that none ends on the grid), the row at the grid
-point from the cubic Hermite interpolant of the sub-step across it projected on q = q̇ = 0 with ẍ,
-λ solved there (as ``t_eval`` rows, docs/variable-step.md), and the state one step past it kept
-for the next step, which starts from it and not from the interpolated row.  Counted in
-``crossed_steps``/``crossed_times``; a crossing that fails too leaves the step's own failure.
+Near a configuration where H loses rank: a step Newton cannot close is taken as sub-steps under
+the error control of ``dt="auto"`` (:func:`~symgen.steppers.control.substeps`; not past the
+stability limit h_max(ω_max)), counted in ``substepped_steps``; a step that *lands* there
+(s_min/s_max of H below ``LANDING_RATIO`` and below ``LANDING_DROP`` of its value at the step's
+start) is recorded as computed and stepped over from the step before in steps of h/2, h, h/2,
+counted in ``landing_steps``; a grid point that itself lies on a singular configuration to
+round-off, where no step or sub-step can end, is crossed (``_cross``): sub-steps to one step past
+it, the row there from the interpolant of the sub-step across it, projected on q = q̇ = 0, counted
+in ``crossed_steps``.  Why, with the measurements: docs/method.md, "Singular configurations", and
+docs/variable-step.md.  The C runtime does the same (``sg_step``).
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ iteration, so the step costs O(nnz) instead of O(n³).  The step itself (predict
 solutions, Eq. 52, recovery, λ, convergence) is the dense step's code, run on the kernels' CSR
 matrices (:meth:`~symgen.kernels.KernelsBase.constraints_csr`).
 
-The design (measured on a prototype) is ``shared/notes/sparse-step.md``; in short:
+The design (its costs and measurements: docs/sparse-step.md):
 
 * **Partition** (at the first factorization, and again on a rank change): the independent rows R
   of H are the first r pivots of the pivoted QR of Hᵀ (the dense QR path's rows and rank, so a

@@ -39,11 +39,13 @@ import sys
 import time
 from pathlib import Path
 
-from .cli_extra import add_parsers, add_plot_arguments, cmd_plot_extra
-from .cli_fmu import add_parser as add_fmu_parser
-from .cli_modes import add_parser as add_modes_parser
-from .cli_show import add_parser as add_show_parser
-from .settings import FACTORIZATIONS, METHODS, SimulationSettings
+from ..settings import FACTORIZATIONS, METHODS, SimulationSettings
+from .fmu import add_parser as add_fmu_parser
+from .modes import add_parser as add_modes_parser
+from .pictures import add_parser as add_animate_parser
+from .pictures import add_plot_arguments, cmd_plot_extra
+from .show import add_parser as add_show_parser
+from .sweep import add_parser as add_sweep_parser
 from .terminal import (EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT,  # noqa: F401
                        EXIT_SIGTERM, EXIT_USAGE, MATPLOTLIB_HINT, QUIET_NOTE_DELAY,
                        Terminated, UsageError, _build_failure, _build_notes, _check_memory,
@@ -65,7 +67,7 @@ PARAM_HELP = ("set a model parameter (repeatable), e.g. --param T0=9 (show and g
 
 def summary_lines(result, name: str, wall: float, h: float | None = None) -> list[str]:
     """Result.summary's lines (symgen.summary; imported on use: this module imports no numpy)."""
-    from .summary import summary_lines as lines
+    from ..summary import summary_lines as lines
     return lines(result, name, wall, h=h)
 
 
@@ -79,10 +81,10 @@ class _Parser(argparse.ArgumentParser):
 # -- helpers --------------------------------------------------------------------------------------
 def _kernels(model, backend: str, params: dict, quiet: int = 0):
     if backend == "lambdify":
-        from .kernels import LambdifyKernels
+        from ..kernels import LambdifyKernels
         k = LambdifyKernels(model)
     else:
-        from . import build
+        from .. import build
         with _build_notes(quiet < 2, delay=QUIET_NOTE_DELAY if quiet == 1 else 0.0):
             k = build(model)
     if params:
@@ -93,14 +95,14 @@ def _kernels(model, backend: str, params: dict, quiet: int = 0):
 def _scheme(spec):
     if spec is None:
         return None
-    from .steppers import parse_scheme
+    from ..steppers import parse_scheme
     parse_scheme(spec)  # ValueError on unknown names: exit 2 before any work
     return spec
 
 
 # -- commands -------------------------------------------------------------------------------------
 def cmd_generate(args) -> int:
-    from . import generate
+    from .. import generate
 
     outdir = Path(args.output) if args.output else None
     if outdir is not None:
@@ -153,7 +155,7 @@ def cmd_simulate(args) -> int:
     dt = math.nan if settings.auto else float(settings.dt)
     if not settings.auto:
         _check_memory(dt, float(settings.t_end), args.every, mdl)
-    from .input_values import check_names, parse_input_options
+    from ..input_values import check_names, parse_input_options
     try:
         inputs = parse_input_options(args.input, args.input_interpolation)
         check_names(mdl.name, mdl.input_names, inputs)      # before a build
@@ -162,10 +164,10 @@ def cmd_simulate(args) -> int:
     kernels = _kernels(mdl, args.backend, numeric, quiet=args.quiet)
     x0 = xd0 = None
     if held or held_v:
-        from . import assemble
+        from .. import assemble
         x0, xd0 = assemble(mdl, fix=held, xd_fix=held_v, params=numeric)
 
-    from . import simulate
+    from .. import simulate
 
     progress = _Progress(progress_enabled(args.quiet), mdl.name)
     start = time.perf_counter()
@@ -184,7 +186,7 @@ def cmd_simulate(args) -> int:
         result.save(args.out)
         written.append(f"result          {args.out}")
     if args.plot:
-        from .plot import plot_result
+        from ..plot import plot_result
         what = args.what or ("outputs" if result.outputs.shape[1] else "coordinates")
         try:
             plot_result(result, what, args.plot)
@@ -216,14 +218,14 @@ def cmd_simulate(args) -> int:
 def cmd_plot(args) -> int:
     if args.what in ("mechanism", "sweep"):
         return cmd_plot_extra(args)
-    from .result import load_result
+    from ..result import load_result
 
     path = _result_path(args.result)
     if Path(args.output).suffix.lower() != ".png":
         raise UsageError(f"-o {args.output}: the plot file must end in .png")
     _check_output_file(args.output, "-o")
     _need_matplotlib()
-    from .plot import plot_result
+    from ..plot import plot_result
 
     result = load_result(path)
     fig = plot_result(result, args.what, args.output, select=args.select)
@@ -233,7 +235,7 @@ def cmd_plot(args) -> int:
 
 
 def cmd_stability(args) -> int:
-    from .stability import stability_words, suggest_step
+    from ..stability import stability_words, suggest_step
 
     params = parse_params(args.param)
     _scheme(args.scheme)
@@ -264,7 +266,7 @@ def cmd_stability(args) -> int:
 def cmd_reproduce(args) -> int:
     _check_output_dir(args.out, "--out")
     _need_matplotlib()
-    from .reproduce import run
+    from ..reproduce import run
 
     say = None if args.quiet else (lambda msg: print(msg, flush=True))
     report = run(out=Path(args.out), quick=args.quick, progress=say)
@@ -279,7 +281,7 @@ def cmd_reproduce(args) -> int:
 
 # -- parser ---------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
-    from .version import __version__
+    from ..version import __version__
 
     p = _Parser(prog="symgen", description="Symbolic constrained mechanisms → generated C → "
                 "stable null-space Newmark simulation (Fernández de Bustos et al., 2022).")
@@ -354,10 +356,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--select", nargs="+", metavar="NAME",
                    help="only these coordinates or outputs")
     s.add_argument("-o", "--output", required=True, metavar="FILE.png", help="the PNG to write")
-    add_plot_arguments(s)                 # --what mechanism|sweep (cli_extra)
+    add_plot_arguments(s)                 # --what mechanism|sweep (cli.pictures)
     s.set_defaults(func=cmd_plot)
 
-    add_parsers(sub, model_help, SCHEME_HELP)     # animate, sweep (cli_extra)
+    add_animate_parser(sub)                       # animate (cli.pictures)
+    add_sweep_parser(sub, model_help, SCHEME_HELP)     # sweep (cli.sweep)
 
     s = sub.add_parser("stability", help="ω_max and the safe step at the initial state")
     s.add_argument("model", metavar="MODEL", help=model_help)
@@ -368,7 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--backend", choices=("c", "lambdify"), default="c", help=argparse.SUPPRESS)
     s.set_defaults(func=cmd_stability)
 
-    add_modes_parser(sub, model_help, param_help, _load, _kernels)    # modes (cli_modes)
+    add_modes_parser(sub, model_help, param_help, _load, _kernels)    # modes (cli.modes)
 
     s = sub.add_parser("reproduce", help="rerun the paper's experiments and write a report "
                        "(exit 3 if an experiment broke)")
@@ -423,6 +426,3 @@ def main(argv=None) -> int:
             raise
         return report_error(exc)
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -6,7 +6,7 @@ name of an output point (the outputs ``<name>.x``, ``<name>.y`` and, in 3-D, ``<
 pair ``(name, (X, Y[, Z]))`` of expressions of x, t and parameters.  All points have the same
 dimension (2 or 3); a one-point polyline is a marker (a ground anchor).  The normal form is a tuple
 of polylines, each a tuple of ``(name, (X, Y[, Z]))`` with sympy expressions.  The drawing does not
-change the generated C, so it is not part of the model's hash; ``symgen.draw`` evaluates it.
+change the generated C, so it is not part of the model's hash; ``symgen.animation`` evaluates it.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """What the command line needs around the library: one-line errors (a build failure trimmed to the
 compiler's diagnostics), output paths checked before any work, warnings turned into notes, the
-progress bar, ``--param NAME=VALUE`` parsed, and the exit codes.  Only the CLI (:mod:`symgen.cli`,
-:mod:`symgen.cli_extra`) uses it; the library itself does not print.
+progress bar, ``--param NAME=VALUE`` parsed, and the exit codes.  Only the commands of
+:mod:`symgen.cli` use it; the library itself does not print.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import threading
 import warnings
 from pathlib import Path
 
-from ._io import held_signals
+from ..signals import held_signals
 
 __all__ = ["UsageError", "MATPLOTLIB_HINT", "parse_params", "progress_enabled"]
 
@@ -340,7 +340,7 @@ def _build_notes(enabled: bool, delay: float = 0.0):
 # -- simulate's options checked before any work -------------------------------------------------
 def _check_memory(dt: float, t_end: float, every: int, mdl) -> None:
     """Before building: the run's recorded rows fit in memory (UsageError naming --every)."""
-    from ._record import MemoryBudgetError, check_memory, recorded_outputs
+    from ..recorder import MemoryBudgetError, check_memory, recorded_outputs
 
     steps = max(int(round(t_end / dt)), 1)
     try:
@@ -441,9 +441,9 @@ def _newton_options(args) -> dict:
 def report_error(exc: BaseException) -> int:
     """Print ``exc`` as one line on stderr; returns the exit code (2 for bad input, model, build
     and file errors; 1 for anything else, an internal error)."""
-    from .names import ModelError
+    from ..names import ModelError
     try:
-        from .jit import BuildError
+        from ..jit import BuildError
     except ImportError:  # pragma: no cover - build needs cffi
         BuildError = ()  # noqa: N806
     if isinstance(exc, ModelError):
@@ -471,7 +471,7 @@ def report_error(exc: BaseException) -> int:
 def _load(spec: str, params: dict):
     """The model and the numeric parameter overrides: a --param naming an option of ``model()``
     (like ``N`` of n_four_bar) goes to ``model()``; every other must be a model parameter."""
-    from .loader import load_model, load_module, model_options
+    from ..loader import load_model, load_module, model_options
 
     module = load_module(spec)
     opts = model_options(module)

@@ -30,7 +30,7 @@ def _dt(text: str):
 
 
 def cmd_export(args) -> int:
-    from .fmu import export_fmu
+    from ..fmu import export_fmu
 
     dt = _dt(args.dt) if args.dt is not None else None
     if (args.rtol is not None or args.atol is not None) and dt != "auto":

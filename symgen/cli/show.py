@@ -30,7 +30,7 @@ def _size_line(name, A, model_spec) -> str:
 def _print_term(name, A, latex: bool, model=None, lam=()) -> None:
     """A small matrix in 2-D; a large one as ``name[i, j] = expr``, one non-zero entry a line
     (display names θ_body and shortest floats, see ``symgen.derived.show``)."""
-    from .derived import show
+    from ..derived import show
 
     if A.cols <= MAX_COLS and A.rows * A.cols <= MAX_ENTRIES:
         print(show(A, model, latex, lam))
@@ -51,7 +51,7 @@ def _print_term(name, A, latex: bool, model=None, lam=()) -> None:
 
 
 def cmd_show(args) -> int:
-    from .derived import TERMS, show_blocks, splits_by_body
+    from ..derived import TERMS, show_blocks, splits_by_body
 
     mdl, numeric = _load(args.model, parse_params(args.param))
     mdl = _with_defaults(mdl, numeric)
@@ -63,7 +63,7 @@ def cmd_show(args) -> int:
         say(f"model {mdl.name}: n = {mdl.n} coordinates, m = {mdl.m} constraints")
         if mdl.description:
             say("  " + mdl.description.strip().splitlines()[0])
-        from .units import label
+        from ..units import label
 
         units = {kind: getattr(mdl, "units", {}).get(kind, {}) for kind in
                  ("coords", "params", "outputs")}
@@ -94,7 +94,7 @@ def cmd_show(args) -> int:
             say(f"{name}  ({_labels(mdl, name)})")
             _print_term(name, A, args.latex, mdl)
         return EXIT_OK
-    from .derived import derive
+    from ..derived import derive
 
     name = args.term
     if args.per_body:
@@ -116,7 +116,7 @@ def _labels(mdl, name) -> str:
 
 
 def _terms():
-    from .derived import TERMS
+    from ..derived import TERMS
     return list(TERMS)
 
 

@@ -5,7 +5,7 @@
 
 The state is the model's initial state (with ``--set`` held as ``simulate`` does), or the
 recorded row of RESULT nearest to T.  The linearization and modes are :mod:`symgen.linear`'s.
-``--animate K`` draws mode K oscillating about the state (:mod:`symgen.draw`), each frame's
+``--animate K`` draws mode K oscillating about the state (:mod:`symgen.animation`), each frame's
 x* + a·sin(2πs)·shape projected back onto the constraints q = 0.
 """
 from __future__ import annotations
@@ -47,7 +47,7 @@ def _state(args, mdl, numeric):
             raise UsageError("--at needs --from RESULT")
         if not (held or held_v):
             return {}, "the initial state (t = 0)"
-        from .assembly import assemble
+        from ..assembly import assemble
         x0, xd0 = assemble(mdl, fix=held, xd_fix=held_v, params=numeric)
         what = ", ".join(f"{k} = {v:g}" for k, v in {**held, **held_v}.items())
         return {"x": x0, "xd": xd0}, f"the assembled state with {what} (t = 0)"
@@ -56,7 +56,7 @@ def _state(args, mdl, numeric):
                          "result's)")
     if args.at is None:
         raise UsageError("--from needs --at T (the time of the recorded state)")
-    from .result import load_result
+    from ..result import load_result
     result = load_result(_result_path(args.source))
     row = _row_at(result, args.at)
     return ({"source": result, "row": row},
@@ -66,7 +66,7 @@ def _state(args, mdl, numeric):
 def cmd_modes(args, load, kernels_for) -> int:
     """``load(spec, params)`` → (model, numeric parameters) and ``kernels_for(model, backend,
     params)`` → kernels are the CLI's (:mod:`symgen.cli`), passed in to keep the imports one way."""
-    from .linear import linearize
+    from ..linear import linearize
 
     if args.out:
         if Path(args.out).suffix.lower() != ".csv":
@@ -84,7 +84,7 @@ def cmd_modes(args, load, kernels_for) -> int:
     for line in _table(mdl, ls, md, where):
         print(line)
     if args.out:
-        from ._io import atomic_write_text
+        from .._io import atomic_write_text
         atomic_write_text(args.out, _csv_text(ls, md))
         print(f"  table           {args.out}")
     if args.animate is not None:
@@ -111,8 +111,8 @@ def mode_motion(kernels, ls, md, mode: int, amplitude: float, frames: int = 40):
     coordinate moves by a), each frame projected onto q = 0 at t*; t runs over one period 2π/ω
     (1 s for a mode that does not oscillate)."""
     import numpy as np    # on use: `import symgen.cli` imports no numpy
-    from .assembly import consistent_state
-    from .result import Result
+    from ..assembly import consistent_state
+    from ..result import Result
 
     w, oscillates = float(md.omega[mode]), float(np.real(md.omega2[mode])) > 0
     period = 2 * math.pi / w if oscillates and w > 0 else 1.0
@@ -134,7 +134,7 @@ def mode_motion(kernels, ls, md, mode: int, amplitude: float, frames: int = 40):
 
 
 def _animate_mode(args, mdl, kernels, ls, md) -> None:
-    from .draw import animate, model_for
+    from ..animation import animate, model_for
 
     if not 1 <= args.animate <= len(md):
         raise UsageError(f"--animate {args.animate}: the state has {len(md)} mode"
