@@ -396,8 +396,8 @@ static fmi2Status steps_auto(fmu_instance *c, double t, double H)
     sg_control ctl = sg_control_default();
     sg_step_info info;
     sg_failure fail;
-    long rejected[2];
-    double tc = t, t_end = t + H, h_range[2], err_max, h_next, keep;
+    sg_stats st;
+    double tc = t, t_end = t + H, keep;
     ctl.rtol = FMU_RTOL;
     ctl.atol = FMU_ATOL;
     ctl.h_init = c->h_next > 0.0 ? (c->h_next < H ? c->h_next : H) : 0.0;
@@ -419,9 +419,9 @@ static fmi2Status steps_auto(fmu_instance *c, double t, double H)
                     sg_failure_message(fail.kind));
             return fmi2Error;
         }
-        sg_control_info(c->s, rejected, h_range, &err_max, &h_next);
+        sg_stats_get(c->s, &st);
         /* a step cut short to land on t + H does not set the next communication step's try */
-        if (tc < t_end || info.h >= 0.99 * keep) keep = h_next;
+        if (tc < t_end || info.h >= 0.99 * keep) keep = st.h_next;
     }
     c->h_next = keep;
     return fmi2OK;

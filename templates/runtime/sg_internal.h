@@ -14,8 +14,6 @@
 
 /* An update within this factor of the tolerance that no longer shrinks is accepted (round-off). */
 #define SG_EPS 2.220446049250313e-16
-/* How many times of steps accepted at the round-off floor a stepper keeps (the count is exact). */
-#define SG_FLOOR_TIMES_KEPT 100
 /* chart.py T_SINGULAR: T = N_s^T N_H with a singular value below this is treated as singular. */
 #define SG_T_SINGULAR 1e-6
 /* nullspace.py LANDING_RATIO, LANDING_DROP: a landing next to a singular configuration ("Landings"
@@ -100,15 +98,6 @@ typedef struct sg_step_over {
     double ratio;
 } sg_step_over;
 
-/* Run statistics (the sg_*_steps, sg_*_times, sg_*_rank getters). */
-typedef struct sg_stats {
-    long floor_steps, redundant_steps, landing_steps, substepped_steps;
-    double floor_times[SG_FLOOR_TIMES_KEPT], floor_t_last;
-    double landing_times[SG_FLOOR_TIMES_KEPT], substepped_times[SG_FLOOR_TIMES_KEPT];
-    int min_rank, max_rank;
-    int init_iters;            /* Gauss-Newton iterations of the last initial-state projection */
-} sg_stats;
-
 /* The error control of dt = "auto" (sg_control.c.inc; symgen/steppers/control.py): the run's
  * tolerances and bounds, the controller's memory, the start of the step being tried, counts.
  * on = 0 until sg_control_start; one block `blk` holds the doubles. */
@@ -157,7 +146,8 @@ struct sg_stepper {
     sg_chart ch;
     sg_i3 i3;
     sg_step_over ov;
-    sg_stats stats;
+    sg_stats stats;                               /* the counts the steps keep (sg_stats_get
+                                                     fills in the others' from lin, ctl, sp) */
     sg_ctl ctl;                                   /* dt = "auto" (sg_control_start) */
     sg_ctl sub;                                   /* a fixed step's sub-steps (substeps) */
     sg_failure sub_first;                         /* the failure of the step they replaced */
