@@ -19,7 +19,7 @@
  *                 (bordered Newton matrix, Eq. 29).
  *
  * Standard C99; the implementation (symgen_runtime.c with symgen_sparse.c) needs only <math.h>,
- * <string.h> and <stdlib.h> (malloc).
+ * <string.h>, <stdlib.h> (malloc) and <stddef.h> (size_t).
  * Failures are returned as data (`sg_failure`); the runtime never prints.
  *
  * Everything between SG_CDEF_BEGIN and SG_CDEF_END is also read by Python's cffi (keep it free of
@@ -27,6 +27,8 @@
  */
 #ifndef SYMGEN_RUNTIME_H
 #define SYMGEN_RUNTIME_H
+
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -212,6 +214,19 @@ int sg_step(sg_stepper *s, const double *p, double t, const double *x, const dou
 /* Pointers to the stepper's accepted state and its diagnostics after sg_step. */
 void sg_state(const sg_stepper *s, const double **x, const double **xd, const double **xdd,
               const double **lam, const double **residuals, double *omega_max);
+
+/* The stepper's whole state between steps, as one byte image of sg_state_size(s) bytes (the same
+ * for the stepper's life): the accepted state (sg_state), the inputs, the step-over pending after
+ * a landing, the symmetric chart's H of the last state, HHT's force term, the statistics, the
+ * error control's memory and the sparse step's partition and pivot orders.  Setting an image
+ * that sg_state_get wrote (from this stepper or another of the same model and options; h is the
+ * image's) makes the steps that follow give the numbers that followed the get, bit for bit.  The
+ * image holds raw doubles: for this build, not an exchange format.  sg_state_set returns 0; 1
+ * when the image is not one of a stepper of this model and these options (size or header;
+ * nothing is changed); 2 out of memory (the stepper must then be set again or freed). */
+size_t sg_state_size(const sg_stepper *s);
+void sg_state_get(const sg_stepper *s, void *image);
+int sg_state_set(sg_stepper *s, const void *image, size_t size);
 
 /* Steps i = i_start .. i_stop - 1 of a run with times t_i = t0 + i h, reading row i - row0 and
  * writing row i + 1 - row0 of the caller's arrays (row-major, one row per step; row0 = i_start
