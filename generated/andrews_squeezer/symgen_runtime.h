@@ -115,7 +115,7 @@ enum {
                                         of the last Newton failure (0: the error test rejected
                                         every try), iteration its iteration, s_ratio.  A fixed
                                         step's sub-steps: t and iteration the step's own,
-                                        value2 = where they stopped (sg_substep_failures)     */
+                                        value2 = where they stopped (sg_stats.substep_*)      */
     SG_FAIL_KINDS = 15               /* how many kinds there are (sg_failure_message)          */
 };
 
