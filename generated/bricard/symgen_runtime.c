@@ -29,8 +29,9 @@
  *   sg_nullspace.c.inc      the null-space Newton step
  *   sg_index3.c.inc         the index-3 / HHT Newton step
  *   sg_start.c.inc          the consistent initial state, sg_start, sg_omega_at
- *   sg_run.c.inc            sg_step (a failed step as sub-steps), sg_run_chunk, run statistics
+ *   sg_run.c.inc            sg_step (a failed step as sub-steps), sg_run_chunk
  *   sg_control.c.inc        error-controlled variable steps (dt = "auto"): sg_step_auto, sg_run_auto
+ *   sg_state.c.inc          the run's statistics (sg_stats_get), the sparse step's partition
  *   sg_alloc.c.inc          sg_stepper_new / sg_stepper_free
  *   sg_internal.h       the stepper struct and the limits the parts share
  */
@@ -45,6 +46,7 @@
 #include "sg_start.c.inc"
 #include "sg_run.c.inc"
 #include "sg_control.c.inc"
+#include "sg_state.c.inc"
 #include "sg_alloc.c.inc"
 
 /* ---------------------------------------------------------------------------------------------

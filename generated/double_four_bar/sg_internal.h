@@ -14,8 +14,6 @@
 
 /* An update within this factor of the tolerance that no longer shrinks is accepted (round-off). */
 #define SG_EPS 2.220446049250313e-16
-/* How many times of steps accepted at the round-off floor a stepper keeps (the count is exact). */
-#define SG_FLOOR_TIMES_KEPT 100
 /* chart.py T_SINGULAR: T = N_s^T N_H with a singular value below this is treated as singular. */
 #define SG_T_SINGULAR 1e-6
 /* nullspace.py LANDING_RATIO, LANDING_DROP: a landing next to a singular configuration ("Landings"
@@ -24,10 +22,37 @@
 #define SG_LANDING_RATIO 1e-4
 #define SG_LANDING_DROP 0.5
 
+/* The operations of one factorization of H behind the linearization (SUNDIALS' SUNLinearSolver
+ * is the model): a dense instance (pivoted QR of H^T, sg_lin_dense) and a sparse one (sg_splin of
+ * symgen_sparse.c, sg_lin_sparse), chosen once by sg_stepper_new (sg_linearization.c.inc). */
+typedef struct sg_lin_ops {
+    /* factor H (the kernels' values in s->H): the rank, k = n - rank and N_H (n x k) into s->lin;
+     * returns k, or -1 (H not finite), -2 (singular block or degenerate basis), -3 (no memory) */
+    int (*factor)(sg_stepper *s);
+    /* with the last factorization: out = H^+ v (v: m, out: n); out = H^+T v (v: n, out: m);
+     * Out = H^+ W (W: m x k, Out: n x k) and, unless v is NULL, out = H^+ v */
+    void (*pinv)(sg_stepper *s, const double *v, double *out);
+    void (*pinv_t)(sg_stepper *s, const double *v, double *out);
+    void (*pinv_pair)(sg_stepper *s, const double *W, int k, const double *v, double *Out,
+                      double *out);
+    /* the scale (s_max, s_min) of H's kept singular values at the last factorization (0, 0: rank
+     * 0): the landing test's ratio and the round-off floor's condition number */
+    void (*s_range)(const sg_stepper *s, double *s_max, double *s_min);
+    /* N_s (n x k) of H_s (in s->ch.H_s, the layout of H) for the symmetric chart, k > 0: 0, or -1
+     * (a singular block of the sparse step) */
+    int (*chart_basis)(sg_stepper *s, int k);
+    /* the next factorization as the first of a run (sg_start) */
+    void (*restart)(sg_stepper *s);
+} sg_lin_ops;
+
 /* The linearization at the iterate (sg_linearization.c.inc; symgen/steppers/linalg.py, sparse.py):
  * one factorization of H, its null space and H^+, the particular solutions, the reduced
  * matrices. */
 typedef struct sg_lin {
+    const sg_lin_ops *ops;                        /* &sg_lin_dense or &sg_lin_sparse */
+    sg_constraints_fn constraints;                /* the kernels writing this layout: dense, */
+    sg_dynamics_fn dynamics;                      /* or the sparse step's CSR values */
+    size_t H_entries;                             /* entries of H, H_dot, H_ddot: m n, or nnz_H */
     int rank, k;
     int implicit;       /* 1: full row rank, 2: redundant rows (H^+ applied through the reflectors,
                            not formed), 0: H^+ formed in Hp */
@@ -104,16 +129,6 @@ typedef struct sg_step_over {
     double *cx, *cxd;
 } sg_step_over;
 
-/* Run statistics (the sg_*_steps, sg_*_times, sg_*_rank getters). */
-typedef struct sg_stats {
-    long floor_steps, redundant_steps, landing_steps, substepped_steps, crossed_steps;
-    double floor_times[SG_FLOOR_TIMES_KEPT], floor_t_last;
-    double landing_times[SG_FLOOR_TIMES_KEPT], substepped_times[SG_FLOOR_TIMES_KEPT];
-    double crossed_times[SG_FLOOR_TIMES_KEPT];
-    int min_rank, max_rank;
-    int init_iters;            /* Gauss-Newton iterations of the last initial-state projection */
-} sg_stats;
-
 /* The error control of dt = "auto" (sg_control.c.inc; symgen/steppers/control.py): the run's
  * tolerances and bounds, the controller's memory, the start of the step being tried, counts.
  * on = 0 until sg_control_start; one block `blk` holds the doubles. */
@@ -163,7 +178,8 @@ struct sg_stepper {
     sg_chart ch;
     sg_i3 i3;
     sg_step_over ov;
-    sg_stats stats;
+    sg_stats stats;                               /* the counts the steps keep (sg_stats_get
+                                                     fills in the others' from lin, ctl, sp) */
     sg_ctl ctl;                                   /* dt = "auto" (sg_control_start) */
     sg_ctl sub;                                   /* a fixed step's sub-steps (substeps) */
     sg_failure sub_first;                         /* the failure of the step they replaced */
@@ -171,6 +187,9 @@ struct sg_stepper {
 
 /* sg_alloc.c.inc: the buffers sized by the null space's dimension (grown by the sparse step). */
 static int k_alloc(sg_stepper *s, int kcap);
+/* sg_chart.c.inc: N_s of the dense and the sparse linearization (sg_lin_ops.chart_basis). */
+static int chart_basis_dense(sg_stepper *s, int k);
+static int chart_basis_sparse(sg_stepper *s, int k);
 /* sg_control.c.inc: a fixed step Newton could not close, as sub-steps under the error control. */
 static int substeps(sg_stepper *s, const double *p, double t, const double *x, const double *xd,
                     const double *xdd, const double *lam, const double *span, int *iterations,

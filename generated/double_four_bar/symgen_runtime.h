@@ -19,7 +19,7 @@
  *                 (bordered Newton matrix, Eq. 29).
  *
  * Standard C99; the implementation (symgen_runtime.c with symgen_sparse.c) needs only <math.h>,
- * <string.h> and <stdlib.h> (malloc).
+ * <string.h>, <stdlib.h> (malloc) and <stddef.h> (size_t).
  * Failures are returned as data (`sg_failure`); the runtime never prints.
  *
  * Everything between SG_CDEF_BEGIN and SG_CDEF_END is also read by Python's cffi (keep it free of
@@ -27,6 +27,8 @@
  */
 #ifndef SYMGEN_RUNTIME_H
 #define SYMGEN_RUNTIME_H
+
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -113,7 +115,7 @@ enum {
                                         of the last Newton failure (0: the error test rejected
                                         every try), iteration its iteration, s_ratio.  A fixed
                                         step's sub-steps: t and iteration the step's own,
-                                        value2 = where they stopped (sg_substep_failures)     */
+                                        value2 = where they stopped (sg_stats.substep_*)      */
     SG_FAIL_KINDS = 15               /* how many kinds there are (sg_failure_message)          */
 };
 
@@ -192,13 +194,10 @@ int sg_initial_state(sg_stepper *s, const double *p, double t, double *x, double
 
 /* sg_initial_state with project = 0: x, xd kept as given, only xdd, lam solved for (project = 1
  * is sg_initial_state).  The step's factorization (dense QR or the sparse step's) serves; a
- * sparse run then starts (sg_start) from the partition made here.  sg_initial_iterations: the
- * Gauss-Newton iterations of the last projection; sg_rank: the rank of H at the last
- * factorization. */
+ * sparse run then starts (sg_start) from the partition made here.  The Gauss-Newton iterations
+ * of the projection and the rank of H: sg_stats_get (initial_iterations, rank). */
 int sg_consistent_state(sg_stepper *s, const double *p, double t, double *x, double *xd,
                         double *xdd, double *lam, int project);
-int sg_initial_iterations(const sg_stepper *s);
-int sg_rank(const sg_stepper *s);
 
 /* omega_max of the reduced system linearized at a state (as the steps record it; NaN when H
  * cannot be factored). */
@@ -207,7 +206,7 @@ double sg_omega_at(sg_stepper *s, const double *p, double t, const double *x, co
 
 /* One step from (x, xd, xdd, lam) at t; the new state is left in the stepper (sg_state).  A
  * null-space step Newton cannot close is taken as sub-steps under the error control
- * (sg_substepped_steps).  Returns SG_OK, SG_FAILED or SG_DIVERGED (then *fail says why), and the
+ * (sg_stats.substepped_steps).  Returns SG_OK, SG_FAILED or SG_DIVERGED (then *fail says why), and the
  * Newton iterations in *iterations. */
 int sg_step(sg_stepper *s, const double *p, double t, const double *x, const double *xd,
             const double *xdd, const double *lam, int *iterations, sg_failure *fail);
@@ -215,6 +214,19 @@ int sg_step(sg_stepper *s, const double *p, double t, const double *x, const dou
 /* Pointers to the stepper's accepted state and its diagnostics after sg_step. */
 void sg_state(const sg_stepper *s, const double **x, const double **xd, const double **xdd,
               const double **lam, const double **residuals, double *omega_max);
+
+/* The stepper's whole state between steps, as one byte image of sg_state_size(s) bytes (the same
+ * for the stepper's life): the accepted state (sg_state), the inputs, the step-over pending after
+ * a landing, the symmetric chart's H of the last state, HHT's force term, the statistics, the
+ * error control's memory and the sparse step's partition and pivot orders.  Setting an image
+ * that sg_state_get wrote (from this stepper or another of the same model and options; h is the
+ * image's) makes the steps that follow give the numbers that followed the get, bit for bit.  The
+ * image holds raw doubles: for this build, not an exchange format.  sg_state_set returns 0; 1
+ * when the image is not one of a stepper of this model and these options (size or header;
+ * nothing is changed); 2 out of memory (the stepper must then be set again or freed). */
+size_t sg_state_size(const sg_stepper *s);
+void sg_state_get(const sg_stepper *s, void *image);
+int sg_state_set(sg_stepper *s, const void *image, size_t size);
 
 /* Steps i = i_start .. i_stop - 1 of a run with times t_i = t0 + i h, reading row i - row0 and
  * writing row i + 1 - row0 of the caller's arrays (row-major, one row per step; row0 = i_start
@@ -228,41 +240,6 @@ int sg_run_chunk(sg_stepper *s, const double *p, double t0, long i_start, long i
                  long row0, double *T, double *X, double *XD, double *XDD, double *LAM,
                  double *PE, double *VE, double *AE, double *OM, double *HM, long long *IT,
                  double *EK, double *EP, double *OUT, long *last, sg_failure *fail);
-
-/* Run statistics: steps accepted at Newton's round-off floor (rule 1; sg_floor_times copies the
- * times of the first ones, up to max, and returns how many it copied; the time of the last is
- * sg_floor_t_last), smallest/largest rank of H, index3 steps with a rank-deficient H at the
- * predictor. */
-long sg_floor_steps(const sg_stepper *s);
-int sg_floor_times(const sg_stepper *s, double *out, int max);
-double sg_floor_t_last(const sg_stepper *s);
-long sg_redundant_steps(const sg_stepper *s);
-/* nullspace: steps that landed next to a singular configuration and were stepped over (the next
- * steps of h/2, h, h/2 taken from the start of the step onto the landing); sg_landing_times copies the
- * times of the first ones (the landings' times), up to max, and returns how many it copied. */
-long sg_landing_steps(const sg_stepper *s);
-int sg_landing_times(const sg_stepper *s, double *out, int max);
-/* nullspace: fixed steps that Newton could not close, taken as sub-steps under the error control
- * (rtol 1e-6, atol 1e-8; not for a step past the stability limit h_max(omega_max) of the last
- * accepted state); sg_substepped_times copies the times of the first ones (their ends), up to max,
- * and returns how many it copied. */
-long sg_substepped_steps(const sg_stepper *s);
-/* After a fixed step failed with SG_FAIL_NO_STEP: the failure of the step's own Newton iteration
- * and the last Newton failure of its sub-steps' tries (kind 0: the error test rejected them). */
-void sg_substep_failures(const sg_stepper *s, sg_failure *first, sg_failure *last);
-int sg_substepped_times(const sg_stepper *s, double *out, int max);
-/* nullspace: grid points no step could end on (Newton and the sub-steps failed there: a singular
- * configuration to round-off), crossed by sub-steps to one step past them and recorded from the
- * interpolant of the sub-step across them, projected on the constraints; sg_crossed_times copies
- * their times, up to max, and returns how many it copied. */
-long sg_crossed_steps(const sg_stepper *s);
-int sg_crossed_times(const sg_stepper *s, double *out, int max);
-int sg_min_rank(const sg_stepper *s);
-int sg_max_rank(const sg_stepper *s);
-/* The sparse step's statistics: counts[3] = partitions, column changes, rank confirmations;
- * rows[m] and indep[n] receive the rows R and coordinates I in use; returns their number r (-1
- * before the first factorization or without the sparse step) and *k. */
-int sg_sparse_info(const sg_stepper *s, long *counts, int *rows, int *indep, int *k);
 
 /* Error-controlled variable steps (dt = "auto"; symgen/steppers/control.py, whose estimate,
  * norm and controller these transcribe; docs/variable-step.md).  The null-space method, and the
@@ -325,10 +302,58 @@ int sg_run_auto(sg_stepper *s, const double *p, double *t, long max_rows, double
                 double *OM, double *HM, long long *IT, double *EK, double *EP, double *OUT,
                 double *HS, double *ERR, int *FL, long *rows, sg_failure *fail);
 
-/* The error control's counts: rejected tries (error test, Newton), the range of accepted h, the
- * largest error norm, the next try's h. */
-void sg_control_info(const sg_stepper *s, long *rejected, double *h_range, double *err_max,
-                     double *h_next);
+/* Run statistics (sg_stats_get): what a stepper has counted since sg_stepper_new (the error
+ * control's since sg_control_start).  Times are kept of the first SG_TIMES_KEPT events a counter
+ * counts (min(count, SG_TIMES_KEPT) entries are valid). */
+enum { SG_TIMES_KEPT = 100 };
+typedef struct sg_stats {
+    long steps;                  /* steps accepted by sg_step and sg_step_auto (a step-over after
+                                    a landing or a fixed step's sub-steps count as the one step) */
+    long newton_iterations;      /* their Newton iterations (sg_step's *iterations, sg_step_info's;
+                                    the rejected tries' of dt = "auto" not counted) */
+    long floor_steps;            /* Newton steps accepted at the round-off floor (rule 1) ... */
+    double floor_times[SG_TIMES_KEPT];  /* ... their times (t + h) */
+    double floor_t_last;         /* ... the time of the last (NaN: none) */
+    long landing_steps;          /* nullspace: steps that landed next to a singular configuration
+                                    and were stepped over (the next steps of h/2, h, h/2 from the
+                                    start of the step onto the landing) ... */
+    double landing_times[SG_TIMES_KEPT];     /* ... the landings' times */
+    long substepped_steps;       /* nullspace: fixed steps Newton could not close, taken as
+                                    sub-steps under the error control (rtol 1e-6, atol 1e-8; not
+                                    for a step past h_max(omega_max) of the last accepted state)
+                                    ... */
+    double substepped_times[SG_TIMES_KEPT];  /* ... their ends */
+    long crossed_steps;          /* nullspace: grid points no step could end on (Newton and the
+                                    sub-steps failed there: a singular configuration to
+                                    round-off), crossed by sub-steps to one step past them and
+                                    recorded from the interpolant of the sub-step across them,
+                                    projected on the constraints ... */
+    double crossed_times[SG_TIMES_KEPT];     /* ... their times */
+    sg_failure substep_first;    /* after a fixed step failed with SG_FAIL_NO_STEP: the failure
+                                    of the step's own Newton iteration ... */
+    sg_failure substep_last;     /* ... and the last Newton failure of its sub-steps' tries
+                                    (kind 0: the error test rejected them) */
+    long redundant_steps;        /* index3: steps with a rank-deficient H at the predictor */
+    int rank;                    /* the rank of H at the last factorization */
+    int min_rank, max_rank;      /* the smallest and largest rank of H the steps factored */
+    int initial_iterations;      /* Gauss-Newton iterations of the last sg_consistent_state */
+    long rejected_error;         /* dt = "auto": tries rejected by the error test, */
+    long rejected_newton;        /* by Newton */
+    double h_smallest, h_largest;   /* dt = "auto": the range of accepted h (inf, 0: none yet) */
+    double err_max;              /* dt = "auto": the largest error norm of an accepted step */
+    double h_next;               /* dt = "auto": the controller's next try */
+    long sparse_partitions;      /* the sparse step: partitions of H made, */
+    long sparse_column_changes;  /* changes of the independent coordinates, */
+    long sparse_rank_confirmations;   /* rank decisions confirmed by the QR of H */
+} sg_stats;
+
+/* Copies the stepper's statistics into *stats. */
+void sg_stats_get(const sg_stepper *s, sg_stats *stats);
+
+/* The sparse step's partition of H: rows[m] and indep[n] receive the rows R and independent
+ * coordinates I in use (either may be NULL); returns their number r (-1 before the first
+ * factorization or without the sparse step) and *k. */
+int sg_sparse_partition(const sg_stepper *s, int *rows, int *indep, int *k);
 
 /* Eq. 11: the largest stable step for omega_max (inf when unconditionally stable or
  * omega_max = 0, NaN when omega_max is NaN). */

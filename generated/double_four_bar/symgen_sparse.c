@@ -337,6 +337,7 @@ struct sg_spnull {
     sg_splu *lu;
     int have_lu;
     double *bval;              /* values of H[R, D] */
+    double *bval0;             /* those of the last sg_splu_factor (its pivot order: splin_image) */
     double *N;                 /* n x k, row-major */
     double *Et;                /* r x d: E^T */
     double *Lw;                /* d x d: Cholesky factor of I + E E^T (lower, row-major) */
@@ -352,7 +353,7 @@ void sg_spnull_free(sg_spnull *s)
     free(s->bp); free(s->bi); free(s->bmap);
     free(s->ri); free(s->ci); free(s->pi); free(s->zi); free(s->zc); free(s->zp);
     sg_splu_free(s->lu);
-    free(s->bval); free(s->N); free(s->Et); free(s->Lw);
+    free(s->bval); free(s->bval0); free(s->N); free(s->Et); free(s->Lw);
     free(s->wr); free(s->wn); free(s->wn2); free(s->wd); free(s->wk); free(s->W);
     free(s->wr2); free(s->wn3); free(s->wn4);
     free(s);
@@ -385,6 +386,7 @@ sg_spnull *sg_spnull_new(int n, int m, const int *H_indptr, const int *H_indices
     s->zc = (int *)alloc0((size_t)nnz, sizeof(int));
     s->zp = (int *)alloc0((size_t)nnz, sizeof(int));
     s->bval = (double *)alloc0((size_t)nnz, sizeof(double));
+    s->bval0 = (double *)alloc0((size_t)nnz, sizeof(double));
     s->N = (double *)alloc0((size_t)n * (size_t)k, sizeof(double));
     s->Et = (double *)alloc0((size_t)r * (size_t)s->d, sizeof(double));
     s->Lw = (double *)alloc0((size_t)s->d * (size_t)s->d, sizeof(double));
@@ -402,7 +404,7 @@ sg_spnull *sg_spnull_new(int n, int m, const int *H_indptr, const int *H_indices
     d_pos = (int *)alloc0((size_t)n, sizeof(int));
     i_pos = (int *)alloc0((size_t)n, sizeof(int));
     if (!s->R || !s->Z || !s->I || !s->D || !s->bp || !s->bi || !s->bmap || !s->ri || !s->ci
-        || !s->pi || !s->zi || !s->zc || !s->zp || !s->bval || !s->N || !s->Et || !s->Lw
+        || !s->pi || !s->zi || !s->zc || !s->zp || !s->bval || !s->bval0 || !s->N || !s->Et || !s->Lw
         || !s->wr || !s->wn || !s->wn2 || !s->wd || !s->wk || !s->W || !s->wr2 || !s->wn3
         || !s->wn4 || !row_pos || !z_pos || !d_pos || !i_pos)
         ok = 0;
@@ -553,7 +555,10 @@ static int spnull_factor(sg_spnull *s, const double *H_values, double pivot_tol,
     for (q = 0; q < s->bp[r]; ++q) s->bval[q] = H_values[s->bmap[q]];
     if (r) {
         if (s->have_lu) status = sg_splu_refactor(s->lu, s->bval, pivot_tol);
-        if (!s->have_lu || status == SG_LU_REPIVOT) status = sg_splu_factor(s->lu, s->bval);
+        if (!s->have_lu || status == SG_LU_REPIVOT) {
+            status = sg_splu_factor(s->lu, s->bval);
+            if (status == SG_LU_OK) memcpy(s->bval0, s->bval, sizeof(double) * (size_t)s->bp[r]);
+        }
         s->have_lu = status == SG_LU_OK;
         if (status != SG_LU_OK) return status;
     }
@@ -1196,4 +1201,74 @@ int sg_splin_chart_basis(sg_splin *L, const double *Hs_values, double *Ns)
     if (st != SG_LU_OK) return -2;
     memcpy(Ns, L->sc->N, sizeof(double) * (size_t)L->n * (size_t)L->k);
     return 0;
+}
+
+/* ---- the state a stepper carries between steps (sg_state_get, sg_state_set) ------------------ */
+void sg_image_io(sg_image *im, void *data, size_t bytes)
+{
+    if (im->p && im->set && data) memcpy(data, im->p + im->at, bytes);
+    else if (im->p && !im->set) {
+        if (data) memcpy(im->p + im->at, data, bytes);
+        else memset(im->p + im->at, 0, bytes);
+    }
+    im->at += bytes;
+}
+
+/* One partition's sg_spnull: N (n x k; n^2 doubles reserved: a change of I starts from it) and the
+ * values of its LU's last fresh factorization (nnz reserved), whose pivot order and L, U patterns
+ * the refactorizations keep: setting replays that factorization.  Returns 0, or -3 (out of
+ * memory). */
+static int spnull_image(sg_spnull *s, int have_lu, size_t n, size_t nnz, sg_image *im)
+{
+    size_t nk = s ? (size_t)s->n * (size_t)s->k : 0, nb = s ? (size_t)s->bp[s->r] : 0;
+    sg_image_io(im, s ? s->N : NULL, nk * sizeof(double));
+    sg_image_io(im, NULL, (n * n - nk) * sizeof(double));
+    sg_image_io(im, s ? s->bval0 : NULL, nb * sizeof(double));
+    sg_image_io(im, NULL, (nnz - nb) * sizeof(double));
+    if (!im->set || !s) return 0;
+    s->have_lu = 0;
+    if (have_lu && s->r) {
+        memcpy(s->bval, s->bval0, nb * sizeof(double));
+        if (sg_splu_factor(s->lu, s->bval) != SG_LU_OK) return -3;   /* (it succeeded before) */
+        s->have_lu = 1;
+    }
+    return 0;
+}
+
+int sg_splin_image(sg_splin *L, sg_image *im)
+{
+    const size_t n = (size_t)L->n, m = (size_t)L->m, nnz = (size_t)L->Hp[L->m];
+    int has[4], st;                    /* a partition, its LU; the chart's sg_spnull, its LU */
+    has[0] = L->sn != NULL;
+    has[1] = has[0] && L->sn->have_lu;
+    has[2] = L->sc != NULL;
+    has[3] = has[2] && L->sc->have_lu;
+    sg_image_io(im, has, sizeof has);
+    sg_image_io(im, &L->r, sizeof L->r);
+    sg_image_io(im, &L->k, sizeof L->k);
+    sg_image_io(im, &L->new_I, sizeof L->new_I);
+    sg_image_io(im, &L->have_v, sizeof L->have_v);
+    sg_image_io(im, &L->vol, sizeof L->vol);
+    sg_image_io(im, &L->scale, sizeof L->scale);
+    sg_image_io(im, &L->sigma_min, sizeof L->sigma_min);
+    sg_image_io(im, &L->g_max, sizeof L->g_max);
+    sg_image_io(im, &L->partitions, sizeof L->partitions);
+    sg_image_io(im, &L->column_changes, sizeof L->column_changes);
+    sg_image_io(im, &L->rank_confirmations, sizeof L->rank_confirmations);
+    sg_image_io(im, L->R, m * sizeof(int));
+    sg_image_io(im, L->I, n * sizeof(int));
+    sg_image_io(im, L->v, m * sizeof(double));                  /* the inverse iteration's start */
+    if (im->set) {                     /* the partition's operations made anew on (R, I) */
+        sg_spnull_free(L->sc);
+        sg_spnull_free(L->sn);
+        L->sc = L->sn = NULL;
+        if (has[0] && !(L->sn = sg_spnull_new(L->n, L->m, L->Hp, L->Hi, L->order, L->r, L->R,
+                                              L->k, L->I)))
+            return -3;
+        if (has[2] && !(L->sc = sg_spnull_new(L->n, L->m, L->Hp, L->Hi, L->order, L->r, L->R,
+                                              L->k, L->I)))
+            return -3;
+    }
+    if ((st = spnull_image(L->sn, has[1], n, nnz, im)) < 0) return st;
+    return spnull_image(L->sc, has[3], n, nnz, im);
 }

@@ -122,6 +122,20 @@ int sg_splin_info(const sg_splin *L, long *counts, int *rows, int *indep, int *k
  * is).  Returns 0, -2 (H_s[R, D] singular, or no partition yet) or -3 (out of memory). */
 int sg_splin_chart_basis(sg_splin *L, const double *Hs_values, double *Ns);
 
+/* A byte image of a stepper's state (sg_state_get, sg_state_set): sg_image_io appends `bytes` of
+ * `data` at p + at (set = 0; data NULL: zeros), or reads them from there into data (set = 1; data
+ * NULL: skips them); p NULL only counts (at: the image's size). */
+typedef struct sg_image {
+    unsigned char *p;
+    size_t at;
+    int set;
+} sg_image;
+void sg_image_io(sg_image *im, void *data, size_t bytes);
+/* The sparse step's part of the image, always of the same size for L: the partition, the counts,
+ * the inverse iteration's start and what each LU keeps (its pivot order: the values of its last
+ * fresh factorization, replayed when set).  Returns 0, or -3 (out of memory). */
+int sg_splin_image(sg_splin *L, sg_image *im);
+
 #ifdef __cplusplus
 }
 #endif

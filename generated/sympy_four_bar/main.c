@@ -66,9 +66,10 @@ static int run_auto(sg_stepper *s, const double *p, double t0, double t_end, dou
     sg_step_info info;
     sg_failure fail;
     const double *nx, *nxd, *nxdd, *nlam, *res;
-    double t = t0, om, h_range[2], err_max, h_next;
-    long steps = 0, rejected[2];
+    double t = t0, om;
+    long steps = 0;
     int j, status = SG_OK;
+    sg_stats st;
     if (sg_control_start(s, c, t0, t_end, sg_omega_at(s, p, t0, x, xd, xdd, lam)) != 0) {
         fprintf(stderr, "%s: cannot start the error control (RTOL %g, ATOL %g)\n", what, c->rtol,
                 c->atol);
@@ -92,10 +93,11 @@ static int run_auto(sg_stepper *s, const double *p, double t0, double t_end, dou
         print_row(t, x, xd);
         ++steps;
     }
-    sg_control_info(s, rejected, h_range, &err_max, &h_next);
+    sg_stats_get(s, &st);
     fprintf(stderr, "%s: %ld steps to t = %.9g (DT auto, RTOL %g, ATOL %g: h %.3g ... %.3g s, "
             "%ld + %ld tries rejected by the error test + Newton)", what, steps, t, c->rtol,
-            c->atol, steps ? h_range[0] : 0.0, h_range[1], rejected[0], rejected[1]);
+            c->atol, steps ? st.h_smallest : 0.0, st.h_largest, st.rejected_error,
+            st.rejected_newton);
     return status;
 }
 
@@ -110,8 +112,8 @@ int main(int argc, char **argv)
     double t0 = 0.0, dt = 0.001, t_end = 5.0, t;
     long i, steps;
     int j, status = 0, chart = SG_CHART_END, factorization = SG_DENSE_QR;
-    long counts[3];
-    int rows[2 + 1], indep[3], r, k, autostep;
+    sg_stats st;
+    int r, k, autostep;
     sg_control c = sg_control_default();
     autostep = argc > 1 && strcmp(argv[1], "auto") == 0;
     if (argc > 1 && !autostep && !positive(argv[1], &dt)) return usage(argv[0], "bad DT", argv[1]);
@@ -193,13 +195,14 @@ int main(int argc, char **argv)
         }
         for (j = 0; j < 2; ++j) lam[j] = nlam[j];
     }
-    r = sg_sparse_info(s, counts, rows, indep, &k);   /* r < 0: no sparse factorization ran */
+    r = sg_sparse_partition(s, NULL, NULL, &k);   /* r < 0: no sparse factorization ran */
+    sg_stats_get(s, &st);
     fprintf(stderr, "%s: %ld of %ld steps of h = %.9g, CHART %s, FACTORIZATION %s", argv[0],
             status == SG_OK ? steps : i, steps, dt, chart == SG_CHART_END ? "end" : "symmetric",
             factorization == SG_SPARSE ? "sparse" : "qr");
     if (r >= 0)
         fprintf(stderr, " (the sparse step: partitions %ld, rows %d, independent coordinates %d)",
-                counts[0], r, k);
+                st.sparse_partitions, r, k);
     fprintf(stderr, "\n");
     sg_stepper_free(s);
     return status == SG_OK ? 0 : 3;

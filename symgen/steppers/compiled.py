@@ -161,8 +161,8 @@ class CompiledStepper:
                                           *map(self._ptr, (x, xd, xdd, lam)), int(bool(project)))
         if st != 0:
             return None
-        return (x, xd, xdd, lam, int(self.lib.sg_initial_iterations(self._s)),
-                int(self.lib.sg_rank(self._s)))
+        stats = self.stats()
+        return x, xd, xdd, lam, int(stats.initial_iterations), int(stats.rank)
 
     def omega_at(self, t, x, xd, xdd, lam) -> float:
         """ω_max of the reduced system linearized at a state (linalg.py omega_at), in C."""
@@ -191,8 +191,8 @@ class CompiledStepper:
 
     def _substeps_failed(self, fail) -> tuple[bool, str]:
         """A fixed step and then its sub-steps failed: nullspace.py's words for both."""
-        first, last = self.ffi.new("sg_failure *"), self.ffi.new("sg_failure *")
-        self.lib.sg_substep_failures(self._s, first, last)
+        stats = self.stats()
+        first, last = stats.substep_first, stats.substep_last
         msg = self._words(first)[1]
         if last.kind:
             diverged, tail = self._words(last)
@@ -419,12 +419,11 @@ class CompiledStepper:
 
     def control_info(self) -> dict:
         """The C error control's counts (rejected tries, h range, largest norm, next h)."""
-        rej, hr = self.ffi.new("long[2]"), self.ffi.new("double[2]")
-        em, hn = self.ffi.new("double *"), self.ffi.new("double *")
-        self.lib.sg_control_info(self._s, rej, hr, em, hn)
-        return {"rejected_error": int(rej[0]), "rejected_newton": int(rej[1]),
-                "h_range": [float(hr[0]), float(hr[1])], "err_max": float(em[0]),
-                "h_next": float(hn[0])}
+        st = self.stats()
+        return {"rejected_error": int(st.rejected_error),
+                "rejected_newton": int(st.rejected_newton),
+                "h_range": [float(st.h_smallest), float(st.h_largest)],
+                "err_max": float(st.err_max), "h_next": float(st.h_next)}
 
     def no_step_reason(self, t: float) -> tuple[str, str]:
         """(one-line reason, detail) of SG_FAIL_NO_STEP, worded as adaptive.py's _no_step."""
@@ -472,28 +471,35 @@ class CompiledStepper:
         if self.m == 0:                           # no constraints: the dense step (as in Python)
             return self.py.lin.stats()
         ffi, lib = self.ffi, self.lib
-        counts, k = ffi.new("long[3]"), ffi.new("int *")
+        k, stats = ffi.new("int *"), self.stats()
         rows, indep = ffi.new(f"int[{max(self.m, 1)}]"), ffi.new(f"int[{max(self.n, 1)}]")
-        r = int(lib.sg_sparse_info(self._s, counts, rows, indep, k))
+        r = int(lib.sg_sparse_partition(self._s, rows, indep, k))
         names = ("partitions", "column_changes", "rank_confirmations")
-        out = {name: int(counts[i]) for i, name in enumerate(names)}
+        out = {name: int(getattr(stats, f"sparse_{name}")) for name in names}
         out["rows"] = [int(v) for v in rows[0:r]] if r >= 0 else None
         out["independent"] = [int(v) for v in indep[0:int(k[0])]] if r >= 0 else None
         return out
 
+    def stats(self):
+        """The C stepper's statistics (an ``sg_stats``; sg_stats_get)."""
+        out = self.ffi.new("sg_stats *")
+        self.lib.sg_stats_get(self._s, out)
+        return out
+
     def _collect(self) -> None:
         """The run's counters, from the C stepper."""
-        lib, ffi = self.lib, self.ffi
-        buf = ffi.new(f"double[{FLOOR_TIMES_KEPT}]")
-        self.floor_steps = int(lib.sg_floor_steps(self._s))
-        self.floor_times = list(buf[0:int(lib.sg_floor_times(self._s, buf, FLOOR_TIMES_KEPT))])
-        self.floor_t_last = float(lib.sg_floor_t_last(self._s))
-        self.min_rank = int(lib.sg_min_rank(self._s))
-        self.max_rank = int(lib.sg_max_rank(self._s))
+        st = self.stats()
+        kept = min(FLOOR_TIMES_KEPT, int(self.lib.SG_TIMES_KEPT))
+        self.floor_steps = int(st.floor_steps)
+        self.floor_times = list(st.floor_times[0:min(self.floor_steps, kept)])
+        self.floor_t_last = float(st.floor_t_last)
+        self.min_rank = int(st.min_rank)
+        self.max_rank = int(st.max_rank)
         if self.method == "nullspace":
             for what in ("landing", "substepped", "crossed"):
-                setattr(self, f"{what}_steps", int(getattr(lib, f"sg_{what}_steps")(self._s)))
-                got = int(getattr(lib, f"sg_{what}_times")(self._s, buf, FLOOR_TIMES_KEPT))
-                setattr(self, f"{what}_times", list(buf[0:got]))
+                count = int(getattr(st, f"{what}_steps"))
+                times = getattr(st, f"{what}_times")[0:min(count, kept)]
+                setattr(self, f"{what}_steps", count)
+                setattr(self, f"{what}_times", list(times))
         else:
-            self.redundant_steps = int(lib.sg_redundant_steps(self._s))
+            self.redundant_steps = int(st.redundant_steps)
