@@ -37,8 +37,11 @@ N_s comes from a second sparse LU, of H_s[R, D] on the step's partition (chart.p
 ``metric="mass"`` (beyond the paper, docs/spatial-accuracy.md) imposes the Newmark relations on the
 tangent space M-orthogonally, N_sᵀM R = 0 instead of N_sᵀR = 0, through the chart system (with
 N_s = N_H for the end chart): independent of the coordinates' units, and on the spatial
-slider-crank in natural coordinates 100× more accurate at equal h.  The default ``"euclidean"``
-runs the code above unchanged.
+slider-crank in natural coordinates 100× more accurate at equal h.  With the symmetric chart it
+also adds the reaction correction (``SymmetricChart.reaction``): the Euler–Maclaurin end terms of
+the constraint reaction Hᵀλ in both relations, lagged by one iteration (λ₁ of the last iterate),
+which removes the chart's secular energy drift under gravity.  The default ``"euclidean"`` runs
+the code above unchanged.
 
 A step that lands within ~1e-5 rad of a singular configuration (the double four-bar at h = 5e-3,
 t = 47.365 s: s_min/s_max of H ≈ 1e-6, H loses rank by 2 at the exact point) is beyond Newton's
@@ -258,7 +261,7 @@ class NullspaceStepper(Stepper):
                         # else that of the last iteration (M_R, K_R as they are; module doc)
                         self.omega_max = lin.omega_max()
                     if self._chart:
-                        self._chart.accept(t1, x1, H)                  # symmetric chart: next H_n
+                        self._chart.accept(t1, x1, xd1, H, H_dot)      # symmetric chart: next H_n
                     return it
                 if it == self.max_iter:
                     raise self._not_converged(
@@ -313,9 +316,13 @@ class NullspaceStepper(Stepper):
                 # untouched so that chart="end" stays bit for bit the paper's step)
                 N_s = N if self._chart_end else self._chart.basis(H_n, H, k, t1=t1,
                                                                     iteration=it)
+                mass = self.metric == "mass"
+                # the symmetric chart's reaction correction (mass metric; λ₁ of the last iterate)
+                reaction = (self._chart.reaction(H, H_dot, lam, lam1)
+                            if mass and m and not self._chart_end else None)
                 solve_chart_step(N_s, lin, x_p, r_R, x, xd, xdd, h, gam, bet, alpha, alpha_dot,
-                                 alpha_ddot, t1=t1, iteration=it,
-                                 M=M if self.metric == "mass" else None)
+                                 alpha_ddot, t1=t1, iteration=it, M=M if mass else None,
+                                 reaction=reaction)
             self.alpha, self.alpha_dot, self.alpha_ddot = alpha, alpha_dot, alpha_ddot
 
             # 6. recover x, ẋ, ẍ and λ into the iterate ---------------------------------------------
