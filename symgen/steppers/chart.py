@@ -112,9 +112,10 @@ def solve_chart_step(Ns, lin, x_p, r, x, xd, xdd, h, gamma, beta, alpha, alpha_d
     :class:`StepFailure` naming t + h and the iteration.  With ``M`` (the mass matrix, dense or
     CSR) rows 2–3 are N_sᵀM R_x = N_sᵀM R_v = 0 instead: the Newmark residuals' tangent part is
     taken M-orthogonally (``metric="mass"``, docs/spatial-accuracy.md).  With ``M`` and
-    ``reaction = (g_x, g_v)`` (:meth:`SymmetricChart.reaction`) they are the Euler–Maclaurin
-    corrected relations N_sᵀ(M R_x + h²/24 g_x + h³/24 g_v) = N_sᵀ(M R_v + h²/12 g_v) = 0 (the
-    symmetric chart's reaction correction, docs/spatial-accuracy.md).
+    ``reaction = (g_x, g_v)`` (:meth:`SymmetricChart.reaction`; γ = ½) they are the corrected
+    relations N_sᵀ(M R_x + (β − 1/6)h²/2 g_x + h³/24 g_v) = N_sᵀ(M R_v + h²/12 g_v) = 0: the
+    reaction Hᵀλ's part of R_x, R_v's Taylor terms cancelled to O(h⁵) (the symmetric chart's
+    reaction correction, docs/spatial-accuracy.md; trapezoidal: h²/24 g_x, Euler–Maclaurin).
     """
     N = lin.N
     k = N.shape[1]
@@ -159,10 +160,10 @@ def solve_chart_step(Ns, lin, x_p, r, x, xd, xdd, h, gamma, beta, alpha, alpha_d
     A[i3, i3] = -gamma * T
     b[i3] = h * (NsT @ (xd + h * (1.0 - gamma) * xdd - lin.xd_p + gamma * h * lin.xdd_p))
     if M is not None and reaction is not None:
-        # the reaction correction: N_sᵀM R_x + N_sᵀ(h²/24 g_x + h³/24 g_v) = 0 and
+        # the reaction correction (γ = ½): N_sᵀM R_x + N_sᵀ((β − 1/6)h²/2 g_x + h³/24 g_v) = 0 and
         # N_sᵀM R_v + h²/12 N_sᵀg_v = 0 (rows scaled as NsT: N_sᵀ/scale)
         g_x, g_v = reaction
-        b[i2] -= Ns.T @ (hh / 24.0 * g_x + hh * h / 24.0 * g_v) / scale
+        b[i2] -= Ns.T @ ((beta - 1.0 / 6.0) * hh / 2.0 * g_x + hh * h / 24.0 * g_v) / scale
         b[i3] -= h * (Ns.T @ (hh / 12.0 * g_v)) / scale
     z = np.empty(3 * k)
     try:

@@ -38,9 +38,10 @@ N_s comes from a second sparse LU, of H_s[R, D] on the step's partition (chart.p
 tangent space M-orthogonally, N_sᵀM R = 0 instead of N_sᵀR = 0, through the chart system (with
 N_s = N_H for the end chart): independent of the coordinates' units, and on the spatial
 slider-crank in natural coordinates 100× more accurate at equal h.  With the symmetric chart it
-also adds the reaction correction (``SymmetricChart.reaction``): the Euler–Maclaurin end terms of
-the constraint reaction Hᵀλ in both relations, lagged by one iteration (λ₁ of the last iterate),
-which removes the chart's secular energy drift under gravity.  The default ``"euclidean"`` runs
+also adds, for γ = ½, the reaction correction (``SymmetricChart.reaction``): the Taylor terms of
+the constraint reaction Hᵀλ in both relations (for the trapezoidal rule its Euler–Maclaurin end
+terms), lagged by one iteration (λ₁ of the last iterate), which removes the chart's secular
+energy drift under gravity.  The default ``"euclidean"`` runs
 the code above unchanged.
 
 A step that lands within ~1e-5 rad of a singular configuration (the double four-bar at h = 5e-3,
@@ -319,7 +320,7 @@ class NullspaceStepper(Stepper):
                 mass = self.metric == "mass"
                 # the symmetric chart's reaction correction (mass metric; λ₁ of the last iterate)
                 reaction = (self._chart.reaction(H, H_dot, lam, lam1)
-                            if mass and m and not self._chart_end else None)
+                            if mass and m and gam == 0.5 and not self._chart_end else None)
                 solve_chart_step(N_s, lin, x_p, r_R, x, xd, xdd, h, gam, bet, alpha, alpha_dot,
                                  alpha_ddot, t1=t1, iteration=it, M=M if mass else None,
                                  reaction=reaction)
