@@ -40,9 +40,9 @@ N_s = N_H for the end chart): independent of the coordinates' units, and on the 
 slider-crank in natural coordinates 100× more accurate at equal h.  With the symmetric chart it
 also adds, for γ = ½, the reaction correction (``SymmetricChart.reaction``): the Taylor terms of
 the constraint reaction Hᵀλ in both relations (for the trapezoidal rule its Euler–Maclaurin end
-terms), lagged by one iteration (λ₁ of the last iterate), which removes the chart's secular
-energy drift under gravity.  The default ``"euclidean"`` runs
-the code above unchanged.
+terms), lagged by one iteration (λ₁ of the last iterate), which reduces the chart's energy
+drift under gravity to a residue ∝ h⁴.  The default ``"euclidean"`` runs the code above
+unchanged.
 
 A step that lands within ~1e-5 rad of a singular configuration (the double four-bar at h = 5e-3,
 t = 47.365 s: s_min/s_max of H ≈ 1e-6, H loses rank by 2 at the exact point) is beyond Newton's
