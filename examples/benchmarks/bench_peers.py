@@ -33,20 +33,31 @@ within each round), their ``err`` the B0 error at t_end against ``four_bar_refer
 
 Spatial slider-crank cases (issue 22; select them with ``--cases 'sc3d*'``): ``sc3d-H`` is
 ``examples/slider_crank_3d.py`` over 1 s at h = H (2e-3, 1e-3, 5e-4, 2.5e-4), trapezoidal, with
-the runners symgen compiled (the paper's Euclidean metric, end chart), symgen compiled and symgen
-python with ``metric="mass"`` and the end or the symmetric chart (``compiled-mass-end``,
-``compiled-mass-sym``, ``python-mass-end``, ``python-mass-sym``: the same steps, the C runtime's
-and the Python reference's) and Exudyn (``exu-dense``, its benchmark's settings,
+the runners symgen compiled (the example's settings: mass metric, symmetric chart), the paper's
+step (``compiled-paper``: Euclidean metric, end chart), the mass metric with the end chart
+(``compiled-mass-end``, ``python-mass-end``) and the Python reference of the compiled runner
+(``python-mass-sym``) and Exudyn (``exu-dense``, its benchmark's settings,
 peer_exudyn.py); their ``err`` is |x(1) − x_ref| of the slider against a Richardson reference
 from symgen compiled, symmetric chart, at h = 2e-5 and 1e-5 (computed once per run of the script,
 docs/spatial-accuracy.md: Exudyn at h = 1e-5 meets it to 6e-10).
+
+Bricard work–precision cases (issue 22; select them with ``--cases 'bw*'``): ``bw-H`` is
+``examples/bricard.py`` over 2 s at h = H (1e-2, 5e-3, 2e-3, 1e-3), trapezoidal (Exudyn's ρ∞ = 1
+is the same rule), with the runners symgen compiled (the example's settings: Euclidean metric,
+end chart), ``compiled-sym`` (Euclidean, symmetric chart), ``compiled-mass-sym`` and
+``python-mass-sym`` (mass metric, symmetric chart) and Exudyn's ``exu-dense`` and ``exu-sparse``
+(the same data: peer_exudyn.py; ``exu-dense-kept``, the redundant joint kept, fails and is left
+out); their ``err`` is |x(2) − x_ref| of rod 2's midpoint against a Richardson reference from
+symgen compiled, end chart, h = 1e-4 and 5e-5.  ``sc3d`` runner ``compiled`` is the example's
+recommended settings (mass metric, symmetric chart), ``compiled-paper`` the paper's step
+(Euclidean, end chart).
 
 Exudyn (optional, ``pip install -e ".[peers]"``: exudyn 1.13.6, the version measured) runs the
 double four-bar, Bricard and stiff pendulum with the models and settings of ``peer_exudyn.py``
 (its docstring says where they differ from symgen's).  Without Exudyn the script prints symgen's figures only.
 
 Run:  python examples/benchmarks/bench_peers.py [--cases dfb-1e-3,stiff] [--repeat 3] [--cpu 1]
-      python examples/benchmarks/bench_peers.py --cases 'sc3d*' --repeat 3
+      python examples/benchmarks/bench_peers.py --cases 'sc3d*,bw*' --repeat 3
       python examples/benchmarks/bench_peers.py --cases 'nfb*' --repeat 1 [--skip nfb80-1e-2/compiled]
 """
 from __future__ import annotations
@@ -81,12 +92,17 @@ CASES.update({f"nfb{N}-{h}": ("n_four_bar", float(h), t_end, None, {"N": N})
 #: the spatial slider-crank cases of issue 22 (module docstring)
 CASES.update({f"sc3d-{h}": ("slider_crank_3d", float(h), 1.0, None, {})
               for h in ("2e-3", "1e-3", "5e-4", "2.5e-4")})
+#: Bricard's work–precision cases (issue 22; module docstring): trapezoidal, 2 s
+CASES.update({f"bw-{h}": ("bricard", float(h), 2.0, "trapezoidal", {})
+              for h in ("1e-2", "5e-3", "2e-3", "1e-3")})
 #: symgen's runners → simulate's keyword arguments
 SYMGEN = {
     "compiled": dict(stepper="compiled"),
     "python": dict(stepper="python"),
     "python-sparse": dict(stepper="python", factorization="sparse"),
     "compiled-sparse": dict(stepper="compiled", factorization="sparse"),
+    "compiled-paper": dict(stepper="compiled", metric="euclidean", chart="end"),
+    "compiled-sym": dict(stepper="compiled", metric="euclidean", chart="symmetric"),
     "compiled-mass-end": dict(stepper="compiled", metric="mass", chart="end"),
     "compiled-mass-sym": dict(stepper="compiled", metric="mass", chart="symmetric"),
     "python-mass-end": dict(stepper="python", metric="mass", chart="end"),
@@ -96,8 +112,11 @@ RUNNERS = ("compiled", "python")
 #: the N four-bar cases' symgen runners (python dense only for N < PY_DENSE_MAX_N)
 NFB_RUNNERS = ("compiled", "python", "python-sparse", "compiled-sparse")
 PY_DENSE_MAX_N = 40
-SC3D_RUNNERS = ("compiled", "compiled-mass-end", "compiled-mass-sym", "python-mass-end",
+SC3D_RUNNERS = ("compiled", "compiled-paper", "compiled-mass-end", "python-mass-end",
                 "python-mass-sym")
+BW_RUNNERS = ("compiled", "compiled-sym", "compiled-mass-sym", "python-mass-sym")
+#: output whose value at t_end is a work–precision case's error (against ``reference``)
+REF_OUTPUT = {"slider_crank_3d": "slider.C.x", "bricard": "rod2.mid.x"}
 #: Exudyn's dense solver on the N four-bar only up to this N (its LU is O(n³))
 EXU_DENSE_MAX_N = 20
 
@@ -127,6 +146,10 @@ def _nfb(case: str) -> bool:
     return case.startswith("nfb")
 
 
+def _bw(case: str) -> bool:
+    return case.startswith("bw-")
+
+
 def runners(case: str) -> tuple[str, ...]:
     """symgen's steppers, then the Exudyn runners of the case (when Exudyn is installed)."""
     example, N = CASES[case][0], CASES[case][4].get("N")
@@ -135,21 +158,29 @@ def runners(case: str) -> tuple[str, ...]:
         own = tuple(r for r in NFB_RUNNERS if r != "python" or N < PY_DENSE_MAX_N)
     if example == "slider_crank_3d":
         own = SC3D_RUNNERS
+    if _bw(case):
+        own = BW_RUNNERS
     if not _have_exudyn() or (example == "n_four_bar" and not _nfb(case)):
         return own
     peer = _peer().CASE_RUNNERS.get(example, ((), None))[0]
+    if _bw(case):                 # the redundant joint kept: Exudyn's Newton fails (peer_exudyn)
+        peer = tuple(r for r in peer if r != "exu-dense-kept")
     return own + tuple(r for r in peer if r != "exu-dense" or not _nfb(case)
                        or N <= EXU_DENSE_MAX_N)
 
 
-def sc3d_reference(t_end: float = 1.0) -> float:
-    """The slider-crank's slider x at t_end: Richardson from symgen compiled, symmetric chart,
-    h = 2e-5 and 1e-5 (module docstring)."""
+def reference(example: str, t_end: float) -> float:
+    """A work–precision case's reference (module docstring): Richardson from symgen compiled
+    with the paper's step (Euclidean metric), trapezoidal, at two fine steps: the slider-crank's
+    slider x (symmetric chart, h = 2e-5 and 1e-5), Bricard's rod 2 midpoint x (end chart,
+    h = 1e-4 and 5e-5)."""
     import symgen
 
-    kern = symgen.build(symgen.load_model("slider_crank_3d"))
-    x = [symgen.simulate(kern, dt=h, t_end=t_end, chart="symmetric").output("slider.C.x")[-1]
-         for h in (2e-5, 1e-5)]
+    kern = symgen.build(symgen.load_model(example))
+    chart, steps = (("symmetric", (2e-5, 1e-5)) if example == "slider_crank_3d"
+                    else ("end", (1e-4, 5e-5)))
+    x = [symgen.simulate(kern, dt=h, t_end=t_end, chart=chart, metric="euclidean",
+                         scheme="trapezoidal").output(REF_OUTPUT[example])[-1] for h in steps]
     return float(x[1] + (x[1] - x[0]) / 3)
 
 
@@ -157,8 +188,8 @@ def _symgen_error(example: str, res, N: int = 40, x_ref: float | None = None) ->
     """The case's own error (module docstring), None when it has none."""
     import numpy as np
 
-    if example == "slider_crank_3d":
-        return None if x_ref is None else float(abs(res.output("slider.C.x")[-1] - x_ref))
+    if example in REF_OUTPUT:
+        return None if x_ref is None else float(abs(res.output(REF_OUTPUT[example])[-1] - x_ref))
 
     if example in ("double_four_bar", "n_four_bar"):
         orc = _oracles()
@@ -232,7 +263,7 @@ def report(case: str, rows: dict) -> list[str]:
     for runner, runs in rows.items():
         last = runs[-1]
         if last["status"].startswith("skipped"):
-            lines.append(f"{case:<13}{runner:<15}  {last['status']}")
+            lines.append(f"{case:<13}{runner:<18}  {last['status']}")
             continue
         ok = [r for r in runs if r["status"] == "completed"]
         us = [r["us_per_step"] for r in ok]
@@ -242,7 +273,7 @@ def report(case: str, rows: dict) -> list[str]:
         tail = ("" if runner == ref or not ratios else
                 f"{min(ratios):>8.3f}{statistics.median(ratios):>8.3f}")
         lines.append(
-            f"{case:<13}{runner:<15}{last['h']:>8.2g}{last['steps']:>7}"
+            f"{case:<13}{runner:<18}{last['h']:>8.2g}{last['steps']:>7}"
             f"{_fmt(min(us) if us else None, '.1f', 10)}"
             f"{_fmt(statistics.median(us) if us else None, '.1f', 9)}"
             f"{_fmt(min(r['wall'] for r in ok) * 1e3 if ok else None, '.1f', 9)}"
@@ -253,7 +284,7 @@ def report(case: str, rows: dict) -> list[str]:
     return lines
 
 
-HEADER = (f"{'case':<13}{'runner':<15}{'h':>8}{'steps':>7}{'µs/step':>10}{'median':>9}"
+HEADER = (f"{'case':<13}{'runner':<18}{'h':>8}{'steps':>7}{'µs/step':>10}{'median':>9}"
           f"{'wall ms':>9}{'iters':>6}{'E drift':>10}{'max|q|':>9}{'err':>10}"
           f"{'compiled/runner':>16}")
 NFB_HEADER = HEADER.replace("compiled/runner", "runner/exu-sparse")
@@ -289,10 +320,13 @@ def main() -> None:
     skip = [s.strip() for s in args.skip.split(",") if s.strip()]
     extra = ([] if args.cpu is None else ["--cpu", str(args.cpu)]) + \
         (["--no-estimate"] if args.no_estimate else [])
-    if any(CASES[c][0] == "slider_crank_3d" for c in cases):
-        x_ref = sc3d_reference()
-        extra += ["--ref", repr(x_ref)]
-        print(f"slider-crank reference x(1) = {x_ref:.12f}", flush=True)
+    refs = {}
+    for c in cases:
+        example, t_end = CASES[c][0], CASES[c][2]
+        if (c.startswith("sc3d") or _bw(c)) and (example, t_end) not in refs:
+            refs[example, t_end] = reference(example, t_end)
+            print(f"{example} reference {REF_OUTPUT[example]}({t_end:g}) = "
+                  f"{refs[example, t_end]:.12f}", flush=True)
     header = None
     for case in cases:
         if header != (NFB_HEADER if _nfb(case) else HEADER):
@@ -303,7 +337,10 @@ def main() -> None:
                 and not any(fnmatch.fnmatchcase(f"{case}/{r}", s) for s in skip)}
         for _ in range(args.repeat):
             for runner in rows:                  # interleaved, a fresh process each
-                proc = subprocess.run([sys.executable, str(HERE), "--one", case, runner] + extra,
+                ref = refs.get((CASES[case][0], CASES[case][2]))
+                ref = [] if ref is None else ["--ref", repr(ref)]
+                proc = subprocess.run([sys.executable, str(HERE), "--one", case, runner] + extra
+                                      + ref,
                                       capture_output=True, text=True)
                 if proc.returncode != 0:
                     raise SystemExit(f"{case}/{runner} failed:\n{proc.stderr[-3000:]}")

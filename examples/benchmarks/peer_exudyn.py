@@ -45,7 +45,8 @@ Accuracy, from the sensor run: the energy drift max|E − E0| (E = Σ ½ m v² +
 the largest joint gap max‖x_a + R_a p_a − x_b − R_b p_b‖ over all joints and steps (metres: the
 position-level constraint residual; symgen's max|q| is the norm of its constraint vector), and
 the case's own figure (B0 error at t_end, θ error against the minimal-coordinate reference; the
-slider-crank's slider x at t_end against the reference ``run`` is given).
+slider-crank's slider x, Bricard's rod 2 midpoint x at t_end against the reference ``run`` is
+given).
 """
 from __future__ import annotations
 
@@ -303,6 +304,8 @@ def _accuracy(md: _Model, example: str, t_end: float, oracles) -> dict:
         out["err"] = float(np.max(np.abs(th - x[:, 0])))
     if example == "slider_crank_3d" and md.x_ref is not None:
         out["err"] = float(abs(rec[md.slider][0][-1, 0] - md.x_ref))
+    if example == "bricard" and md.x_ref is not None:        # rod 2's centre: its midpoint
+        out["err"] = float(abs(rec[md.bodies[1][0]][0][-1, 0] - md.x_ref))
     del out["t_rec"]
     return out
 
@@ -310,7 +313,8 @@ def _accuracy(md: _Model, example: str, t_end: float, oracles) -> dict:
 def run(example: str, runner: str, h: float, t_end: float, oracles=None, N: int = 2,
         x_ref: float | None = None) -> dict:
     """One Exudyn run of ``example`` (timed, then the sensor run for the accuracy); ``N``: the
-    N four-bar's N; ``x_ref``: the slider-crank's reference slider x at t_end."""
+    N four-bar's N; ``x_ref``: the reference of the slider-crank's slider x or Bricard's rod 2
+    midpoint x at t_end."""
     import exudyn as exu
     import exudyn.itemInterface as ei
 

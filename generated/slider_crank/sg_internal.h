@@ -96,6 +96,8 @@ typedef struct sg_chart {
     int *ib;
     double t_n;                                   /* time of x_n (NaN: none kept) */
     double *H_n, *x_n;                            /* H of the accepted state x_n at t_n */
+    double *Hd_n, *xd_n, *lam_n;                  /* its H_dot, xd; lambda at the step's start */
+    double *g_x, *g_v, *g_k;                      /* n, n, max(n, m): the reaction correction */
     double *H_s, *tau_s, *cn_s;                   /* pivoted QR of H_s^T (as lin.A, tau, cn) */
     int *piv_s, *ipiv3;                           /* [m], [3n] */
     double *N_s;                                  /* n x k (the symmetric chart's) */

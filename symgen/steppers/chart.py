@@ -74,7 +74,7 @@ def _last_k_of_svd(A: np.ndarray, k: int) -> np.ndarray:
 
 
 def solve_chart_step(Ns, lin, x_p, r, x, xd, xdd, h, gamma, beta, alpha, alpha_dot, alpha_ddot,
-                     *, t1: float = math.nan, iteration: int = 0, M=None) -> None:
+                     *, t1: float = math.nan, iteration: int = 0, M=None, reaction=None) -> None:
     """Solve the 3k × 3k system of the module docstring for (α, α̇, α̈) at t + h (written into
     ``alpha``, ``alpha_dot``, ``alpha_ddot``).
 
@@ -84,7 +84,11 @@ def solve_chart_step(Ns, lin, x_p, r, x, xd, xdd, h, gamma, beta, alpha, alpha_d
     of Eq. 52; ``x, xd, xdd``: the accepted state at t.  A singular T or system raises
     :class:`StepFailure` naming t + h and the iteration.  With ``M`` (the mass matrix, dense or
     CSR) rows 2–3 are N_sᵀM R_x = N_sᵀM R_v = 0 instead: the Newmark residuals' tangent part is
-    taken M-orthogonally (``metric="mass"``, docs/spatial-accuracy.md).
+    taken M-orthogonally (``metric="mass"``, docs/spatial-accuracy.md).  With ``M`` and
+    ``reaction = (g_x, g_v)`` (:meth:`SymmetricChart.reaction`; γ = ½) they are the corrected
+    relations N_sᵀ(M R_x + (β − 1/6)h²/2 g_x + h³/24 g_v) = N_sᵀ(M R_v + h²/12 g_v) = 0: the
+    reaction Hᵀλ's part of R_x, R_v's Taylor terms cancelled to O(h⁵) (the symmetric chart's
+    reaction correction, docs/spatial-accuracy.md; trapezoidal: h²/24 g_x, Euler–Maclaurin).
     """
     N = lin.N
     k = N.shape[1]
@@ -102,7 +106,8 @@ def solve_chart_step(Ns, lin, x_p, r, x, xd, xdd, h, gamma, beta, alpha, alpha_d
         # metric "mass": rows 2–3 taken with N_sᵀM (M symmetric), scaled to O(1) entries (a row
         # scale: same solution); a singular M_R then shows as a singular step matrix below
         NsT = np.asarray(M @ Ns).T
-        NsT = NsT / np.abs(NsT).max()
+        scale = np.abs(NsT).max()
+        NsT = NsT / scale
         T = NsT @ N
     NsXd = NsT @ lin.Xd_p                                         # N_sᵀ Ẋ_p
     NsXdd1 = NsT @ lin.Xdd_p1                                     # N_sᵀ Ẍ_p1
@@ -127,6 +132,12 @@ def solve_chart_step(Ns, lin, x_p, r, x, xd, xdd, h, gamma, beta, alpha, alpha_d
     A[i3, i2] = T - gamma * h * NsX2
     A[i3, i3] = -gamma * T
     b[i3] = h * (NsT @ (xd + h * (1.0 - gamma) * xdd - lin.xd_p + gamma * h * lin.xdd_p))
+    if M is not None and reaction is not None:
+        # the reaction correction (γ = ½): N_sᵀM R_x + N_sᵀ((β − 1/6)h²/2 g_x + h³/24 g_v) = 0 and
+        # N_sᵀM R_v + h²/12 N_sᵀg_v = 0 (rows scaled as NsT: N_sᵀ/scale)
+        g_x, g_v = reaction
+        b[i2] -= Ns.T @ ((beta - 1.0 / 6.0) * hh / 2.0 * g_x + hh * h / 24.0 * g_v) / scale
+        b[i3] -= h * (Ns.T @ (hh / 12.0 * g_v)) / scale
     z = np.empty(3 * k)
     try:
         solve_small(A, b, z)
@@ -139,11 +150,11 @@ def solve_chart_step(Ns, lin, x_p, r, x, xd, xdd, h, gamma, beta, alpha, alpha_d
 
 
 class SymmetricChart:
-    """State of the symmetric chart across steps: H_n, the H of the accepted state at t.
+    """State of the symmetric chart across steps: H_n and Ḣ_n, those of the accepted state at t.
 
-    H_n is kept from the previous step's accepted state (:meth:`accept`); when a step starts from
-    a state that is not the one last accepted (the first step, or a caller stepping from its own
-    state) it is evaluated there, once (:meth:`H_at`).
+    They are kept from the previous step's accepted state (:meth:`accept`); when a step starts
+    from a state that is not the one last accepted (the first step, or a caller stepping from its
+    own state) they are evaluated there, once (:meth:`H_at`).
 
     With the sparse step (``lin``, a :class:`~symgen.steppers.sparse.SparseLinearization`) H_n
     and H_s are the values on the kernels' CSR pattern of H (H(t) and H(t + h) share it) and N_s
@@ -155,29 +166,48 @@ class SymmetricChart:
         n, m = kernels.n, kernels.m
         self._lin = lin if (lin is not None and lin.sparse) else None
         self._t_n = math.nan
-        self._x_n = np.full(n, math.nan)
+        self._x_n, self._xd_n = np.full(n, math.nan), np.full(n, math.nan)
         if self._lin is not None:
             nnz = int(kernels.H_pattern[0][-1])
             self._constraints = kernels.constraints_csr
-            self._H_n, self._H_s = np.zeros(nnz), np.zeros(nnz)
+            self._H_n, self._H_s, self._Hd_n = np.zeros(nnz), np.zeros(nnz), np.zeros(nnz)
         else:
             self._constraints = kernels.constraints
             self._H_n, self._H_s = np.zeros((m, n)), np.zeros((m, n))
+            self._Hd_n = np.zeros((m, n))
 
-    def accept(self, t1: float, x1, H1) -> None:
-        """Keep H of the accepted state at t + h as the next step's H_n (copied: the kernels'
-        CSR values are their buffers)."""
+    def accept(self, t1: float, x1, xd1, H1, Hd1) -> None:
+        """Keep H and Ḣ of the accepted state at t + h as the next step's H_n, Ḣ_n (copied: the
+        kernels' CSR values are their buffers)."""
         self._t_n = t1
         self._x_n[:] = x1
+        self._xd_n[:] = xd1
         self._H_n[...] = H1.data if self._lin is not None else H1
+        self._Hd_n[...] = Hd1.data if self._lin is not None else Hd1
 
     def H_at(self, t: float, x, xd, xdd) -> np.ndarray:
-        """H_n = H(x(t), t): the kept one if (t, x) is the state last accepted (t up to round-off:
-        the caller's t0 + i·h and the stepper's t + h differ in the last bits), else evaluated."""
-        if not (abs(t - self._t_n) <= 1e-12 * max(1.0, abs(t)) and np.array_equal(x, self._x_n)):
-            _, H, *_ = self._constraints(t, x, xd, xdd)
-            self.accept(t, x, H)
+        """H_n = H(x(t), t): the kept one if (t, x, ẋ) is the state last accepted (t up to
+        round-off: the caller's t0 + i·h and the stepper's t + h differ in the last bits), else
+        evaluated (with Ḣ_n)."""
+        if not (abs(t - self._t_n) <= 1e-12 * max(1.0, abs(t)) and np.array_equal(x, self._x_n)
+                and np.array_equal(xd, self._xd_n)):
+            _, H, _, H_dot, *_ = self._constraints(t, x, xd, xdd)
+            self.accept(t, x, xd, H, H_dot)
         return self._H_n
+
+    def reaction(self, H1, Hd1, lam0, lam1):
+        """(g_x, g_v) of the reaction correction (docs/spatial-accuracy.md) from H, Ḣ, λ at the
+        start (kept: H_n, Ḣ_n; ``lam0``) and at the iterate of t + h (``H1``, ``Hd1``, ``lam1``):
+        g_x = (H₁ − H₀)ᵀ(λ₀ + λ₁), g_v = Ḣ₁ᵀλ₁ − Ḣ₀ᵀλ₀ + ½(Ḣ₀ + Ḣ₁)ᵀ(λ₁ − λ₀) (≈ h d²/dt²(Hᵀλ)
+        without its Hᵀλ̈ part, which N_s annihilates to O(h))."""
+        H0, Hd0 = self._H_n, self._Hd_n
+        if self._lin is not None:                        # values on H's CSR pattern
+            H0 = H1.__class__((H0, H1.indices, H1.indptr), shape=H1.shape)
+            Hd0 = H1.__class__((Hd0, H1.indices, H1.indptr), shape=H1.shape)
+        s = lam0 + lam1
+        g_x = H1.T @ s - H0.T @ s
+        g_v = Hd1.T @ (1.5 * lam1 - 0.5 * lam0) - Hd0.T @ (1.5 * lam0 - 0.5 * lam1)
+        return np.asarray(g_x).ravel(), np.asarray(g_v).ravel()
 
     def basis(self, H_n, H1, k: int, *, t1: float = math.nan, iteration: int = 0) -> np.ndarray:
         """N_s: orthonormal basis of the k-dimensional null space of H_s = ½(H_n + H(x₀, t + h)).

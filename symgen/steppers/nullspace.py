@@ -26,8 +26,10 @@ linearization of the step (docs/method.md, "Linear stability estimate"), as in t
 takes α, α̇, α̈ at t + h from one 3k × 3k solve on the null space of ½(H(t) + H(t + h)) instead of
 steps 4–5 (their lines still run and are overwritten, so that the default ``"end"`` stays bit for
 bit the paper's step).  ``metric="mass"`` (beyond the paper, docs/spatial-accuracy.md) imposes the
-Newmark relations M-orthogonally, N_sᵀM R = 0, through the chart system; ``"euclidean"`` runs the
-code above unchanged.
+Newmark relations M-orthogonally, N_sᵀM R = 0, through the chart system, and with the symmetric
+chart and γ = ½ adds the reaction correction (``SymmetricChart.reaction``: the Taylor terms of
+Hᵀλ, lagged one iteration; the energy drift under gravity falls to a residue ∝ h⁴);
+``"euclidean"`` runs the code above unchanged.
 
 Near a configuration where H loses rank: a step Newton cannot close is taken as sub-steps under
 the error control of ``dt="auto"`` (:func:`~symgen.steppers.control.substeps`; not past the
@@ -262,7 +264,7 @@ class NullspaceStepper(Stepper):
                         # else that of the last iteration (M_R, K_R as they are; module doc)
                         self.omega_max = lin.omega_max()
                     if self._chart:
-                        self._chart.accept(t1, x1, H)                  # symmetric chart: next H_n
+                        self._chart.accept(t1, x1, xd1, H, H_dot)      # symmetric chart: next H_n
                     return it
                 if it == self.max_iter:
                     raise self._not_converged(
@@ -317,9 +319,13 @@ class NullspaceStepper(Stepper):
                 # untouched so that chart="end" stays bit for bit the paper's step)
                 N_s = N if self._chart_end else self._chart.basis(H_n, H, k, t1=t1,
                                                                     iteration=it)
+                mass = self.metric == "mass"
+                # the symmetric chart's reaction correction (mass metric; λ₁ of the last iterate)
+                reaction = (self._chart.reaction(H, H_dot, lam, lam1)
+                            if mass and m and gam == 0.5 and not self._chart_end else None)
                 solve_chart_step(N_s, lin, x_p, r_R, x, xd, xdd, h, gam, bet, alpha, alpha_dot,
-                                 alpha_ddot, t1=t1, iteration=it,
-                                 M=M if self.metric == "mass" else None)
+                                 alpha_ddot, t1=t1, iteration=it, M=M if mass else None,
+                                 reaction=reaction)
             self.alpha, self.alpha_dot, self.alpha_ddot = alpha, alpha_dot, alpha_ddot
 
             # 6. recover x, ẋ, ẍ and λ into the iterate ---------------------------------------------
