@@ -177,9 +177,13 @@ class SimulationSettings:
     @classmethod
     def merged(cls, *layers: "SimulationSettings | Mapping | None", **overrides) -> "SimulationSettings":
         """Defaults, then each layer (a mapping or settings object), then ``overrides``; a value
-        of None is skipped (it means "not given").  Unknown names raise ``ValueError``."""
+        of None is skipped (it means "not given").  Unknown names raise ``ValueError``.  A
+        null-space option (chart, metric, the sparse factorization) from an earlier layer than the
+        one that chose another method is dropped: a model's recommended chart does not refuse
+        ``method="index3"``."""
         values: dict = {}
-        for layer in (*layers, overrides):
+        origin: dict = {}
+        for i, layer in enumerate((*layers, overrides)):
             if layer is None:
                 continue
             if isinstance(layer, cls):
@@ -192,7 +196,14 @@ class SimulationSettings:
             unknown = sorted(set(items) - set(cls.names()))
             if unknown:
                 raise ValueError(f"unknown setting(s) {unknown}; known: {list(cls.names())}")
-            values.update({k: v for k, v in items.items() if v is not None})
+            given = {k: v for k, v in items.items() if v is not None}
+            values.update(given)
+            origin.update(dict.fromkeys(given, i))
+        if values.get("method", "nullspace") != "nullspace":
+            for key, only in (("chart", None), ("metric", None), ("factorization", "sparse")):
+                if (key in values and origin[key] < origin["method"]
+                        and (only is None or values[key] == only)):
+                    del values[key]
         return cls(**values)
 
     def replace(self, **changes) -> "SimulationSettings":

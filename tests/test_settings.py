@@ -80,3 +80,16 @@ def test_result_summary_is_what_the_cli_prints():
     r = symgen.simulate(k, dt=0.1, t_end=0.5)
     assert r.summary("p", 1.0, h=0.1) == summary_lines(r, "p", 1.0, h=0.1)
     assert r.summary()[0] == "stiff_pendulum: completed"
+
+
+def test_a_models_nullspace_options_give_way_to_another_method():
+    """slider_crank_3d recommends chart="symmetric", metric="mass": choosing method="index3"
+    drops them (they would refuse it), while the same options given with the method still
+    refuse in one line."""
+    model = dict(method="nullspace", chart="symmetric", metric="mass", factorization="sparse",
+                 dt=1e-3)
+    s = SimulationSettings.merged(model, method="index3")
+    assert (s.method, s.chart, s.metric, s.factorization) == ("index3", "end", "euclidean", "auto")
+    assert SimulationSettings.merged(model).chart == "symmetric"
+    with pytest.raises(ValueError, match="nullspace method only"):
+        SimulationSettings.merged(model, method="index3", chart="symmetric")

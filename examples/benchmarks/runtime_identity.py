@@ -43,8 +43,9 @@ def _cases(model):
     cases = []
     for chart in ("end", "symmetric"):
         for fact in ("qr", "sparse"):
-            cases.append((f"nullspace-{chart}-{fact}",
-                          dict(method="nullspace", chart=chart, factorization=fact)))
+            cases.append((f"nullspace-{chart}-{fact}",      # (the metric pinned: a model may
+                          dict(method="nullspace", chart=chart, factorization=fact,   # recommend
+                               metric="euclidean")))                            # "mass")
     cases.append(("index3", dict(method="index3", scheme="trapezoidal", factorization="qr")))
     cases.append(("index3-hht", dict(method="index3", scheme="hht:-0.1", factorization="qr")))
     return cases
