@@ -21,7 +21,8 @@ from symgen.loader import load_model
 
 fmpy = pytest.importorskip("fmpy")
 from fmpy.fmi1 import FMICallException  # noqa: E402
-from fmpy.fmi2 import FMU2Slave  # noqa: E402
+from fmpy.fmi2 import FMU2Slave, defaultCallbacks  # noqa: E402
+from fmpy.fmi2 import fmi2CallbackFunctions, fmi2CallbackLoggerTYPE  # noqa: E402
 from fmpy.fmi3 import FMU3Slave  # noqa: E402
 from fmpy.validation import validate_fmu  # noqa: E402
 
@@ -561,7 +562,6 @@ class _Slave:
     OUT = ("theta", "pendulum.x", "pendulum.y_dot")
 
     def __init__(self, path, name, unzipdir):
-        from fmpy.fmi2 import fmi2CallbackFunctions, fmi2CallbackLoggerTYPE, defaultCallbacks
         md = fmpy.read_model_description(str(path))
         self.v3, self.messages = md.fmiVersion == "3.0", []
         self.vr = {v.name: v.valueReference for v in md.modelVariables}
