@@ -21,7 +21,8 @@ from symgen.loader import load_model
 
 fmpy = pytest.importorskip("fmpy")
 from fmpy.fmi1 import FMICallException  # noqa: E402
-from fmpy.fmi2 import FMU2Slave  # noqa: E402
+from fmpy.fmi2 import FMU2Slave, defaultCallbacks  # noqa: E402
+from fmpy.fmi2 import fmi2CallbackFunctions, fmi2CallbackLoggerTYPE  # noqa: E402
 from fmpy.fmi3 import FMU3Slave  # noqa: E402
 from fmpy.validation import validate_fmu  # noqa: E402
 
@@ -84,9 +85,9 @@ def test_model_description_validates_and_lists_the_variables(pendulum, capsys):
 
 
 #: A C master over the FMU's sources (one translation unit with fmi2Functions.c): two instances
-#: with T0 = 5 and 9, 50 steps of 0.1 each, then the first reset and run again, a fixed parameter
-#: (L) set after the initialization and a step that is not a multiple of dt (both refused); prints
-#: theta of each run.
+#: with T0 = 5 and 9, 50 steps of 0.1 each, then the first reset and run again, an FMU state
+#: round trip, a fixed parameter (L) set after the initialization and a step that is not a
+#: multiple of dt (both refused); prints theta of each run.
 DRIVER = r"""
 #include "fmi2Functions.c"
 
@@ -112,6 +113,37 @@ static double run(fmi2Component c, double T0)
     return theta;
 }
 
+/* One FMU state round trip at t = 5: the state got, 5 steps, the state serialized, deserialized
+ * and set, the same 5 steps again (equal bit for bit?); a corrupted copy refused; then the state
+ * at t = 5 set back.  1 when all of it held. */
+static int state_round_trip(fmi2Component c)
+{
+    const fmi2ValueReference vr_theta = VR_OUT;
+    fmi2FMUstate s = NULL, s2 = NULL;
+    fmi2Byte *bytes = NULL;
+    double first[5], second[5];
+    size_t size = 0;
+    int i, ok;
+    ok = fmi2GetFMUstate(c, &s) == fmi2OK;
+    for (i = 0; i < 5; ++i)
+        ok = ok && fmi2DoStep(c, 5.0 + 0.1 * i, 0.1, fmi2False) == fmi2OK
+             && fmi2GetReal(c, &vr_theta, 1, &first[i]) == fmi2OK;
+    ok = ok && fmi2SerializedFMUstateSize(c, s, &size) == fmi2OK && (bytes = malloc(size))
+         && fmi2SerializeFMUstate(c, s, bytes, size) == fmi2OK
+         && fmi2DeSerializeFMUstate(c, bytes, size, &s2) == fmi2OK
+         && fmi2SetFMUstate(c, s2) == fmi2OK;
+    for (i = 0; i < 5; ++i)
+        ok = ok && fmi2DoStep(c, 5.0 + 0.1 * i, 0.1, fmi2False) == fmi2OK
+             && fmi2GetReal(c, &vr_theta, 1, &second[i]) == fmi2OK && second[i] == first[i];
+    if (bytes) bytes[size - 1] ^= 1;
+    ok = ok && fmi2DeSerializeFMUstate(c, bytes, size, &s2) == fmi2Error
+         && fmi2SetFMUstate(c, s) == fmi2OK;
+    free(bytes);
+    fmi2FreeFMUstate(c, &s);
+    fmi2FreeFMUstate(c, &s2);
+    return ok && s == NULL;
+}
+
 int fmi3_master(void);
 
 int main(void)
@@ -122,15 +154,16 @@ int main(void)
     const fmi2ValueReference vr_L = VR_PAR + 1;
     const double L = 2.0;
     double ta, tb, again;
-    int odd;
+    int odd, state;
     if (!a || !b || fmi2Instantiate("c", fmi2CoSimulation, "{wrong}", "", &cb, 0, 0)) return 2;
     ta = run(a, 5.0);
     tb = run(b, 9.0);
     fmi2Reset(a);
     again = run(a, 5.0);
+    state = state_round_trip(a);
     odd = fmi2SetReal(a, &vr_L, 1, &L) == fmi2Error && fmi2DoStep(a, 5.0, 0.15, fmi2True)
           == fmi2Error && fmi2DoStep(a, 5.15, 0.1, 0) == fmi2Error;  /* then in the error state */
-    printf("%.17g %.17g %.17g %d\n", ta, tb, again, odd);
+    printf("%.17g %.17g %.17g %d %d\n", ta, tb, again, odd, state);
     fmi2Terminate(a);
     fmi2Terminate(b);
     fmi2FreeInstance(a);
@@ -221,8 +254,9 @@ def _split_run(mdl, T0, T0_later, t_switch, t_end):
 
 def test_c_master_warning_free_and_sanitizer_clean(pendulum, pendulum3, tmp_path):
     """The FMUs' sources compile with -Wall -Wextra -pedantic -Werror and a C master runs them
-    (FMI 2 and 3: two instances, reset, a refused fixed parameter and step; FMI 3: a tunable
-    parameter changed mid-run) clean under ASan/UBSan where the sanitizers work."""
+    (FMI 2 and 3: two instances, reset, a refused fixed parameter and step; FMI 2: an FMU state
+    round trip; FMI 3: a tunable parameter changed mid-run) clean under ASan/UBSan where the
+    sanitizers work."""
     mdl, path = pendulum
     for fmu in (path, pendulum3[1]):        # the same model: the shared files are the same
         with zipfile.ZipFile(fmu) as zf:
@@ -255,6 +289,8 @@ def test_c_master_warning_free_and_sanitizer_clean(pendulum, pendulum3, tmp_path
     assert abs(float(fmi3[1]) - ref) <= 1e-9 * abs(ref)
     assert abs(ref - refs[5.0]) > 1e-3 * abs(ref)         # the change took effect
     assert fmi2[2] == fmi2[0] and fmi2[3] == "1" and fmi3[2] == fmi3[0] and fmi3[3] == "1"
+    assert fmi2[4] == "1"                                    # the FMU state round trip held
+    assert "fmi2DeSerializeFMUstate: the state is corrupted" in out.stderr
     assert "not a whole number of the internal step" in out.stderr
     assert "[a] fmi2SetReal: parameter L (value reference 3) is a fixed parameter" in out.stderr
     assert "[a3] fmi3SetFloat64: parameter L (value reference 3) is a fixed parameter" \
@@ -521,3 +557,141 @@ def test_double_four_bar_fmu_validates_and_equals_simulate(tmp_path, fmi_version
     s = symgen.simulate(mdl, t_end=2.0)                              # dt = 1e-2
     for name in ("B0.x", "B0.y"):
         assert np.abs(r[name] - s.output(name)[::10]).max() <= 1e-10, name
+
+
+# ---- the FMU state (get, set, serialize, deserialize) ----
+
+@pytest.fixture(scope="module")
+def pendulum_auto(tmp_path_factory):
+    """The stiff pendulum's FMUs with dt auto, FMI 2.0 and 3.0."""
+    mdl, tmp = load_model("stiff_pendulum"), tmp_path_factory.mktemp("fmu_auto")
+    return {v: export_fmu(mdl, tmp / f"spa{v}.fmu", fmi_version=v, dt="auto") for v in (2, 3)}
+
+
+class _Slave:
+    """One co-simulation instance of an FMI 2.0 or 3.0 FMU through FMPy's low-level API, its
+    logged messages kept."""
+
+    OUT = ("theta", "pendulum.x", "pendulum.y_dot")
+
+    def __init__(self, path, name, unzipdir):
+        md = fmpy.read_model_description(str(path))
+        self.v3, self.messages = md.fmiVersion == "3.0", []
+        self.vr = {v.name: v.valueReference for v in md.modelVariables}
+        cls = FMU3Slave if self.v3 else FMU2Slave
+        self.fmu = cls(guid=md.guid, unzipDirectory=unzipdir, instanceName=name,
+                       modelIdentifier=md.coSimulation.modelIdentifier)
+        if self.v3:
+            self.fmu.instantiate(logMessage=lambda env, status, cat, msg:
+                                 self.messages.append(msg.decode()))
+        else:
+            self._cb = fmi2CallbackFunctions()          # (kept: ctypes holds no reference)
+            self._cb.logger = fmi2CallbackLoggerTYPE(
+                lambda env, name, status, cat, msg: self.messages.append(msg.decode()))
+            self._cb.allocateMemory = defaultCallbacks.allocateMemory
+            self._cb.freeMemory = defaultCallbacks.freeMemory
+            self.fmu.instantiate(callbacks=self._cb)
+
+    def start(self, T0):
+        if not self.v3:
+            self.fmu.setupExperiment(startTime=0.0, stopTime=20.0)
+        self.set("T0", T0)
+        if self.v3:
+            self.fmu.enterInitializationMode(startTime=0.0, stopTime=20.0)
+        else:
+            self.fmu.enterInitializationMode()
+        self.fmu.exitInitializationMode()
+
+    def set(self, name, value):
+        (self.fmu.setFloat64 if self.v3 else self.fmu.setReal)([self.vr[name]], [value])
+
+    def get(self, names):
+        return (self.fmu.getFloat64 if self.v3 else self.fmu.getReal)(
+            [self.vr[n] for n in names])
+
+    def steps(self, t, H, count):
+        """`count` communication steps of H from t: the outputs and time after each."""
+        rows = []
+        for i in range(count):
+            self.fmu.doStep(currentCommunicationPoint=t + i * H, communicationStepSize=H)
+            rows.append(self.get(self.OUT + ("time",) if self.v3 else self.OUT))
+        return np.array(rows)
+
+    def deserialize(self, data, state=None):
+        return (self.fmu.deserializeFMUState if self.v3 else self.fmu.deSerializeFMUstate)(
+            data, state)
+
+
+@pytest.mark.parametrize("fmi_version", [2, 3])
+@pytest.mark.parametrize("auto", [False, True], ids=["dt_fixed", "dt_auto"])
+def test_fmu_state_restores_the_run_bit_for_bit(pendulum, pendulum3, pendulum_auto, tmp_path,
+                                                fmi_version, auto):
+    """N steps, the state got (and serialized), M steps recorded; the state set back, M steps:
+    the same outputs bit for bit; set back again with the tunable T0 changed after it: other
+    outputs; the serialized state deserialized into this instance (T0 restored with it) and into
+    a second one, just instantiated: the first M outputs bit for bit."""
+    path = pendulum_auto[fmi_version] if auto else (pendulum, pendulum3)[fmi_version - 2][1]
+    unzipdir = fmpy.extract(str(path), str(tmp_path / "u"))
+    a = _Slave(path, "a", unzipdir)
+    H, N, M = (0.25, 4, 6) if auto else (0.1, 7, 8)
+    a.start(5.0)
+    a.steps(0.0, H, N)
+    state = a.fmu.getFMUState()
+    data = a.fmu.serializeFMUState(state)
+    first = a.steps(N * H, H, M)
+    a.fmu.setFMUState(state)
+    assert np.array_equal(a.steps(N * H, H, M), first)
+    a.fmu.setFMUState(state)
+    a.set("T0", 9.0)                                # tunable: the run restarts with it
+    changed = a.steps(N * H, H, M)
+    assert np.abs(changed[:, 0] - first[:, 0]).max() > 1e-3 * np.abs(first[:, 0]).max()
+    copy = a.deserialize(data)
+    a.fmu.setFMUState(copy)
+    assert a.get(["T0"]) == [5.0]
+    assert np.array_equal(a.steps(N * H, H, M), first)
+    b = _Slave(path, "b", unzipdir)
+    b.fmu.setFMUState(b.deserialize(data))
+    assert np.array_equal(b.steps(N * H, H, M), first)
+    for sl, states in ((a, (state, copy)), (b, ())):
+        for st in states:
+            sl.fmu.freeFMUState(st)
+        sl.fmu.terminate()
+        sl.fmu.freeInstance()
+    assert a.messages == b.messages == []
+    if not auto:        # the run restored is simulate's (the same steps: equal to round-off)
+        s = symgen.simulate(load_model("stiff_pendulum"), t_end=(N + M) * H, params={"T0": 5.0})
+        ref = s.outputs[N + 1:, 0]
+        assert np.abs(first[:, 0] - ref).max() <= 1e-9 * np.abs(ref).max()
+
+
+@pytest.mark.parametrize("fmi_version", [2, 3])
+def test_fmu_state_of_another_fmu_or_corrupted_is_refused(pendulum, pendulum3, pendulum_auto,
+                                                          tmp_path, fmi_version):
+    """A serialized state of another FMU (the same model exported with dt auto: another GUID), a
+    truncated, an empty or a corrupted one: fmiNError with one logged line, nothing changed."""
+    path = (pendulum, pendulum3)[fmi_version - 2][1]
+    other = pendulum_auto[fmi_version]
+    a = _Slave(path, "a", fmpy.extract(str(path), str(tmp_path / "u")))
+    o = _Slave(other, "o", fmpy.extract(str(other), str(tmp_path / "o")))
+    for sl in (a, o):
+        sl.start(5.0)
+        sl.steps(0.0, 0.1, 3)
+    states = [sl.fmu.getFMUState() for sl in (a, o)]
+    data, foreign = (sl.fmu.serializeFMUState(st) for sl, st in zip((a, o), states))
+    flipped = bytearray(data)
+    flipped[len(data) // 2] ^= 0x10
+    fn = "fmi3DeserializeFMUState" if fmi_version == 3 else "fmi2DeSerializeFMUstate"
+    for bad, why in ((foreign, "the state is another FMU's (GUID "),
+                     (data[:-8], f"the state is {len(data) - 8} bytes, not the {len(data)}"),
+                     (b"", "the state is 0 bytes"),
+                     (bytes(flipped), "the state is corrupted (its checksum does not match)")):
+        with pytest.raises(FMICallException):
+            a.deserialize(bad)
+        assert len(a.messages) == 1 and a.messages.pop().startswith(f"{fn}: {why}")
+    after = a.steps(0.3, 0.1, 2)                 # the instance goes on as before
+    states[0] = a.deserialize(data, states[0])    # (reuses the state it is given)
+    a.fmu.setFMUState(states[0])
+    assert np.array_equal(a.steps(0.3, 0.1, 2), after) and a.messages == []
+    for sl, st in zip((a, o), states):
+        sl.fmu.freeFMUState(st)
+        sl.fmu.freeInstance()

@@ -189,7 +189,7 @@ FMI2_EXPORT fmi2Status fmi2CancelStep(fmi2Component comp)
     return fmi2Error;                    /* fmi2DoStep is synchronous */
 }
 
-/* ---- what this FMU does not have: fmi2Error (no such variables, no FMU state, no derivatives) */
+/* ---- what this FMU does not have: fmi2Error (no such variables, no derivatives) ---- */
 #define UNSUPPORTED(c, fn) return (fmi2Status)fmu_unsupported(CORE(c), fn)
 
 FMI2_EXPORT fmi2Status fmi2GetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
@@ -211,21 +211,39 @@ FMI2_EXPORT fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference v
                                      const fmi2String value[])
 { (void)vr; (void)value; if (nvr == 0) return fmi2OK; UNSUPPORTED(c, "fmi2SetString"); }
 
+/* ---- the FMU state: a copy of the whole instance (fmu_instance.c.inc; docs/fmu.md) ---- */
 FMI2_EXPORT fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *FMUstate)
-{ (void)FMUstate; UNSUPPORTED(c, "fmi2GetFMUstate"); }
+{
+    return (fmi2Status)fmu_get_state(CORE(c), "fmi2GetFMUstate", FMUstate);
+}
 FMI2_EXPORT fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate FMUstate)
-{ (void)FMUstate; UNSUPPORTED(c, "fmi2SetFMUstate"); }
+{
+    return (fmi2Status)fmu_set_state(CORE(c), "fmi2SetFMUstate", FMUstate);
+}
 FMI2_EXPORT fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *FMUstate)
-{ (void)FMUstate; UNSUPPORTED(c, "fmi2FreeFMUstate"); }
+{
+    return (fmi2Status)fmu_free_state(CORE(c), "fmi2FreeFMUstate", FMUstate);
+}
 FMI2_EXPORT fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate FMUstate,
                                                   size_t *size)
-{ (void)FMUstate; (void)size; UNSUPPORTED(c, "fmi2SerializedFMUstateSize"); }
+{
+    return (fmi2Status)fmu_state_size(CORE(c), "fmi2SerializedFMUstateSize", FMUstate, size);
+}
 FMI2_EXPORT fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate FMUstate,
                                              fmi2Byte serializedState[], size_t size)
-{ (void)FMUstate; (void)serializedState; (void)size; UNSUPPORTED(c, "fmi2SerializeFMUstate"); }
+{
+    return (fmi2Status)fmu_serialize(CORE(c), "fmi2SerializeFMUstate", FMUstate,
+                                     (unsigned char *)serializedState, size);
+}
+/* Another FMU's state, a truncated or a corrupted one: fmi2Error, logged. */
 FMI2_EXPORT fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte serializedState[],
                                                size_t size, fmi2FMUstate *FMUstate)
-{ (void)serializedState; (void)size; (void)FMUstate; UNSUPPORTED(c, "fmi2DeSerializeFMUstate"); }
+{
+    return (fmi2Status)fmu_deserialize(CORE(c), "fmi2DeSerializeFMUstate",
+                                       (const unsigned char *)serializedState, size, FMUstate);
+}
+
+/* ---- what this FMU does not have (continued) ---- */
 FMI2_EXPORT fmi2Status fmi2GetDirectionalDerivative(fmi2Component c,
         const fmi2ValueReference vUnknown_ref[], size_t nUnknown,
         const fmi2ValueReference vKnown_ref[], size_t nKnown, const fmi2Real dvKnown[],

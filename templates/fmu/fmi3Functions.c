@@ -396,27 +396,38 @@ FMI3_EXPORT fmi3Status fmi3GetVariableDependencies(fmi3Instance instance,
     UNSUPPORTED(instance, "fmi3GetVariableDependencies");
 }
 
+/* ---- the FMU state: a copy of the whole instance (fmu_instance.c.inc; docs/fmu.md) ---- */
 FMI3_EXPORT fmi3Status fmi3GetFMUState(fmi3Instance instance, fmi3FMUState *FMUState)
-{ (void)FMUState; UNSUPPORTED(instance, "fmi3GetFMUState"); }
+{
+    return (fmi3Status)fmu_get_state(CORE(instance), "fmi3GetFMUState", FMUState);
+}
 FMI3_EXPORT fmi3Status fmi3SetFMUState(fmi3Instance instance, fmi3FMUState FMUState)
-{ (void)FMUState; UNSUPPORTED(instance, "fmi3SetFMUState"); }
+{
+    return (fmi3Status)fmu_set_state(CORE(instance), "fmi3SetFMUState", FMUState);
+}
 FMI3_EXPORT fmi3Status fmi3FreeFMUState(fmi3Instance instance, fmi3FMUState *FMUState)
-{ (void)FMUState; UNSUPPORTED(instance, "fmi3FreeFMUState"); }
+{
+    return (fmi3Status)fmu_free_state(CORE(instance), "fmi3FreeFMUState", FMUState);
+}
 FMI3_EXPORT fmi3Status fmi3SerializedFMUStateSize(fmi3Instance instance, fmi3FMUState FMUState,
                                                   size_t *size)
-{ (void)FMUState; (void)size; UNSUPPORTED(instance, "fmi3SerializedFMUStateSize"); }
+{
+    return (fmi3Status)fmu_state_size(CORE(instance), "fmi3SerializedFMUStateSize", FMUState,
+                                      size);
+}
 FMI3_EXPORT fmi3Status fmi3SerializeFMUState(fmi3Instance instance, fmi3FMUState FMUState,
                                              fmi3Byte serializedState[], size_t size)
 {
-    (void)FMUState; (void)serializedState; (void)size;
-    UNSUPPORTED(instance, "fmi3SerializeFMUState");
+    return (fmi3Status)fmu_serialize(CORE(instance), "fmi3SerializeFMUState", FMUState,
+                                     serializedState, size);
 }
+/* Another FMU's state, a truncated or a corrupted one: fmi3Error, logged. */
 FMI3_EXPORT fmi3Status fmi3DeserializeFMUState(fmi3Instance instance,
                                                const fmi3Byte serializedState[], size_t size,
                                                fmi3FMUState *FMUState)
 {
-    (void)serializedState; (void)size; (void)FMUState;
-    UNSUPPORTED(instance, "fmi3DeserializeFMUState");
+    return (fmi3Status)fmu_deserialize(CORE(instance), "fmi3DeserializeFMUState",
+                                       serializedState, size, FMUState);
 }
 
 /* Directional and adjoint derivatives (the same arguments). */
