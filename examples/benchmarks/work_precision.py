@@ -102,27 +102,26 @@ def problems(quick: bool):
     def err_slider(r):
         return float(abs(r.output("slider.C.x")[-1] - x_ref))
 
-    err_slider.x_ref = x_ref            # (Exudyn's runs take the same reference)
-
     hs = (lambda *v: v[::2] if quick else v)
     return [
         ("Andrews (FG, angles at 0.03 s)", "andrews_squeezer",
          dict(t_end=ANDREWS_REF_T, scheme="fox-goodwin"), err_andrews, None,
-         hs(2e-5, 1e-5, 5e-6, 2e-6), hs(1e-5, 1e-6, 1e-7, 1e-8, 1e-9)),
+         hs(2e-5, 1e-5, 5e-6, 2e-6), hs(1e-5, 1e-6, 1e-7, 1e-8, 1e-9), {}),
         ("double four-bar (B0.x, 10 s)", "double_four_bar", dict(t_end=10.0), err_four_bar,
-         scipy_four_bar, hs(1e-2, 5e-3, 2e-3, 1e-3, 5e-4), hs(1e-4, 1e-5, 1e-6, 1e-7, 1e-8)),
+         scipy_four_bar, hs(1e-2, 5e-3, 2e-3, 1e-3, 5e-4), hs(1e-4, 1e-5, 1e-6, 1e-7, 1e-8), {}),
         ("stiff pendulum T0 = 5 (FG, θ, 20 s)", "stiff_pendulum",
          dict(t_end=20.0, scheme="fox-goodwin", params={"T0": 5.0}), err_pendulum, scipy_pendulum,
-         hs(0.1, 0.05, 0.02, 0.01, 0.005), hs(1e-4, 1e-5, 1e-6, 1e-7, 1e-8)),
+         hs(0.1, 0.05, 0.02, 0.01, 0.005), hs(1e-4, 1e-5, 1e-6, 1e-7, 1e-8), {}),
         ("Bricard (|E − E0|, 10 s)", "bricard", dict(t_end=10.0), err_bricard, None,
-         hs(1e-2, 5e-3, 2e-3, 1e-3), hs(1e-4, 1e-5, 1e-6, 1e-7)),
+         hs(1e-2, 5e-3, 2e-3, 1e-3), hs(1e-4, 1e-5, 1e-6, 1e-7), {}),
         ("spatial slider-crank (slider x at 1 s)", "slider_crank_3d", dict(t_end=1.0), err_slider,
-         None, hs(2e-3, 1e-3, 5e-4, 2.5e-4), hs(1e-4, 1e-5, 1e-6, 1e-7)),
+         None, hs(2e-3, 1e-3, 5e-4, 2.5e-4), hs(1e-4, 1e-5, 1e-6, 1e-7), {"x_ref": x_ref}),
     ]
 
 
-def exudyn_rows(name: str, hs, t_end: float, x_ref=None) -> list:
-    """Exudyn's runs of the panel's model at the fixed steps (none without Exudyn)."""
+def exudyn_rows(name: str, hs, t_end: float, peer_kw: dict) -> list:
+    """Exudyn's runs of the panel's model at the fixed steps (none without Exudyn); ``peer_kw``:
+    peer_exudyn.run's reference (the slider-crank's)."""
     if name not in EXUDYN or importlib.util.find_spec("exudyn") is None:
         return []
     import peer_exudyn
@@ -131,8 +130,7 @@ def exudyn_rows(name: str, hs, t_end: float, x_ref=None) -> list:
     runner, key = EXUDYN[name]
     rows = []
     for h in hs:
-        ref = {"x_ref": x_ref} if name == "slider_crank_3d" else {}
-        out = peer_exudyn.run(name, runner, h, t_end, _oracles(), **ref)
+        out = peer_exudyn.run(name, runner, h, t_end, _oracles(), **peer_kw)
         rows.append((f"Exudyn {runner}", f"h={h:g}", out["steps"], out["cpu"],
                      out.get(key, float("nan")), out["status"]))
     return rows
@@ -145,7 +143,7 @@ def main(argv=None) -> int:
     ap.add_argument("-o", "--out", default="work_precision.png")
     args = ap.parse_args(argv)
     panels = []
-    for title, name, kw, error, scipy_run, hs, rtols in problems(args.quick):
+    for title, name, kw, error, scipy_run, hs, rtols, peer_kw in problems(args.quick):
         k = symgen.build(symgen.load_model(name))
         rows = []
         variants = [("end", {"metric": "euclidean"}), ("symmetric", {"metric": "euclidean"}),
@@ -161,7 +159,7 @@ def main(argv=None) -> int:
                           args.repeat)
             rows.append(("auto (C)", f"rtol={rtol:g}", r.meta["steps_done"], cpu, error(r),
                          r.status))
-        rows += exudyn_rows(name, hs, kw["t_end"], x_ref=getattr(error, "x_ref", None))
+        rows += exudyn_rows(name, hs, kw["t_end"], peer_kw)
         if scipy_run is not None:
             for method in ("Radau", "DOP853"):
                 for tol in rtols:

@@ -192,9 +192,14 @@ static int k_alloc(sg_stepper *s, int kcap);
 /* sg_chart.c.inc: N_s of the dense and the sparse linearization (sg_lin_ops.chart_basis). */
 static int chart_basis_dense(sg_stepper *s, int k);
 static int chart_basis_sparse(sg_stepper *s, int k);
-/* sg_control.c.inc: a fixed step Newton could not close, as sub-steps under the error control. */
+/* sg_control.c.inc: a fixed step Newton could not close, as sub-steps under the error control;
+ * span (NULL: the step's own) for a crossing (sg_run.c.inc cross): the end, the largest sub-step,
+ * the first as a fraction of h, the time whose sub-step's interpolant is kept. */
+typedef struct sg_span {
+    double t_end, h_cap, first, cross;
+} sg_span;
 static int substeps(sg_stepper *s, const double *p, double t, const double *x, const double *xd,
-                    const double *xdd, const double *lam, const double *span, int *iterations,
+                    const double *xdd, const double *lam, const sg_span *span, int *iterations,
                     sg_failure *fail);
 
 #endif /* SG_INTERNAL_H */

@@ -88,6 +88,9 @@ class Stepper:
     #: True under the error control (dt="auto"): a step is one Newton solve, with no retries of
     #: its own (a failure raises StepFailure, and the controller tries a smaller step)
     controlled = False
+    #: (t, x, ẋ) → (x, ẋ, ẍ, λ, residuals): an interpolated row projected on the constraints,
+    #: set by the run (steploop.start_state); a crossed grid point's row needs it (nullspace.py)
+    project_row = None
 
     def __init__(self, kernels, scheme: Scheme, h: float, *, tol: float = DEFAULT_TOL,
                  constraint_tol: float = DEFAULT_CONSTRAINT_TOL, max_iter: int = DEFAULT_MAX_ITER,

@@ -206,9 +206,9 @@ def substeps(stepper, t: float, x, xd, xdd, lam, *, rtol: float = 1e-6,
     the error control (issue 21 §2; :func:`tries`, the first ``first``·h, none longer than
     ``h_cap``; the C runtime's ``substeps`` is this), ending on ``t_end`` (default t + h).
     The end state is left in the stepper's buffers as for one step of h; returns the Newton
-    iterations of the accepted sub-steps, and with ``cross`` = a time inside the span also the
-    sub-step across it, (t, h, x, ẋ, x₁, ẋ₁) for its interpolant (:func:`hermite`).  Raises the
-    last StepFailure when a sub-step falls to round-off."""
+    iterations of the accepted sub-steps and, with ``cross`` = a time inside the span, the
+    sub-step across it, (t, h, x, ẋ, x₁, ẋ₁) for its interpolant (:func:`hermite`; else None).
+    Raises the last StepFailure when a sub-step falls to round-off."""
     from types import SimpleNamespace
 
     from .base import StepFailure
@@ -240,7 +240,7 @@ def substeps(stepper, t: float, x, xd, xdd, lam, *, rtol: float = 1e-6,
             h = ctl.accepted(h_try, err if have_d else 1e-10)
     finally:
         stepper.h, stepper.controlled = H, controlled
-    return iters if cross is None else (iters, seg)
+    return iters, seg
 
 
 def hermite(tau: float, t: float, h: float, x0, v0, x1, v1):

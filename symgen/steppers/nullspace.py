@@ -154,7 +154,7 @@ class NullspaceStepper(Stepper):
         the step's start to T + h, none longer than h; the row at T from the interpolant of the
         sub-step across it, projected on the constraints; the state at T + h kept for the next
         step.  Raises ``failure`` unchanged when the crossing fails too."""
-        h, project = self.h, getattr(self, "project_row", None)
+        h, project = self.h, self.project_row
         if not failure.crossable or project is None:
             raise failure
         try:
@@ -206,7 +206,7 @@ class NullspaceStepper(Stepper):
                               f"stability limit h_max = {h_max:.3g} s",
                               iteration=first.iteration, nonfinite=first.nonfinite) from None
         try:
-            it = substeps(self, t, x, xd, xdd, lam)
+            it, _ = substeps(self, t, x, xd, xdd, lam)
         except StepFailure as exc:
             raise StepFailure(f"{first}; retried as sub-steps under error control: {exc}",
                               iteration=exc.iteration, nonfinite=exc.nonfinite,
