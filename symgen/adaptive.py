@@ -22,8 +22,8 @@ from .names import power_columns
 from .input_values import InputError
 from .settings import SimulationSettings
 from .steploop import finish, omega_start, project_row, short_reason, start_state, stop_reason
-from .steppers.control import (ErrorEstimate, Flag, StepController, hermite, initial_step,
-                               stretched, tries)
+from .steppers.control import (ErrorEstimate, Flag, StepController, corrected_step, hermite,
+                               initial_step, stretched, tries)
 
 __all__ = ["run_adaptive", "dense_state", "PROGRESS_UNITS"]
 
@@ -36,7 +36,7 @@ PROGRESS_UNITS = 10_000
 class _Control:
     """The per-run state of the error control: tolerances, bounds, the controller, counts."""
 
-    def __init__(self, cfg: SimulationSettings, sch, n: int, t0: float, t_end: float):
+    def __init__(self, cfg: SimulationSettings, sch, n: int, m: int, t0: float, t_end: float):
         self.sch, self.t_end = sch, t_end
         span = t_end - t0
         self.h_cap = float(cfg.h_max) if cfg.h_max is not None else span / 10.0
@@ -44,7 +44,9 @@ class _Control:
         self.h_init = cfg.h_init
         self.rtol = float(cfg.rtol)
         self.estimate = ErrorEstimate(sch, n, cfg.rtol, cfg.atol_vector(n),
-                                      positions_only=cfg.method == "index3")
+                                      positions_only=cfg.method == "index3",
+                                      history=corrected_step(cfg.method, cfg.chart,
+                                                             cfg.metric, sch.gamma, m))
         self.controller = StepController()
         self.stable_always = sch.h_max(1.0) == math.inf
         self.rejected_error = self.rejected_newton = 0
@@ -201,7 +203,7 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
     callables with the state at t; time-varying ones on the Python loop only)."""
     n, m, n_out = kernels.n, kernels.m, kernels.n_out
     sch, bound = cfg.parsed_scheme(), float(cfg.divergence_bound)
-    ctl = _Control(cfg, sch, n, t0, t_end)
+    ctl = _Control(cfg, sch, n, m, t0, t_end)
     outputs = n_out > 0 and hasattr(kernels, "outputs")
     rec = Recorder(n, m, n_out, 1024, every, math.nan, energy=hasattr(kernels, "energy"),
                    outputs=outputs, variable=True,

@@ -170,11 +170,13 @@ def test_state_round_trip_hht(dfb):
     _check_round_trip(make, start, 5, 10)
 
 
-def test_state_round_trip_error_control(dfb):
-    """dt = "auto": the controller's memory (next h, last error norm, the last step's xdd change)
-    is in the image."""
+@pytest.mark.parametrize("opts", [{}, {"chart": 1, "metric": 1}], ids=["newmark", "corrected"])
+def test_state_round_trip_error_control(dfb, opts):
+    """dt = "auto": the controller's memory (next h, last error norm, the last step's xdd change;
+    for the corrected step, symmetric chart and mass metric, the accelerations its estimate
+    interpolates) is in the image."""
     def make():
-        d = Driver(dfb)
+        d = Driver(dfb, **opts)
         c = dfb.ffi.new("sg_control *", dfb.lib.sg_control_default())
         c.rtol = 1e-5
         assert dfb.lib.sg_control_start(d.s, c, 0.0, 2.0, float("nan")) == 0

@@ -24,10 +24,14 @@ CASES = {
     "n-four-bar-sparse": ("n_four_bar", {"N": 4}, dict(t_end=4.0, rtol=1e-5, atol=1e-5,
                                                        factorization="sparse")),
     # the mass metric (SG_METRIC_MASS, issue 22): both charts, both factorizations
-    "crank3d-mass-symmetric": ("slider_crank_3d", {}, dict(t_end=0.4, rtol=1e-6, chart="symmetric",
-                                                           metric="mass")),
+    # (γ > ½: no reaction correction, the Newmark estimate)
+    "crank3d-mass-symmetric": ("slider_crank_3d", {}, dict(t_end=0.4, rtol=1e-5, chart="symmetric",
+                                                           metric="mass", scheme="0.55,0.275625")),
+    # the corrected step's estimate (γ = ½: control.py history), across a singular passage
+    "four-bar-mass-symmetric": ("double_four_bar", {}, dict(t_end=3.0, rtol=1e-8,
+                                                            chart="symmetric", metric="mass")),
     "crank3d-mass-end-sparse": ("slider_crank_3d", {}, dict(t_end=0.4, rtol=1e-6, metric="mass",
-                                                            factorization="sparse")),
+                                                            chart="end", factorization="sparse")),
 }
 
 

@@ -134,11 +134,16 @@ typedef struct sg_step_over {
 /* The error control of dt = "auto" (sg_control.c.inc; symgen/steppers/control.py): the run's
  * tolerances and bounds, the controller's memory, the start of the step being tried, counts.
  * on = 0 until sg_control_start; one block `blk` holds the doubles. */
+/* control.py HISTORY_DEGREE: the degree of the corrected step's acceleration polynomial. */
+#define SG_HIST_DEGREE 5
+
 typedef struct sg_ctl {
     int on;
     double rtol, h_init, h_min, h_cap, t_end;
     double *atol;                                 /* n */
     double *d0, h0;                               /* the last accepted step's xdd1 - xdd0 and h */
+    int hist_on, n_hist;                          /* the corrected step's estimate (control.py */
+    double *hist_tau, *hist_xdd;                  /* history): SG_HIST_DEGREE times, x n xdd */
     double err_prev;                              /* its error norm (NaN: none yet) */
     int no_grow;                                  /* the step after a rejection may not grow */
     double h;                                     /* the next try's h (the controller's) */
