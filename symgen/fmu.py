@@ -154,6 +154,7 @@ def _render(model: Model, fmi_version: int, auto: bool, dt: float, rtol: float,
     if auto and settings["method"] != "nullspace":
         raise ValueError(f"dt='auto' needs the null-space method; model {model.name!r} "
                          f"recommends {settings['method']!r}: export it with a fixed dt")
+    chart = settings["auto_chart" if auto else "chart"]
     env = template_environment()
     env.filters["xml"] = lambda s: escape(str(s), {'"': "&quot;"})
     wrapper = f"fmi{fmi_version}Functions.c"
@@ -163,7 +164,9 @@ def _render(model: Model, fmi_version: int, auto: bool, dt: float, rtol: float,
            "ny": len(model.outputs), "nu": len(model.inputs), "auto": int(auto),
            "dt": repr(float(dt) if dt else float(settings["dt"])),  # (auto: the stepper's h)
            "rtol": repr(rtol), "atol": repr(atol),
-           "factorization_code": settings[f"auto_{settings['chart']}_code"],
+           "factorization_code": settings[f"auto_{chart}_code"],
+           "chart_code": settings["auto_chart_code" if auto else "chart_code"],
+           "metric_code": settings["auto_metric_code" if auto else "metric_code"],
            "tunable": [str(int(x)) for x in tunable_parameters(model)] or ["0"],
            "guid": "", "description": model.description or "", "source_files": compiled}
     header = env.get_template("fmu/fmu_model.h.j2").render(ctx)

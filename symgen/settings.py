@@ -13,7 +13,8 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, Mapping
 
 __all__ = ["SimulationSettings", "METHODS", "FACTORIZATIONS", "CHARTS", "METRICS", "STEPPERS",
-           "SPARSE_FROM_N", "SPARSE_MAX_DENSITY", "resolve_factorization", "compiled_factorization"]
+           "SPARSE_FROM_N", "SPARSE_MAX_DENSITY", "resolve_factorization", "compiled_factorization",
+           "AUTO_CHART_METRIC"]
 
 #: The steppers by name (:data:`symgen.steppers.METHODS` maps them to classes).
 METHODS = ("nullspace", "index3", "newmark", "central-difference")
@@ -36,6 +37,13 @@ STEPPERS = ("auto", "compiled", "python")
 SPARSE_FROM_N = 10
 #: … and H holds at most this share of non-zeros (a dense H fills the sparse LU)
 SPARSE_MAX_DENSITY = 0.25
+
+
+#: The null-space step's chart and metric under dt="auto" when neither the caller nor the model
+#: names one: the symmetric chart with the mass metric, whose own error estimate lets the
+#: controller take 3–10× fewer steps at equal error (docs/variable-step.md; the fixed step keeps
+#: the paper's chart and metric, which ``symgen reproduce`` reproduces)
+AUTO_CHART_METRIC = ("symmetric", "mass")
 
 
 def resolve_factorization(kernels, method: str, factorization: str, chart: str = "end") -> str:
@@ -180,7 +188,8 @@ class SimulationSettings:
         of None is skipped (it means "not given").  Unknown names raise ``ValueError``.  A
         null-space option (chart, metric, the sparse factorization) from an earlier layer than the
         one that chose another method is dropped: a model's recommended chart does not refuse
-        ``method="index3"``."""
+        ``method="index3"``.  With ``dt="auto"`` and the null-space method, a chart and metric that
+        no layer names are :data:`AUTO_CHART_METRIC`."""
         values: dict = {}
         origin: dict = {}
         for i, layer in enumerate((*layers, overrides)):
@@ -204,6 +213,9 @@ class SimulationSettings:
                 if (key in values and origin[key] < origin["method"]
                         and (only is None or values[key] == only)):
                     del values[key]
+        elif (isinstance(values.get("dt"), str) and values["dt"].strip().lower() == "auto"
+              and "chart" not in values and "metric" not in values):
+            values["chart"], values["metric"] = AUTO_CHART_METRIC
         return cls(**values)
 
     def replace(self, **changes) -> "SimulationSettings":

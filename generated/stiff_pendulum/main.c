@@ -5,6 +5,8 @@
  *   (defaults: the model's recommended 0.1, 100.0, "end", "auto", 1e-6, 1e-8)
  * DT "auto": every step chosen by the local error estimate within RTOL, ATOL and the stability
  * limit (sg_step_auto; symgen's dt="auto", docs/variable-step.md); one row per accepted step.
+ * Without CHART it takes simulate's chart and metric for dt="auto": "symmetric", metric
+ * "mass".
  * Method "nullspace", Newmark gamma = 0.5, beta = 0.08333333333333333.
  * CHART: "end" (the paper's method) or "symmetric" (Newmark on the null space of
  * (H(t) + H(t+h))/2: no energy drift at large rotations per step; beyond the paper).
@@ -111,12 +113,17 @@ int main(int argc, char **argv)
     sg_failure fail;
     double t0 = 0.0, dt = 0.1, t_end = 100.0, t;
     long i, steps;
-    int j, status = 0, chart = SG_CHART_END, factorization = SG_DENSE_QR;
+    int j, status = 0, chart = SG_CHART_END, metric = SG_METRIC_EUCLIDEAN;
+    int factorization = SG_DENSE_QR;
     sg_stats st;
     int r, k, autostep;
     sg_control c = sg_control_default();
     autostep = argc > 1 && strcmp(argv[1], "auto") == 0;
     if (argc > 1 && !autostep && !positive(argv[1], &dt)) return usage(argv[0], "bad DT", argv[1]);
+    if (autostep) {                /* DT auto: simulate's chart and metric for dt="auto" */
+        chart = SG_CHART_SYMMETRIC;
+        metric = SG_METRIC_MASS;
+    }
     memcpy(x, stiff_pendulum_x0, sizeof x);     /* the model's start, as simulate's */
     memcpy(xd, stiff_pendulum_xd0, sizeof xd);
 
@@ -125,6 +132,7 @@ int main(int argc, char **argv)
         chart = strcmp(argv[3], "end") == 0 ? SG_CHART_END
               : strcmp(argv[3], "symmetric") == 0 ? SG_CHART_SYMMETRIC : -1;
         if (chart < 0) return usage(argv[0], "bad CHART", argv[3]);
+        metric = SG_METRIC_EUCLIDEAN;  /* a chart named: the model's metric, as simulate's */
     }
     factorization = auto_factorization[chart];
     if (argc > 4) {
@@ -147,6 +155,7 @@ int main(int argc, char **argv)
     o.rank_tol = 1e-10;
     o.chart = chart;
     o.factorization = factorization;
+    o.metric = metric;
     o.estimate = autostep;         /* DT auto: omega_max bounds the steps */
     s = sg_stepper_new(&stiff_pendulum_model, &o);
     if (!s) {

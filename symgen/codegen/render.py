@@ -149,12 +149,17 @@ def _start_literal(values) -> str:
     return ", ".join(repr(0.0 if abs(v) <= START_ZERO * scale else v) for v in vals)
 
 
+_CHART_C = {"end": "SG_CHART_END", "symmetric": "SG_CHART_SYMMETRIC"}
+_METRIC_C = {"euclidean": "SG_METRIC_EUCLIDEAN", "mass": "SG_METRIC_MASS"}
+
+
 def c_settings(model: Model, nnz_H: int) -> dict:
     """The recommended settings of ``model`` as C literals for main.c and the FMU's
     ``fmu_model.h`` (simulate's defaults; the compiled stepper's methods only, nullspace with its
     default scheme otherwise).  FACTORIZATION "auto" is, per chart, what simulate's is for this
     model (``compiled_factorization``; "svd", which the C runtime does not have, becomes QR); H
-    has ``nnz_H`` symbolic non-zeros."""
+    has ``nnz_H`` symbolic non-zeros.  ``auto_chart``/``auto_metric``: the chart and metric under
+    DT auto (simulate's: :data:`~symgen.settings.AUTO_CHART_METRIC` unless the model names one)."""
     from ..settings import SimulationSettings, compiled_factorization
 
     default = SimulationSettings()
@@ -164,6 +169,12 @@ def c_settings(model: Model, nnz_H: int) -> dict:
         st = default
     method = st.method if st.method in ("nullspace", "index3") else default.method
     chart = st.chart if method == "nullspace" else "end"
+    metric = st.metric if method == "nullspace" else "euclidean"
+    # under DT auto a chart and metric the model does not name are simulate's (AUTO_CHART_METRIC)
+    try:
+        st_auto = SimulationSettings.merged(model.settings, dt="auto")
+    except (TypeError, ValueError):
+        st_auto = SimulationSettings.merged(dt="auto")
     sch = st.parsed_scheme()
     if method == "nullspace" and sch.is_hht:
         sch = default.parsed_scheme()
@@ -184,7 +195,11 @@ def c_settings(model: Model, nnz_H: int) -> dict:
         "tol": lit(st.tol), "constraint_tol": lit(st.constraint_tol),
         "max_iter": int(st.max_iter), "rank_tol": lit(st.rank_tol),
         "chart": chart, "chart_code": "SG_CHART_SYMMETRIC" if chart == "symmetric" else "SG_CHART_END",
-        "metric": st.metric if method == "nullspace" else "euclidean",
+        "metric": metric, "metric_code": _METRIC_C[metric],
+        "auto_chart": st_auto.chart if method == "nullspace" else "end",
+        "auto_chart_code": _CHART_C[st_auto.chart if method == "nullspace" else "end"],
+        "auto_metric": st_auto.metric if method == "nullspace" else "euclidean",
+        "auto_metric_code": _METRIC_C[st_auto.metric if method == "nullspace" else "euclidean"],
         "auto_end": auto["end"], "auto_symmetric": auto["symmetric"],
         "auto_end_code": _FACTORIZATION_C[auto["end"]],
         "auto_symmetric_code": _FACTORIZATION_C[auto["symmetric"]],
