@@ -41,7 +41,7 @@ SPARSE_MAX_DENSITY = 0.25
 
 #: The null-space step's chart and metric under dt="auto" when neither the caller nor the model
 #: names one: the symmetric chart with the mass metric, whose own error estimate lets the
-#: controller take 3–10× fewer steps at equal error (docs/variable-step.md; the fixed step keeps
+#: controller take 3–12× fewer steps at equal error (docs/variable-step.md; the fixed step keeps
 #: the paper's chart and metric, which ``symgen reproduce`` reproduces)
 AUTO_CHART_METRIC = ("symmetric", "mass")
 

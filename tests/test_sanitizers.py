@@ -102,7 +102,7 @@ def test_mass_metric(sanitized, tmp_path):
     model = symgen.load_model("slider_crank_3d")
     model = model.replace(settings={**model.settings, "metric": "mass"})
     symgen.generate(model, tmp_path)
-    assert "o.metric = SG_METRIC_MASS;" in (tmp_path / "main.c").read_text()
+    assert "metric = SG_METRIC_MASS;" in (tmp_path / "main.c").read_text()
     exe = sanitized(tmp_path)
     k = symgen.build(model)
     for chart, fac in (("end", "qr"), ("symmetric", "sparse"), ("end", "sparse"),

@@ -310,7 +310,7 @@ def test_the_corrected_steps_estimate_is_its_local_error(kernels, problem, t_s, 
     for i in range(-7, -2):
         est.accept(h, r.xdd[i], r.xdd[i + 1])
         newmark.accept(h, r.xdd[i], r.xdd[i + 1])
-    ex, ev, have = est._quadrature(h, r.x[-2], r.xd[-2], r.xdd[-2], r.x[-1], r.xd[-1], r.xdd[-1])
+    ex, ev, have = est.quadrature(h, r.x[-2], r.xd[-2], r.xdd[-2], r.x[-1], r.xd[-1], r.xdd[-1])
     assert have
     ex, ev = np.linalg.norm(N.T @ ex), np.linalg.norm(N.T @ ev)
     nx = np.linalg.norm(N.T @ newmark.components(h, r.xdd[-2], r.xdd[-1])[0])

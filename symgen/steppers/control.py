@@ -32,8 +32,8 @@ __all__ = ["ErrorEstimate", "StepController", "FLAGS", "Flag", "substeps", "herm
            "HISTORY_DEGREE", "corrected_step"]
 
 #: Degree of the acceleration polynomial of the corrected step's estimate (measured on Andrews and
-#: the double four-bar: degree 3 overestimates 3–25× where the step is fourth order, 5 is within
-#: 1.5× of the true local error; docs/variable-step.md)
+#: the double four-bar: degree 3 overestimates 2.8–25× where the step is fourth order, 5 is within
+#: 1.6× of the true local error in x; docs/variable-step.md)
 HISTORY_DEGREE = 5
 #: The corrected step's estimate is never taken below this times |x₁| + |x₀| + h|ẋ₀| (for ẋ:
 #: |ẋ₁| + |ẋ₀|), the round-off of its differences (64 ε)
@@ -92,7 +92,7 @@ class ErrorEstimate:
         self._h0 = math.nan
         self._hist = []
 
-    def _quadrature(self, h, x0, xd0, xdd0, x1, xd1, xdd1):
+    def quadrature(self, h, x0, xd0, xdd0, x1, xd1, xdd1):
         """(x₁ − x̂₁, ẋ₁ − x̂̇₁, whether p had degree ≥ 2): p through the kept (τ, ẍ) and (h, ẍ₁),
         its integrals by 4-point Gauss–Legendre."""
         pts = (self._hist or [(0.0, xdd0)]) + [(h, xdd1)]
@@ -126,7 +126,7 @@ class ErrorEstimate:
         """(WRMS norm of the estimate, whether the D term was available) for the step of h;
         ``N``: the orthonormal tangent basis at the new state (None: no projection)."""
         if self.history:
-            ex, ev, have_d = self._quadrature(h, x0, xd0, xdd0, x1, xd1, xdd1)
+            ex, ev, have_d = self.quadrature(h, x0, xd0, xdd0, x1, xd1, xdd1)
         else:
             ex, ev, have_d = self.components(h, xdd0, xdd1)
         if N is not None and N.shape[1] < self.n:
