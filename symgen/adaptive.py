@@ -44,7 +44,7 @@ class _Control:
         self.h_init = cfg.h_init
         self.rtol = float(cfg.rtol)
         self.estimate = ErrorEstimate(sch, n, cfg.rtol, cfg.atol_vector(n),
-                                      positions_only=cfg.method == "index3",
+                                      index3=cfg.method == "index3",
                                       history=corrected_step(cfg.method, cfg.chart,
                                                              cfg.metric, sch.gamma, m))
         self.controller = StepController()

@@ -1,9 +1,10 @@
 """The generated simulation program (main.c) with the C runtime runs clean under AddressSanitizer
 and UndefinedBehaviorSanitizer: the double four-bar through its singular passages (both charts,
-the sparse and the dense step), Bricard's linkage (redundant constraints, rank-deficient H) and an
-index-3 run.  Each program is compiled once from every .c file of its folder (generated/<example>/
-as committed, so a runtime split into more files is picked up) and run briefly; any sanitizer
-report makes the program exit non-zero (-fno-sanitize-recover)."""
+the sparse and the dense step), Bricard's linkage (redundant constraints, rank-deficient H) and
+index-3 runs (fixed steps; dt = "auto" with HHT from a small driver). Each program is compiled
+once from every .c file of its folder (generated/<example>/ as committed, so a runtime split into
+more files is picked up) and run briefly; any sanitizer report makes the program exit non-zero
+(-fno-sanitize-recover)."""
 import os
 import shutil
 import subprocess
@@ -93,6 +94,55 @@ def test_index3(sanitized, tmp_path):
     assert "o = sg_options_default(SG_INDEX3);" in (tmp_path / "main.c").read_text()
     rows = _run_clean(sanitized(tmp_path), model.n, 1e-3, 0.2)
     assert len(rows) == 201
+
+
+#: dt = "auto" on the index-3 HHT step (sg_control.c.inc: its own estimate, the projection along
+#: M^-1 H^T, the start's lag rescaled), driven by a small program in place of the generated main.c
+#: (whose index-3 form takes fixed steps only)
+INDEX3_AUTO = r"""#include <stdio.h>
+#include <string.h>
+#include "double_pendulum.h"
+int main(void)
+{
+    double x[6], xd[6], xdd[6], lam[5], t = 0.0, om;
+    const double *p = double_pendulum_param_defaults, *nx, *nxd, *nxdd, *nlam, *res;
+    sg_options o = sg_options_default(SG_INDEX3);
+    sg_control c = sg_control_default();
+    sg_step_info info;
+    sg_failure fail;
+    sg_stepper *s;
+    int j, st = SG_OK;
+    o.gamma = 0.6; o.beta = 0.3025; o.alpha = -0.1; o.h = 1e-3; o.estimate = 1;
+    memcpy(x, double_pendulum_x0, sizeof x);
+    memcpy(xd, double_pendulum_xd0, sizeof xd);
+    s = sg_stepper_new(&double_pendulum_model, &o);
+    if (!s || sg_initial_state(s, p, t, x, xd, xdd, lam) != 0) return 2;
+    sg_start(s, p, t, x, xd, xdd, lam);
+    if (sg_control_start(s, &c, 0.0, 0.5, sg_omega_at(s, p, t, x, xd, xdd, lam)) != 0) return 2;
+    printf("t,x\n");
+    while (t < 0.5 && st == SG_OK) {
+        printf("%.17g", t);
+        for (j = 0; j < 6; ++j) printf(",%.17g", x[j]);
+        for (j = 0; j < 6; ++j) printf(",%.17g", xd[j]);
+        printf("\n");
+        st = sg_step_auto(s, p, &t, x, xd, xdd, lam, &info, &fail);
+        sg_state(s, &nx, &nxd, &nxdd, &nlam, &res, &om);
+        memcpy(x, nx, sizeof x); memcpy(xd, nxd, sizeof xd); memcpy(xdd, nxdd, sizeof xdd);
+        memcpy(lam, nlam, 4 * sizeof(double));
+    }
+    sg_stepper_free(s);
+    return st == SG_OK ? 0 : 3;
+}
+"""
+
+
+def test_index3_auto(sanitized, tmp_path):
+    model = symgen.load_model("double_pendulum")
+    model = model.replace(settings={**model.settings, "method": "index3", "scheme": "hht:-0.1"})
+    symgen.generate(model, tmp_path)
+    (tmp_path / "main.c").write_text(INDEX3_AUTO)
+    rows = _run_clean(sanitized(tmp_path), model.n)
+    assert len(rows) > 20 and np.all(np.diff(rows[:, 0]) > 0)
 
 
 def test_mass_metric(sanitized, tmp_path):

@@ -170,11 +170,14 @@ def test_state_round_trip_hht(dfb):
     _check_round_trip(make, start, 5, 10)
 
 
-@pytest.mark.parametrize("opts", [{}, {"chart": 1, "metric": 1}], ids=["newmark", "corrected"])
+@pytest.mark.parametrize("opts", [{}, {"chart": 1, "metric": 1},
+                                  {"method": 1, "alpha": -0.1, "gamma": 0.6, "beta": 0.3025}],
+                         ids=["newmark", "corrected", "index3-hht"])
 def test_state_round_trip_error_control(dfb, opts):
     """dt = "auto": the controller's memory (next h, last error norm, the last step's xdd change;
     for the corrected step, symmetric chart and mass metric, the accelerations its estimate
-    interpolates) is in the image."""
+    interpolates; for the index-3 HHT step, the true accelerations b̃ its estimate interpolates
+    and its next start rescales by) is in the image."""
     def make():
         d = Driver(dfb, **opts)
         c = dfb.ffi.new("sg_control *", dfb.lib.sg_control_default())

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
+from scipy.linalg import null_space
 
 import oracles
 import symgen
@@ -70,6 +71,33 @@ def test_the_estimate_is_the_local_error_of_a_step(kernels, pendulum_reference, 
     assert have_d
     assert ex[2] == pytest.approx(true["x"], rel=rel[0]), (ex, true)
     assert ev[2] == pytest.approx(true["v"], rel=rel[1]), (ev, true)
+
+
+@pytest.mark.parametrize("alpha", [-0.1, -0.3])
+@pytest.mark.parametrize("h", [0.02, 0.01])
+def test_the_index3_estimate_is_hhts_local_error(kernels, pendulum_reference, alpha, h):
+    """HHT-α on the index-3 method (ErrorEstimate index3: the quadratic through HHT's true
+    accelerations b̃, projected along M⁻¹Hᵀ): two fixed steps from the exact state at t = 4.6 − h,
+    the second step's θ, θ̇ error against SciPy from its own start.  Measured within 0.3 % (θ) and
+    1.4 % (θ̇) (examples/benchmarks/hht_local_error.py).  (Not at t = 5, where the θ̇ error's
+    leading term crosses zero and the estimate, 3–25× above it there, is the next order.)"""
+    k, sch, tt = kernels("stiff_pendulum"), parse_scheme(f"hht:{alpha}"), 4.6
+    x0, xd0 = _pendulum_state(*pendulum_reference(tt - h))
+    r = symgen.simulate(k, dt=h, t_end=tt + h, t0=tt - h, x0=x0, xd0=xd0, method="index3",
+                        scheme=sch.name, params={"T0": T0}, stepper="python")
+    assert r.status == "completed"
+    s = solve_ivp(_pendulum_rhs, (tt, tt + h), [r.x[1, 2], r.xd[1, 2]], method="DOP853",
+                  rtol=1e-13, atol=1e-15)
+    true = {"x": r.x[2, 2] - s.y[0, -1], "v": r.xd[2, 2] - s.y[1, -1]}
+    est = ErrorEstimate(sch, 3, rtol=1.0, atol=np.ones(3), index3=True)
+    est.accept(h, r.xdd[0], r.xdd[1])
+    M = k.dynamics(tt + h, r.x[2], r.xd[2], r.xdd[2], r.lam[2])[0]
+    _, H, *_ = k.constraints(tt + h, r.x[2], r.xd[2], r.xdd[2])
+    ex, ev, have_d = est.errors(h, r.x[1], r.xd[1], r.xdd[1], r.x[2], r.xd[2], r.xdd[2],
+                                null_space(H), M)
+    assert have_d
+    assert ex[2] == pytest.approx(abs(true["x"]), rel=0.01), (ex, true)     # (|e|: see errors)
+    assert ev[2] == pytest.approx(abs(true["v"]), rel=0.03), (ev, true)
 
 
 @pytest.mark.parametrize("stepper", STEPPERS)
@@ -192,11 +220,10 @@ def test_settings_refuse_what_the_error_control_cannot_do(kernels):
 
 @pytest.mark.parametrize("stepper", STEPPERS)
 def test_index3_with_hht_follows_rtol(kernels, pendulum_reference, stepper):
-    """The index-3 method under dt="auto" (HHT-α, estimate on x alone: docs/variable-step.md).
-    The stiff pendulum's θ against minimal coordinates: 100× in rtol gives ≥ 10× in the error
-    (measured 19×); Andrews' angles at 0.03 s against the Test Set: complete, and the error falls
-    with rtol (measured 3.4e-3 → 6.1e-4: the x-only estimate does not see HHT's velocity error,
-    so not 10×)."""
+    """The index-3 method under dt="auto" (HHT-α, its own local error on x and ẋ:
+    docs/variable-step.md).  The stiff pendulum's θ against minimal coordinates: 100× in rtol
+    gives ≥ 10× in the error (measured 21×); Andrews' angles at 0.03 s against the Test Set: ≥ 5×
+    (measured 2.1e-4 → 1.8e-5, 12×; with the earlier x-only estimate 3.4e-3 → 6.1e-4)."""
     kw = dict(method="index3", scheme="hht:-0.1", dt="auto", stepper=stepper)
     err = []
     for rtol in (1e-6, 1e-8):
@@ -211,7 +238,7 @@ def test_index3_with_hht_follows_rtol(kernels, pendulum_reference, stepper):
         r = symgen.simulate(kernels("andrews_squeezer"), t_end=0.03, rtol=rtol, atol=rtol, **kw)
         assert r.status == "completed", r.reason
         err.append(np.max(np.abs(np.array([r.output(a)[-1] for a in ANGLES]) - q[:, -1])))
-    assert err[1] < err[0] < 1e-2, err
+    assert err[1] <= 0.2 * err[0] and err[0] < 1e-3, err
 
 
 def test_the_controller_grows_and_shrinks_within_its_bounds():

@@ -34,6 +34,10 @@ CASES = {
                                                             chart="symmetric", metric="mass")),
     "crank3d-mass-end-sparse": ("slider_crank_3d", {}, dict(t_end=0.4, rtol=1e-6, metric="mass",
                                                             chart="end", factorization="sparse")),
+    # the index-3 HHT step's own estimate (control.py index3: b̃ history, projection along M⁻¹Hᵀ,
+    # the start's lag rescaled): 339 steps, 5 rejected, unchanged by the 1e-15 perturbations
+    "andrews-index3-hht": ("andrews_squeezer", {}, dict(t_end=0.01, rtol=1e-6, method="index3",
+                                                        scheme="hht:-0.1")),
 }
 
 
@@ -97,7 +101,8 @@ def test_the_c_control_takes_the_python_controls_steps(build, case):
     both = ~np.isnan(py.err_est)
     np.testing.assert_array_equal(np.isnan(c.err_est), ~both)
     assert np.all(np.abs(c.err_est - py.err_est)[both] <= SPREAD_FACTOR * spread[3][both])
-    assert c.pos_err.max() < 1e-12 and c.vel_err.max() < 1e-10
+    assert c.pos_err.max() < 1e-12
+    assert kw.get("method") == "index3" or c.vel_err.max() < 1e-10     # (index-3 holds q, not q̇)
 
 
 def test_the_c_control_fails_as_the_python_control_does(build):

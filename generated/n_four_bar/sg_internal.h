@@ -136,14 +136,20 @@ typedef struct sg_step_over {
  * on = 0 until sg_control_start; one block `blk` holds the doubles. */
 /* control.py HISTORY_DEGREE: the degree of the corrected step's acceleration polynomial. */
 #define SG_HIST_DEGREE 5
+/* control.py HHT_DEGREE: the degree of the index-3 step's polynomial through its true
+ * accelerations b~ (hist_on 2; at most SG_HIST_DEGREE). */
+#define SG_HHT_DEGREE 2
 
 typedef struct sg_ctl {
     int on;
     double rtol, h_init, h_min, h_cap, t_end;
     double *atol;                                 /* n */
     double *d0, h0;                               /* the last accepted step's xdd1 - xdd0 and h */
-    int hist_on, n_hist;                          /* the corrected step's estimate (control.py */
-    double *hist_tau, *hist_xdd;                  /* history): SG_HIST_DEGREE times, x n xdd */
+    int hist_on, n_hist;                          /* 1: the corrected step's estimate (control.py */
+    double *hist_tau, *hist_xdd;                  /* history), 2: the index-3 step's (b~ for xdd):
+                                                     SG_HIST_DEGREE times, x n xdd */
+    double *b1, *a0, *me, *mr;                    /* index-3 (else empty): n b~1, n the rescaled
+                                                     xdd0, n M e, n x n N^T M N */
     double err_prev;                              /* its error norm (NaN: none yet) */
     int no_grow;                                  /* the step after a rejection may not grow */
     double h;                                     /* the next try's h (the controller's) */

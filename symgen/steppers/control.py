@@ -20,7 +20,12 @@ with p the quadratic through ẍ at the last two accepted points and the new one
 chart with the mass metric and γ = ½ carries the reaction correction, which cancels the
 reaction's part of those terms: there the estimate is the same construction with p of degree
 :data:`HISTORY_DEGREE` through the last accepted accelerations (``history``), taken on the step's
-own x₁, ẋ₁ (docs/variable-step.md, "The estimate of the corrected step").
+own x₁, ẋ₁ (docs/variable-step.md, "The estimate of the corrected step").  The index-3 step
+(HHT-α) is estimated by the same construction at degree :data:`HHT_DEGREE` on the true
+accelerations b̃₁ = (ẍ₁ + α b̃₀)/(1 + α) instead of its algorithmic ẍ (which HHT's equilibrium at
+t + (1 + α)h shifts by αh x⃛), projected along M⁻¹Hᵀ onto the tangent space; under the control
+each of its steps starts from ẍ₀ with the lag rescaled to its h (:meth:`start_acceleration`;
+docs/variable-step.md, "The index-3 step (HHT-α): its own local error").
 """
 from __future__ import annotations
 
@@ -28,13 +33,18 @@ import math
 
 import numpy as np
 
+from .linalg import solve_small
+
 __all__ = ["ErrorEstimate", "StepController", "FLAGS", "Flag", "substeps", "hermite",
-           "HISTORY_DEGREE", "corrected_step"]
+           "HISTORY_DEGREE", "HHT_DEGREE", "corrected_step"]
 
 #: Degree of the acceleration polynomial of the corrected step's estimate (measured on Andrews and
 #: the double four-bar: degree 3 overestimates 2.8–25× where the step is fourth order, 5 is within
 #: 1.6× of the true local error in x; docs/variable-step.md)
 HISTORY_DEGREE = 5
+#: Degree of the polynomial through the index-3 step's true accelerations b̃ (HHT's local error is
+#: O(h³); degree 2 leaves O(h⁴): within 1.4 % of the true local error, docs/variable-step.md)
+HHT_DEGREE = 2
 #: The corrected step's estimate is never taken below this times |x₁| + |x₀| + h|ẋ₀| (for ẋ:
 #: |ẋ₁| + |ẋ₀|), the round-off of its differences (64 ε)
 ROUNDOFF = 64 * 2.220446049250313e-16
@@ -74,17 +84,17 @@ class ErrorEstimate:
     accepted step's Δ₀, h₀ kept between calls."""
 
     def __init__(self, scheme, n: int, rtol: float, atol: np.ndarray, *,
-                 positions_only: bool = False, history: bool = False):
+                 history: bool = False, index3: bool = False):
         self.gamma, self.beta = float(scheme.gamma), float(scheme.beta)
-        # the index-3 method: the norm over x alone (its ẍ carries Newton's tolerance over βh²,
-        # which e_ẋ = (γ − ½) h Δ₁ turns into an error that grows as h shrinks)
-        self.positions_only = positions_only
         self.rtol, self.atol = float(rtol), np.asarray(atol, dtype=float)
         self.n = n
         self._d0 = np.zeros(n)      # Δ₀ = ẍ₁ − ẍ₀ of the last accepted step …
         self._h0 = math.nan         # … and its h (NaN: none yet)
-        # history: (τ, ẍ) of the last HISTORY_DEGREE accepted points, τ relative to the last one
-        self.history = history
+        # history: (τ, ẍ) of the last `degree` accepted points, τ relative to the last one; the
+        # index-3 step keeps (τ, b̃) instead, b̃ its true accelerations (alpha: HHT's α, 0: Newmark)
+        self.history = history or index3
+        self.index3, self.alpha = index3, float(getattr(scheme, "alpha", 0.0))
+        self.degree = HHT_DEGREE if index3 else HISTORY_DEGREE
         self._hist: list = []
 
     def reset(self) -> None:
@@ -92,10 +102,18 @@ class ErrorEstimate:
         self._h0 = math.nan
         self._hist = []
 
+    def _true_acceleration(self, xdd0, xdd1):
+        """The index-3 step's b̃₁ = (ẍ₁ + α b̃₀)/(1 + α), b̃₀ the last kept (ẍ₀ when none): HHT's
+        M ẍ₁ = (1 + α) g₁ − α g₀ with g = M b̃; else ẍ₁."""
+        if not self.index3:
+            return xdd1
+        b0 = self._hist[-1][1] if self._hist else xdd0
+        return (xdd1 + self.alpha * b0) / (1.0 + self.alpha)
+
     def quadrature(self, h, x0, xd0, xdd0, x1, xd1, xdd1):
-        """(x₁ − x̂₁, ẋ₁ − x̂̇₁, whether p had degree ≥ 2): p through the kept (τ, ẍ) and (h, ẍ₁),
-        its integrals by 4-point Gauss–Legendre."""
-        pts = (self._hist or [(0.0, xdd0)]) + [(h, xdd1)]
+        """(x₁ − x̂₁, ẋ₁ − x̂̇₁, whether p had degree ≥ 2): p through the kept (τ, ẍ) and (h, ẍ₁)
+        (index-3: b̃), its integrals by 4-point Gauss–Legendre."""
+        pts = (self._hist or [(0.0, xdd0)]) + [(h, self._true_acceleration(xdd0, xdd1))]
         ex = x1 - x0 - h * xd0
         ev = xd1 - xd0
         for sg, wg in zip(_GL_S, _GL_W):
@@ -122,36 +140,65 @@ class ErrorEstimate:
             ev += (h ** 3 / 12.0) * D
         return ex, ev, have_d
 
-    def norm(self, h, x0, xd0, xdd0, x1, xd1, xdd1, N=None) -> tuple[float, bool]:
-        """(WRMS norm of the estimate, whether the D term was available) for the step of h;
-        ``N``: the orthonormal tangent basis at the new state (None: no projection)."""
+    @staticmethod
+    def _project(N, M, e):
+        """N Nᵀ e, or with M along M⁻¹Hᵀ: N (NᵀMN)⁻¹ NᵀM e (N Nᵀ e when NᵀMN is singular).  The
+        index-3 step corrects the last step's q̇ by a jump of ẋ along M⁻¹Hᵀ whatever h is; that
+        direction carries no motion."""
+        if M is None:
+            return N @ (N.T @ e)
+        c = np.empty(N.shape[1])
+        try:
+            solve_small(N.T @ (M @ N), N.T @ (M @ e), c)
+        except np.linalg.LinAlgError:
+            return N @ (N.T @ e)
+        return N @ c
+
+    def start_acceleration(self, h, xdd0):
+        """The ẍ₀ a step of h starts from: HHT's ẍ₀ lags the true acceleration b̃₀ by αh₀x⃛ of
+        the step before (h₀); the index-3 HHT step of h starts from b̃₀ + (h/h₀)(ẍ₀ − b̃₀), whose
+        lag is αh x⃛ (else its ẋ has an O(h²) error (1 − γ)α(h₀ − h)h x⃛)."""
+        if not (self.index3 and self.alpha != 0.0 and self._hist and self._h0 == self._h0):
+            return xdd0
+        b0 = self._hist[-1][1]
+        return b0 + (h / self._h0) * (xdd0 - b0)
+
+    def errors(self, h, x0, xd0, xdd0, x1, xd1, xdd1, N=None, M=None) -> tuple:
+        """(e_x, e_ẋ, whether the D term was available) for the step of h, projected with ``N``
+        (the orthonormal tangent basis of the step; None: no projection) — with ``M`` (the mass
+        matrix at the new state; the index-3 step) along M⁻¹Hᵀ, N (NᵀMN)⁻¹NᵀM e — and, for the
+        history estimate, held at its round-off floor (absolute values then)."""
         if self.history:
             ex, ev, have_d = self.quadrature(h, x0, xd0, xdd0, x1, xd1, xdd1)
         else:
             ex, ev, have_d = self.components(h, xdd0, xdd1)
         if N is not None and N.shape[1] < self.n:
-            ex = N @ (N.T @ ex)
-            ev = N @ (N.T @ ev)
+            ex, ev = self._project(N, M, ex), self._project(N, M, ev)
         if self.history:
             # below the round-off of x₁ − x₀ − hẋ₀ the quadrature's difference is noise
             ex = np.maximum(np.abs(ex), ROUNDOFF * (np.abs(x1) + np.abs(x0) + h * np.abs(xd0)))
             ev = np.maximum(np.abs(ev), ROUNDOFF * (np.abs(xd1) + np.abs(xd0)))
+        return ex, ev, have_d
+
+    def norm(self, h, x0, xd0, xdd0, x1, xd1, xdd1, N=None, M=None) -> tuple[float, bool]:
+        """(WRMS norm of the estimate, whether the D term was available) for the step of h;
+        ``N``, ``M``: the projection of :meth:`errors`."""
+        ex, ev, have_d = self.errors(h, x0, xd0, xdd0, x1, xd1, xdd1, N, M)
         wx = self.atol + self.rtol * np.maximum(np.abs(x0), np.abs(x1))
         wv = self.atol + self.rtol * np.maximum(np.abs(xd0), np.abs(xd1))
-        if self.positions_only:
-            return math.sqrt(float(np.dot(ex / wx, ex / wx)) / self.n) if self.n else 0.0, have_d
         s = float(np.dot(ex / wx, ex / wx) + np.dot(ev / wv, ev / wv))
         return math.sqrt(s / (2 * self.n)) if self.n else 0.0, have_d
 
     def accept(self, h, xdd0, xdd1) -> None:
-        """Keep Δ₁ and h of the accepted step for the next estimate's D (with ``history``: ẍ₁ at
-        τ = 0, the kept points moved back by h)."""
+        """Keep Δ₁ and h of the accepted step for the next estimate's D (with ``history``: ẍ₁ —
+        index-3: b̃₁ — at τ = 0, the kept points moved back by h)."""
         np.subtract(xdd1, xdd0, out=self._d0)
         self._h0 = float(h)
         if self.history:
+            b1 = np.array(self._true_acceleration(xdd0, xdd1))
             hist = self._hist or [(0.0, xdd0.copy())]
-            self._hist = [(tau - h, v) for tau, v in hist[-(HISTORY_DEGREE - 1):]]
-            self._hist.append((0.0, xdd1.copy()))
+            self._hist = [(tau - h, v) for tau, v in hist[-(self.degree - 1):]]
+            self._hist.append((0.0, b1))
 
 
 class StepController:
@@ -233,10 +280,15 @@ def tries(stepper, estimate: ErrorEstimate, controller: StepController, t: float
         stepper.h = h_try
         floor0, saved = stepper.floor_steps, stepper.checkpoint()
         try:
-            iters = stepper.step(t, *state)
-            N = (getattr(getattr(stepper, "lin", None), "N", None)
-                 if stepper.m and stepper.method == "nullspace" else None)   # (index-3: no tangent)
-            err, have_d = estimate.norm(h_try, *state[:3], stepper.x, stepper.xd, stepper.xdd, N)
+            iters = stepper.step(t, state[0], state[1],
+                                 estimate.start_acceleration(h_try, state[2]), state[3])
+            N = (getattr(getattr(stepper, "lin", None), "N", None)   # (index-3 sub-steps: none)
+                 if stepper.m and (stepper.method == "nullspace" or estimate.index3) else None)
+            M = (stepper.kernels.dynamics(t + h_try, stepper.x, stepper.xd, stepper.xdd,
+                                          stepper.lam)[0]
+                 if estimate.index3 and N is not None else None)
+            err, have_d = estimate.norm(h_try, *state[:3], stepper.x, stepper.xd, stepper.xdd,
+                                        N, M)
         except (StepFailure, FloatingPointError, OverflowError, ZeroDivisionError,
                 np.linalg.LinAlgError) as exc:
             stepper.rollback(saved)
