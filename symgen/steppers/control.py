@@ -46,7 +46,9 @@ HISTORY_DEGREE = 5
 #: O(h³); degree 2 leaves O(h⁴): within 1.4 % of the true local error, docs/variable-step.md)
 HHT_DEGREE = 2
 #: The corrected step's estimate is never taken below this times |x₁| + |x₀| + h|ẋ₀| (for ẋ:
-#: |ẋ₁| + |ẋ₀|), the round-off of its differences (64 ε)
+#: |ẋ₁| + |ẋ₀|), the round-off of its differences (64 ε), nor its weights below that times
+#: s_max/s_min of H (the constraint solve's round-off: 1e-8 in ẋ at s_min/s_max ~ 1e-7 on the
+#: double four-bar, where rtol 1e-11 found no step before)
 ROUNDOFF = 64 * 2.220446049250313e-16
 #: Gauss–Legendre nodes and weights on [0, 1] (4 points: exact for the degree-6 integrand (h − s) p)
 _GL_S = (0.5 - 0.8611363115940526 / 2, 0.5 - 0.3399810435848563 / 2,
@@ -180,12 +182,18 @@ class ErrorEstimate:
             ev = np.maximum(np.abs(ev), ROUNDOFF * (np.abs(xd1) + np.abs(xd0)))
         return ex, ev, have_d
 
-    def norm(self, h, x0, xd0, xdd0, x1, xd1, xdd1, N=None, M=None) -> tuple[float, bool]:
+    def norm(self, h, x0, xd0, xdd0, x1, xd1, xdd1, N=None, M=None,
+             cond: float = 1.0) -> tuple[float, bool]:
         """(WRMS norm of the estimate, whether the D term was available) for the step of h;
-        ``N``, ``M``: the projection of :meth:`errors`."""
+        ``N``, ``M``: the projection of :meth:`errors`; ``cond``: s_max/s_min of H at the step's
+        end (the history estimate's weights are never below its differences' round-off times
+        it: next to a singular configuration the constraint solve amplifies round-off so)."""
         ex, ev, have_d = self.errors(h, x0, xd0, xdd0, x1, xd1, xdd1, N, M)
         wx = self.atol + self.rtol * np.maximum(np.abs(x0), np.abs(x1))
         wv = self.atol + self.rtol * np.maximum(np.abs(xd0), np.abs(xd1))
+        if self.history and not self.index3 and cond > 1.0:
+            wx = np.maximum(wx, (ROUNDOFF * cond) * (np.abs(x1) + np.abs(x0) + h * np.abs(xd0)))
+            wv = np.maximum(wv, (ROUNDOFF * cond) * (np.abs(xd1) + np.abs(xd0)))
         s = float(np.dot(ex / wx, ex / wx) + np.dot(ev / wv, ev / wv))
         return math.sqrt(s / (2 * self.n)) if self.n else 0.0, have_d
 
@@ -288,7 +296,7 @@ def tries(stepper, estimate: ErrorEstimate, controller: StepController, t: float
                                           stepper.lam)[0]
                  if estimate.index3 and N is not None else None)
             err, have_d = estimate.norm(h_try, *state[:3], stepper.x, stepper.xd, stepper.xdd,
-                                        N, M)
+                                        N, M, _cond(stepper.lin) if N is not None else 1.0)
         except (StepFailure, FloatingPointError, OverflowError, ZeroDivisionError,
                 np.linalg.LinAlgError) as exc:
             stepper.rollback(saved)
@@ -306,6 +314,12 @@ def tries(stepper, estimate: ErrorEstimate, controller: StepController, t: float
         flags |= cut | (0 if have_d else Flag.NO_ESTIMATE)
         flags |= Flag.FLOOR if stepper.floor_steps > floor0 else 0
         return h_try, iters, err, have_d, flags, h
+
+
+def _cond(lin) -> float:
+    """s_max/s_min of the kept singular values of H at the step's end (1: none kept)."""
+    s_max, s_min = lin.s_range()
+    return s_max / s_min if s_min > 0.0 else 1.0
 
 
 def stretched(h: float, rest: float) -> float:
