@@ -295,8 +295,10 @@ def tries(stepper, estimate: ErrorEstimate, controller: StepController, t: float
             M = (stepper.kernels.dynamics(t + h_try, stepper.x, stepper.xd, stepper.xdd,
                                           stepper.lam)[0]
                  if estimate.index3 and N is not None else None)
+            cond = (_cond(stepper.lin) if N is not None and estimate.history
+                    and not estimate.index3 else 1.0)                # (the corrected step's)
             err, have_d = estimate.norm(h_try, *state[:3], stepper.x, stepper.xd, stepper.xdd,
-                                        N, M, _cond(stepper.lin) if N is not None else 1.0)
+                                        N, M, cond)
         except (StepFailure, FloatingPointError, OverflowError, ZeroDivisionError,
                 np.linalg.LinAlgError) as exc:
             stepper.rollback(saved)
