@@ -362,4 +362,4 @@ def test_a_tolerance_below_the_constraint_solves_round_off_is_still_carried(kern
     B, _ = oracles.four_bar_reference(2, r.t)
     err = np.abs(r.output("B0.x") - B[0]).max()
     print(f"{stepper}: {len(r.t) - 1} steps, B0.x error {err:.2e}")
-    assert err < 1e-7
+    assert err < 1e-8               # (measured 0.9–1.4e-9 over four 1e-15 nudges of the start)
