@@ -134,6 +134,13 @@ typedef struct sg_step_over {
 /* The error control of dt = "auto" (sg_control.c.inc; symgen/steppers/control.py): the run's
  * tolerances and bounds, the controller's memory, the start of the step being tried, counts.
  * on = 0 until sg_control_start; one block `blk` holds the doubles. */
+/* control.py corrected_step: the symmetric chart's reaction correction applies (null-space
+ * method, symmetric chart, mass metric, gamma = 1/2, constraints); its error estimate is the
+ * history one (sg_control.c.inc). */
+#define SG_CORRECTED_STEP(s) ((s)->o.method == SG_NULLSPACE && (s)->o.chart == SG_CHART_SYMMETRIC \
+                              && (s)->o.metric == SG_METRIC_MASS && (s)->o.gamma == 0.5 \
+                              && (s)->m > 0)
+
 /* control.py HISTORY_DEGREE: the degree of the corrected step's acceleration polynomial. */
 #define SG_HIST_DEGREE 5
 /* control.py HHT_DEGREE: the degree of the index-3 step's polynomial through its true
@@ -149,7 +156,7 @@ typedef struct sg_ctl {
     double *hist_tau, *hist_xdd;                  /* history), 2: the index-3 step's (b~ for xdd):
                                                      SG_HIST_DEGREE times, x n xdd */
     double *b1, *a0, *me, *mr;                    /* index-3 (else empty): n b~1, n the rescaled
-                                                     xdd0, n M e, n x n N^T M N */
+                                                     xdd0, n M e, 2 n x n N^T M N, its LU */
     double err_prev;                              /* its error norm (NaN: none yet) */
     int no_grow;                                  /* the step after a rejection may not grow */
     double h;                                     /* the next try's h (the controller's) */

@@ -175,6 +175,8 @@ def c_settings(model: Model, nnz_H: int) -> dict:
         st_auto = SimulationSettings.merged(model.settings, dt="auto")
     except (TypeError, ValueError):
         st_auto = SimulationSettings.merged(dt="auto")
+    auto_chart, auto_metric = ((st_auto.chart, st_auto.metric) if method == "nullspace"
+                               else ("end", "euclidean"))
     sch = st.parsed_scheme()
     if method == "nullspace" and sch.is_hht:
         sch = default.parsed_scheme()
@@ -194,12 +196,10 @@ def c_settings(model: Model, nnz_H: int) -> dict:
         "t_end": lit(st.t_end if st.t_end is not None else 1.0),
         "tol": lit(st.tol), "constraint_tol": lit(st.constraint_tol),
         "max_iter": int(st.max_iter), "rank_tol": lit(st.rank_tol),
-        "chart": chart, "chart_code": "SG_CHART_SYMMETRIC" if chart == "symmetric" else "SG_CHART_END",
+        "chart": chart, "chart_code": _CHART_C[chart],
         "metric": metric, "metric_code": _METRIC_C[metric],
-        "auto_chart": st_auto.chart if method == "nullspace" else "end",
-        "auto_chart_code": _CHART_C[st_auto.chart if method == "nullspace" else "end"],
-        "auto_metric": st_auto.metric if method == "nullspace" else "euclidean",
-        "auto_metric_code": _METRIC_C[st_auto.metric if method == "nullspace" else "euclidean"],
+        "auto_chart": auto_chart, "auto_chart_code": _CHART_C[auto_chart],
+        "auto_metric": auto_metric, "auto_metric_code": _METRIC_C[auto_metric],
         "auto_end": auto["end"], "auto_symmetric": auto["symmetric"],
         "auto_end_code": _FACTORIZATION_C[auto["end"]],
         "auto_symmetric_code": _FACTORIZATION_C[auto["symmetric"]],

@@ -143,18 +143,20 @@ class ErrorEstimate:
         return ex, ev, have_d
 
     @staticmethod
-    def _project(N, M, e):
-        """N Nᵀ e, or with M along M⁻¹Hᵀ: N (NᵀMN)⁻¹ NᵀM e (N Nᵀ e when NᵀMN is singular).  The
-        index-3 step corrects the last step's q̇ by a jump of ẋ along M⁻¹Hᵀ whatever h is; that
-        direction carries no motion."""
+    def _project(N, M, *es):
+        """Each e projected: N Nᵀ e, or with M along M⁻¹Hᵀ: N (NᵀMN)⁻¹ NᵀM e (N Nᵀ e when NᵀMN is
+        singular).  The index-3 step corrects the last step's q̇ by a jump of ẋ along M⁻¹Hᵀ
+        whatever h is; that direction carries no motion."""
         if M is None:
-            return N @ (N.T @ e)
-        c = np.empty(N.shape[1])
-        try:
-            solve_small(N.T @ (M @ N), N.T @ (M @ e), c)
-        except np.linalg.LinAlgError:
-            return N @ (N.T @ e)
-        return N @ c
+            return [N @ (N.T @ e) for e in es]
+        G, c, out = N.T @ (M @ N), np.empty(N.shape[1]), []
+        for e in es:
+            try:
+                solve_small(G, N.T @ (M @ e), c)
+            except np.linalg.LinAlgError:
+                return [N @ (N.T @ e) for e in es]
+            out.append(N @ c)
+        return out
 
     def start_acceleration(self, h, xdd0):
         """The ẍ₀ a step of h starts from: HHT's ẍ₀ lags the true acceleration b̃₀ by αh₀x⃛ of
@@ -175,7 +177,7 @@ class ErrorEstimate:
         else:
             ex, ev, have_d = self.components(h, xdd0, xdd1)
         if N is not None and N.shape[1] < self.n:
-            ex, ev = self._project(N, M, ex), self._project(N, M, ev)
+            ex, ev = self._project(N, M, ex, ev)
         if self.history:
             # below the round-off of x₁ − x₀ − hẋ₀ the quadrature's difference is noise
             ex = np.maximum(np.abs(ex), ROUNDOFF * (np.abs(x1) + np.abs(x0) + h * np.abs(xd0)))

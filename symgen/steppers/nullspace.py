@@ -51,7 +51,7 @@ import numpy as np
 from ..settings import METRICS, resolve_factorization
 from .base import FLOOR_TIMES_KEPT, Stepper, StepFailure, norm2
 from .chart import CHARTS, SymmetricChart, solve_chart_step
-from .control import hermite, substeps
+from .control import corrected_step, hermite, substeps
 from .linalg import dot_into, solve_small
 from .sparse import make_linearization
 
@@ -97,6 +97,8 @@ class NullspaceStepper(Stepper):
         self._chart_end = metric == "mass" and chart == "end"
         self._chart = (SymmetricChart(kernels, self.lin.factorization, self.lin)
                        if chart == "symmetric" or self._chart_end else None)
+        # the symmetric chart's reaction correction (and the error control's estimate for it)
+        self._reaction = corrected_step("nullspace", chart, metric, scheme.gamma, kernels.m)
         n = self.n
         self._x_p = np.zeros(n)         # n-sized work buffers of the iteration
         self._rhs = np.zeros(n)
@@ -322,7 +324,7 @@ class NullspaceStepper(Stepper):
                 mass = self.metric == "mass"
                 # the symmetric chart's reaction correction (mass metric; λ₁ of the last iterate)
                 reaction = (self._chart.reaction(H, H_dot, lam, lam1)
-                            if mass and m and gam == 0.5 and not self._chart_end else None)
+                            if self._reaction else None)
                 solve_chart_step(N_s, lin, x_p, r_R, x, xd, xdd, h, gam, bet, alpha, alpha_dot,
                                  alpha_ddot, t1=t1, iteration=it, M=M if mass else None,
                                  reaction=reaction)
