@@ -1,5 +1,8 @@
-"""generated/<example>/ holds the standalone C of every shipped example, and that C compiles
-warning-free as strict C99.
+"""generated/<example>/ holds the standalone C of every shipped example (the model's own files:
+<example>.c, <example>.h, main.c, README.md), generated/runtime/ the one copy of the C runtime they
+share (symgen generate writes it into every model's folder; byte for byte the generator's, with any
+sympy: the runtime is copied, not generated), and that C compiles warning-free as strict C99 and
+builds with the line generated/README.md gives.
 
 What "matches the generator" means: pyproject allows any sympy >= 1.12, and sympy's common
 subexpression elimination and term order (so the text of the .c file) change between sympy
@@ -13,15 +16,18 @@ versions.  So, with any sympy:
 
 Byte for byte the committed files are compared only when the installed sympy is the one recorded
 in generated/SYMPY_VERSION (the sympy that wrote generated/); otherwise that test skips and says
-why.  Regenerate with the recorded sympy:
-``for m in <examples>; do symgen generate $m -o generated/$m; done`` and update SYMPY_VERSION.
+why.  Regenerate with the recorded sympy (generated/README.md has the loop over the examples):
+``symgen generate NAME -o generated/NAME --runtime-dir generated/runtime`` for every example, and
+update SYMPY_VERSION.
 
 The model's start (``<model>_x0``/``<model>_xd0`` in ``<model>.c``) is compared as numbers, to
 :data:`START_TOL` of the vector's scale: an assembled start (symgen.assemble, e.g. the SymPy
 four-bar's) ends a Gauss–Newton iteration at round-off, and its last digits differ between
 machines (BLAS builds); the rest of the file is compared byte for byte.
 """
+import glob
 import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -31,7 +37,7 @@ import pytest
 import sympy
 
 import symgen
-from symgen.codegen import GeneratedSource
+from symgen.codegen import RUNTIME_FILES, GeneratedSource, runtime_files
 from symgen.loader import known_examples
 
 from symgen import jit as _jit
@@ -39,10 +45,13 @@ from symgen.kernels import Kernels
 
 ROOT = Path(__file__).resolve().parents[1]
 GENERATED = ROOT / "generated"
+RUNTIME = GENERATED / "runtime"          # the runtime the examples' folders share
 SYMPY_VERSION = (GENERATED / "SYMPY_VERSION").read_text().strip()
 CC = shutil.which("cc") or shutil.which("gcc")
-NAMES = sorted(p.name for p in GENERATED.iterdir() if p.is_dir())
-REGENERATE = "run `symgen generate {0} -o generated/{0}` and commit the result"
+STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
+NAMES = sorted(p.name for p in GENERATED.iterdir() if p.is_dir() and p != RUNTIME)
+REGENERATE = ("run `symgen generate {0} -o generated/{0} --runtime-dir generated/runtime` and "
+              "commit the result")
 
 
 #: the start's lines in <model>.c; the start compared to START_TOL of its largest entry:
@@ -59,7 +68,8 @@ def _abi_text(text: str) -> str:
 
 @pytest.fixture(scope="module", params=NAMES)
 def fresh(request):
-    """(model, freshly generated source, committed files) of one shipped example.
+    """(model, freshly generated source, committed files) of one shipped example (its folder's
+    files; the runtime is compared on its own, test_committed_runtime_is_the_generators).
 
     The source is symgen.generate's, taken from the session's build cache when an earlier test
     built the example (jit.generated_source: keyed by the model's hash and the fingerprint of the
@@ -71,16 +81,51 @@ def fresh(request):
     return model, _jit.generated_source(model), committed
 
 
+def _model_files(src: GeneratedSource) -> dict:
+    """The generated files that go in the model's folder (all but the runtime's)."""
+    return {f: text for f, text in src.files.items() if f not in RUNTIME_FILES}
+
+
 def test_every_shipped_example_has_committed_c():
+    assert "runtime" not in known_examples(), "generated/runtime/ is the runtime's folder"
     assert NAMES == sorted(known_examples()), (
-        "regenerate with: for m in <examples>; do symgen generate $m -o generated/$m; done")
+        "regenerate with the loop in generated/README.md")
     assert re.fullmatch(r"\d+\.\d+(\.\d+)?\S*", SYMPY_VERSION), SYMPY_VERSION
+
+
+def test_no_example_folder_holds_the_runtime():
+    # one copy, in generated/runtime/ (`symgen generate NAME -o generated/NAME` without
+    # --runtime-dir would put another in the example's folder)
+    for name in NAMES:
+        files = sorted(p.name for p in (GENERATED / name).iterdir())
+        copies = [f for f in files if f in RUNTIME_FILES or f.startswith(("sg_", "symgen_"))]
+        assert not copies, (f"generated/{name}/ holds runtime files {copies}: the runtime lives "
+                            "in generated/runtime/ only; delete them and "
+                            + REGENERATE.format(name))
+
+
+def test_committed_runtime_is_the_generators(tmp_path):
+    # what generate writes with runtime_dir (the CLI's --runtime-dir), byte for byte, for any
+    # model: the runtime is copied from templates/runtime/, not generated
+    (x,), _ = symgen.coordinates("x")
+    src = symgen.generate(symgen.Model("spring", [x], [[1]], [-x]))
+    src.write(tmp_path / "spring", tmp_path / "runtime")
+    assert sorted(p.name for p in (tmp_path / "spring").iterdir()) == sorted(_model_files(src))
+    written = sorted(p.name for p in (tmp_path / "runtime").iterdir())
+    assert written == sorted(RUNTIME_FILES) == sorted(p.name for p in runtime_files())
+    assert sorted(p.name for p in RUNTIME.iterdir()) == written, (
+        "generated/runtime/ holds other files than the runtime's: regenerate (generated/README.md)")
+    for path in runtime_files():
+        committed = (RUNTIME / path.name).read_bytes()
+        assert committed == (tmp_path / "runtime" / path.name).read_bytes() == path.read_bytes(), (
+            f"generated/runtime/{path.name} differs from templates/runtime/: regenerate "
+            "(generated/README.md)")
 
 
 def test_committed_abi_matches_generator(fresh):
     model, src, committed = fresh
-    assert sorted(committed) == sorted(src.files)
-    for fname, text in src.files.items():
+    assert sorted(committed) == sorted(_model_files(src))
+    for fname, text in _model_files(src).items():
         if fname.endswith(".c"):
             continue
         assert _abi_text(committed[fname]) == _abi_text(text), (
@@ -94,7 +139,7 @@ def test_committed_abi_matches_generator(fresh):
                            "and the numbers are still compared")
 def test_committed_c_matches_generator_byte_for_byte(fresh):
     model, src, committed = fresh
-    for fname, text in src.files.items():
+    for fname, text in _model_files(src).items():
         old = committed[fname]
         if fname == f"{model.name}.c":
             old_start, new_start = START_LINE.findall(old), START_LINE.findall(text)
@@ -135,6 +180,7 @@ def test_committed_start_has_no_round_off_noise():
 @pytest.mark.skipif(CC is None, reason="no C compiler")
 def test_committed_c_computes_what_the_generator_computes(fresh, tmp_path):
     model, src, committed = fresh
+    committed = {**committed, **{p.name: p.read_text() for p in RUNTIME.iterdir()}}
     kernels = []
     for tag, files in (("committed", committed), ("fresh", src.files)):
         gs = GeneratedSource(name=src.name, model_hash=src.model_hash, files=dict(files),
@@ -167,11 +213,65 @@ def test_committed_c_computes_what_the_generator_computes(fresh, tmp_path):
                 np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-12 * scale)
 
 
+def _build_line() -> list[str]:
+    """generated/README.md's build line (the first ``cc`` line of its sh blocks), as argv."""
+    text = (GENERATED / "README.md").read_text()
+    lines = [ln for body in re.findall(r"```sh\n(.*?)```", text, flags=re.S)
+             for ln in body.splitlines() if ln.startswith("cc ")]
+    assert lines, "generated/README.md gives no build line"
+    return shlex.split(lines[0])
+
+
+def _run_csv(exe: Path, *args) -> np.ndarray:
+    run = subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    rows = np.array([[float(v) for v in ln.split(",")] for ln in run.stdout.splitlines()[1:]])
+    assert np.isfinite(rows).all()
+    return rows
+
+
+@pytest.fixture(scope="module")
+def runtime_objects(tmp_path_factory):
+    """generated/runtime/'s two translation units compiled strictly, once for every example."""
+    out = tmp_path_factory.mktemp("runtime")
+    objs = []
+    for unit in ("symgen_runtime.c", "symgen_sparse.c"):
+        obj = out / unit.replace(".c", ".o")
+        proc = subprocess.run([CC, *STRICT, "-O1", "-c", str(RUNTIME / unit), "-o", str(obj)],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+        objs.append(str(obj))
+    return objs
+
+
+@pytest.mark.skipif(CC is None, reason="no C compiler")
+def test_readme_build_line_builds_an_example(tmp_path):
+    # the line as generated/README.md writes it, from the repository's root, with warnings as
+    # errors and its program written to tmp_path; then the README's run (DT 0.1, T_END 1)
+    argv = _build_line()
+    assert argv[0] == "cc" and "-Igenerated/runtime" in argv
+    assert "generated/stiff_pendulum/*.c" in argv
+    exe = tmp_path / "stiff_pendulum"
+    i = argv.index("-o")
+    argv[i + 1] = str(exe)
+    args = [a for arg in argv[1:] for a in (sorted(glob.glob(arg, root_dir=ROOT)) if "*" in arg
+                                            else [arg])]
+    proc = subprocess.run([CC, *STRICT[1:], *args], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    rows = _run_csv(exe, "0.1", "1")
+    assert len(rows) == 11 and rows[-1, 0] == pytest.approx(1.0)
+
+
 @pytest.mark.skipif(CC is None, reason="no C compiler")
 @pytest.mark.parametrize("name", NAMES)
-def test_committed_c_compiles_strictly(name, tmp_path):
+def test_committed_c_compiles_strictly(name, runtime_objects, tmp_path):
+    # the README's build line for every example (the runtime compiled once): the folder's .c
+    # files with -Igenerated/runtime, linked with the runtime, run for ten steps of 1e-4
     folder = GENERATED / name
-    proc = subprocess.run([CC, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-c",
-                           str(folder / f"{name}.c"), "-o", str(tmp_path / f"{name}.o")],
-                          capture_output=True, text=True)
+    sources = sorted(str(p) for p in folder.glob("*.c"))
+    assert [Path(s).name for s in sources] == sorted([f"{name}.c", "main.c"])
+    exe = tmp_path / name
+    proc = subprocess.run([CC, *STRICT, "-O1", f"-I{RUNTIME}", *sources, *runtime_objects, "-lm",
+                           "-o", str(exe)], capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert len(_run_csv(exe, "1e-4", "1e-3")) == 11

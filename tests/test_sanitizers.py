@@ -2,9 +2,9 @@
 and UndefinedBehaviorSanitizer: the double four-bar through its singular passages (both charts,
 the sparse and the dense step), Bricard's linkage (redundant constraints, rank-deficient H) and
 index-3 runs (fixed steps; dt = "auto" with HHT from a small driver). Each program is compiled
-once from every .c file of its folder (generated/<example>/ as committed, so a runtime split into
-more files is picked up) and run briefly; any sanitizer report makes the program exit non-zero
-(-fno-sanitize-recover)."""
+once from every .c file of its folder (generated/<example>/ as committed, with every .c file of
+the runtime they share, generated/runtime/, so a runtime split into more files is picked up) and
+run briefly; any sanitizer report makes the program exit non-zero (-fno-sanitize-recover)."""
 import os
 import shutil
 import subprocess
@@ -16,6 +16,7 @@ import pytest
 import symgen
 
 ROOT = Path(__file__).resolve().parents[1]
+GENERATED = ROOT / "generated"
 CC = shutil.which("cc") or shutil.which("gcc")
 SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
             "-g", "-O1", "-std=c99"]
@@ -26,7 +27,8 @@ PROBE = "#include <stdlib.h>\nint main(void) { char *p = malloc(4); p[0] = 0; fr
 
 @pytest.fixture(scope="module")
 def sanitized(tmp_path_factory):
-    """build(folder) → the path of main.c and the folder's other .c files compiled with the
+    """build(folder, runtime=None) → the path of main.c and the folder's other .c files (and those
+    of ``runtime``, the shared runtime's folder, on the include path) compiled with the
     sanitizers; skips the module when there is no C compiler or it cannot build and run a program
     with -fsanitize=address,undefined (e.g. no libasan, or ASan cannot run in this sandbox)."""
     if CC is None:
@@ -43,12 +45,14 @@ def sanitized(tmp_path_factory):
         pytest.skip("a program built with -fsanitize=address,undefined does not run here: "
                     + (run.stderr.strip().splitlines() or [f"exit {run.returncode}"])[0])
 
-    def build(folder: Path) -> Path:
+    def build(folder: Path, runtime: Path | None = None) -> Path:
         sources = sorted(p.name for p in folder.glob("*.c"))
         assert "main.c" in sources, sources
+        shared = [] if runtime is None else [f"-I{runtime}",
+                                             *sorted(str(p) for p in runtime.glob("*.c"))]
         out = tmp_path_factory.mktemp("asan") / "sim"
-        cmd = subprocess.run([CC, *SANITIZE, "-Wall", "-Wextra", "-pedantic", *sources, "-lm",
-                              "-o", str(out)], cwd=folder, capture_output=True, text=True)
+        cmd = subprocess.run([CC, *SANITIZE, "-Wall", "-Wextra", "-pedantic", *sources, *shared,
+                              "-lm", "-o", str(out)], cwd=folder, capture_output=True, text=True)
         assert cmd.returncode == 0 and cmd.stderr == "", cmd.stderr
         return out
     return build
@@ -68,7 +72,7 @@ def _run_clean(exe: Path, n: int, *args) -> np.ndarray:
 
 def test_double_four_bar_through_singular_passages(sanitized):
     # h = 1e-2 over 1.6 s: the passages at t ≈ 0.69 s and 1.47 s (θ through 0 and π)
-    exe = sanitized(ROOT / "generated" / "double_four_bar")
+    exe = sanitized(GENERATED / "double_four_bar", GENERATED / "runtime")
     n = 15
     for args in ([1e-2, 1.6], [1e-2, 1.6, "end", "qr"], [1e-2, 1.6, "symmetric", "sparse"],
                  [1e-2, 1.6, "symmetric", "qr"]):
@@ -79,7 +83,7 @@ def test_double_four_bar_through_singular_passages(sanitized):
 
 
 def test_bricard_redundant_constraints(sanitized):
-    exe = sanitized(ROOT / "generated" / "bricard")
+    exe = sanitized(GENERATED / "bricard", GENERATED / "runtime")
     for args in ([1e-2, 1.0], [1e-2, 1.0, "symmetric"]):
         assert len(_run_clean(exe, 24, *args)) == 101
 

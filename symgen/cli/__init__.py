@@ -1,7 +1,7 @@
 """The ``symgen`` command line.
 
     symgen show MODEL [--term NAME] [--latex] [--per-body]
-    symgen generate MODEL [-o DIR]
+    symgen generate MODEL [-o DIR] [--runtime-dir DIR]
     symgen export MODEL --fmi 2|3 [-o MODEL.fmu] [--source-only] [--dt H|auto] [--rtol R]
                   [--atol A]                     (symgen fmu MODEL ...: export --fmi 2)
     symgen simulate MODEL [--method M] [--scheme S] [--dt H] [--t-end T] [--param NAME=VALUE]...
@@ -107,16 +107,20 @@ def cmd_generate(args) -> int:
     outdir = Path(args.output) if args.output else None
     if outdir is not None:
         _check_output_dir(outdir, "-o")
+    runtime_dir = Path(args.runtime_dir) if args.runtime_dir else None
+    if runtime_dir is not None:
+        _check_output_dir(runtime_dir, "--runtime-dir")
     mdl, numeric = _load(args.model, parse_params(args.param))
     mdl = _with_defaults(mdl, numeric)
     if outdir is None:
         outdir = Path("generated") / mdl.name
         _check_output_dir(outdir, "the output folder")
     src = generate(mdl)
-    src.write(outdir)
-    print(f"wrote {len(src.files)} files for model {mdl.name} to {outdir}/:")
-    for fname in src.files:
-        print(f"  {outdir / fname}")
+    paths = src.write(outdir, runtime_dir)
+    also = f" (the runtime's to {runtime_dir}/)" if runtime_dir is not None else ""
+    print(f"wrote {len(paths)} files for model {mdl.name} to {outdir}/{also}:")
+    for path in paths:
+        print(f"  {path}")
     return EXIT_OK
 
 
@@ -292,6 +296,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("generate", help="write the standalone C")
     s.add_argument("model", metavar="MODEL", help=model_help)
     s.add_argument("-o", "--output", metavar="DIR", help="output folder (default generated/<model>/)")
+    s.add_argument("--runtime-dir", metavar="DIR",
+                   help="write the C runtime's files to DIR instead of the output folder (one "
+                        "copy for several models; compile with -IDIR)")
     s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
     s.set_defaults(func=cmd_generate)
     add_fmu_parser(sub, model_help, param_help)       # export, fmu (cli_fmu)

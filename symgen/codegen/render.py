@@ -114,13 +114,19 @@ class GeneratedSource:
     def source(self) -> str:
         return self.files[f"{self.name}.c"]
 
-    def write(self, outdir) -> list[Path]:
-        """Write every file into ``outdir`` (created if needed); returns the paths."""
+    def write(self, outdir, runtime_dir=None) -> list[Path]:
+        """Write every file into ``outdir`` (created if needed); returns the paths.
+
+        With ``runtime_dir`` the runtime's files (:data:`RUNTIME_FILES`) go there instead: one
+        copy shared by several models' folders (the repository's ``generated/runtime/``), whose
+        build line adds ``-I<runtime_dir>`` and names its ``symgen_runtime.c`` and
+        ``symgen_sparse.c``."""
         out = Path(outdir)
-        out.mkdir(parents=True, exist_ok=True)
+        runtime = Path(runtime_dir) if runtime_dir is not None else out
         paths = []
         for fname, text in self.files.items():
-            path = out / fname
+            path = (runtime if fname in RUNTIME_FILES else out) / fname
+            path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_text(path, text)
             paths.append(path)
         return paths
