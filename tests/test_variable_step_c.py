@@ -57,52 +57,78 @@ def build():
     return get
 
 
+#: relative changes of the start (positions and velocities together: a change of the velocities
+#: alone can be rounded away by the start's projection) that measure each run's round-off spread
+PERTURBATIONS = (0.0, 1e-15, -1e-15, 2e-15, -2e-15)
+
+
 def _runs(k, stepper, kw):
+    """One run of ``stepper`` from each perturbed start."""
     x0, xd0 = np.asarray(k.model.x0, float), np.asarray(k.model.xd0, float)
-    base = symgen.simulate(k, dt="auto", stepper=stepper, **kw)
-    assert base.status == "completed", base.reason
-    perturbed = [symgen.simulate(k, dt="auto", stepper=stepper, x0=x0 * (1 + e),
-                                 xd0=xd0 * (1 + e), **kw) for e in (1e-15, -1e-15, 2e-15)]
-    return base, perturbed
+    runs = [symgen.simulate(k, dt="auto", stepper=stepper, x0=x0 * (1 + e), xd0=xd0 * (1 + e),
+                            **kw) for e in PERTURBATIONS]
+    for r in runs:
+        assert r.status == "completed", r.reason
+    return runs
 
 
-def _spread(base, perturbed):
-    """(|Δt|, relative Δx, relative Δẋ, |Δ error estimate| per row) of the perturbed runs against
-    ``base`` (floors 1e-13; the last an array over the rows, floor 1e-9)."""
-    assert all(len(r.t) == len(base.t) for r in perturbed)       # no knife edge in the window
-    return (max(1e-13, *(np.abs(r.t - base.t).max() for r in perturbed)),
-            max(1e-13, *(_rel(r.x, base.x) for r in perturbed)),
-            max(1e-13, *(_rel(r.xd, base.xd) for r in perturbed)),
+def _path(r):
+    """What a run decided, step by step: the accepted steps, the rejected tries of each kind, the
+    flags (but FLOOR: whether Newton stopped at its round-off floor is a knife edge of
+    round-off).  Runs from starts 1e-15 apart can take different paths where a decision sits on a
+    knife edge (an error norm at 1, a Newton count); runs on one path are compared."""
+    sc = r.meta["step_control"]
+    return (len(r.t), sc["rejected_error"], sc["rejected_newton"],
+            (r.flags & ~Flag.FLOOR).tobytes())
+
+
+def _spread(runs):
+    """(|Δt|, relative Δx, relative Δẋ, |Δ error estimate| per row) among runs of one stepper on
+    one path (floors 1e-13; the last an array over the rows, floor 1e-9)."""
+    base, rest = runs[0], runs[1:]
+    return (max(1e-13, *(np.abs(r.t - base.t).max() for r in rest)),
+            max(1e-13, *(_rel(r.x, base.x) for r in rest)),
+            max(1e-13, *(_rel(r.xd, base.xd) for r in rest)),
             np.fmax(1e-9, np.max([np.nan_to_num(np.abs(r.err_est - base.err_est))
-                                  for r in perturbed], 0)))
+                                  for r in rest], 0)))
 
 
+@pytest.mark.roundoff
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_the_c_control_takes_the_python_controls_steps(build, case):
+    """The C control takes a path the Python control takes from the same perturbed starts, and on
+    that path the same steps, rejections, flags, states and error estimates, to within
+    SPREAD_FACTOR times the round-off spread measured among each stepper's runs on that path.
+    Which path a given start takes is not asserted (another BLAS kernel rounds differently)."""
     name, opts, kw = CASES[case]
     k = build(name, opts)
-    py, py_p = _runs(k, "python", kw)
-    c, c_p = _runs(k, "compiled", kw)
-    assert c.meta["stepper"] == "compiled" and py.meta["stepper"] == "python"
-    assert 150 <= len(py.t) <= 800                         # the window is what it claims
-    spread = [np.maximum(a, b) for a, b in zip(_spread(py, py_p), _spread(c, c_p))]
-    # the same number of steps and of rejected tries, the same flags (but FLOOR: whether Newton
-    # stopped at its round-off floor is a knife edge of round-off)
-    assert len(c.t) == len(py.t)
-    sc, sp = c.meta["step_control"], py.meta["step_control"]
-    assert (sc["rejected_error"], sc["rejected_newton"]) == (sp["rejected_error"],
-                                                             sp["rejected_newton"])
-    np.testing.assert_array_equal(c.flags & ~Flag.FLOOR, py.flags & ~Flag.FLOOR)
-    # the same steps and states, to the runs' own round-off spread
-    assert np.abs(c.t - py.t).max() <= SPREAD_FACTOR * spread[0]
-    assert _rel(c.x, py.x) <= SPREAD_FACTOR * spread[1]
-    assert _rel(c.xd, py.xd) <= SPREAD_FACTOR * spread[2]
-    # the error estimates too (near a singular passage they move by tens of % with round-off)
-    both = ~np.isnan(py.err_est)
-    np.testing.assert_array_equal(np.isnan(c.err_est), ~both)
-    assert np.all(np.abs(c.err_est - py.err_est)[both] <= SPREAD_FACTOR * spread[3][both])
-    assert c.pos_err.max() < 1e-12
-    assert kw.get("method") == "index3" or c.vel_err.max() < 1e-10     # (index-3 holds q, not q̇)
+    runs = {st: _runs(k, st, kw) for st in ("python", "compiled")}
+    assert all(r.meta["stepper"] == st for st in runs for r in runs[st])
+    assert 150 <= int(np.median([len(r.t) for r in runs["python"]])) <= 800   # the window's size
+    for st in runs:
+        for r in runs[st]:
+            assert r.pos_err.max() < 1e-12
+            assert kw.get("method") == "index3" or r.vel_err.max() < 1e-10   # (index-3: q, not q̇)
+    by_path = {}
+    for st in runs:
+        for r in runs[st]:
+            by_path.setdefault(_path(r), {"python": [], "compiled": []})[st].append(r)
+    shared = [g for g in by_path.values() if g["python"] and g["compiled"]
+              and max(len(g["python"]), len(g["compiled"])) >= 2]
+    paths = [(p[:3], len(g["python"]), len(g["compiled"])) for p, g in by_path.items()]
+    assert shared, ("the C control took none of the paths the Python control took (or each "
+                    f"shared path once only): (steps, rejections, Newton) and runs {paths}")
+    for g in shared:
+        measured = [_spread(g[st]) for st in ("python", "compiled") if len(g[st]) >= 2]
+        spread = [np.maximum.reduce([m[i] for m in measured]) for i in range(4)]
+        c, py = g["compiled"][0], g["python"][0]
+        assert np.abs(c.t - py.t).max() <= SPREAD_FACTOR * spread[0]
+        assert _rel(c.x, py.x) <= SPREAD_FACTOR * spread[1]
+        assert _rel(c.xd, py.xd) <= SPREAD_FACTOR * spread[2]
+        # the error estimates too (near a singular passage they move by tens of % with round-off)
+        both = ~np.isnan(py.err_est)
+        np.testing.assert_array_equal(np.isnan(c.err_est), ~both)
+        assert np.all(np.abs(c.err_est - py.err_est)[both] <= SPREAD_FACTOR * spread[3][both])
 
 
 def test_the_c_control_fails_as_the_python_control_does(build):
