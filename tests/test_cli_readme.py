@@ -1,9 +1,10 @@
-"""Every command in README.md runs, in order, in a fresh folder, and prints what the README says.
+"""Every command in README.md and in the docs/ pages with console examples (PAGES) runs, in
+order, in a fresh folder for each page, and prints what the page says.
 
-Files the README shows (code blocks whose first line names them, e.g. ``# cart_pendulum.py`` or
-``/* main.c: ... */``) are written first; every ``$ `` line of a console block is then run.  The
-install and test commands are what ``.ci/run`` executes; ``symgen reproduce --quick`` is run by
-tests/test_reproduce.py with exactly the README's arguments.
+Files a page shows (code blocks whose first line names them, e.g. ``# cart_pendulum.py`` or
+``/* main.c: ... */``) are written first; every ``$ `` line of its console blocks is then run.
+The install and test commands are what ``.ci/run`` executes; ``symgen reproduce --quick``
+(docs/reproduce.md) is run by tests/test_reproduce.py with exactly the page's arguments.
 """
 import importlib.util
 import math
@@ -14,21 +15,48 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 PNG = b"\x89PNG\r\n\x1a\n"
 ROUND_OFF = 1e-9     # below this a printed figure is compared by its decade only
 TINY = 1e-300
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 # the console commands covered elsewhere (see the module docstring)
 DEMO = 'python -m pip install -e ".[plot]" && symgen simulate stiff_pendulum --plot stiff_pendulum.png'
-TEST = 'python -m pip install -e ".[test,plot]" && python -m pytest -q'
+TEST = ('python -m pip install -e ".[test,plot]" && python -m pytest -q'
+        ' && OPENBLAS_CORETYPE=Prescott python -m pytest -q -m roundoff')
 ELSEWHERE = {
     DEMO: "the install is .ci/run's (a superset); the run is the main-job block's own command",
     TEST: ".ci/run",
     "symgen reproduce --quick --out reproduction": "tests/test_reproduce.py",
+}
+
+
+class Page(NamedTuple):
+    """A page with console examples: how many of its commands run here at least, the files they
+    leave behind, and the models of its later commands that conftest.py's warm_build compiles
+    while the commands before them run (model files the page shows, shipped examples)."""
+    runs: int
+    leaves: tuple
+    warm: tuple = ()
+
+
+#: every page (relative to the repository's top folder) whose console examples are checked here
+PAGES = {
+    "README.md": Page(4, ("stiff_pendulum.png", "classical_reactions.png", "classical.npz"),
+                      warm=("my_pendulum.py",)),
+    "docs/guide.md": Page(7, ("cart_pendulum.png", "cart.csv", "sympy_pendulum.npz",
+                              "slider_crank_3d.npz"),
+                          warm=("sympy_pendulum.py", "slider_crank_3d", "sympy_four_bar",
+                                "double_four_bar", "double_pendulum")),
+    "docs/generated-c.md": Page(3, ("generated/stiff_pendulum/stiff_pendulum.h", "main")),
+    "docs/fmu.md": Page(1, ("stiff_pendulum.fmu",)),
+    "docs/reproduce.md": Page(0, ()),            # its one command is run by test_reproduce.py
 }
 
 
@@ -115,13 +143,39 @@ def test_bindir_runs_this_interpreter_with_symgen(bindir):
 
 
 def test_readme_lists_every_command_kind():
-    cmds = [c for c, _, _ in commands_of(README.read_text())]
-    for sub in ("show", "generate", "simulate", "plot", "stability", "reproduce"):
+    texts = [(ROOT / page).read_text() for page in PAGES] + [(DOCS / "cli.md").read_text()]
+    cmds = [c for text in texts for c, _, _ in commands_of(text)]
+    for sub in ("show", "generate", "simulate", "plot", "stability", "reproduce", "export",
+                "modes"):
         assert any(c.startswith(f"symgen {sub}") for c in cmds) or \
-            f"symgen {sub}" in README.read_text(), sub
+            any(f"symgen {sub}" in text for text in texts), sub
     # the two set-up commands, and the main job again on its own with its output
-    assert cmds[:2] == [DEMO, TEST]
-    assert "symgen simulate stiff_pendulum --plot stiff_pendulum.png" in cmds
+    readme = [c for c, _, _ in commands_of(README.read_text())]
+    assert readme[:2] == [DEMO, TEST]
+    assert "symgen simulate stiff_pendulum --plot stiff_pendulum.png" in readme
+
+
+def test_every_page_with_console_examples_is_checked():
+    """A console example moved into a page of docs/ stays run: every page that has one is in
+    PAGES, and every command of a page either runs here or is one of those run ELSEWHERE."""
+    pages = ["README.md"] + [f"docs/{p.relative_to(DOCS)}" for p in sorted(DOCS.rglob("*.md"))]
+    with_console = {page for page in pages if commands_of((ROOT / page).read_text())}
+    assert with_console == set(PAGES)
+    for page, spec in PAGES.items():
+        cmds = [c for c, _, _ in commands_of((ROOT / page).read_text())]
+        assert len([c for c in cmds if c not in ELSEWHERE]) >= spec.runs, page
+    everywhere = [c for page in PAGES for c, _, _ in commands_of((ROOT / page).read_text())]
+    assert set(ELSEWHERE) <= set(everywhere)
+
+
+def test_the_maps_name_every_page_of_docs():
+    """README's map and docs/index.md link every page of docs/ (and the API reference)."""
+    pages = sorted(p.name for p in DOCS.glob("*.md") if p.name != "index.md") + ["api/"]
+    readme, index = README.read_text(), (DOCS / "index.md").read_text()
+    for page in pages:
+        assert f"](docs/{page}" in readme, f"README's map does not link docs/{page}"
+        assert f"]({page}" in index, f"docs/index.md does not link {page}"
+    assert "](docs/index.md)" in readme
 
 
 def _has_matplotlib() -> bool:
@@ -131,36 +185,35 @@ def _has_matplotlib() -> bool:
         return False
 
 
-@pytest.mark.skipif(not _has_matplotlib(), reason="the README's commands draw plots: matplotlib "
+@pytest.mark.skipif(not _has_matplotlib(), reason="the pages' commands draw plots: matplotlib "
                                                   "is not installed (pip install -e '.[plot]')")
-def test_every_readme_command_runs_as_documented(tmp_path, bindir, warm_build):
-    text = README.read_text()
+@pytest.mark.parametrize("page", list(PAGES))
+def test_every_command_runs_as_documented(page, tmp_path, bindir, warm_build):
+    spec = PAGES[page]
+    text = (ROOT / page).read_text()
     for name, body in files_of(text).items():
         (tmp_path / name).write_text(body)
     env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
     if shutil.which("cc") is None:
-        # symgen itself compiles through cffi, and the README compiles main.c with `cc`: without
-        # a C compiler the README cannot run as documented, so say so instead of skipping lines
-        pytest.skip("no C compiler `cc` on PATH: the README's commands need one")
+        # symgen itself compiles through cffi, and the pages compile main.c with `cc`: without
+        # a C compiler they cannot run as documented, so say so instead of skipping lines
+        pytest.skip(f"no C compiler `cc` on PATH: the commands of {page} need one")
     # the models of the later commands are compiled meanwhile into the same cache, by one other
     # process (the commands themselves run in order and find them built, or wait for the build)
-    warm = warm_build(*(tmp_path / f if f.endswith(".py") else f for f in WARMED))
-    assert _run_commands(text, tmp_path, env) >= 8
-    warm.wait(timeout=300)                      # (done by now: its models were needed)
+    warm = warm_build(*(tmp_path / f if f.endswith(".py") else f for f in spec.warm)) \
+        if spec.warm else None
+    assert _run_commands(text, tmp_path, env) >= spec.runs
+    if warm is not None:
+        warm.wait(timeout=300)                  # (done by now: its models were needed)
     # what the commands promise to leave behind
-    for png in ("stiff_pendulum.png", "classical_reactions.png"):
-        assert (tmp_path / png).read_bytes()[:8] == PNG
-    assert (tmp_path / "classical.npz").is_file() and (tmp_path / "cart.csv").is_file()
-    assert (tmp_path / "generated" / "stiff_pendulum" / "stiff_pendulum.h").is_file()
-
-
-#: models of README commands after the first few (model files it shows, a shipped example), built
-#: by conftest.py's warm_build while the commands before them run
-WARMED = ("my_pendulum.py", "sympy_pendulum.py", "sympy_four_bar", "double_pendulum", "slider_crank_3d")
+    for name in spec.leaves:
+        assert (tmp_path / name).is_file(), (page, name)
+        if name.endswith(".png"):
+            assert (tmp_path / name).read_bytes()[:8] == PNG, (page, name)
 
 
 def _run_commands(text, cwd, env) -> int:
-    """Run every console command of the README not run ELSEWHERE, in order, in ``cwd``; check its
+    """Run every console command of a page not run ELSEWHERE, in order, in ``cwd``; check its
     exit code and output lines; return how many ran."""
     ran = 0
     for cmd, code, expected in commands_of(text):
@@ -186,6 +239,7 @@ def test_commands_run_elsewhere_are_run_there():
     assert TEST in ci.splitlines()                   # exactly the README's test command
     make = (here.parent / "Makefile").read_text()
     assert f"\t{DEMO}" in make and f"\t{TEST}" in make
+    assert TEST in (DOCS / "testing.md").read_text()
     repro = (here / "test_reproduce.py").read_text()
     assert '"reproduce", "--quick", "--out", "reproduction"' in repro
 

@@ -41,7 +41,7 @@ WARM = ["symgen.reproduce.references:minimal_pendulum",
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
-    # exactly the README's command, run in a fresh folder
+    # exactly the command of docs/reproduce.md, run in a fresh folder
     cwd = tmp_path_factory.mktemp("repro")
     proc = subprocess.run(_symgen() + ["reproduce", "--quick", "--out", "reproduction"],
                           capture_output=True, text=True, timeout=600, cwd=cwd)
