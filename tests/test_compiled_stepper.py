@@ -14,6 +14,9 @@ import pytest
 import symgen
 from symgen.loader import known_examples
 
+#: the C runtime against the Python steppers: run again under another BLAS kernel
+pytestmark = pytest.mark.roundoff
+
 EXAMPLES = sorted(known_examples())
 CHARTS = ("end", "symmetric")
 #: model() options: the N four-bar at N = 10 (n = 63, the C dense and sparse steps have no
@@ -387,7 +390,6 @@ def test_symmetric_chart_runs_compiled(tmp_path, kernels):
 PERTURBATIONS = (0.0, 1e-15, -1e-15, 2e-15, -2e-15, 3e-15, -3e-15)
 
 
-@pytest.mark.roundoff
 @pytest.mark.parametrize("chart", CHARTS)
 def test_step_onto_a_singular_point_compiled_as_python(chart, kernels):
     """The double four-bar's step onto its singular point (tests/test_convergence.py) sits on a

@@ -12,6 +12,9 @@ from symgen.cli import summary_lines
 from symgen.steppers import Linearization, make_stepper
 from symgen.steppers.base import EPS, Stepper
 
+#: steps at and onto singular configurations: run again under another BLAS kernel
+pytestmark = pytest.mark.roundoff
+
 
 @pytest.fixture(scope="module")
 def dfb():

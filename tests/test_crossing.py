@@ -17,6 +17,9 @@ import symgen
 
 import oracles
 
+#: grid points on a singular configuration: run again under another BLAS kernel
+pytestmark = pytest.mark.roundoff
+
 K = 72                                  # grid point K·h ≈ 0.714 s, the first horizontal passage
 
 
@@ -31,9 +34,23 @@ def _b0_error(res, t_max=np.inf):
     return float(np.abs(B - ref[:2])[:, res.t <= t_max].max())
 
 
-def _check(res, bound):
+def _velocity_round_off(kern, res):
+    """Per row, the round-off of the velocity projection: ε |ẋ| s_max/s_min of H there (the
+    solve for H ẋ = −q_t amplifies round-off by H's condition; next to the passage s_min → 0)."""
+    eps, out = np.finfo(float).eps, np.empty(len(res.t))
+    for i in range(len(res.t)):
+        H = np.asarray(kern.constraints(res.t[i], res.x[i], res.xd[i], res.xdd[i])[1])
+        s = np.linalg.svd(H, compute_uv=False)
+        out[i] = eps * np.linalg.norm(res.xd[i]) * s[0] / s[-1]
+    return out
+
+
+def _check(kern, res, bound):
     assert res.status == "completed", res.reason
-    assert res.pos_err.max() < 1e-13 and res.vel_err.max() < 1e-12     # (measured ≤ 2e-15, 1e-14)
+    assert res.pos_err.max() < 1e-13                                  # (measured ≤ 2e-15)
+    # ‖q̇‖ within 8x its round-off (measured ≤ 0.6x on both steppers and two BLAS kernels; up
+    # to 3.7e-11 at a row on the passage, 1e-14 elsewhere)
+    assert np.all(res.vel_err <= 8 * _velocity_round_off(kern, res))
     assert _b0_error(res) <= bound
 
 
@@ -49,10 +66,10 @@ def test_a_grid_point_on_a_singular_configuration_is_crossed(kern, stepper):
     for _ in range(10):                  # θ(K·h) = 0: the end of step K on the passage
         h2 = h1 - th1 * (h1 - h0) / (th1 - th0)
         res = symgen.simulate(kern, dt=h2, t_end=K * h2, stepper=stepper)
-        _check(res, bound_K)
+        _check(kern, res, bound_K)
         th2 = res.coord("V0.theta")[K]
         if th2 == th1:
             break
         h0, th0, h1, th1 = h1, th1, h2, th2
     # on, through the passages of the next 2.3 s (landings, sub-steps)
-    _check(symgen.simulate(kern, dt=h1, t_end=300 * h1, stepper=stepper), bound)
+    _check(kern, symgen.simulate(kern, dt=h1, t_end=300 * h1, stepper=stepper), bound)

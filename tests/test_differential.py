@@ -17,6 +17,9 @@ import pytest
 
 import symgen
 
+#: the C runtime against the Python steppers: run again under another BLAS kernel
+pytestmark = pytest.mark.roundoff
+
 WARM = ["double_four_bar", "symgen.examples.n_four_bar:model:N=10", "bricard", "andrews_squeezer",
         "slider_crank_3d", "slider_crank", "stiff_pendulum", "double_pendulum",
         "sympy_four_bar"]                                                 # (conftest)

@@ -9,6 +9,9 @@ import pytest
 
 import symgen
 
+#: the C mass metric against the Python one: run again under another BLAS kernel
+pytestmark = pytest.mark.roundoff
+
 WARM = ("slider_crank_3d", "bricard")
 
 #: C against Python: within this many times the Python stepper's own round-off spread

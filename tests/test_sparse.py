@@ -11,6 +11,9 @@ from symgen.derived import derive, sparsity
 from symgen.kernels import LambdifyKernels
 from symgen.loader import known_examples, load_model
 
+#: the sparse step against the dense one and C against Python: run again under another BLAS kernel
+pytestmark = pytest.mark.roundoff
+
 #: kernels compared with sympy.lambdify (small) / with the compiled dense kernels only (N = 10: its
 #: lambdify takes ~10 s; the dense C kernels are checked against lambdify in test_kernels)
 CASES = [("double_four_bar", {}), ("bricard", {}), ("stiff_pendulum", {}), ("n_four_bar", {"N": 10})]
@@ -192,8 +195,13 @@ def test_compiled_sparse_step_gives_the_python_sparse_trajectory(name, opts, sim
     err, ref = np.abs(c.omega_max - py.omega_max), np.abs(py.omega_max)
     rel = np.divide(err, ref, out=err.copy(), where=ref > 0)        # (k = 0: ω_max = 0)
     assert np.max(rel) <= 1e-4 and np.mean(rel <= 1e-8) >= 0.99
+    # the partitions: as many rows as H's rank on both; which rows, and how often a partition
+    # is redone, are decisions on round-off where H has redundant rows (Bricard: another BLAS
+    # kernel repartitions once more), so they are not compared (a forced rank drop is, below)
     stats, ref = c.meta["sparse_step"], py.meta["sparse_step"]
-    assert stats["partitions"] == ref["partitions"] and stats["rows"] == ref["rows"]
+    low, high = c.meta["rank_H"]
+    assert len(stats["rows"]) == len(ref["rows"]) and low <= len(stats["rows"]) <= high
+    assert stats["partitions"] >= 1 and ref["partitions"] >= 1
     assert len(stats["independent"]) == k.n - len(stats["rows"])
 
 

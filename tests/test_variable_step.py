@@ -139,6 +139,7 @@ def _error_andrews(k, rtol, ref, stepper):
     return np.abs(np.array([r.output(a)[-1] for a in ANGLES]) - q[:, -1]).max()
 
 
+@pytest.mark.roundoff
 @pytest.mark.parametrize("stepper", STEPPERS)
 @pytest.mark.parametrize("problem", ["stiff_pendulum", "double_four_bar", "andrews_squeezer"])
 def test_the_error_falls_with_rtol(kernels, pendulum_reference, problem, stepper):
@@ -153,6 +154,7 @@ def test_the_error_falls_with_rtol(kernels, pendulum_reference, problem, stepper
     assert all(errs[i + 2] < errs[i] / 10 for i in range(len(errs) - 2)), errs
 
 
+@pytest.mark.roundoff
 @pytest.mark.parametrize("stepper", STEPPERS)
 @pytest.mark.parametrize("chart", ["end", "symmetric"])
 def test_double_four_bar_through_its_singular_passages(kernels, chart, stepper):
@@ -348,6 +350,7 @@ def test_the_corrected_steps_estimate_is_its_local_error(kernels, problem, t_s, 
     assert nx > 5 * true_x, (nx, true_x)
 
 
+@pytest.mark.roundoff
 @pytest.mark.parametrize("stepper", STEPPERS)
 def test_a_tolerance_below_the_constraint_solves_round_off_is_still_carried(kernels, stepper):
     """rtol = atol = 1e-12 on the double four-bar with auto's default (symmetric chart, mass

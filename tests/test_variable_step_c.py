@@ -9,6 +9,9 @@ import pytest
 import symgen
 from symgen.steppers.control import Flag
 
+#: the C error control against the Python one: run again under another BLAS kernel
+pytestmark = pytest.mark.roundoff
+
 #: C against Python: within this many times the larger of the two steppers' own round-off spreads
 SPREAD_FACTOR = 10
 
@@ -93,7 +96,6 @@ def _spread(runs):
                                   for r in rest], 0)))
 
 
-@pytest.mark.roundoff
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_the_c_control_takes_the_python_controls_steps(build, case):
     """The C control takes a path the Python control takes from the same perturbed starts, and on
