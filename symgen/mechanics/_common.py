@@ -490,7 +490,10 @@ class Deferred:
     what: str
 
     def value(self, subs) -> sp.Expr:
-        return sp.Float(numeric(self.expr, subs, f"{self.element}: {self.what}"), 17)
+        """The value at ``subs``, computed exactly from the decimals of the numbers
+        (mechanics._exact: 0.35 − 0.2 is 0.15, a zero angle 0), correctly rounded."""
+        from ._exact import exact_value, number
+        return number(exact_value(self.expr, subs, f"{self.element}: {self.what}"))
 
 
 @dataclass
