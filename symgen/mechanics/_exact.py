@@ -19,9 +19,7 @@ from typing import Mapping, Sequence
 
 import sympy as sp
 
-from ._common import MechanismError
-
-__all__ = ["exact", "exact_value", "number", "floated", "rationalized", "dot", "sub", "scale",
+__all__ = ["NotANumber", "exact", "exact_value", "number", "floated", "rationalized", "dot", "sub", "scale",
            "cross", "sqrt", "norm", "unit", "pinv", "matvec", "atan2"]
 
 Vec = tuple  # of Fractions
@@ -49,9 +47,15 @@ def rationalized(expr):
     return e.xreplace({f: sp.Rational(exact(f)) for f in floats}) if floats else e
 
 
-def exact_value(expr, subs: Mapping, what: str) -> Fraction:
+class NotANumber(ValueError):
+    """An expression that has no value without more symbols (``args[0]``: their names), or none
+    that is real."""
+
+
+def exact_value(expr, subs: Mapping) -> Fraction:
     """The exact value of an expression of parameters only (their values ``subs`` taken exactly):
-    a Rational when it is one, else (a root, a sine) the double nearest its 30-digit value."""
+    a Rational when it is one, else (a root, a sine) the double nearest its 30-digit value.
+    :class:`NotANumber` when symbols are left (``_common.exact_numeric`` names them)."""
     if isinstance(expr, (Fraction, int)):
         return Fraction(expr)
     e = rationalized(expr)
@@ -60,12 +64,11 @@ def exact_value(expr, subs: Mapping, what: str) -> Fraction:
                         for k, v in subs.items()})
         e = rationalized(e)
     if e.free_symbols:
-        raise MechanismError(f"{what} = {expr} depends on {sorted(map(str, e.free_symbols))}; "
-                             "initial values may depend on declared parameters only")
+        raise NotANumber(sorted(map(str, e.free_symbols)))
     if not e.is_Rational:
         e = sp.N(e, 30)
         if not e.is_Float:
-            raise MechanismError(f"{what} = {expr} is not a real number")
+            raise NotANumber([])
     return exact(e)
 
 

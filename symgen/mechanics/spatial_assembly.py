@@ -14,7 +14,7 @@ import sympy as sp
 
 from ..symbols import Input
 from . import _exact
-from ._common import MechanismError, check_mass_properties, numeric
+from ._common import MechanismError, check_mass_properties, exact_numeric, numeric
 from .spatial_joints import element_subs
 
 __all__ = ["SpatialAssembly", "NeglectedInertiaWarning"]
@@ -42,7 +42,7 @@ class SpatialAssembly:
 
     def exact(self, e, what):
         """The exact value of an expression of parameters (mechanics._exact)."""
-        return _exact.exact_value(e, self.pvals, what)
+        return exact_numeric(e, self.pvals, what)
 
     def exact0(self, name) -> tuple:
         """An element's initial value, exactly."""
