@@ -127,3 +127,88 @@ def test_models_and_generated_c_do_not_depend_on_the_blas(tmp_path):
                     problems.append(f"{tag}: {key}: {fname} differs, "
                                     + _first_difference(text, have["files"][fname]))
     assert not problems, "\n".join(problems)
+
+
+# -- the parts, against independent oracles ------------------------------------------------------
+
+def test_exact_roots_are_correctly_rounded():
+    # oracle: the decimal module's square root to 60 digits, rounded once to a double
+    import decimal
+    from fractions import Fraction
+
+    import numpy as np
+
+    from symgen.mechanics import _exact
+    ctx = decimal.Context(prec=60)
+    rng = np.random.default_rng(5)
+    values = [Fraction(9, 400), Fraction(2), Fraction(1, 3), Fraction(10) ** -30]
+    values += [Fraction(repr(float(v))) for v in rng.uniform(0, 10, 200)]
+    values += [Fraction(float(v)) for v in rng.uniform(0, 1e-3, 200)]
+    for r in values:
+        want = float(ctx.sqrt(ctx.divide(decimal.Decimal(r.numerator), r.denominator)))
+        assert _exact.sqrt(r) == want, r
+        assert _exact._root(r * r, 2) == want, r                # ⁴√(r²) = √r
+    assert _exact.sqrt(Fraction(repr(0.35)) - Fraction(repr(0.2))) != 0.35 - 0.2
+    assert _exact.sqrt((Fraction(repr(0.35)) - Fraction(repr(0.2))) ** 2) == 0.15
+
+
+def test_exact_pseudo_inverse_and_deferred_values():
+    from fractions import Fraction
+
+    import numpy as np
+    import sympy as sp
+
+    from symgen.mechanics import _exact
+    from symgen.mechanics._common import Deferred
+    rng = np.random.default_rng(6)
+    for k in (1, 2, 3):
+        X = [tuple(Fraction(repr(float(v))) for v in rng.uniform(-1, 1, 3)) for _ in range(k)]
+        P = _exact.pinv(X)
+        # exactly X⁺X = I (columns independent), and numpy's pinv to round-off
+        assert all(sum(P[a][i] * X[b][i] for i in range(3)) == (a == b)
+                   for a in range(k) for b in range(k))
+        Xf = np.array([[float(v) for v in col] for col in X]).T
+        np.testing.assert_allclose([[float(v) for v in row] for row in P], np.linalg.pinv(Xf),
+                                   rtol=0, atol=1e-13)
+    # a length from the decimals the user wrote: 0.35 − 0.2 is 0.15 (in doubles 0.1499…97)
+    x1, x2, a = sp.symbols("x1 x2 a")
+    length = Deferred(sp.sqrt((x1 - x2) ** 2), "distance", "initial length")
+    assert float(length.value({x1: 0.35, x2: 0.2})) == 0.15 != 0.35 - 0.2
+    assert Deferred(a - x1, "angle", "initial angle").value({x1: 0.3, a: 0.3}) == 0
+
+
+def test_min_norm_step_is_lstsq_with_redundant_rows():
+    import numpy as np
+
+    from symgen.gauss_newton import min_norm_step
+    rng = np.random.default_rng(7)
+    for m, n in ((3, 8), (6, 6), (9, 12)):
+        J, r = rng.normal(size=(m, n)), rng.normal(size=m)
+        J[-1], r[-1] = J[0] - 2 * J[1], r[0] - 2 * r[1]         # a redundant, consistent row
+        dz, rank = min_norm_step(J, r, 1e-10)
+        assert rank == min(m, n) - (1 if m <= n else 0)
+        np.testing.assert_allclose(dz, np.linalg.lstsq(J, r, rcond=1e-10)[0], rtol=0,
+                                   atol=1e-13)
+
+
+def test_assembled_start_is_the_nearest_doubles_to_the_solution():
+    # oracle: sympy's nsolve (mpmath's findroot) at 40 digits of q = 0 with the crank held, then
+    # the velocities from q̇ = 0 solved exactly (sympy) at the assembled doubles, rounded once
+    import numpy as np
+    import sympy as sp
+
+    import symgen
+    from examples.sympy_four_bar import CRANK_RATE0
+    model = symgen.load_model("sympy_four_bar")
+    vals = {s: sp.Rational(*float(v).as_integer_ratio()) for s, v in model.params.items()}
+    q = [e.xreplace(vals) for e in model.q]
+    rows = q + [model.coords[0]]
+    root = sp.nsolve(rows, list(model.coords), [0.0, -0.9, -0.8], prec=40)
+    np.testing.assert_array_equal(model.x0, [float(v) for v in root])
+    at = {c: sp.Rational(*float(v).as_integer_ratio()) for c, v in zip(model.coords, model.x0)}
+    vs = sp.symbols("v0:3")
+    H = sp.Matrix(q).jacobian(model.coords).xreplace(at)
+    sol = sp.solve(list(H * sp.Matrix(vs)) + [vs[0] - CRANK_RATE0], vs)
+    want = [float(sp.N(sol[v], 40)) for v in vs]
+    want[2] = 0.0 if abs(want[2]) < 1e-15 * max(map(abs, want)) else want[2]   # gauss_newton.ZERO
+    np.testing.assert_array_equal(model.xd0, want)

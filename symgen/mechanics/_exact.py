@@ -19,8 +19,8 @@ from typing import Mapping, Sequence
 
 import sympy as sp
 
-__all__ = ["NotANumber", "exact", "exact_value", "number", "floated", "rationalized", "dot", "sub", "scale",
-           "cross", "sqrt", "norm", "unit", "pinv", "matvec", "atan2"]
+__all__ = ["NotANumber", "exact", "exact_value", "number", "floated", "rationalized", "dot", "sub",
+           "scale", "cross", "sqrt", "norm", "unit", "pinv", "matvec", "atan2"]
 
 Vec = tuple  # of Fractions
 
