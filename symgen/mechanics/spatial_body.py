@@ -83,7 +83,8 @@ class SpatialBody:
         return _exact.matvec(self.pinv, _exact.sub(r0, self.origin0))
 
     def position(self, c) -> sp.Matrix:
-        """r = P₀ + Σ c_k d_k for local coordinates c (exact numbers); |c_k| ≤ 1e-15 left out."""
+        """r = P₀ + Σ c_k d_k for local coordinates c (exact numbers); a c_k within 1e-15 of 0 is
+        left out."""
         r = self.origin
         for ck, d in zip(c, self.basis):
             if abs(ck) > 1e-15:
