@@ -9,11 +9,11 @@
   given values; the rest of the configuration solves q(x, t0) = 0 from the model's x0 (or
   ``guess``) by Gauss–Newton with minimum-norm (least-squares) steps, i.e. with the smallest change
   from the guess; then the velocities solve q̇ = H ẋ + ∂q/∂t = 0 with the components in ``xd_fix``
-  held, again with the smallest change from the model's ẋ0 (or ``xd_guess``).  The Newton
-  iteration is :func:`consistent_state` itself, run on a small constraint-only kernel of the
-  augmented rows [q; x_i − c_i] (and, for the velocities, [q̇; ẋ_j − v_j]); a configuration that
-  cannot be assembled raises :class:`AssemblyError`, naming the constraints that stay violated and
-  their residuals.
+  held, again with the smallest change from the model's ẋ0 (or ``xd_guess``).  Held coordinates
+  keep the given values exactly (they are not unknowns); a held output is a row.  The iteration
+  is :mod:`symgen.gauss_newton`'s: deterministic (mpmath rows, no BLAS), so the start has the same
+  bits on every machine; a configuration that cannot be assembled raises
+  :class:`AssemblyError`, naming the constraints that stay violated and their residuals.
 * :func:`consistent_state` — project an initial state onto q = 0, q̇ = 0 and solve the index-1
   equations for ẍ0 and λ0; used by :func:`symgen.simulate` before the first step and by
   :func:`symgen.suggest_step`.
@@ -28,6 +28,7 @@ import numpy as np
 import sympy as sp
 
 from .derived import jacobian
+from .gauss_newton import Rows, solve, velocity_rows
 from .jit import as_kernels
 from .model import Model, ModelError, t
 from .settings import SimulationSettings
@@ -214,72 +215,6 @@ def _targets(model: Model, fix: Mapping | None, what: str, velocity: bool):
     return out
 
 
-class _ConstraintKernels:
-    """The interface of :func:`symgen.consistent_state` for rows [q; fix] (positions) and
-    [q̇; xd_fix] (velocities), evaluated by lambdify; the dynamics are a unit mass (the
-    accelerations that consistent_state also returns are not used)."""
-
-    def __init__(self, model: Model, pos_rows, vel_rows, params: Mapping, labels=None):
-        n = model.n
-        self.n = n
-        self.model_m = model.m
-        xs = [sp.Symbol(f"_x{i}") for i in range(n)]
-        vs = [sp.Symbol(f"_v{i}") for i in range(n)]
-        ren = dict(zip(model.coords, xs))
-        ren.update(zip(model.velocities, vs))
-        ren.update({s: sp.Float(v) for s, v in params.items()})
-        q = [sp.sympify(e).xreplace(ren) for e in list(model.q) + [e for e, _, _ in pos_rows]]
-        self.pos_values = np.array([v for _, v, _ in pos_rows], float)
-        qm = sp.Matrix(q) if q else sp.zeros(0, 1)
-        H = jacobian(qm, xs)
-        qt = [sp.diff(e, t) for e in q]
-        vel = [sp.sympify(e).xreplace(ren) for e, _, _ in vel_rows]
-        Hv = jacobian(sp.Matrix(vel), vs) if vel else sp.zeros(0, n)
-        self.vel_values = np.array([v for _, v, _ in vel_rows], float)
-        self._f = sp.lambdify([t, xs, vs], [q, list(H), qt, list(Hv)], modules="numpy", cse=True)
-        self.m_pos, self.m_vel = len(q), len(vel)
-        self.labels = ([_label(model, i, labels) for i in range(model.m)]
-                       + [lab for _, _, lab in pos_rows])
-        self.velocity_stage = False
-        self.last_x = None
-        self.dynamics = self._dynamics
-
-    @property
-    def m(self) -> int:
-        return self.model_m + self.m_vel if self.velocity_stage else self.m_pos
-
-    def positions(self, t0, x):
-        """q (held rows: value subtracted), H and ∂q/∂t at x."""
-        a, b, c, _ = self._f(float(t0), list(x), [0.0] * self.n)
-        q = np.asarray(a, float).reshape(-1) if self.m_pos else np.zeros(0)
-        q[self.model_m:] -= self.pos_values
-        H = np.asarray(b, float).reshape(self.m_pos, self.n)
-        qt = np.broadcast_to(np.asarray(c, float).reshape(-1) if self.m_pos else 0.0,
-                             (self.m_pos,)).copy()
-        return q, H, qt
-
-    def constraints(self, t0, x, xd, xdd):
-        self.last_x = np.array(x, float)
-        q, H, qt = self.positions(t0, x)
-        q_dot = H @ xd + qt
-        if self.velocity_stage:
-            # the model's rows and the held velocities ẋ_j − v_j (zero position residual: x is
-            # already assembled, the position loop of consistent_state stops at once); the held
-            # positions do not hold their velocities
-            _, _, _, Hv = self._f(float(t0), list(x), list(xd))
-            Hv = np.asarray(Hv, float).reshape(self.m_vel, self.n)
-            k = self.model_m
-            H = np.vstack([H[:k], Hv])
-            q = np.concatenate([q[:k], np.zeros(self.m_vel)])
-            q_dot = np.concatenate([q_dot[:k], Hv @ xd - self.vel_values])
-        zeros = np.zeros_like(q)
-        return q, H, q_dot, np.zeros_like(H), zeros, np.zeros_like(H)
-
-    def _dynamics(self, t0, x, xd, xdd, lam):
-        n = self.n
-        return np.eye(n), np.zeros(n), np.zeros((n, n)), np.zeros((n, n))
-
-
 def assemble(model: Model, fix: Mapping | None = None, guess=None, xd_fix: Mapping | None = None,
              *, xd_guess=None, t0: float = 0.0, params: Mapping | None = None, tol: float = 1e-13,
              max_iter: int = 50, labels=None) -> Assembly:
@@ -314,43 +249,57 @@ def assemble(model: Model, fix: Mapping | None = None, guess=None, xd_fix: Mappi
                          f"{list(model.coord_names)}), got {x.shape[0]} and {xd.shape[0]}")
     if labels is not None and len(labels) != model.m:
         raise ModelError(f"assemble: {len(labels)} labels for {model.m} constraint rows")
-    ker = _ConstraintKernels(model, pos_rows, vel_rows, pvals, labels)
-    if ker.m_pos:
-        try:
-            cs = consistent_state(ker, t0, x, xd, tol=tol, max_iter=max_iter)
-        except ValueError:
-            raise _failure(model, ker, t0, tol) from None
-        x = cs.x
-        if ker.m_pos > model.m:
-            # every held value and constraint in place (a rank-deficient H can stall elsewhere)
-            q, _, _ = ker.positions(t0, x)
-            if np.max(np.abs(q)) > tol * max(1.0, float(np.max(np.abs(x)))) * 10:
-                ker.last_x = x
-                raise _failure(model, ker, t0, tol)
-    if ker.m_pos or ker.m_vel:
-        ker.velocity_stage = True
-        cs = consistent_state(ker, t0, x, xd, tol=np.inf, max_iter=0)
-        xd = cs.xd
-        q, H, q_dot, *_ = ker.constraints(t0, x, xd, np.zeros(model.n))
-        scale = max(1.0, float(np.max(np.abs(xd))) if xd.size else 1.0)
-        if q_dot.size and np.max(np.abs(q_dot)) > 1e-9 * scale:
-            labels = ker.labels[:model.m] + [lab for _, _, lab in vel_rows]
-            bad = np.argsort(-np.abs(q_dot))[:3]
-            listed = "; ".join(f"{labels[i]} (residual {q_dot[i]:.3g})" for i in bad
-                               if abs(q_dot[i]) > 1e-9 * scale)
+    params, values = list(pvals), [pvals[s] for s in pvals]
+    row_labels = [_label(model, i, labels) for i in range(model.m)]
+    # positions: the held coordinates set, the others from q = 0 and the held outputs
+    held, outs = _held(model.coords, pos_rows, x)
+    rows = Rows(list(model.q) + [e - v for e, v, _ in outs], model.coords, params + [t])
+    if rows.m:
+        sol = solve(rows, x, values + [t0], held, tol=tol, max_iter=max_iter,
+                    rank_tol=SimulationSettings.rank_tol)
+        if not sol.converged:
+            raise _failure(model, row_labels + [lab for _, _, lab in outs], sol)
+        x = sol.z
+    # velocities: the held ones set, the others from q̇ = 0 and the held outputs' rates
+    vheld, vouts = _held(model.velocities, vel_rows, xd)
+    vrows = velocity_rows(rows, model.m, model.velocities, list(model.coords) + params + [t],
+                          [e - v for e, v, _ in vouts])
+    if vrows.m:
+        sol = solve(vrows, xd, list(x) + values + [t0], vheld, tol=1e-9, max_iter=2,
+                    rank_tol=SimulationSettings.rank_tol)
+        scale = max(1.0, float(np.max(np.abs(sol.z))) if xd.size else 1.0)
+        if not sol.converged:
+            names = row_labels + [lab for _, _, lab in vouts]
+            bad = np.argsort(-np.abs(sol.F))[:3]
+            listed = "; ".join(f"{names[i]} (residual {sol.F[i]:.3g})" for i in bad
+                               if abs(sol.F[i]) > 1e-9 * scale)
             raise AssemblyError(f"{model.name}: the held velocities contradict the velocity "
                                 f"constraints: {listed}")
+        xd = sol.z
     return Assembly(x0=x, xd0=xd)
 
 
-def _failure(model: Model, ker: _ConstraintKernels, t0: float, tol: float) -> AssemblyError:
-    x = ker.last_x
-    q, _, _ = ker.positions(t0, x)
+def _held(symbols, targets, z):
+    """The targets on coordinates (or velocities) ``symbols``: their indices, their values set
+    in z; and the others (outputs: rows)."""
+    index = {s: i for i, s in enumerate(symbols)}
+    held, rows = [], []
+    for expr, value, label in targets:
+        if expr in index:
+            held.append(index[expr])
+            z[index[expr]] = value
+        else:
+            rows.append((expr, value, label))
+    return held, rows
+
+
+def _failure(model: Model, labels, sol) -> AssemblyError:
+    x, q = sol.z, sol.F
     order = np.argsort(-np.abs(q))
     worst = [i for i in order if abs(q[i]) > 1e-9 * max(1.0, float(np.max(np.abs(x))))][:4]
     if not worst:
         worst = list(order[:1])
-    listed = "; ".join(f"{ker.labels[i]} (residual {q[i]:.3g})" for i in worst)
+    listed = "; ".join(f"{labels[i]} (residual {q[i]:.3g})" for i in worst)
     return AssemblyError(
         f"{model.name}: cannot assemble: after Gauss-Newton the constraints stay violated: "
         f"{listed}; the mechanism cannot close with these dimensions and held values, or the "

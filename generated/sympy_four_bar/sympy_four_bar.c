@@ -15,8 +15,8 @@ const double sympy_four_bar_param_defaults[6] = {
 };
 
 /* the model's start (x0, xd0: the assembled, consistent initial state symgen.simulate starts from) */
-const double sympy_four_bar_x0[3] = { 0.0, -0.9183364294768195, -0.768793548991278 };
-const double sympy_four_bar_xd0[3] = { 3.9999999999999996, -5.7142857142857135, 0.0 };
+const double sympy_four_bar_x0[3] = { 0.0, -0.9183364294768195, -0.7687935489912782 };
+const double sympy_four_bar_xd0[3] = { 4.0, -5.714285714285714, 0.0 };
 
 /* CSR patterns (row pointers, column indices): H, H_dot, H_ddot share one, M, K, C another */
 const int sympy_four_bar_H_indptr[3] = {

@@ -14,14 +14,16 @@ import numpy as np
 import sympy as sp
 
 from ..derived import jacobian
+from ..gauss_newton import Rows, solve, velocity_rows
 from ..model import Model, ModelError, check_name, t
+from . import _exact
 
 __all__ = [
     "MechanismError", "UnknownElementError", "DuplicateNameError", "SingularMassError",
     "InconsistentInitialStateError", "InitialStateProjectionWarning", "check_initial_state",
     "check_reduced_mass", "check_mass_properties", "Parameters", "Deferred", "DeferredRow",
     "power_outputs", "builder_units", "POINT_UNITS",
-    "assembled_start", "constraint_evaluator", "numeric_matrix", "row_names",
+    "assembled_start", "constraint_evaluator", "numeric_matrix", "row_names", "exact_numeric",
 ]
 
 
@@ -160,6 +162,19 @@ def numeric(expr, subs: Mapping, what: str) -> float:
         raise MechanismError(f"{what} = {expr} depends on {sorted(map(str, e.free_symbols))}; "
                              "initial values may depend on declared parameters only")
     return float(e)
+
+
+def exact_numeric(expr, subs: Mapping, what: str):
+    """The exact value (a Fraction) of an expression of parameters only (:mod:`._exact`: the
+    decimals of the numbers, exactly; a root or an angle to 30 digits)."""
+    try:
+        return _exact.exact_value(expr, subs)
+    except _exact.NotANumber as exc:
+        left = exc.args[0]
+        if left:
+            raise MechanismError(f"{what} = {expr} depends on {left}; initial values may depend "
+                                 "on declared parameters only") from None
+        raise MechanismError(f"{what} = {expr} is not a real number") from None
 
 
 def check_mass_properties(system: str, body: str, mass, inertia, subs: Mapping) -> None:
@@ -409,26 +424,27 @@ def check_initial_state(
             f"{viol:.3g} (more than max_violation = {max_violation:g}); fix the initial "
             "positions, allow a larger projection, or assemble the start (symgen.assemble; the "
             "builders: place bodies with guess= and hold coordinates with model(fix=...))")
+    rows = None
     if viol > 1e-15:
-        x = x0.copy()
-        for _ in range(50):
-            dx = np.linalg.lstsq(Hv, -qv, rcond=rank_tol)[0]
-            x += dx
-            qv, Hv, qtv = ev(x)
-            if np.max(np.abs(qv)) < 1e-14 and np.max(np.abs(dx)) < 1e-14 * (1 + np.max(np.abs(x))):
-                break
-        if np.max(np.abs(qv)) > 1e-12:
+        # the projection: deterministic Gauss–Newton (symgen.gauss_newton: the same bits on every
+        # machine, as the start is printed into the generated C)
+        rows = Rows(q, coords, list(params) + [t])
+        sol = solve(rows, x0, list(params.values()) + [0.0], tol=1e-14, max_iter=50,
+                    rank_tol=rank_tol)
+        if sol.residual > 1e-12:
             raise InconsistentInitialStateError(
                 f"{system}: could not project the initial configuration onto the constraints "
-                f"(worst residual {np.max(np.abs(qv)):.3g} in {row_labels[int(np.argmax(np.abs(qv)))]})")
-        moved = x - x0
+                f"(worst residual {sol.residual:.3g} in "
+                f"{row_labels[int(np.argmax(np.abs(sol.F)))]})")
+        moved = sol.z - x0
         j = int(np.argmax(np.abs(moved)))
         if viol > accept_tol:
             warnings.warn(
                 f"{system}: initial configuration violated constraint {row_labels[worst]} by "
                 f"{viol:.3g}; projected it onto the constraints (largest change {moved[j]:.3g} "
                 f"in {coords[j].name})", InitialStateProjectionWarning, stacklevel=3)
-        x0 = x
+        x0 = sol.z
+        qv, Hv, qtv = ev(x0)
     # velocities: q̇ = H ẋ + ∂q/∂t = 0
     qd = Hv @ xd0 + qtv
     worst = int(np.argmax(np.abs(qd)))
@@ -439,7 +455,12 @@ def check_initial_state(
             f"{system}: the initial velocities violate the velocity constraint of "
             f"{row_labels[worst]} by {vviol:.3g} (more than max_violation = {max_violation:g})")
     if vviol > 1e-15 * scale:
-        dv = np.linalg.lstsq(Hv, -qd, rcond=rank_tol)[0]
+        rows = rows or Rows(q, coords, list(params) + [t])
+        vels = [sp.Dummy(f"{c.name}_dot") for c in coords]
+        vrows = velocity_rows(rows, len(q), vels, list(coords) + list(params) + [t])
+        sol = solve(vrows, xd0, list(x0) + list(params.values()) + [0.0], tol=1e-15,
+                    max_iter=2, rank_tol=rank_tol)
+        dv = sol.z - xd0
         if vviol > accept_tol * scale:
             j = int(np.argmax(np.abs(dv)))
             warnings.warn(
@@ -447,7 +468,7 @@ def check_initial_state(
                 f"{row_labels[worst]} by {vviol:.3g}; projected them onto the tangent space "
                 f"(largest change {dv[j]:.3g} in {coords[j].name}_dot)",
                 InitialStateProjectionWarning, stacklevel=3)
-        xd0 = xd0 + dv
+        xd0 = sol.z
     return x0, xd0, Hv
 
 
@@ -490,7 +511,9 @@ class Deferred:
     what: str
 
     def value(self, subs) -> sp.Expr:
-        return sp.Float(numeric(self.expr, subs, f"{self.element}: {self.what}"), 17)
+        """The value at ``subs``, computed exactly from the decimals of the numbers
+        (mechanics._exact: 0.35 − 0.2 is 0.15, a zero angle 0), correctly rounded."""
+        return _exact.number(exact_numeric(self.expr, subs, f"{self.element}: {self.what}"))
 
 
 @dataclass

@@ -473,7 +473,8 @@ class SpatialSystem:
         joint_rows(asm, self._rows)
         asm.forces_and_springs()
         outs = power_outputs(self.name, asm.powers, asm.outputs(outputs))
-        M, f, q, labels, V, has_V = asm.M, asm.f, asm.q, asm.labels, asm.V, asm.has_V
+        M, f, q, labels, V, has_V = (asm.mass_matrix(), asm.f, asm.q, asm.labels, asm.V,
+                                      asm.has_V)
 
         if fix or xd_fix:
             x0, xd0 = assembled_start(name or self.name, coords, vels, M, f, q, labels, pvals, outs,

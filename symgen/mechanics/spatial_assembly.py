@@ -6,13 +6,15 @@ polylines of ``Model.drawing``.
 from __future__ import annotations
 
 import warnings
+from fractions import Fraction
 from typing import Mapping
 
 import numpy as np
 import sympy as sp
 
 from ..symbols import Input
-from ._common import MechanismError, check_mass_properties, numeric
+from . import _exact
+from ._common import MechanismError, check_mass_properties, exact_numeric, numeric
 from .spatial_joints import element_subs
 
 __all__ = ["SpatialAssembly", "NeglectedInertiaWarning"]
@@ -38,10 +40,18 @@ class SpatialAssembly:
     def num(self, e, what):
         return numeric(e, self.pvals, what)
 
+    def exact(self, e, what):
+        """The exact value of an expression of parameters (mechanics._exact)."""
+        return exact_numeric(e, self.pvals, what)
+
+    def exact0(self, name) -> tuple:
+        """An element's initial value, exactly."""
+        el = self.mech._elements[self.mech._root(name)]
+        return tuple(self.exact(v, f"{el.kind} {el.name!r}") for v in el.value0)
+
     def val0(self, name):
-        mech, num = self.mech, self.num
-        el = mech._elements[mech._root(name)]
-        return np.array([num(v, f"{el.kind} {el.name!r}") for v in el.value0], float)
+        """An element's initial value as doubles (correctly rounded)."""
+        return np.array([float(v) for v in self.exact0(name)], float)
 
     def add_force(self, vec_expr_pos: sp.Matrix, F: sp.Matrix):
         # generalized force Jᵀ F with J = ∂r/∂x (r linear in x)
@@ -63,41 +73,43 @@ class SpatialAssembly:
                                  "together")
         origin = mech._elements[P[0]]
         b.origin = origin.expr()
-        b.origin0 = val0(P[0])
-        # directions: (key, expr, initial value)
-        dirs = [(("pp", P[0], p), mech._elements[p].expr() - b.origin, val0(p) - b.origin0)
-                for p in P[1:]]
-        dirs += [(("u", u), mech._elements[u].expr(), val0(u)) for u in U]
+        b.origin0 = self.exact0(P[0])
+        # directions: (key, expr, initial value exactly)
+        dirs = [(("pp", P[0], p), mech._elements[p].expr() - b.origin,
+                 _exact.sub(self.exact0(p), b.origin0)) for p in P[1:]]
+        dirs += [(("u", u), mech._elements[u].expr(), self.exact0(u)) for u in U]
         basis, extra = [], []
         for d in dirs:
-            trial = np.array([e[2] for e in basis] + [d[2]])
+            # a decision with a generous tolerance: numpy's round-off does not matter
+            trial = np.array([[float(v) for v in e[2]] for e in basis + [d]])
             if np.linalg.matrix_rank(trial, tol=1e-9 * max(1.0, np.abs(trial).max())) \
                     > len(basis) and len(basis) < 3:
                 basis.append(d)
             else:
                 extra.append(d)
-        X0 = np.array([d[2] for d in basis]).T.reshape(3, len(basis))
-        pinv = np.linalg.pinv(X0) if basis else np.zeros((0, 3))
-        b.pinv, b.basis, b.basis0 = pinv, [d[1] for d in basis], [d[2] for d in basis]
-        proj = X0 @ pinv if basis else np.zeros((3, 3))
+        X0 = [d[2] for d in basis]                       # columns, exact
+        pinv = _exact.pinv(X0) if basis else []          # X₀⁺ = (X₀ᵀX₀)⁻¹X₀ᵀ, exactly
+        b.pinv, b.basis, b.basis0 = pinv, [d[1] for d in basis], X0
 
-        def local(r0, what, b=b, proj=proj, pinv=pinv):
-            r0 = np.asarray(r0, float)
-            off = r0 - b.origin0
-            if np.linalg.norm(off - proj @ off) > 1e-9 * (1 + np.linalg.norm(off)):
+        def local(r0, what, b=b, X0=X0):
+            """The local coordinates of r0 (exact), exactly; r0 must lie in the basis' span."""
+            c = b.local(r0)
+            off = _exact.sub(r0, b.origin0)
+            back = tuple(sum((ck * d[i] for ck, d in zip(c, X0)), Fraction(0)) for i in range(3))
+            if _exact.norm(_exact.sub(off, back)) > 1e-9 * (1 + _exact.norm(off)):
                 raise MechanismError(
-                    f"body {b.name!r}: {what} {tuple(r0)} is off the span of its points and "
-                    "vectors; add a unit vector (or a point) to the body")
-            return pinv @ off
+                    f"body {b.name!r}: {what} {tuple(float(v) for v in r0)} is off the span of "
+                    "its points and vectors; add a unit vector (or a point) to the body")
+            return c
 
         def body_pos(where, what, b=b, local=local):
             if isinstance(where, tuple) and where[0] == "point":
                 return mech._elements[mech._root(where[1])].expr()
-            r0 = np.array([num(v, what) for v in where], float)
+            r0 = tuple(self.exact(v, what) for v in where)
             return b.position(local(r0, what))
 
         b._body_pos = body_pos
-        cbar = self._mass(b, local, basis, pinv, proj)
+        cbar = self._mass(b, local, basis, pinv)
         self._rigid_rows(b, basis, extra, pinv)
         m = b.mass
         # gravity
@@ -107,24 +119,27 @@ class SpatialAssembly:
             self.V -= m * mech._gravity.dot(rg)
             self.has_V = True
 
-    def _mass(self, b, local, basis, pinv, proj):
-        """Add the body's mass matrix to M; returns its centre of mass in the basis (c̄)."""
-        num, pvals, index, M = self.num, self.pvals, self.index, self.M
+    def _mass(self, b, local, basis, pinv):
+        """Add the body's mass matrix to M (exact Rationals: :meth:`mass_matrix` rounds them);
+        returns its centre of mass in the basis (c̄, exact)."""
+        pvals, index, M = self.pvals, self.index, self.M
         # mass matrix  M_z = [[m, m c̄ᵀ], [m c̄, J]] ⊗ I₃
         check_mass_properties(self.mech.name, b.name, b.mass, b.inertia, pvals)
-        m = b.mass
-        g0 = np.array([num(v, f"body {b.name!r}: com") for v in b.com], float)
+        m = _exact.rationalized(b.mass)
+        g0 = tuple(self.exact(v, f"body {b.name!r}: com") for v in b.com)
         cbar = local(g0, "centre of mass")
-        Ig = b.inertia
+        Ig = _exact.rationalized(b.inertia)
         Sg = sp.eye(3) * Ig.trace() / 2 - Ig
-        dg = sp.Matrix(g0 - b.origin0)
+        dg = sp.Matrix([sp.Rational(v) for v in _exact.sub(g0, b.origin0)])
         S = Sg + m * dg * dg.T
-        Pm = sp.Matrix(pinv)
+        Pm = sp.Matrix(len(basis), 3, [sp.Rational(v) for row in pinv for v in row])
         J = Pm * S * Pm.T
         if len(basis) < 3:
-            # the part of S outside the span of the directions is lost
+            # the part of S outside the span of the directions is lost (a decision: numpy)
             Sn = np.array(S.xreplace(pvals), dtype=float) if S.free_symbols else \
                 np.array(S, dtype=float)
+            X0 = np.array([[float(v) for v in d] for d in b.basis0]).T.reshape(3, len(basis))
+            proj = X0 @ np.array(Pm, dtype=float) if basis else np.zeros((3, 3))
             lost = np.trace(Sn) - np.trace(proj @ Sn @ proj.T)
             if lost > 1e-9 * max(np.trace(Sn), 1e-300):
                 warnings.warn(
@@ -136,7 +151,7 @@ class SpatialAssembly:
         Mz = sp.zeros(len(z), len(z))
         Mz[0, 0] = m
         for a_ in range(len(basis)):
-            Mz[0, a_ + 1] = Mz[a_ + 1, 0] = m * sp.Float(float(cbar[a_]), 17)
+            Mz[0, a_ + 1] = Mz[a_ + 1, 0] = m * sp.Rational(cbar[a_])
             for b_ in range(len(basis)):
                 Mz[a_ + 1, b_ + 1] = J[a_, b_]
         # scatter: z_a = Σ_j ∂z_a/∂x_j x_j (+ const); M += Mz[a,b] ∂z_aᵀ ∂z_b
@@ -173,27 +188,32 @@ class SpatialAssembly:
                 row = da.dot(db)
                 if not (row.free_symbols & set(index)):
                     continue
-                c0 = float(np.dot(d0a, d0b))
+                c0 = _exact.dot(d0a, d0b)                 # exactly
                 if ka == kb:
-                    L = np.sqrt(c0)
-                    expr = (row - sp.Float(c0, 17)) / sp.Float(2 * L, 17)
+                    L = _exact.sqrt(c0)                     # correctly rounded
+                    expr = (row - _exact.number(c0)) / sp.Float(2 * L, 17)
                     what = "length" if ka[0] == "pp" else "unit length"
                 else:
-                    sc = np.sqrt(np.linalg.norm(d0a) * np.linalg.norm(d0b))
-                    expr = row - sp.Float(c0, 17) if c0 != 0 else row
+                    # √(|d_a| |d_b|), correctly rounded: the 4th root of d_a·d_a d_b·d_b
+                    sc = _exact._root(_exact.dot(d0a, d0a) * _exact.dot(d0b, d0b), 2)
+                    expr = row - _exact.number(c0) if c0 != 0 else row
                     if abs(sc - 1.0) > 1e-15:
                         expr = expr / sp.Float(sc, 17)
                     what = "angle"
                 q.append(expr)
                 labels.append(f"body {b.name!r} ({what} {_dname(ka)}·{_dname(kb)})")
         for kw, dw, d0w in extra:
-            a = pinv @ d0w
-            res = dw - sum((sp.Float(float(a[k]), 17) * basis[k][1] for k in range(len(basis))),
-                           sp.zeros(3, 1))
+            a = _exact.matvec(pinv, d0w)                    # exactly
+            res = dw - sum((_exact.number(a[k]) * basis[k][1] for k in range(len(basis))
+                            if a[k] != 0), sp.zeros(3, 1))
             for comp in range(3):
                 if res[comp].free_symbols & set(index):
                     q.append(res[comp])
                     labels.append(f"body {b.name!r} (direction {_dname(kw)}, {'xyz'[comp]})")
+
+    def mass_matrix(self) -> sp.Matrix:
+        """M after every :meth:`body`: its exact Rationals as correctly rounded doubles."""
+        return self.M.applyfunc(_exact.floated)
 
     def _rate(self, r: sp.Matrix) -> sp.Matrix:
         """ṙ of a position r linear in the coordinates."""
@@ -277,8 +297,7 @@ class SpatialAssembly:
                 if el.fixed and el.name not in anchors:
                     anchors.append(el.name)
             for mname, pos in b.markers.items():
-                r0 = np.array([self.num(v, f"body {b.name!r}: marker {mname!r}") for v in pos],
-                              float)
+                r0 = tuple(self.exact(v, f"body {b.name!r}: marker {mname!r}") for v in pos)
                 pts.append((f"{b.name}.{mname}", tuple(b.position(b.local(r0)))))
             if len(pts) >= 3:
                 pts.append(pts[0])

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
 import sympy as sp
 
+from . import _exact
 from ._common import MechanismError
 
 __all__ = ["SpatialBody"]
@@ -75,16 +75,18 @@ class SpatialBody:
     # filled at assembly
     origin: sp.Matrix = None
     basis: list = None            # direction expressions (3-vectors, linear in x)
-    pinv: np.ndarray = None       # X₀⁺ (k×3)
-    origin0: np.ndarray = None
+    pinv: list = None             # X₀⁺ (k×3), exact (Fractions: mechanics._exact)
+    origin0: tuple = None         # the origin's initial position, exact
 
-    def local(self, r0: np.ndarray) -> np.ndarray:
-        return self.pinv @ (r0 - self.origin0)
+    def local(self, r0) -> tuple:
+        """The local coordinates X₀⁺ (r₀ − P₀) of a point r₀ (exact values), exactly."""
+        return _exact.matvec(self.pinv, _exact.sub(r0, self.origin0))
 
     def position(self, c) -> sp.Matrix:
-        """r = P₀ + Σ c_k d_k for local coordinates c (numbers)."""
+        """r = P₀ + Σ c_k d_k for local coordinates c (exact numbers); a c_k within 1e-15 of 0 is
+        left out."""
         r = self.origin
         for ck, d in zip(c, self.basis):
-            if abs(float(ck)) > 1e-15:
-                r = r + sp.Float(float(ck), 17) * d
+            if abs(ck) > 1e-15:
+                r = r + _exact.number(ck) * d
         return r

@@ -17,10 +17,13 @@ the initial configuration) with a unit gradient ∂row/∂φ = 1.
 """
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import sympy as sp
 
 from ..model import VELOCITY_SUFFIX, t
+from . import _exact
 from ._common import MechanismError
 
 __all__ = ["joint_rows", "element_subs", "element_symbols", "GROUND"]
@@ -29,13 +32,19 @@ __all__ = ["joint_rows", "element_subs", "element_symbols", "GROUND"]
 GROUND = "ground"
 
 
-def _float(v) -> sp.Float:
-    return sp.Float(float(v), 17)
+def _float(v) -> sp.Expr:
+    """An exact value as it enters a row: its correctly rounded double (0 as 0)."""
+    return _exact.number(v)
+
+
+def _floats(d) -> tuple:
+    return tuple(float(v) for v in d)
 
 
 def direction(asm, body, spec, role: str):
-    """(expression, initial value) of a direction fixed in ``body`` (a SpatialBody or None for the
-    ground): a unit vector's name or a global direction (triple) at the initial configuration."""
+    """(expression, initial value exactly) of a direction fixed in ``body`` (a SpatialBody or None
+    for the ground): a unit vector's name or a global direction (triple) at the initial
+    configuration, normalized (each component correctly rounded)."""
     mech = asm.mech
     if isinstance(spec, str):
         el = mech._element(spec, "vector", role)
@@ -47,18 +56,18 @@ def direction(asm, body, spec, role: str):
             raise MechanismError(f"joint {role!r}: body {body.name!r} has no vector {spec!r}; its "
                                  f"vectors are {body.vectors}")
         root = mech._elements[mech._root(spec)]
-        return root.expr(), asm.val0(spec)
-    d0 = np.array([asm.num(v, f"joint {role!r}: axis") for v in spec], float)
-    if d0.shape != (3,) or not np.linalg.norm(d0) > 0:
+        return root.expr(), asm.exact0(spec)
+    d0 = tuple(asm.exact(v, f"joint {role!r}: axis") for v in spec)
+    if len(d0) != 3 or not _exact.dot(d0, d0) > 0:
         raise MechanismError(f"joint {role!r}: an axis must be a non-zero triple, got {spec!r}")
-    d0 = d0 / np.linalg.norm(d0)
+    d0 = _exact.unit(d0)
     if body is None:
         return sp.Matrix([_float(v) for v in d0]), d0
-    X0 = np.array(body.basis0).T.reshape(3, len(body.basis))
-    c = body.pinv @ d0
-    if np.linalg.norm(X0 @ c - d0) > 1e-9:
+    c = _exact.matvec(body.pinv, d0)                     # X₀⁺ d₀, exactly
+    back = tuple(sum((ck * d[i] for ck, d in zip(c, body.basis0)), Fraction(0)) for i in range(3))
+    if _exact.norm(_exact.sub(back, d0)) > 1e-9:
         raise MechanismError(
-            f"joint {role!r}: the axis {tuple(np.round(d0, 12))} is off the span of body "
+            f"joint {role!r}: the axis {tuple(np.round(_floats(d0), 12))} is off the span of body "
             f"{body.name!r}'s points and vectors; add a unit vector (or a point) to the body")
     expr = sp.zeros(3, 1)
     for ck, d in zip(c, body.basis):
@@ -79,11 +88,12 @@ def _point(asm, body, name, role):
 
 
 def _perpendiculars(u0):
-    """Two unit vectors completing u0 to an orthonormal frame."""
-    k = int(np.argmin(np.abs(u0)))
-    n1 = np.cross(u0, np.eye(3)[k])
-    n1 /= np.linalg.norm(n1)
-    return n1, np.cross(u0, n1)
+    """Two unit vectors completing u0 (exact) to an orthonormal frame, exactly as computed:
+    n1 = u0 × e_k normalized (e_k the axis u0 has least of), n2 = u0 × n1."""
+    k = min(range(3), key=lambda i: abs(u0[i]))
+    e = tuple(Fraction(int(i == k)) for i in range(3))
+    n1 = _exact.unit(_exact.cross(u0, e))
+    return n1, _exact.cross(u0, n1)
 
 
 def _on_line(asm, name, a, pa, b, pb, axis):
@@ -94,14 +104,14 @@ def _on_line(asm, name, a, pa, b, pb, axis):
     ra, ra0 = _point(asm, a, pa, name)
     rb, rb0 = _point(asm, b, pb, name)
     u, u0 = direction(asm, a, axis, name)
-    off = rb0 - ra0
-    if np.linalg.norm(off - u0 * (u0 @ off)) > 1e-9 * (1 + np.linalg.norm(off)):
+    off, uf = rb0 - ra0, np.array(_floats(u0))
+    if np.linalg.norm(off - uf * (uf @ off)) > 1e-9 * (1 + np.linalg.norm(off)):
         raise MechanismError(
-            f"joint {name!r}: point {pb!r} {tuple(rb0)} is off the axis {tuple(np.round(u0, 12))} "
+            f"joint {name!r}: point {pb!r} {tuple(rb0)} is off the axis {tuple(np.round(uf, 12))} "
             f"through {pa!r} {tuple(ra0)}; the joint's points lie on its axis")
     frame, rows = [(u, u0)], []
     for k, n0 in enumerate(_perpendiculars(u0)):
-        n, n0 = direction(asm, a, tuple(n0), name)
+        n, n0 = direction(asm, a, n0, name)
         frame.append((n, n0))
         rows.append((f"line {k + 1}", n.dot(rb - ra)))
     return rows, frame, ra, rb
@@ -115,18 +125,19 @@ def _prismatic(asm, name, a, pa, b, pb, axis, drive=None):
     rows, frame, ra, rb = _on_line(asm, name, a, pa, b, pb, axis)
     grads = []
     for d, d0 in zip(b.basis, b.basis0):
-        L = float(np.linalg.norm(d0))
+        L = _exact.norm(d0)                                # correctly rounded
         for e, e0 in frame:
-            g = np.cross(d0 / L, e0)
+            # which rows to keep: a decision with generous tolerances (numpy)
+            g = np.cross(np.array(_floats(d0)) / L, np.array(_floats(e0)))
             row = e.dot(d)
             if not (row.free_symbols & set(asm.index)) or np.linalg.norm(g) < 1e-9:
                 continue
             if np.linalg.matrix_rank(np.array(grads + [g]), tol=1e-6) <= len(grads):
                 continue
             grads.append(g)
-            c0 = float(e0 @ d0)
+            c0 = _exact.dot(e0, d0)
             expr = (row - _float(c0)) if abs(c0) > 1e-15 else row
-            rows.append((f"rotation {len(grads)}", expr / _float(L) if abs(L - 1) > 1e-15
+            rows.append((f"rotation {len(grads)}", expr / sp.Float(L, 17) if abs(L - 1) > 1e-15
                          else expr))
     if drive is not None:
         rows.append(("drive", frame[0][0].dot(rb - ra) - drive))
@@ -139,7 +150,7 @@ def _cylindrical(asm, name, a, pa, b, pb, axis, drive_angle=None, drive_slide=No
     it); with drives, the rotation about the axis and the slide along it."""
     rows, frame, ra, rb = _on_line(asm, name, a, pa, b, pb, axis)
     (u, u0), across = frame[0], frame[1:]
-    ub, _ = direction(asm, b, tuple(u0), name)
+    ub, _ = direction(asm, b, u0, name)
     rows += [(f"axis {k + 1}", n.dot(ub)) for k, (n, _) in enumerate(across)]
     if drive_angle is not None:
         rows += _drive_angle(asm, name, a, b, u, u0, drive_angle)
@@ -157,30 +168,30 @@ def _planar(asm, name, a, pa, b, pb, normal):
     ra, ra0 = _point(asm, a, pa, name)
     rb, rb0 = _point(asm, b, pb, name)
     n, n0 = direction(asm, a, normal, name)
-    off = rb0 - ra0
-    if abs(n0 @ off) > 1e-9 * (1 + np.linalg.norm(off)):
+    off, nf = rb0 - ra0, np.array(_floats(n0))
+    if abs(nf @ off) > 1e-9 * (1 + np.linalg.norm(off)):
         raise MechanismError(
             f"joint {name!r}: point {pb!r} {tuple(rb0)} is off the plane through {pa!r} "
-            f"{tuple(ra0)} across {tuple(np.round(n0, 12))}; a planar joint's points lie in its "
+            f"{tuple(ra0)} across {tuple(np.round(nf, 12))}; a planar joint's points lie in its "
             "plane")
-    nb, _ = direction(asm, b, tuple(n0), name)
+    nb, _ = direction(asm, b, n0, name)
     rows = [("plane", n.dot(rb - ra))]
     for k, e0 in enumerate(_perpendiculars(n0)):
-        e, _ = direction(asm, a, tuple(e0), name)
+        e, _ = direction(asm, a, e0, name)
         rows.append((f"tilt {k + 1}", e.dot(nb)))
     return rows
 
 
 def _across(asm, body, u0, role):
     """A unit direction of ``body`` across the axis u0: the part across u0 of the body's direction
-    that has the largest one, normalized (in the body's span when u0 is)."""
-    parts = [d - u0 * (u0 @ d) for d in body.basis0]
-    best = max(parts, key=np.linalg.norm, default=np.zeros(3))
-    if np.linalg.norm(best) < 1e-9:
+    that has the largest one, normalized (in the body's span when u0 is); exact values."""
+    parts = [_exact.sub(d, _exact.scale(_exact.dot(u0, d), u0)) for d in body.basis0]
+    best = max(parts, key=_exact.norm, default=None)
+    if best is None or _exact.norm(best) < 1e-9:
         raise MechanismError(f"joint {role!r}: body {body.name!r} has no direction across the "
                              "joint's axis to measure its rotation by; add a unit vector (or a "
                              "point) off the axis to the body")
-    return direction(asm, body, tuple(best / np.linalg.norm(best)), role)
+    return direction(asm, body, best, role)
 
 
 def _drive_angle(asm, name, a, b, u, u0, angle):
@@ -193,8 +204,8 @@ def _drive_angle(asm, name, a, b, u, u0, angle):
         ea = sp.Matrix([_float(v) for v in ea0])
     else:
         ea, ea0 = _across(asm, a, u0, name)
-    fa, fa0 = u.cross(ea), np.cross(u0, ea0)
-    phi = _float(np.arctan2(fa0 @ eb0, ea0 @ eb0)) + angle
+    fa, fa0 = u.cross(ea), _exact.cross(u0, ea0)
+    phi = sp.Float(_exact.atan2(_exact.dot(fa0, eb0), _exact.dot(ea0, eb0)), 17) + angle
     return [("drive", fa.dot(eb) * sp.cos(phi) - ea.dot(eb) * sp.sin(phi))]
 
 
@@ -203,11 +214,12 @@ def _universal(asm, name, a, axis_a, b, axis_b):
     cross).  Its point is shared (merged) like a spherical joint's."""
     da, da0 = direction(asm, a, axis_a, name)
     db, db0 = direction(asm, b, axis_b, name)
-    c0 = float(da0 @ db0)
+    c0 = _exact.dot(da0, db0)
     if abs(c0) > 1 - 1e-6:
-        raise MechanismError(f"joint {name!r}: its axes {tuple(np.round(da0, 12))} and "
-                             f"{tuple(np.round(db0, 12))} are parallel; a universal joint's two "
-                             "axes are the arms of its cross (perpendicular for the usual cross)")
+        raise MechanismError(f"joint {name!r}: its axes {tuple(np.round(_floats(da0), 12))} and "
+                             f"{tuple(np.round(_floats(db0), 12))} are parallel; a universal "
+                             "joint's two axes are the arms of its cross (perpendicular for the "
+                             "usual cross)")
     return [("cross", da.dot(db) - _float(c0) if abs(c0) > 1e-15 else da.dot(db))]
 
 
