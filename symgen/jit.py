@@ -68,7 +68,8 @@ from .model import Model
 from .version import __version__
 
 __all__ = ["build", "as_kernels", "BuildError", "UntrustedCacheWarning", "cache_dir",
-           "DEFAULT_CFLAGS", "compiler_command", "check_compiler"]
+           "DEFAULT_CFLAGS", "compiler_command", "check_compiler", "runtime_library",
+           "RUNTIME_SOURCES"]
 
 log = logging.getLogger(__name__)
 
@@ -360,7 +361,7 @@ def _runtime_key(files: dict, cflags: tuple, compiler: str | None) -> str:
     platform."""
     from .codegen import RUNTIME_FILES
 
-    archiver = [f"AR={os.environ.get(k, '')}" for k in ("AR", "ARFLAGS")]
+    archiver = [f"{k}={os.environ.get(k, '')}" for k in ("AR", "ARFLAGS")]
     material = [json.dumps([[f, files[f]] for f in RUNTIME_FILES]), " ".join(cflags),
                 compiler or "setuptools", _compiler_identity(), _flags_identity(), *archiver,
                 sysconfig.get_platform(), platform.machine(), __version__, _ARCHIVE_SCRIPT]
@@ -377,7 +378,8 @@ def runtime_library(files: dict, cflags=DEFAULT_CFLAGS, *, compiler: str | None 
     static library of position-independent code with ``cflags``, from the cache's entry
     ``lib/<runtime key>/`` (built and published there when missing, damaged or, by SHA-256,
     ``bad_sha``); returns its file name and its verified bytes.  ``compiler``: that command with
-    ``cflags`` alone (the FMU's), else setuptools' compiler as cffi's modules are compiled."""
+    ``cflags`` alone (the FMU's), else setuptools' compiler as cffi's modules are compiled.  The
+    caller checks that there is a compiler (:func:`check_compiler` names its model)."""
     from .codegen import RUNTIME_FILES
 
     root = _trusted_root(cache_dir() if root is None else Path(root))
@@ -390,7 +392,6 @@ def runtime_library(files: dict, cflags=DEFAULT_CFLAGS, *, compiler: str | None 
     def make(work: Path) -> Path:
         log.info("compiling the steppers' C runtime (first run; cached afterwards)…",
                  extra={"symgen_note": True})
-        check_compiler("the C runtime")
         for fname, body in text.items():
             (work / fname).write_text(body)
         _run_child(_ARCHIVE_SCRIPT, {"sources": list(RUNTIME_SOURCES), "cflags": list(flags),
@@ -476,6 +477,7 @@ def build(model: Model, *, cflags=DEFAULT_CFLAGS, cache: str | os.PathLike | Non
         runtime library, which ``suspect_runtime`` builds anew first."""
         objects = None
         if runtime:
+            check_compiler(model.name)              # before the runtime's: names the model
             name, lib = runtime_library(src.files, cflags, root=root)
             if suspect_runtime:
                 name, lib = runtime_library(src.files, cflags, root=root, bad_sha=_sha256(lib))
