@@ -10,15 +10,25 @@ then loaded by path (``dlopen`` takes a name), so whoever can rename a parent fo
 the module between the check and the load.  The default root (the per-user cache folder in the
 home folder) meets the assumption; set ``SYMGEN_CACHE_DIR`` only to a folder whose parents no one
 else can write.
+
+Entries (``lib/<key>/``: one built file, what it was built from, ``manifest.json`` with the key,
+size and SHA-256 of the built file) are checked before use (:func:`_check_entry`) and built and
+published by :func:`_publish_entry`: under a lock across processes, in a work folder, published
+by one rename; a failed or interrupted build leaves no folder.
 """
 from __future__ import annotations
 
 import atexit
+import contextlib
+import hashlib
+import json
+import logging
 import os
 import shutil
 import stat
 import tempfile
 import threading
+import time
 import warnings
 from pathlib import Path
 
@@ -26,9 +36,13 @@ from ._io import atomic_open
 
 __all__ = ["cache_dir", "UntrustedCacheWarning"]
 
+log = logging.getLogger(__name__)
+
 _ENV_CACHE = "SYMGEN_CACHE_DIR"
 #: Folder and file modes of the cache, independent of the umask.
 _DIR_MODE, _FILE_MODE, _MODULE_MODE = 0o700, 0o600, 0o700
+#: The prefix of a running (or killed) build's work folder in ``lib/``.
+_BUILD_PREFIX = ".build-"
 _fallback_roots: dict[str, Path] = {}
 _fallback_lock = threading.Lock()
 
@@ -39,6 +53,10 @@ class UntrustedCacheWarning(UserWarning):
 
 class _CacheEntryError(Exception):
     """A cache entry that must not be used (the message says why); it is rebuilt."""
+
+
+class _LockTimeout(Exception):
+    """Another process held an entry's lock longer than allowed (the message says which)."""
 
 
 def cache_dir() -> Path:
@@ -142,3 +160,107 @@ def _atomic_write(path: Path, data: str | bytes) -> None:
     followed)."""
     with atomic_open(path, "wb", private=True) as fh:
         fh.write(data.encode() if isinstance(data, str) else data)
+
+
+# -- entries: one built file with its manifest, published whole ---------------------------------
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _check_entry(entry: Path, final: Path, key: str) -> bytes:
+    """The bytes of a complete, private entry's built file ``final``, which match its manifest
+    (key, size, SHA-256); raises _CacheEntryError (or OSError when absent) otherwise."""
+    problem = _untrusted(os.lstat(entry), want_dir=True)
+    if problem:
+        raise _CacheEntryError(f"{entry} {problem}")
+    try:
+        info = json.loads(_read_private(entry / "manifest.json"))
+        data = _read_private(final)
+        ok = info["key"] == key and len(data) == info["size"] and _sha256(data) == info["sha256"]
+    except FileNotFoundError:
+        raise _CacheEntryError(f"{entry} is incomplete") from None
+    except OSError as exc:
+        raise _CacheEntryError(f"{entry} cannot be read safely ({exc.strerror or exc})") from None
+    except (ValueError, KeyError, TypeError):
+        raise _CacheEntryError(f"{entry}/manifest.json is unreadable") from None
+    if not ok:
+        raise _CacheEntryError(f"{final} does not match its manifest")
+    return data
+
+
+def _remove_work(work: Path) -> None:
+    """Remove a work folder (again, briefly, if a killed compiler was still finishing a file)."""
+    for _ in range(50):
+        shutil.rmtree(work, ignore_errors=True)
+        if not os.path.lexists(work):
+            return
+        time.sleep(0.02)
+    log.warning("could not remove the build folder %s; the next build removes it", work)
+
+
+def _sweep_stale(libs: Path, key: str, stale_after: float) -> None:
+    """Remove work folders left by killed builds: this key's (its lock is held: none is running)
+    and any older than ``stale_after`` seconds."""
+    now = time.time()
+    with os.scandir(libs) as it:
+        for e in it:
+            if not e.name.startswith(_BUILD_PREFIX) or not e.is_dir(follow_symlinks=False):
+                continue
+            if e.name.startswith(f"{_BUILD_PREFIX}{key[:16]}-") or \
+                    now - e.stat(follow_symlinks=False).st_mtime > stale_after:
+                shutil.rmtree(e.path, ignore_errors=True)
+
+
+def _publish_entry(libs: Path, key: str, filename: str, make, files: dict, manifest: dict, *,
+                   lock_timeout: float, stale_after: float, bad_sha: str | None = None) -> bytes:
+    """Build and publish the entry ``libs/<key>/`` holding ``filename`` unless another process has
+    (a valid entry whose file's SHA-256 is not ``bad_sha``, one that failed when used); returns
+    the bytes of the entry's file.
+
+    Under the lock ``libs/<key>.lock`` (_LockTimeout after ``lock_timeout`` s): ``make(work)``
+    builds the file in a new work folder and returns its path; the entry gets it (mode 0700),
+    ``files`` ({name: text}) and ``manifest.json`` (``manifest`` with the key, size and SHA-256),
+    and is published by one rename.  The work folder is removed whatever happens."""
+    from filelock import FileLock, Timeout
+
+    entry, lock_path = libs / key, libs / f"{key}.lock"
+    final = entry / filename
+    with contextlib.suppress(FileNotFoundError):
+        if _untrusted(os.lstat(lock_path), want_dir=False):
+            _remove(lock_path)                       # never open a planted link
+    try:
+        held = FileLock(str(lock_path), timeout=lock_timeout, mode=_FILE_MODE).acquire()
+    except Timeout:
+        raise _LockTimeout(f"waited {lock_timeout:.0f} s for another process building the same "
+                           f"entry (lock {lock_path}); remove the lock if no build is running") \
+            from None
+    with held:                                     # released when this block ends
+        try:
+            data = _check_entry(entry, final, key)
+            if _sha256(data) != bad_sha:
+                return data                        # another process has built it
+            problem = f"{final} passes its manifest but failed when used"
+        except FileNotFoundError:
+            problem = None
+        except _CacheEntryError as exc:
+            problem = str(exc)
+        if problem:
+            log.warning("rebuilding cache entry: %s", problem)
+        _sweep_stale(libs, key, stale_after)
+        work = Path(tempfile.mkdtemp(dir=libs, prefix=f"{_BUILD_PREFIX}{key[:16]}-"))
+        try:
+            built = make(work)
+            out = work / "entry"
+            _private_dir(out)
+            os.replace(built, out / filename)
+            os.chmod(out / filename, _MODULE_MODE)
+            for fname, text in files.items():
+                _atomic_write(out / fname, text)
+            data = _read_private(out / filename)
+            _atomic_write(out / "manifest.json", json.dumps(
+                {**manifest, "key": key, "size": len(data), "sha256": _sha256(data)}))
+            _remove(entry)
+            os.rename(out, entry)                  # publish the whole entry at once
+        finally:
+            _remove_work(work)
+    return data

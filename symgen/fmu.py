@@ -6,7 +6,9 @@ The FMU is the model's generated C, the C runtime and a generic FMI wrapper
 over a small generated part (``fmu_model.h``: the model's descriptor, start, settings, internal
 step and which parameters are tunable), compiled with the system C compiler into
 ``binaries/<platform>/<name>.so`` (none with ``source_only``) and zipped with
-``modelDescription.xml`` and ``sources/``.
+``modelDescription.xml`` and ``sources/``.  The runtime is compiled once per cache: a static
+library for the FMU's flags in symgen's cache (:func:`symgen.jit.runtime_library`), linked into
+every FMU's binary; an export compiles only the wrapper and the model's C.
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ from .version import __version__
 from .codegen import generate
 from .codegen.render import template_environment, c_settings, template_dir
 from .derived import derive, sparsity
-from .jit import BuildError, check_compiler, compiler_command
+from .jit import RUNTIME_SOURCES, BuildError, check_compiler, compiler_command, runtime_library
 from .model import Model
 
 __all__ = ["export_fmu", "tunable_parameters", "FMU_CFLAGS"]
@@ -190,16 +192,22 @@ def _render(model: Model, fmi_version: int, auto: bool, dt: float, rtol: float,
 
 
 def _compile(files: dict, compiled: list[str], name: str, work: Path, suffix: str) -> bytes:
-    """The FMU's shared library compiled from its sources/ in ``work``."""
+    """The FMU's shared library compiled from its sources/ in ``work``: the runtime's sources
+    as the static library :func:`~symgen.jit.runtime_library` keeps in symgen's cache for these
+    flags (compiled once), the FMI wrapper and the model's C compiled here."""
     check_compiler(name)
     srcdir = work / "sources"
     srcdir.mkdir()
-    for path, text in files.items():
-        if path.startswith("sources/"):
-            (srcdir / path[len("sources/"):]).write_text(text)
+    sources = {path[len("sources/"):]: text for path, text in files.items()
+               if path.startswith("sources/")}
+    for fname, text in sources.items():
+        (srcdir / fname).write_text(text)
+    lib_name, runtime = runtime_library(sources, FMU_CFLAGS, compiler=compiler_command())
+    (work / lib_name).write_bytes(runtime)
     lib = work / (name + suffix)
     cmd = (shlex.split(compiler_command()) + list(FMU_CFLAGS) + ["-shared", "-I", str(srcdir),
-           "-o", str(lib)] + [str(srcdir / f) for f in compiled] + ["-lm"])
+           "-o", str(lib)] + [str(srcdir / f) for f in compiled if f not in RUNTIME_SOURCES]
+           + [str(work / lib_name), "-lm"])
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
     except (OSError, subprocess.SubprocessError) as exc:

@@ -3,17 +3,32 @@
 Cache layout (root: ``$SYMGEN_CACHE_DIR`` or the per-user cache directory)::
 
     src/<model hash>-<generator fingerprint>.json   generated text with its key and a SHA-256
+    lib/<runtime key>/libsymgen_runtime.a           the steppers' C runtime, compiled once
+    lib/<runtime key>/manifest.json                 size and SHA-256 of the library, its key
     lib/<binary key>/<module><EXT_SUFFIX>           the compiled module
     lib/<binary key>/manifest.json                  size and SHA-256 of the module, its key
-    lib/<binary key>.lock                           cross-process lock while building
-    lib/.build-<binary key>-*/                      work folder of a running build
+    lib/<key>.lock                                  cross-process lock while building an entry
+    lib/.build-<key>-*/                             work folder of a running build
 
 A second build of an unchanged model reads the source entry (no sympy derive or cse) and loads the
-module whose manifest matches (no compiler).  The binary key hashes the C text, the flags, the
-compiler's identity, Python's ABI tag and cffi's version.  Modules are compiled in a temporary
-folder by a child process (cffi changes directory while compiling; the calling process never
-does); the finished entry folder is published with one ``rename`` and the module loaded by exact
-path.  A module that fails its manifest check or fails to load is rebuilt, never used.
+module whose manifest matches (no compiler).  The binary key hashes the C text, the runtime key
+(with the runtime), the flags, the compiler's identity, Python's ABI tag and cffi's version.
+Modules are compiled in a temporary folder by a child process (cffi changes directory while
+compiling; the calling process never does); the finished entry folder is published with one
+``rename`` and the module loaded by exact path.  A module that fails its manifest check or fails
+to load is rebuilt, never used.
+
+The runtime (``templates/runtime/``: ``symgen_runtime.c`` with its parts and ``symgen_sparse.c``)
+reaches a model only through its ``sg_model`` descriptor, so it is compiled once per cache and
+flags (:func:`runtime_library`): a static library of position-independent code (setuptools'
+compiler configured as for cffi's modules, the caller's flags, ``-fvisibility=hidden``) under the
+runtime key, which hashes the runtime's whole text, the flags, the compiler's identity and its
+environment, and the platform.  A module with the runtime is the model's C and the cffi wrappers,
+linked statically against a copy of the library's verified bytes: standalone at load time, its
+``sg_*`` functions its own and not exported (two models in one process each call theirs).  A
+library that fails its manifest is rebuilt; one that passes it but does not link, or whose
+module does not load, is rebuilt once.  The FMU (:mod:`symgen.fmu`) keeps its own library for its
+own flags the same way.
 
 Trust: the cache holds code that symgen loads, so only a cache nobody else can write is used.
 Folders are created 0700 and files 0600/0700 whatever the umask; a root, ``src/`` or ``lib/`` that
@@ -33,6 +48,7 @@ import importlib.util
 import json
 import logging
 import os
+import platform
 import re
 import shlex
 import shutil
@@ -40,21 +56,20 @@ import signal
 import subprocess
 import sys
 import sysconfig
-import tempfile
 import threading
-import time
 from functools import lru_cache
 from pathlib import Path
 
 from .cache import (_DIR_MODE, _FILE_MODE, _MODULE_MODE, UntrustedCacheWarning,  # noqa: F401
-                    _atomic_write, _CacheEntryError, _private_dir, _read_private, _remove,
-                    _trusted_root, _untrusted, cache_dir)
+                    _atomic_write, _CacheEntryError, _check_entry, _LockTimeout, _publish_entry,
+                    _read_private, _sha256, _trusted_root, cache_dir)
 from .kernels import Kernels
 from .model import Model
 from .version import __version__
 
 __all__ = ["build", "as_kernels", "BuildError", "UntrustedCacheWarning", "cache_dir",
-           "DEFAULT_CFLAGS", "compiler_command", "check_compiler"]
+           "DEFAULT_CFLAGS", "compiler_command", "check_compiler", "runtime_library",
+           "RUNTIME_SOURCES"]
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +79,6 @@ _loaded: dict[str, object] = {}
 _loaded_lock = threading.Lock()
 #: A generated file name from a cache entry: one plain component, no separators, no "..".
 _FILE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.(c|h|md|c\.inc)")
-_BUILD_PREFIX = ".build-"
 
 
 class BuildError(RuntimeError):
@@ -134,10 +148,6 @@ def _abi_identity() -> str:
                      sys.platform, f"cffi {cffi.__version__}"])
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def _check_file_names(files) -> None:
     for fname in files:
         if not isinstance(fname, str) or not _FILE_NAME.fullmatch(fname):
@@ -201,7 +211,7 @@ def generated_source(model: Model, root: Path | None = None):
     return src
 
 
-# -- compiled module ------------------------------------------------------------------------------
+# -- the child process that runs the compiler ------------------------------------------------------
 _BUILD_SCRIPT = r"""
 import json, sys
 import cffi
@@ -209,27 +219,44 @@ spec = json.load(open(sys.argv[1]))
 ffi = cffi.FFI()
 ffi.cdef(spec["cdef"])
 ffi.set_source(spec["module"], spec["source"], include_dirs=["."],
-               extra_compile_args=spec["cflags"])
+               extra_compile_args=spec["cflags"], extra_objects=spec["objects"])
 print(ffi.compile(tmpdir=".", verbose=True))
 """
 
+#: Compiles the runtime's sources into a static library with setuptools' compiler: configured as
+#: cffi's build_ext configures it ($CC or Python's CC, Python's CFLAGS and CCSHARED (-fPIC),
+#: $CFLAGS, $CPPFLAGS, $AR), so the runtime gets exactly the flags it had inside the module, or
+#: (spec "compiler") that command with the flags alone (the FMU's).
+_ARCHIVE_SCRIPT = r"""
+import json, sys
+import setuptools  # noqa: F401  (first: its distutils, the one cffi builds with)
+from distutils import log
+from distutils.ccompiler import new_compiler
+from distutils.sysconfig import customize_compiler
+spec = json.load(open(sys.argv[1]))
+log.set_verbosity(1)
+cc = new_compiler()
+if spec["compiler"]:
+    cc.set_executables(compiler_so=spec["compiler"])
+else:
+    customize_compiler(cc)
+objects = cc.compile(spec["sources"], output_dir=".", include_dirs=["."],
+                     extra_postargs=spec["cflags"])
+cc.create_static_lib(objects, spec["library"], output_dir=".")
+print(cc.library_filename(spec["library"]))
+"""
 
-def _compile(src, module: str, cflags: tuple, workdir: Path, cdef: str | None = None,
-             source: str | None = None) -> Path:
-    """Compile ``cdef``/``source`` (default: ``src``'s; its files next to it) into ``workdir`` in
-    a child process; returns the module's path."""
+
+def _run_child(script: str, spec: dict, workdir: Path, what: str) -> str:
+    """Run a build ``script`` on ``spec`` in ``workdir`` in a child process (cffi changes
+    directory while compiling; this process never does); its output, or a BuildError naming
+    ``what`` with the compiler's output."""
     if os.environ.get(_ENV_NO_COMPILE):
-        raise BuildError(f"compiling {module} is needed but {_ENV_NO_COMPILE} is set")
-    check_compiler(src.name)
-    _check_file_names(src.files)
-    for fname, text in src.files.items():
-        (workdir / fname).write_text(text)
-    spec = {"cdef": src.cdef if cdef is None else cdef, "module": module,
-            "source": src.source if source is None else source, "cflags": list(cflags)}
+        raise BuildError(f"compiling {what} is needed but {_ENV_NO_COMPILE} is set")
     (workdir / "spec.json").write_text(json.dumps(spec))
     # its own process group: an interrupted build stops the compiler too (not only its driver),
     # so nothing writes into the work folder after it is removed
-    proc = subprocess.Popen([sys.executable, "-c", _BUILD_SCRIPT, "spec.json"], cwd=workdir,
+    proc = subprocess.Popen([sys.executable, "-c", script, "spec.json"], cwd=workdir,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     try:
@@ -239,18 +266,33 @@ def _compile(src, module: str, cflags: tuple, workdir: Path, cdef: str | None = 
             os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
         if isinstance(exc, subprocess.TimeoutExpired):
-            raise BuildError(f"compiling the generated C of model {src.name!r} did not finish "
-                             f"within {COMPILE_TIMEOUT:.0f} s") from exc
+            raise BuildError(f"compiling {what} did not finish within {COMPILE_TIMEOUT:.0f} s") \
+                from exc
         raise
     if proc.returncode != 0:
-        raise BuildError(
-            f"compiling the generated C of model {src.name!r} failed (exit {proc.returncode}).\n"
-            f"--- compiler output ---\n{stdout[-20000:]}\n{stderr[-20000:]}"
-        )
+        raise BuildError(f"compiling {what} failed (exit {proc.returncode}).\n"
+                         f"--- compiler output ---\n{stdout[-20000:]}\n{stderr[-20000:]}")
+    return stdout + stderr
+
+
+def _compile(src, module: str, cflags: tuple, workdir: Path, cdef: str | None = None,
+             source: str | None = None, objects: dict | None = None) -> Path:
+    """Compile ``cdef``/``source`` (default: ``src``'s; its files next to it) into ``workdir`` in
+    a child process, linked with ``objects`` ({file name: bytes}); returns the module's path."""
+    check_compiler(src.name)
+    _check_file_names(src.files)
+    for fname, text in src.files.items():
+        (workdir / fname).write_text(text)
+    for fname, data in (objects or {}).items():
+        (workdir / fname).write_bytes(data)
+    spec = {"cdef": src.cdef if cdef is None else cdef, "module": module,
+            "source": src.source if source is None else source, "cflags": list(cflags),
+            "objects": list(objects or ())}
+    out = _run_child(_BUILD_SCRIPT, spec, workdir, f"the generated C of model {src.name!r}")
     built = [p for p in workdir.iterdir() if p.name.startswith(module) and p.suffix in (".so", ".pyd")]
     if not built:
         raise BuildError(f"the compiler reported success but produced no module for {src.name!r}:\n"
-                         f"{stdout[-5000:]}\n{stderr[-5000:]}")
+                         f"{out[-10000:]}")
     return built[0]
 
 
@@ -265,27 +307,6 @@ def _load(module: str, path: Path):
         spec.loader.exec_module(mod)
         _loaded[key] = mod
         return mod
-
-
-def _check_entry(libdir: Path, final: Path, key: str) -> str:
-    """The SHA-256 of a complete, private entry's module; raises _CacheEntryError (or OSError when
-    absent) otherwise."""
-    problem = _untrusted(os.lstat(libdir), want_dir=True)
-    if problem:
-        raise _CacheEntryError(f"{libdir} {problem}")
-    try:
-        info = json.loads(_read_private(libdir / "manifest.json"))
-        data = _read_private(final)
-        ok = info["key"] == key and len(data) == info["size"] and _sha256(data) == info["sha256"]
-    except FileNotFoundError:
-        raise _CacheEntryError(f"{libdir} is incomplete") from None
-    except OSError as exc:
-        raise _CacheEntryError(f"{libdir} cannot be read safely ({exc.strerror or exc})") from None
-    except (ValueError, KeyError, TypeError):
-        raise _CacheEntryError(f"{libdir}/manifest.json is unreadable") from None
-    if not ok:
-        raise _CacheEntryError(f"{final} does not match its manifest")
-    return info["sha256"]
 
 
 @contextlib.contextmanager
@@ -314,92 +335,119 @@ def _sigterm_raises():
         signal.signal(signal.SIGTERM, previous)
 
 
-def _remove_work(work: Path) -> None:
-    """Remove a work folder (again, briefly, if a killed compiler was still finishing a file)."""
-    for _ in range(50):
-        shutil.rmtree(work, ignore_errors=True)
-        if not os.path.lexists(work):
-            return
-        time.sleep(0.02)
-    log.warning("could not remove the build folder %s; the next build removes it", work)
-
-
-def _sweep_stale(libs: Path, key: str) -> None:
-    """Remove work folders left by killed builds: this key's (its lock is held: none is running)
-    and any older than the compile time limit."""
-    now = time.time()
-    with os.scandir(libs) as it:
-        for e in it:
-            if not e.name.startswith(_BUILD_PREFIX) or not e.is_dir(follow_symlinks=False):
-                continue
-            if e.name.startswith(f"{_BUILD_PREFIX}{key[:16]}-") or \
-                    now - e.stat(follow_symlinks=False).st_mtime > 2 * COMPILE_TIMEOUT:
-                shutil.rmtree(e.path, ignore_errors=True)
-
-
-def _build_entry(model: Model, src, module: str, cflags: tuple, key: str, libs: Path,
-                 code: tuple[str, str], bad_sha: str | None = None) -> None:
-    """Compile and publish ``libs/<key>`` unless another process did (a valid entry whose module
-    is not ``bad_sha``, the one that failed to load)."""
-    from filelock import FileLock, Timeout
-
-    libdir = libs / key
-    final = libdir / (module + importlib.machinery.EXTENSION_SUFFIXES[0])
-    lock_path = libs / f"{key}.lock"
-    with contextlib.suppress(FileNotFoundError):
-        if _untrusted(os.lstat(lock_path), want_dir=False):
-            _remove(lock_path)                       # never open a planted link
-    lock = FileLock(str(lock_path), timeout=LOCK_TIMEOUT, mode=_FILE_MODE)
+def _publish(libs: Path, key: str, filename: str, make, files: dict, manifest: dict,
+             bad_sha: str | None = None) -> bytes:
+    """cache._publish_entry with this module's limits, SIGTERM and errors."""
     with _sigterm_raises():
         try:
-            held = lock.acquire()                 # released when the `with` below ends
-        except Timeout:
-            raise BuildError(f"waited {LOCK_TIMEOUT:.0f} s for another process building model "
-                             f"{model.name!r} (lock {lock_path}); remove the lock if no build "
-                             "is running") from None
-        with held:
-            try:
-                if _check_entry(libdir, final, key) != bad_sha:
-                    return                        # another process has built it
-                problem = f"{final} passes its manifest but does not load"
-            except FileNotFoundError:
-                problem = None
-            except _CacheEntryError as exc:
-                problem = str(exc)
-            if problem:
-                log.warning("rebuilding cache entry: %s", problem)
-            _sweep_stale(libs, key)
-            work = Path(tempfile.mkdtemp(dir=libs, prefix=f"{_BUILD_PREFIX}{key[:16]}-"))
-            try:
-                log.info("compiling %s kernels (first run; cached afterwards)…", model.name,
-                         extra={"symgen_note": True})
-                built = _compile(src, module, cflags, work, *code)
-                out = work / "entry"
-                _private_dir(out)
-                os.replace(built, out / final.name)
-                os.chmod(out / final.name, _MODULE_MODE)
-                for fname, text in src.files.items():
-                    _atomic_write(out / fname, text)
-                data = _read_private(out / final.name)
-                _atomic_write(out / "manifest.json", json.dumps(
-                    {"key": key, "size": len(data), "sha256": _sha256(data), "module": module,
-                     "model": model.name, "model_hash": model.hash}))
-                _remove(libdir)
-                os.rename(out, libdir)                # publish the whole entry at once
-            finally:
-                _remove_work(work)
+            return _publish_entry(libs, key, filename, make, files, manifest, bad_sha=bad_sha,
+                           lock_timeout=LOCK_TIMEOUT, stale_after=2 * COMPILE_TIMEOUT)
+        except _LockTimeout as exc:
+            raise BuildError(str(exc)) from None
+
+
+# -- the steppers' C runtime, compiled once per cache ----------------------------------------------
+#: The runtime's sources (symgen_runtime.c includes its sg_*.c.inc parts) and its static library.
+RUNTIME_SOURCES = ("symgen_runtime.c", "symgen_sparse.c")
+_RUNTIME_LIB = "symgen_runtime"
+#: Flags of the runtime before the caller's: its sg_* functions are not exported from the module
+#: that links it (two models in one process, even loaded RTLD_GLOBAL, each call their own).
+_RUNTIME_FLAGS = () if sys.platform == "win32" else ("-fvisibility=hidden",)
+
+
+def _runtime_key(files: dict, cflags: tuple, compiler: str | None) -> str:
+    """The runtime library's key: its whole text, its flags, the compiler (``compiler``: that
+    command alone, else setuptools' as configured for cffi) and what configures it, the
+    platform."""
+    from .codegen import RUNTIME_FILES
+
+    archiver = [f"{k}={os.environ.get(k, '')}" for k in ("AR", "ARFLAGS")]
+    material = [json.dumps([[f, files[f]] for f in RUNTIME_FILES]), " ".join(cflags),
+                compiler or "setuptools", _compiler_identity(), _flags_identity(), *archiver,
+                sysconfig.get_platform(), platform.machine(), __version__, _ARCHIVE_SCRIPT]
+    return hashlib.sha256("\n".join(material).encode()).hexdigest()
+
+
+def _runtime_flags(cflags: tuple, compiler: str | None) -> tuple:
+    return (*_RUNTIME_FLAGS, *cflags) if compiler is None else tuple(cflags)
+
+
+def runtime_library(files: dict, cflags=DEFAULT_CFLAGS, *, compiler: str | None = None,
+                    root: Path | None = None, bad_sha: str | None = None) -> tuple[str, bytes]:
+    """The steppers' C runtime (``files``: at least the runtime's files by name) compiled as a
+    static library of position-independent code with ``cflags``, from the cache's entry
+    ``lib/<runtime key>/`` (built and published there when missing, damaged or, by SHA-256,
+    ``bad_sha``); returns its file name and its verified bytes.  ``compiler``: that command with
+    ``cflags`` alone (the FMU's), else setuptools' compiler as cffi's modules are compiled.  The
+    caller checks that there is a compiler (:func:`check_compiler` names its model)."""
+    from .codegen import RUNTIME_FILES
+
+    root = _trusted_root(cache_dir() if root is None else Path(root))
+    flags = _runtime_flags(tuple(cflags), compiler)
+    key = _runtime_key(files, flags, compiler)
+    filename = f"{_RUNTIME_LIB}.lib" if sys.platform == "win32" else f"lib{_RUNTIME_LIB}.a"
+    libs = root / "lib"
+    text = {f: files[f] for f in RUNTIME_FILES}
+
+    def make(work: Path) -> Path:
+        log.info("compiling the steppers' C runtime (first run; cached afterwards)…",
+                 extra={"symgen_note": True})
+        for fname, body in text.items():
+            (work / fname).write_text(body)
+        _run_child(_ARCHIVE_SCRIPT, {"sources": list(RUNTIME_SOURCES), "cflags": list(flags),
+                                     "library": _RUNTIME_LIB, "compiler": compiler},
+                   work, "the steppers' C runtime")
+        if not (work / filename).is_file():
+            raise BuildError(f"the compiler reported success but produced no {filename}")
+        return work / filename
+
+    if bad_sha is None:
+        with contextlib.suppress(OSError, _CacheEntryError):
+            return filename, _check_entry(libs / key, libs / key / filename, key)
+    return filename, _publish(libs, key, filename, make, text,
+                              {"runtime": filename, "cflags": list(flags)}, bad_sha)
 
 
 def _runtime_cdef(src) -> tuple[str, str]:
-    """cdef and source of the module that adds the stepper runtime (templates/runtime/) to the
-    model's kernels: one translation unit, plus ``sg_module_model()`` returning the descriptor."""
+    """cdef and source of the module that adds the stepper runtime (templates/runtime/, linked
+    from :func:`runtime_library`) to the model's kernels: the runtime's API, and
+    ``sg_module_model()`` returning the model's descriptor."""
     header = src.files["symgen_runtime.h"]
     begin, end = "/* SG_CDEF_BEGIN */", "/* SG_CDEF_END */"
     cdef_rt = header[header.index(begin) + len(begin):header.index(end)]
     cdef = src.cdef + "\n" + cdef_rt + "\nconst sg_model *sg_module_model(void);\n"
-    source = (src.source + "\n" + src.files["symgen_runtime.c"] + "\n" + src.files["symgen_sparse.c"]
-              + f"\nconst sg_model *sg_module_model(void) {{ return &{src.name}_model; }}\n")
+    source = (src.source + f"\nstatic const sg_model *sg_module_model(void) "
+                           f"{{ return &{src.name}_model; }}\n")
     return cdef, source
+
+
+def _names_library(output: str, objects: dict | None) -> bool:
+    """Whether the linker's diagnostics (not the echoed command line) name a linked library."""
+    return any(name in line and " -o " not in line
+               for name in objects or () for line in output.splitlines())
+
+
+# -- the compiled module ---------------------------------------------------------------------------
+def _build_entry(model: Model, src, module: str, cflags: tuple, key: str, libs: Path,
+                 code: tuple[str, str], runtime: dict | None, bad_sha: str | None = None) -> None:
+    """Compile and publish the module's entry ``libs/<key>`` (linked with ``runtime``, {file name:
+    bytes} of the runtime library) unless another process did."""
+    filename = module + importlib.machinery.EXTENSION_SUFFIXES[0]
+
+    def make(work: Path) -> Path:
+        log.info("compiling %s kernels (first run; cached afterwards)…", model.name,
+                 extra={"symgen_note": True})
+        return _compile(src, module, cflags, work, *code, objects=runtime)
+
+    _publish(libs, key, filename, make, src.files,
+             {"module": module, "model": model.name, "model_hash": model.hash}, bad_sha)
+
+def _module_key(code: tuple[str, str], rt_key: str, cflags: tuple) -> str:
+    """The module's key: its C and cdef, the runtime library it links (``rt_key``, which stands
+    for the runtime's whole text, flags and compiler; "" for none), the flags, compiler, ABI."""
+    material = [*code, rt_key, " ".join(cflags), _compiler_identity(), _flags_identity(),
+                _abi_identity(), __version__]
+    return hashlib.sha256("\n".join(material).encode()).hexdigest()
 
 
 def build(model: Model, *, cflags=DEFAULT_CFLAGS, cache: str | os.PathLike | None = None,
@@ -408,7 +456,8 @@ def build(model: Model, *, cflags=DEFAULT_CFLAGS, cache: str | os.PathLike | Non
 
     With ``runtime`` (the default) the module also holds the steppers' C runtime
     (``templates/runtime/``; the ``sg_*`` functions of :mod:`symgen.steppers.compiled`), compiled
-    with the kernels into one translation unit; ``runtime=False`` builds the kernels alone.
+    once per cache and ``cflags`` (:func:`runtime_library`) and linked into the module;
+    ``runtime=False`` builds the kernels alone.
     """
     if not isinstance(model, Model):
         raise TypeError(f"build() takes a symgen.Model, got {type(model).__name__}")
@@ -416,23 +465,37 @@ def build(model: Model, *, cflags=DEFAULT_CFLAGS, cache: str | os.PathLike | Non
     src = generated_source(model, root)
     cflags = tuple(cflags)
     code = _runtime_cdef(src) if runtime else (src.cdef, src.source)
-    from .codegen import RUNTIME_FILES
-
-    # the runtime's whole text: the headers and the parts symgen_runtime.c includes are not in code
-    runtime_text = [src.files[f] for f in RUNTIME_FILES if runtime and f in src.files]
-    key_material = "\n".join([*code, *runtime_text, " ".join(cflags), _compiler_identity(),
-                              _flags_identity(), _abi_identity(), __version__])
-    key = hashlib.sha256(key_material.encode()).hexdigest()
+    rt_key = _runtime_key(src.files, _runtime_flags(cflags, None), None) if runtime else ""
+    key = _module_key(code, rt_key, cflags)
     module = f"_symgen_{model.name}_{key[:16]}"
     libs = root / "lib"
     libdir = libs / key
     final = libdir / (module + importlib.machinery.EXTENSION_SUFFIXES[0])
 
+    def compile_module(bad_module=None, suspect_runtime=False):
+        """Build the module's entry (anew if its module is ``bad_module``), linked with the
+        runtime library, which ``suspect_runtime`` builds anew first."""
+        objects = None
+        if runtime:
+            check_compiler(model.name)              # before the runtime's: names the model
+            name, lib = runtime_library(src.files, cflags, root=root)
+            if suspect_runtime:
+                name, lib = runtime_library(src.files, cflags, root=root, bad_sha=_sha256(lib))
+            objects = {name: lib}
+        try:
+            _build_entry(model, src, module, cflags, key, libs, code, objects, bad_module)
+        except BuildError as exc:
+            if suspect_runtime or not _names_library(str(exc), objects):
+                raise
+            # it passed its manifest and does not link: build it again, once
+            log.warning("the cached runtime library %s does not link; rebuilding it", name)
+            compile_module(bad_module, suspect_runtime=True)
+
     if str(final) not in _loaded:
         try:
             _check_entry(libdir, final, key)
         except (OSError, _CacheEntryError):
-            _build_entry(model, src, module, cflags, key, libs, code)
+            compile_module()
     try:
         mod = _load(module, final)
     except ImportError as exc:
@@ -442,7 +505,7 @@ def build(model: Model, *, cflags=DEFAULT_CFLAGS, cache: str | os.PathLike | Non
             bad = hashlib.sha256(_read_private(final)).hexdigest()
         except (OSError, _CacheEntryError):
             bad = None
-        _build_entry(model, src, module, cflags, key, libs, code, bad_sha=bad)
+        compile_module(bad, suspect_runtime=runtime)     # the runtime it links, too
         try:
             mod = _load(module, final)
         except ImportError as exc2:

@@ -1,11 +1,14 @@
 """The build cache: reuse without compiler or cse, corrupt entries rebuilt, compiler errors reported
-with the compiler's output (concurrent builds and planted faults: tests/test_faults_cache.py)."""
+with the compiler's output, the C runtime compiled once per cache and linked into every module
+(concurrent builds and planted faults: tests/test_faults_cache.py)."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import symgen
@@ -197,3 +200,148 @@ def test_no_compiler_on_path(tmp_path, monkeypatch):
     with pytest.raises(BuildError) as info:
         _build(pendulum().replace(name="cache_nopath"))
     _no_compiler_message(info, exe)
+
+
+# -- the C runtime, compiled once per cache (issue 34, item 3) --------------------------------------
+RUNTIME_CHILD = r"""
+import json, sys
+sys.path.insert(0, {tests!r})
+import symgen
+import symgen.jit as b
+import pipeline_models
+compiles = []
+orig = b._run_child
+def counting(script, spec, workdir, what):
+    compiles.append("runtime" if script == b._ARCHIVE_SCRIPT else "module")
+    return orig(script, spec, workdir, what)
+b._run_child = counting
+out = {{}}
+for name in {models!r}:
+    model = getattr(pipeline_models, name)().replace(name="rt_" + name)
+    k = symgen.build(model)
+    desc = k.lib.sg_module_model()
+    x = [0.1 * (i + 1) for i in range(model.n)]
+    out[name] = {{"n": desc.n, "m": desc.m, "path": str(k.path),
+                 "f": k.dynamics(0.3, x, [0.0] * model.n, [0.0] * model.n, [0.0] * model.m)[1].tolist()}}
+print(json.dumps({{"compiles": compiles, "models": out}}))
+"""
+
+
+def _runtime_child(cache, *models):
+    env = dict(os.environ, SYMGEN_CACHE_DIR=str(cache))
+    script = RUNTIME_CHILD.format(tests=str(TESTS), models=list(models))
+    return _result(subprocess.Popen([sys.executable, "-c", script], env=env,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+
+
+def _f_reference(name):
+    """f of pipeline_models.<name> at the children's state, through sympy.lambdify."""
+    import pipeline_models
+
+    model = getattr(pipeline_models, name)()
+    k = symgen.LambdifyKernels(model)
+    x = [0.1 * (i + 1) for i in range(model.n)]
+    return k.dynamics(0.3, x, [0.0] * model.n, [0.0] * model.n, [0.0] * model.m)[1].copy()
+
+
+def _runtime_libraries(cache):
+    return sorted((cache / "lib").glob("*/libsymgen_runtime.a"))
+
+
+def test_two_models_compile_the_runtime_once(tmp_path):
+    first = _runtime_child(tmp_path, "pendulum", "four_bar")
+    assert first["compiles"] == ["runtime", "module", "module"]
+    for name, (n, m) in (("pendulum", (3, 2)), ("four_bar", (9, 8))):
+        got = first["models"][name]
+        assert (got["n"], got["m"]) == (n, m)               # each module's own descriptor
+        np.testing.assert_allclose(got["f"], _f_reference(name), rtol=1e-14, atol=1e-14)
+    (library,) = _runtime_libraries(tmp_path)
+    # a third model in another process: the runtime library from the cache, the module compiled
+    third = _runtime_child(tmp_path, "rheonomic")
+    assert third["compiles"] == ["module"]
+    np.testing.assert_allclose(third["models"]["rheonomic"]["f"], _f_reference("rheonomic"),
+                               rtol=1e-14, atol=1e-14)
+    assert _runtime_libraries(tmp_path) == [library]
+    # the modules do not export the runtime's functions (a static link of hidden symbols)
+    nm = shutil.which("nm")
+    if nm and sys.platform.startswith("linux"):
+        exported = subprocess.run([nm, "-D", "--defined-only", first["models"]["pendulum"]["path"]],
+                                  capture_output=True, text=True, check=True).stdout
+        assert "PyInit_" in exported and " sg_" not in exported
+
+
+@pytest.mark.parametrize("damage", ["truncated", "changed"])
+def test_damaged_runtime_library_is_detected_and_rebuilt(tmp_path, damage):
+    first = _runtime_child(tmp_path, "pendulum")
+    assert first["compiles"] == ["runtime", "module"]
+    (library,) = _runtime_libraries(tmp_path)
+    data = library.read_bytes()
+    if damage == "truncated":
+        library.write_bytes(data[: len(data) // 3])             # a partial write
+    else:
+        middle = len(data) // 2
+        library.write_bytes(data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1:])
+    again = _runtime_child(tmp_path, "four_bar")               # a module not yet built
+    assert again["compiles"] == ["runtime", "module"]
+    np.testing.assert_allclose(again["models"]["four_bar"]["f"], _f_reference("four_bar"),
+                               rtol=1e-14, atol=1e-14)
+    assert library.stat().st_size == len(data)
+
+
+def test_runtime_key_follows_its_text_flags_and_environment(monkeypatch):
+    """The runtime library's key changes with any runtime file, the flags, the compiler's
+    environment (CFLAGS) and the compiler (setuptools' or the FMU's plain command); the module's
+    key with the runtime library's key."""
+    from symgen.codegen import RUNTIME_FILES, runtime_files
+    from symgen.jit import DEFAULT_CFLAGS, _module_key, _runtime_flags, _runtime_key
+
+    monkeypatch.delenv("CFLAGS", raising=False)
+    files = {p.name: p.read_text() for p in runtime_files()}
+    flags = _runtime_flags(DEFAULT_CFLAGS, None)
+    assert "-fvisibility=hidden" in flags and flags[-2:] == DEFAULT_CFLAGS
+    base = _runtime_key(files, flags, None)
+    assert _runtime_key(dict(files), flags, None) == base
+    keys = {base}
+    for fname in RUNTIME_FILES:                  # each file, the headers and parts included
+        keys.add(_runtime_key({**files, fname: files[fname] + "\n/* changed */\n"}, flags, None))
+    keys.add(_runtime_key(files, _runtime_flags(("-O3", "-std=c99"), None), None))
+    keys.add(_runtime_key(files, flags, "cc"))
+    monkeypatch.setenv("CFLAGS", "-ffast-math")
+    keys.add(_runtime_key(files, flags, None))
+    assert len(keys) == len(RUNTIME_FILES) + 4
+    code = ("cdef", "source")
+    assert _module_key(code, base, DEFAULT_CFLAGS) != _module_key(code, "0" * 64, DEFAULT_CFLAGS)
+    assert _module_key(code, "", DEFAULT_CFLAGS) != _module_key(code, base, DEFAULT_CFLAGS)
+
+
+TWO_MODELS = r"""
+import json, os, sys
+sys.path.insert(0, {tests!r})
+if {rtld_global!r}:
+    sys.setdlopenflags(os.RTLD_NOW | os.RTLD_GLOBAL)
+import symgen
+import stepper_models
+out = []
+for model in (stepper_models.stiff_pendulum().replace(name="rt_two_pendulum"),
+              stepper_models.four_bar().replace(name="rt_two_four_bar")):
+    k = symgen.build(model)
+    r = symgen.simulate(k, dt=0.01, t_end=1.0, stepper="compiled")
+    out.append({{"n": k.lib.sg_module_model().n, "ok": r.ok, "x": r.x.tolist()}})
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("rtld", ["local", "global"])
+def test_two_models_in_one_process_step_correctly(rtld):
+    """Two models' modules loaded in one process (Python's RTLD_LOCAL; and RTLD_GLOBAL, where
+    the modules' symbols share one namespace) each step their own model: the compiled stepper's
+    run of each equals the Python stepper's."""
+    from stepper_models import four_bar, stiff_pendulum
+
+    script = TWO_MODELS.format(tests=str(TESTS), rtld_global=rtld == "global")
+    runs = _result(subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True))
+    for model, run in zip((stiff_pendulum(), four_bar()), runs):
+        ref = symgen.simulate(symgen.LambdifyKernels(model), dt=0.01, t_end=1.0, stepper="python")
+        assert run["ok"] and ref.ok and run["n"] == model.n
+        np.testing.assert_allclose(run["x"], ref.x, rtol=1e-10, atol=1e-12)

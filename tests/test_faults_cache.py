@@ -372,11 +372,56 @@ def test_work_folder_of_a_killed_build_is_swept_by_the_next(tmp_path):
     assert [p.name for p in (cache / "lib").iterdir() if p.name.startswith(".build-")] == []
 
 
-def test_failed_build_leaves_no_folder(tmp_path):
+@pytest.mark.parametrize("runtime", [False, True])
+def test_failed_build_leaves_no_folder(tmp_path, runtime):
+    """With the runtime the compile that fails is the runtime library's (the same flags): it
+    too reports the compiler's output and publishes nothing."""
     cache = tmp_path / "cache"
-    with pytest.raises(symgen.BuildError):
-        _build(_osc(name="osc_fail"), cflags=("-fno-such-flag-at-all",), cache=cache)
+    with pytest.raises(symgen.BuildError, match="(?s)compiler output.*fno-such-flag-at-all"):
+        symgen.build(_osc(name="osc_fail"), cflags=("-fno-such-flag-at-all",), cache=cache,
+                     runtime=runtime)
     assert [p for p in _tree(cache) if p.is_dir()] == [cache / "src", cache / "lib"]
+
+
+# -- §3: the runtime library (compiled once per cache, linked into every module) ------------------
+@pytest.mark.parametrize("garbage, failure", [
+    (b"!<arch>\n" + b"not an object file " * 50, "does not load"),
+    (b"\x7fELF garbage, not an archive " * 50, "does not link")])
+def test_runtime_library_passing_its_manifest_but_unusable_is_rebuilt(tmp_path, monkeypatch,
+                                                                      caplog, garbage, failure):
+    """A runtime library replaced together with its manifest: an empty archive links (a shared
+    module may leave symbols undefined) and the module then does not load; anything else does
+    not link.  Either way the library is rebuilt once and the module works."""
+    import hashlib
+
+    from pipeline_models import pendulum
+
+    cache = tmp_path / "cache"
+    symgen.build(pendulum().replace(name="pend_rt_first"), cache=cache)
+    (library,) = (cache / "lib").glob("*/libsymgen_runtime.a")
+    library.write_bytes(garbage)
+    manifest = library.parent / "manifest.json"
+    info = json.loads(manifest.read_text())
+    info.update(size=len(garbage), sha256=hashlib.sha256(garbage).hexdigest())
+    manifest.write_text(json.dumps(info))
+    compiles, compile_child = [], B._run_child
+
+    def counting(script, spec, workdir, what):
+        compiles.append("runtime" if script == B._ARCHIVE_SCRIPT else "module")
+        return compile_child(script, spec, workdir, what)
+    monkeypatch.setattr(B, "_run_child", counting)
+    with caplog.at_level("WARNING", logger="symgen.jit"):
+        k = symgen.build(pendulum().replace(name="pend_rt_second"), cache=cache)
+    assert failure in caplog.text
+    assert compiles.count("runtime") == 1 and library.read_bytes() != garbage
+    assert k.lib.sg_module_model().n == 3
+    M, f = _reference_pendulum()
+    got = k.dynamics(0.3, X_PEND, XD_PEND, [0.0] * 3, [0.0] * 2)
+    np.testing.assert_allclose(got[1], f, rtol=1e-14, atol=1e-14)
+    run = symgen.simulate(k, dt=0.01, t_end=0.2, stepper="compiled")
+    ref = symgen.simulate(k, dt=0.01, t_end=0.2, stepper="python")
+    assert run.ok and run.meta["stepper"] == "compiled"
+    np.testing.assert_allclose(run.x, ref.x, rtol=1e-10, atol=1e-12)
 
 
 # -- §5: names, constants, masses ------------------------------------------------------------------

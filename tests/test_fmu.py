@@ -517,6 +517,28 @@ def test_fmi3_input_table_equals_simulate(tmp_path):
 
 
 
+def test_second_export_reuses_the_cached_runtime(tmp_path, monkeypatch):
+    """The FMU's binary links the runtime library that symgen's cache keeps for the FMU's flags:
+    the first export compiles it, the second does not; both FMUs are the same bytes (the other
+    tests run such binaries against simulate)."""
+    import symgen.jit as jit
+
+    monkeypatch.setenv("SYMGEN_CACHE_DIR", str(tmp_path / "cache"))
+    compiles, compile_child = [], jit._run_child
+
+    def counting(script, spec, workdir, what):
+        compiles.append(what)
+        return compile_child(script, spec, workdir, what)
+    monkeypatch.setattr(jit, "_run_child", counting)
+    mdl = load_model("stiff_pendulum")
+    first = export_fmu(mdl, tmp_path / "first.fmu")
+    assert compiles == ["the steppers' C runtime"]
+    second = export_fmu(mdl, tmp_path / "second.fmu")
+    assert compiles == ["the steppers' C runtime"]
+    assert first.read_bytes() == second.read_bytes()
+    assert len(list((tmp_path / "cache" / "lib").glob("*/libsymgen_runtime.a"))) == 1
+
+
 def test_export_cli_fmi3_source_only_builds_from_its_description(tmp_path, capsys):
     """`symgen export --fmi 3 --source-only`: no binary; the sources its buildDescription.xml
     lists compile into one that runs as the exported binary does."""
