@@ -2,7 +2,8 @@
 
 Cache layout (root: ``$SYMGEN_CACHE_DIR`` or the per-user cache directory)::
 
-    src/<model hash>-<generator fingerprint>.json   generated text with its key and a SHA-256
+    src/<model hash>-<generator fingerprint>-<start>.json   generated text with its key and a SHA-256
+                                                    (<start>: x0, xd0 and the recommended settings)
     lib/<runtime key>/libsymgen_runtime.a           the steppers' C runtime, compiled once
     lib/<runtime key>/manifest.json                 size and SHA-256 of the library, its key
     lib/<binary key>/<module><EXT_SUFFIX>           the compiled module
@@ -193,8 +194,13 @@ def generated_source(model: Model, root: Path | None = None):
 
     root = _trusted_root(cache_dir() if root is None else Path(root))
     fingerprint = generator_fingerprint()
-    key = {"model": model.name, "model_hash": model.hash, "generator": fingerprint}
-    entry = root / "src" / f"{model.hash}-{fingerprint[:16]}.json"
+    # the start and the recommended settings are printed into the C (x0, xd0; main.c's and the
+    # FMU's defaults) but are not part of Model.hash: they key the entry too
+    start = _sha256(repr((model.x0.tolist(), model.xd0.tolist(),
+                          sorted((k, repr(v)) for k, v in model.settings.items()))).encode())
+    key = {"model": model.name, "model_hash": model.hash, "generator": fingerprint,
+           "start": start}
+    entry = root / "src" / f"{model.hash}-{fingerprint[:16]}-{start[:16]}.json"
     try:
         return _read_source_entry(entry, key)
     except FileNotFoundError:

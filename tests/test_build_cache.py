@@ -3,6 +3,7 @@ with the compiler's output, the C runtime compiled once per cache and linked int
 (concurrent builds and planted faults: tests/test_faults_cache.py)."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -345,3 +346,23 @@ def test_two_models_in_one_process_step_correctly(rtld):
         ref = symgen.simulate(symgen.LambdifyKernels(model), dt=0.01, t_end=1.0, stepper="python")
         assert run["ok"] and ref.ok and run["n"] == model.n
         np.testing.assert_allclose(run["x"], ref.x, rtol=1e-10, atol=1e-12)
+
+
+def test_a_changed_start_or_setting_is_not_served_stale_c(tmp_path):
+    # x0, xd0 and the recommended settings are printed into the C but are not part of Model.hash:
+    # the generated-source entry of a model differing only there must be generated anew
+    from pipeline_models import pendulum
+
+    from symgen.jit import generated_source
+
+    a = pendulum()
+    b = a.replace(x0=[1.0, 0.0, np.pi / 2])
+    c = a.replace(settings={"dt": 0.0125})
+    assert a.hash == b.hash == c.hash
+    texts = [generated_source(m, tmp_path) for m in (a, b, c, a)]
+    start = re.compile(r"pendulum_x0\[3\] = \{ (.*) \};")
+    assert start.search(texts[0].source).group(1) == "0.0, -1.0, 0.0"
+    assert [float(v) for v in start.search(texts[1].source).group(1).split(",")] == [1.0, 0.0,
+                                                                                      np.pi / 2]
+    assert "0.0125" in texts[2].files["main.c"] and "0.0125" not in texts[0].files["main.c"]
+    assert texts[3].files == texts[0].files
