@@ -249,6 +249,7 @@ def _runtime_libraries(cache):
     return sorted((cache / "lib").glob("*/libsymgen_runtime.a"))
 
 
+@pytest.mark.slow
 def test_two_models_compile_the_runtime_once(tmp_path):
     first = _runtime_child(tmp_path, "pendulum", "four_bar")
     assert first["compiles"] == ["runtime", "module", "module"]
@@ -271,6 +272,7 @@ def test_two_models_compile_the_runtime_once(tmp_path):
         assert "PyInit_" in exported and " sg_" not in exported
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["truncated", "changed"])
 def test_damaged_runtime_library_is_detected_and_rebuilt(tmp_path, damage):
     first = _runtime_child(tmp_path, "pendulum")

@@ -46,6 +46,7 @@ def _runs(k, **kw) -> dict:
                                   ("-", "python", -1), ("compiled", "compiled", 0))}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, opts, t_end", CASES, ids=[c[0] for c in CASES])
 def test_compiled_and_python_agree_within_the_round_off_spread(name, opts, t_end):
     k = symgen.build(symgen.load_model(name, **opts))

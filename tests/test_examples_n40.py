@@ -2,10 +2,14 @@
 import importlib
 
 import numpy as np
+import pytest
 
 import symgen
 
 import oracles
+
+#: the N four-bar at N = 40: a 20 s build and 300 s windows
+pytestmark = pytest.mark.slow
 
 #: built from the session's start by another process (conftest.py): ~20 s
 WARM = ["symgen.examples.n_four_bar:model:N=40"]

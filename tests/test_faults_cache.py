@@ -383,6 +383,7 @@ def test_failed_build_leaves_no_folder(tmp_path, runtime):
     assert [p for p in _tree(cache) if p.is_dir()] == [cache / "src", cache / "lib"]
 
 
+@pytest.mark.slow
 # -- §3: the runtime library (compiled once per cache, linked into every module) ------------------
 @pytest.mark.parametrize("garbage, failure", [
     (b"!<arch>\n" + b"not an object file " * 50, "does not load"),

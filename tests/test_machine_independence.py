@@ -97,6 +97,7 @@ def _first_difference(a: str, b: str) -> str:
     return f"{count} lines, first {first}" if first else "in the model hash only"
 
 
+@pytest.mark.slow
 def test_models_and_generated_c_do_not_depend_on_the_blas(tmp_path):
     procs = {}
     for tag, coretype in ENVIRONMENTS.items():

@@ -15,6 +15,9 @@ import pytest
 
 import symgen
 
+#: ASan/UBSan builds of the runtime and generated C, compiled per test
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 GENERATED = ROOT / "generated"
 CC = shutil.which("cc") or shutil.which("gcc")
