@@ -686,11 +686,35 @@ def test_fmu_state_restores_the_run_bit_for_bit(pendulum, pendulum3, pendulum_au
         assert np.abs(first[:, 0] - ref).max() <= 1e-9 * np.abs(ref).max()
 
 
+def _fnv1a(data: bytes) -> int:
+    """fmu_instance.c.inc's fmu_checksum (FNV-1a's 32-bit constants in an unsigned long)."""
+    h = 2166136261
+    for c in data:
+        h = ((h ^ c) * 16777619) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def _crafted(data: bytes, at: int, value: int) -> bytes:
+    """The serialized state with the int `at` bytes after its head set to ``value`` and its
+    checksum made anew (the head's last 8 bytes, of the bytes after the head: found as the one
+    place where they hold that checksum)."""
+    ends = [end for end in range(24, 256, 8)
+            if int.from_bytes(data[end - 8:end], "little") == _fnv1a(data[end:])]
+    assert len(ends) == 1
+    end = ends[0]
+    out = bytearray(data)
+    out[end + at:end + at + 4] = value.to_bytes(4, "little", signed=True)
+    out[end - 8:end] = _fnv1a(bytes(out[end:])).to_bytes(8, "little")
+    return bytes(out)
+
+
 @pytest.mark.parametrize("fmi_version", [2, 3])
 def test_fmu_state_of_another_fmu_or_corrupted_is_refused(pendulum, pendulum3, pendulum_auto,
                                                           tmp_path, fmi_version):
     """A serialized state of another FMU (the same model exported with dt auto: another GUID), a
-    truncated, an empty or a corrupted one: fmiNError with one logged line, nothing changed."""
+    truncated, an empty or a corrupted one, and one crafted with its checksum made anew (the
+    wrapper's restart flag 2: a checksum is not validation): fmiNError with one logged line,
+    nothing changed."""
     path = (pendulum, pendulum3)[fmi_version - 2][1]
     other = pendulum_auto[fmi_version]
     a = _Slave(path, "a", fmpy.extract(str(path), str(tmp_path / "u")))
@@ -706,7 +730,9 @@ def test_fmu_state_of_another_fmu_or_corrupted_is_refused(pendulum, pendulum3, p
     for bad, why in ((foreign, "the state is another FMU's (GUID "),
                      (data[:-8], f"the state is {len(data) - 8} bytes, not the {len(data)}"),
                      (b"", "the state is 0 bytes"),
-                     (bytes(flipped), "the state is corrupted (its checksum does not match)")):
+                     (bytes(flipped), "the state is corrupted (its checksum does not match)"),
+                     (_crafted(data, 4, 2), "the state is corrupted (its restart flag is 2, not "
+                                            "0 or 1)")):
         with pytest.raises(FMICallException):
             a.deserialize(bad)
         assert len(a.messages) == 1 and a.messages.pop().startswith(f"{fn}: {why}")
@@ -717,3 +743,85 @@ def test_fmu_state_of_another_fmu_or_corrupted_is_refused(pendulum, pendulum3, p
     for sl, st in zip((a, o), states):
         sl.fmu.freeFMUState(st)
         sl.fmu.freeInstance()
+
+
+# ---- crafted FMU states (issue 38): a fuzz under ASan/UBSan ----
+
+#: The fuzzed FMUs: a dense step (slider_crank: pivoted QR, a redundant constraint row) and the
+#: sparse step (n_four_bar with N = 6: 39 coordinates, the sparse LU; the model's "auto"), each as
+#: FMI 2.0 with the fixed step and FMI 3.0 with dt auto (the error control's part of the state in
+#: use, and the symmetric chart's).
+FUZZED = {("slider_crank", 2): {}, ("slider_crank", 3): {"dt": "auto"},
+          ("n_four_bar", 2): {}, ("n_four_bar", 3): {"dt": "auto"}}
+FUZZ_MASTER = os.path.join(os.path.dirname(__file__), "fmu_state_fuzz.c")
+
+
+@pytest.fixture(scope="module")
+def fuzzers(tmp_path_factory):
+    """{(model, FMI version): tests/fmu_state_fuzz.c built with that FMU's sources} under ASan and
+    UBSan (plain where the sanitizers do not work here), and the environment to run them in.  The
+    runtime is compiled once (its files are the same in every FMU), each model's C once."""
+    tmp = tmp_path_factory.mktemp("fuzz")
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:exitcode=99",
+               UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+    flags = STRICT + (SANITIZE if _sanitizers_work(tmp, env) else [])
+
+    def cc(*args, cwd):
+        build = subprocess.run(["cc", *flags, *args], cwd=cwd, capture_output=True, text=True)
+        assert build.returncode == 0 and build.stderr == "", build.stderr
+
+    objects, exes = {}, {}
+    for (name, version), options in FUZZED.items():
+        mdl = load_model(name, N=6) if name == "n_four_bar" else load_model(name)
+        folder = tmp / f"{name}{version}"
+        with zipfile.ZipFile(export_fmu(mdl, tmp / f"{name}{version}.fmu", fmi_version=version,
+                                        source_only=True, **options)) as zf:
+            zf.extractall(folder)
+        src = folder / "sources"
+        if "runtime" not in objects:
+            cc("-c", "symgen_runtime.c", "symgen_sparse.c", cwd=src)
+            objects["runtime"] = [str(src / "symgen_runtime.o"), str(src / "symgen_sparse.o")]
+        if name not in objects:
+            cc("-c", f"{name}.c", cwd=src)
+            objects[name] = str(src / f"{name}.o")
+        define = ["-DFUZZ_FMI3"] if version == 3 else []
+        cc(*define, f"-I{src}", "-o", "fuzz", FUZZ_MASTER, objects[name], *objects["runtime"],
+           "-lm", cwd=folder)
+        exes[name, version] = folder / "fuzz"
+    return exes, env
+
+
+def _fuzz(fuzzers, tries, seed):
+    """Runs every fuzzer for ``tries`` crafted states; asserts no crash, hang or change and that
+    both paths ran (states refused, states taken and stepped); the tries run in total."""
+    exes, env = fuzzers
+    total = 0
+    for key, exe in sorted(exes.items()):
+        run = subprocess.run([str(exe), str(tries), str(seed)], capture_output=True, text=True,
+                             env=env, timeout=600)
+        assert run.returncode == 0, (key, run.stderr[-4000:])
+        counts = dict(zip(*[iter(run.stdout.splitlines()[-1].split())] * 2))
+        counts = {k: int(v) for k, v in counts.items()}
+        assert counts["tries"] == tries, (key, counts)
+        assert counts["crashes"] == counts["hangs"] == 0, (key, counts, run.stderr[-4000:])
+        assert counts["changed"] == 0, (key, counts)          # a refused state changes nothing
+        refused = counts["refused_deserialize"] + counts["refused_set"]
+        assert refused > 0 and counts["stepped"] > 0, (key, counts)
+        total += counts["tries"]
+    return total
+
+
+def test_fmu_state_crafted_states_are_refused_or_run_clean(fuzzers):
+    """A few hundred crafted FMU states (a byte's bit flipped, a 4-byte word replaced by an edge
+    value or a random one; the checksum made anew: tests/fmu_state_fuzz.c) on a dense and a
+    sparse-step FMU, FMI 2.0 and 3.0, under ASan/UBSan: each is refused (nothing changed) or
+    taken and stepped without a crash.  Today's FMU (before issue 38) crashed the sparse one in
+    the first 40 tries (a row index of the partition read from the state unchecked)."""
+    assert _fuzz(fuzzers, 150, 1) == 600
+
+
+@pytest.mark.slow
+def test_fmu_state_fuzz_20000_crafted_states(fuzzers):
+    """The same for 5000 states an FMU (20,000 in all; today's FMU: 466 crashes of the two
+    sparse-step FMUs in these, none of the dense)."""
+    assert _fuzz(fuzzers, 5000, 1) == 20000

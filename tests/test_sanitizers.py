@@ -85,6 +85,32 @@ def test_double_four_bar_through_singular_passages(sanitized):
         assert np.any(np.diff(np.sign(np.sin(theta))) != 0), "no passage through horizontal"
 
 
+def test_step_counts_and_lost_output_of_the_stiff_pendulum(sanitized):
+    """Issue 38's reproductions on the committed stiff pendulum: a step count beyond a long (UBSan
+    flagged its conversion; the run printed "-9223372036854775808 of ... steps", exit 0) is one
+    line and exit 2 before any run; a CSV on a full device or a closed stdout is one line and
+    exit 4 (it was exit 0, "100 of 100 steps"); no sanitizer report in any."""
+    exe = sanitized(GENERATED / "stiff_pendulum", GENERATED / "runtime")
+    for args in (["1e-300", "1e300"], ["1e-10", "1e10"]):
+        run = subprocess.run([str(exe), *args], capture_output=True, text=True, env=ENV,
+                             timeout=60)
+        assert run.returncode == 2 and run.stdout == "", run.stderr
+        assert len(run.stderr.splitlines()) == 1 and "more than this program counts" in run.stderr
+    outs = [subprocess.DEVNULL]                    # stdout closed in the child (below)
+    if os.path.exists("/dev/full"):
+        outs.append(open("/dev/full", "w"))
+    for out in outs:
+        run = subprocess.run([str(exe), "0.1", "10"], stdout=out, stderr=subprocess.PIPE,
+                             text=True, env=ENV, timeout=60,
+                             preexec_fn=(lambda: os.close(1)) if out is subprocess.DEVNULL
+                             else None)
+        if out is not subprocess.DEVNULL:
+            out.close()
+        assert run.returncode == 4, run.stderr
+        assert len(run.stderr.splitlines()) == 1, run.stderr
+        assert "the CSV could not be written to stdout" in run.stderr, run.stderr
+
+
 def test_bricard_redundant_constraints(sanitized):
     exe = sanitized(GENERATED / "bricard", GENERATED / "runtime")
     for args in ([1e-2, 1.0], [1e-2, 1.0, "symmetric"]):

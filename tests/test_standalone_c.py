@@ -1,8 +1,11 @@
 """The generated C builds warning-free as strict C99 with a plain C main and agrees with Python; the
 generated simulation program (main.c) steps as symgen.simulate with each FACTORIZATION and by
 default takes simulate's "auto" step."""
+import os
 import re
+import resource
 import shutil
+import signal
 import subprocess
 
 import numpy as np
@@ -177,6 +180,7 @@ def sim(tmp_path_factory):
                                            + [f"{c}_dot" for c in model.coord_names])
         return out.returncode, np.array([[float(v) for v in ln.split(",")] for ln in lines[1:]]), \
             out.stderr
+    run.exe = folder / "sim"
     return model, symgen.build(model), run
 
 
@@ -274,6 +278,61 @@ def test_main_c_usage_errors_name_the_argument(sim, args, problem):
     assert status == 2 and data is None
     assert problem in err and "[DT [T_END [CHART [FACTORIZATION [RTOL [ATOL]]]]]]" in err, err
     assert "FACTORIZATION auto, qr or sparse" in err
+
+
+@pytest.mark.parametrize("args,problem", [
+    (["1e-300", "1e300"], "T_END / DT = inf steps, more than this program counts"),
+    (["1e-10", "1e10"], "T_END / DT = 1e+20 steps, more than this program counts"),
+    (["1", "0.4"], "T_END 0.4 is less than half of DT 1: no step to take; take a DT of at most"),
+])
+def test_main_c_refuses_a_step_count_it_cannot_count(sim, args, problem):
+    """T_END / DT beyond a long (it overflowed to -9223372036854775808 steps, exit 0 after one
+    row) or rounding to no step: exit status 2 with one line on stderr, no CSV (issue 38)."""
+    _, _, run = sim
+    status, data, err = run(*args)
+    assert status == 2 and data is None
+    assert problem in err and len(err.splitlines()) == 1, err
+
+
+def _lose_output(exe, args, stdout, limit=None):
+    """Runs main.c with stdout on `stdout` (None: closed); `limit`: the largest file it may write
+    (RLIMIT_FSIZE, SIGXFSZ ignored: a write past it fails with EFBIG, as on a full disk)."""
+    def before():
+        if stdout is None:
+            os.close(1)
+        if limit is not None:
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return subprocess.run([str(exe), *map(str, args)], stdout=stdout or subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, preexec_fn=before, timeout=300)
+
+
+def test_main_c_output_that_cannot_be_written_is_exit_4(sim, tmp_path):
+    """A CSV that is lost is not a completed run (issue 38: exit 0 and "2000 of 2000 steps" with
+    no row written): stdout on a full device, stdout closed, and a file that reaches its size
+    limit mid-run each end with exit status 4 and one line on stderr naming the problem, no
+    summary; the rows that reached the file are a whole prefix of the run's."""
+    _, _, run = sim
+    status, data, err = run(H_STEP, 0.2)
+    assert status == 0 and len(data) == 201
+    cases = [(None, None, "Bad file descriptor")]
+    if os.path.exists("/dev/full"):
+        cases.append(("/dev/full", None, "No space left on device"))
+    cases.append((tmp_path / "rows.csv", 20000, "File too large"))
+    for path, limit, why in cases:
+        if path is None:
+            out = _lose_output(run.exe, (H_STEP, 0.2), None)
+        else:
+            with open(path, "w") as fh:
+                out = _lose_output(run.exe, (H_STEP, 0.2), fh, limit)
+        assert out.returncode == 4, out.stderr
+        assert out.stderr.splitlines() == [
+            f"{run.exe}: the CSV could not be written to stdout ({why}): its rows are incomplete;"
+            " make room on the disk or check where stdout goes, and run again"], out.stderr
+    lines = (tmp_path / "rows.csv").read_text().splitlines()
+    assert 2 < len(lines) < 201 and (tmp_path / "rows.csv").stat().st_size <= 20000
+    rows = np.array([[float(v) for v in ln.split(",")] for ln in lines[1:-1]])   # (the last
+    np.testing.assert_array_equal(rows, data[:len(rows)])                         # is cut)
 
 
 def test_main_c_sparse_symmetric_as_simulate(sim):

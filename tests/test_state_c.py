@@ -2,8 +2,10 @@
 more, set the image (into the same stepper and into a new one) and run M again: the second M steps
 equal the first bit for bit, for the dense and the sparse step and both charts through a landing
 next to a singular configuration (the step-over pending in the image) and at a save where the
-sparse LU's kept pivot order matters, for HHT and for the error control of dt = "auto"; and the
-counts of sg_stats_get against the steps' own records."""
+sparse LU's kept pivot order matters, for HHT and for the error control of dt = "auto"; the
+counts of sg_stats_get against the steps' own records; and an image whose indices, counts or sizes
+do not fit this stepper (issue 38) refused by sg_state_check and sg_state_set with nothing
+changed."""
 import numpy as np
 import pytest
 
@@ -203,3 +205,64 @@ def test_state_set_refuses_an_image_of_another_stepper(dfb):
     bad[8] ^= 1                                              # the model's key in the header
     assert a.restore((bad, t, state)) == 1
     assert a.restore((image, t, state)) == 0
+
+
+def _offset(image, values, dtype):
+    """The byte offset in ``image`` of ``values`` as ``dtype`` (found exactly once)."""
+    pattern = np.asarray(values, dtype=dtype).tobytes()
+    raw = image.tobytes()
+    at = raw.find(pattern)
+    assert at >= 0 and raw.find(pattern, at + 1) < 0, (values, dtype)
+    return at
+
+
+def test_state_check_refuses_indices_and_counts_out_of_range(dfb):
+    """The sparse step's image after 5 steps from the start; one value changed at a time (found by
+    its value: the partition's rows R and coordinates I from sg_sparse_partition, the flags, r and
+    k before them, the counts from sg_stats_get): sg_state_check names what is wrong,
+    sg_state_set refuses it (1) and the stepper goes on bit for bit as one that was never given
+    it.  (Today's runtime read such an image unchecked: a crafted FMU state crashed it.)"""
+    ffi, lib, n, m = dfb.ffi, dfb.lib, dfb.n, dfb.m
+
+    def make():
+        d = Driver(dfb, h=1e-2, factorization=1)
+        d.start(0.0, dfb.model.x0, dfb.model.xd0)
+        d.steps(5)
+        return d
+
+    a, reference = make(), make()
+    image, t, state = a.save()
+    rows, indep, k = ffi.new("int[]", m), ffi.new("int[]", n), ffi.new("int *")
+    r = lib.sg_sparse_partition(a.s, rows, indep, k)
+    assert (r, k[0]) == (m, n - m)                  # full row rank here: 14 rows, 1 coordinate
+    R, I = list(rows), list(indep)[:k[0]]
+    at_R = _offset(image, R + I, np.int32)          # R (m ints), then I (n ints reserved)
+    at_I = at_R + 4 * m
+    at_r = _offset(image, [1, 1, 0, 0, r, k[0]], np.int32) + 16    # has[4] (end chart), r, k
+    stats = a.counts()
+    at_steps = _offset(image, [stats["steps"], stats["newton_iterations"]], np.int64)
+    at_floor = at_steps + ffi.offsetof("sg_stats", "floor_steps")
+
+    def check(img):
+        msg = lib.sg_state_check(a.s, ffi.from_buffer("unsigned char[]", img), img.size)
+        return None if msg == ffi.NULL else ffi.string(msg).decode()
+
+    assert check(image) is None
+    cases = [(at_R + 12, np.int32, 99, "the sparse step's rows R are not increasing rows of H"),
+             (at_R + 8, np.int32, R[3], "the sparse step's rows R are not increasing"),
+             (at_I, np.int32, n, "the sparse step's coordinates I are not increasing"),
+             (at_I, np.int32, -1, "the sparse step's coordinates I are not increasing"),
+             (at_r, np.int32, 15, "the sparse step's rank r is not within 0 ... min(m, n)"),
+             (at_r + 4, np.int32, 2, "the sparse step's k is not n - r"),
+             (at_r - 16, np.int32, 2, "the sparse step's flags of its factorizations"),
+             (at_floor, np.int64, -1, "a count of the statistics is negative or too large"),
+             (at_steps, np.int64, 2**62, "a count of the statistics is negative or too large")]
+    for at, dtype, value, why in cases:
+        bad = image.copy()
+        bad[at:at + np.dtype(dtype).itemsize] = np.frombuffer(np.asarray(value, dtype).tobytes(),
+                                                              np.uint8)
+        assert not np.array_equal(bad, image)
+        assert check(bad) is not None and check(bad).startswith(why), (at, value, check(bad))
+        assert a.restore((bad, t, state)) == 1
+    assert _same(a.steps(3), reference.steps(3))    # nothing of them was taken
+    assert a.counts() == reference.counts()

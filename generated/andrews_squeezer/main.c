@@ -18,9 +18,15 @@
  * Columns: t, the coordinates, their velocities (one row per step, 17 significant digits).
  * Last line on stderr: the steps done, the chart and factorization taken (with the sparse step's
  * partitions of H, rows and independent coordinates when it ran).
- * Exit status: 0 done, 2 usage error or no consistent start (or, DT auto, an error control that
- * cannot start), 3 a step failed (the rows so far are printed).
+ * Exit status: 0 done, 2 usage error (T_END / DT rounds to no step or to more steps than a long
+ * counts, too) or no consistent start (or, DT auto, an error control that cannot start), 3 a step
+ * failed (the rows so far are printed), 4 the output could not be written (a full disk, a closed
+ * stdout, a file size limit: the run stops at the first row lost, and the last line on stderr says
+ * so; or stderr could not be written).
  */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,13 +38,71 @@ static const int auto_factorization[2] = {
     [SG_CHART_END] = SG_SPARSE, [SG_CHART_SYMMETRIC] = SG_SPARSE
 };
 
+/* What was lost of the output: the errno of the first write to stdout that failed (0: none);
+ * whether a write to stderr failed.  Either makes the exit status 4 (finish). */
+static int out_errno, err_lost;
+
+/* A message on stderr (a failure to write it noted). */
+static void say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (vfprintf(stderr, fmt, ap) < 0) err_lost = 1;
+    va_end(ap);
+}
+
+/* A write to stdout (printf's result, errno cleared before it): 0, or -1 when it failed (its
+ * errno kept in out_errno). */
+static int out(int result)
+{
+    if (result >= 0) return 0;
+    if (!out_errno) out_errno = errno ? errno : EIO;
+    return -1;
+}
+
+/* main's exit status at the end: `status`, or 4 when the output is lost.  stdout is flushed and
+ * closed here (a full disk or a closed stdout may show only then); a lost output is said in one
+ * line on stderr. */
+static int finish(const char *prog, int status)
+{
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) out(-1);
+    errno = 0;
+    if (fclose(stdout) != 0) out(-1);
+    if (out_errno) {
+        say("%s: the CSV could not be written to stdout (%s): its rows are incomplete; make room "
+            "on the disk or check where stdout goes, and run again\n", prog,
+            strerror(out_errno));
+        return 4;
+    }
+    return err_lost ? 4 : status;
+}
+
 /* Prints what is wrong with argument `arg` and the usage line; returns main's exit status 2. */
 static int usage(const char *prog, const char *problem, const char *arg)
 {
-    fprintf(stderr, "%s: %s \"%s\"\n", prog, problem, arg);
-    fprintf(stderr, "usage: %s [DT [T_END [CHART [FACTORIZATION [RTOL [ATOL]]]]]] with DT > 0 "
-            "or auto, T_END > 0, CHART end or symmetric, FACTORIZATION auto, qr or sparse, and "
-            "RTOL, ATOL > 0 (with DT auto)\n", prog);
+    say("%s: %s \"%s\"\n", prog, problem, arg);
+    say("usage: %s [DT [T_END [CHART [FACTORIZATION [RTOL [ATOL]]]]]] with DT > 0 or auto, "
+        "T_END > 0, CHART end or symmetric, FACTORIZATION auto, qr or sparse, and RTOL, ATOL > 0 "
+        "(with DT auto)\n", prog);
+    return 2;
+}
+
+/* The fixed steps of dt from t0 to t_end (their count rounded) in *steps: 0, or main's exit
+ * status 2 (one line on stderr) when that is no step or more than a long counts. */
+static int step_count(const char *prog, double t0, double t_end, double dt, long *steps)
+{
+    double count = (t_end - t0) / dt + 0.5;
+    if (count >= 1.0 && count < (double)LONG_MAX) {
+        *steps = (long)count;
+        return 0;
+    }
+    if (count >= 1.0)
+        say("%s: T_END / DT = %.3g steps, more than this program counts (%ld); take a larger DT "
+            "or a smaller T_END\n", prog, (t_end - t0) / dt, LONG_MAX);
+    else
+        say("%s: T_END %.9g is less than half of DT %.9g: no step to take; take a DT of at most "
+            "T_END\n", prog, t_end - t0, dt);
     return 2;
 }
 
@@ -50,18 +114,37 @@ static int positive(const char *text, double *value)
     return end != text && *end == '\0' && *value > 0.0 && *value - *value == 0.0;
 }
 
-/* One CSV row: t, the coordinates, their velocities. */
-static void print_row(double t, const double *x, const double *xd)
+/* One CSV row: t, the coordinates, their velocities; 0, or -1 when stdout did not take it. */
+static int print_row(double t, const double *x, const double *xd)
 {
     int j;
-    printf("%.17g", t);
-    for (j = 0; j < 21; ++j) printf(",%.17g", x[j]);
-    for (j = 0; j < 21; ++j) printf(",%.17g", xd[j]);
-    printf("\n");
+    errno = 0;
+    if (out(printf("%.17g", t))) return -1;
+    for (j = 0; j < 21; ++j)
+        if (out(printf(",%.17g", x[j]))) return -1;
+    for (j = 0; j < 21; ++j)
+        if (out(printf(",%.17g", xd[j]))) return -1;
+    return out(printf("\n"));
+}
+
+/* The CSV's first line, flushed (a stdout that cannot be written shows before the run): 0, or
+ * -1. */
+static int print_header(void)
+{
+    int j;
+    errno = 0;
+    if (out(printf("t"))) return -1;
+    for (j = 0; j < 21; ++j)
+        if (out(printf(",%s", andrews_squeezer_model.coord_names[j]))) return -1;
+    for (j = 0; j < 21; ++j)
+        if (out(printf(",%s_dot", andrews_squeezer_model.coord_names[j]))) return -1;
+    if (out(printf("\n"))) return -1;
+    return out(fflush(stdout) == 0 ? 0 : -1);
 }
 
 /* DT auto: one row per step the error control accepts (sg_step_auto), then the summary line;
- * returns SG_OK, the failed step's status, or -1 when the control cannot start. */
+ * returns SG_OK, the failed step's status, or -1 when the control cannot start (a row stdout did
+ * not take ends the run: SG_OK, out_errno set, no summary). */
 static int run_auto(sg_stepper *s, const double *p, double t0, double t_end, double *x,
                     double *xd, double *xdd, double *lam, const sg_control *c, const char *what)
 {
@@ -73,16 +156,15 @@ static int run_auto(sg_stepper *s, const double *p, double t0, double t_end, dou
     int j, status = SG_OK;
     sg_stats st;
     if (sg_control_start(s, c, t0, t_end, sg_omega_at(s, p, t0, x, xd, xdd, lam)) != 0) {
-        fprintf(stderr, "%s: cannot start the error control (RTOL %g, ATOL %g)\n", what, c->rtol,
-                c->atol);
+        say("%s: cannot start the error control (RTOL %g, ATOL %g)\n", what, c->rtol, c->atol);
         return -1;
     }
-    print_row(t, x, xd);
+    if (print_row(t, x, xd)) return SG_OK;
     while (t < t_end) {
         status = sg_step_auto(s, p, &t, x, xd, xdd, lam, &info, &fail);
         if (status != SG_OK) {
-            fprintf(stderr, "stopped at t = %.9g: %s (the last try: h = %.3g s)\n", t,
-                    sg_failure_message(fail.kind), fail.value0);
+            say("stopped at t = %.9g: %s (the last try: h = %.3g s)\n", t,
+                sg_failure_message(fail.kind), fail.value0);
             break;
         }
         sg_state(s, &nx, &nxd, &nxdd, &nlam, &res, &om);
@@ -92,14 +174,13 @@ static int run_auto(sg_stepper *s, const double *p, double t0, double t_end, dou
             xdd[j] = nxdd[j];
         }
         for (j = 0; j < 20; ++j) lam[j] = nlam[j];
-        print_row(t, x, xd);
+        if (print_row(t, x, xd)) return SG_OK;
         ++steps;
     }
     sg_stats_get(s, &st);
-    fprintf(stderr, "%s: %ld steps to t = %.9g (DT auto, RTOL %g, ATOL %g: h %.3g ... %.3g s, "
-            "%ld + %ld tries rejected by the error test + Newton)", what, steps, t, c->rtol,
-            c->atol, steps ? st.h_smallest : 0.0, st.h_largest, st.rejected_error,
-            st.rejected_newton);
+    say("%s: %ld steps to t = %.9g (DT auto, RTOL %g, ATOL %g: h %.3g ... %.3g s, %ld + %ld "
+        "tries rejected by the error test + Newton)", what, steps, t, c->rtol, c->atol,
+        steps ? st.h_smallest : 0.0, st.h_largest, st.rejected_error, st.rejected_newton);
     return status;
 }
 
@@ -112,7 +193,7 @@ int main(int argc, char **argv)
     sg_stepper *s;
     sg_failure fail;
     double t0 = 0.0, dt = 1e-05, t_end = 0.03, t;
-    long i, steps;
+    long i, steps = 0;
     int j, status = 0, chart = SG_CHART_END, metric = SG_METRIC_EUCLIDEAN;
     int factorization = SG_DENSE_QR;
     sg_stats st;
@@ -144,6 +225,7 @@ int main(int argc, char **argv)
         return usage(argv[0], autostep ? "bad RTOL" : "RTOL is for DT auto, not", argv[5]);
     if (argc > 6 && !positive(argv[6], &c.atol)) return usage(argv[0], "bad ATOL", argv[6]);
     if (argc > 7) return usage(argv[0], "unexpected argument", argv[7]);
+    if (!autostep && step_count(argv[0], t0, t_end, dt, &steps)) return 2;
     o = sg_options_default(SG_NULLSPACE);   /* then the model's recommended settings */
     o.gamma = 0.5;
     o.beta = 0.08333333333333333;
@@ -159,41 +241,41 @@ int main(int argc, char **argv)
     o.estimate = autostep;         /* DT auto: omega_max bounds the steps */
     s = sg_stepper_new(&andrews_squeezer_model, &o);
     if (!s) {
-        fprintf(stderr, "%s: cannot create the stepper: %s\n", argv[0],
-                sg_options_check(&andrews_squeezer_model, &o) ? sg_options_check(&andrews_squeezer_model, &o)
-                                                        : "out of memory");
+        say("%s: cannot create the stepper: %s\n", argv[0],
+            sg_options_check(&andrews_squeezer_model, &o) ? sg_options_check(&andrews_squeezer_model, &o)
+                                                    : "out of memory");
         return 2;
     }
     if (sg_initial_state(s, p, t0, x, xd, xdd, lam) != 0) {
-        fprintf(stderr, "%s: no consistent initial state\n", argv[0]);
+        say("%s: no consistent initial state\n", argv[0]);
         sg_stepper_free(s);
         return 2;
     }
     sg_start(s, p, t0, x, xd, xdd, lam);
-    steps = (long)((t_end - t0) / dt + 0.5);
-    printf("t");
-    for (j = 0; j < 21; ++j) printf(",%s", andrews_squeezer_model.coord_names[j]);
-    for (j = 0; j < 21; ++j) printf(",%s_dot", andrews_squeezer_model.coord_names[j]);
-    printf("\n");
+    if (print_header()) {          /* stdout cannot be written: no run (exit status 4) */
+        sg_stepper_free(s);
+        return finish(argv[0], 0);
+    }
     if (autostep) {
         status = run_auto(s, p, t0, t_end, x, xd, xdd, lam, &c, argv[0]);
-        fprintf(stderr, ", CHART %s, FACTORIZATION %s\n", chart == SG_CHART_END ? "end"
-                : "symmetric", factorization == SG_SPARSE ? "sparse" : "qr");
+        if (!out_errno)
+            say(", CHART %s, FACTORIZATION %s\n", chart == SG_CHART_END ? "end" : "symmetric",
+                factorization == SG_SPARSE ? "sparse" : "qr");
         sg_stepper_free(s);
-        return status == SG_OK ? 0 : (status < 0 ? 2 : 3);
+        return finish(argv[0], status == SG_OK ? 0 : (status < 0 ? 2 : 3));
     }
     for (i = 0; i <= steps; ++i) {
         const double *nx, *nxd, *nxdd, *nlam, *res;
         double om;
         int iters;
         t = t0 + (double)i * dt;
-        print_row(t, x, xd);
+        if (print_row(t, x, xd)) break;            /* the output is lost: the run ends */
         if (i == steps) break;
         status = sg_step(s, p, t, x, xd, xdd, lam, &iters, &fail);
         if (status != SG_OK) {
-            fprintf(stderr, "stopped at step %ld (t = %.9g): %s: %s (at Newton iteration %d)\n",
-                    i + 1, t0 + (double)(i + 1) * dt, status == SG_DIVERGED ? "diverged" : "failed",
-                    sg_failure_message(fail.kind), fail.iteration);
+            say("stopped at step %ld (t = %.9g): %s: %s (at Newton iteration %d)\n", i + 1,
+                t0 + (double)(i + 1) * dt, status == SG_DIVERGED ? "diverged" : "failed",
+                sg_failure_message(fail.kind), fail.iteration);
             break;
         }
         sg_state(s, &nx, &nxd, &nxdd, &nlam, &res, &om);
@@ -204,15 +286,19 @@ int main(int argc, char **argv)
         }
         for (j = 0; j < 20; ++j) lam[j] = nlam[j];
     }
+    if (out_errno) {               /* (finish says it) */
+        sg_stepper_free(s);
+        return finish(argv[0], 0);
+    }
     r = sg_sparse_partition(s, NULL, NULL, &k);   /* r < 0: no sparse factorization ran */
     sg_stats_get(s, &st);
-    fprintf(stderr, "%s: %ld of %ld steps of h = %.9g, CHART %s, FACTORIZATION %s", argv[0],
-            status == SG_OK ? steps : i, steps, dt, chart == SG_CHART_END ? "end" : "symmetric",
-            factorization == SG_SPARSE ? "sparse" : "qr");
+    say("%s: %ld of %ld steps of h = %.9g, CHART %s, FACTORIZATION %s", argv[0],
+        status == SG_OK ? steps : i, steps, dt, chart == SG_CHART_END ? "end" : "symmetric",
+        factorization == SG_SPARSE ? "sparse" : "qr");
     if (r >= 0)
-        fprintf(stderr, " (the sparse step: partitions %ld, rows %d, independent coordinates %d)",
-                st.sparse_partitions, r, k);
-    fprintf(stderr, "\n");
+        say(" (the sparse step: partitions %ld, rows %d, independent coordinates %d)",
+            st.sparse_partitions, r, k);
+    say("\n");
     sg_stepper_free(s);
-    return status == SG_OK ? 0 : 3;
+    return finish(argv[0], status == SG_OK ? 0 : 3);
 }

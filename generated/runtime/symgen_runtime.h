@@ -221,11 +221,16 @@ void sg_state(const sg_stepper *s, const double **x, const double **xd, const do
  * error control's memory and the sparse step's partition and pivot orders.  Setting an image
  * that sg_state_get wrote (from this stepper or another of the same model and options; h is the
  * image's) makes the steps that follow give the numbers that followed the get, bit for bit.  The
- * image holds raw doubles: for this build, not an exchange format.  sg_state_set returns 0; 1
- * when the image is not one of a stepper of this model and these options (size or header;
- * nothing is changed); 2 out of memory (the stepper must then be set again or freed). */
+ * image holds raw doubles: for this build, not an exchange format.  An image is not trusted:
+ * sg_state_check says what is wrong with one (NULL: nothing), its size and head (model, sizes,
+ * options) and every flag, index, count and size in it checked against this stepper (n, m, the
+ * sparse step's rows and coordinates, ranks), and h (finite, > 0); the other doubles are taken as
+ * they are (a step from values no run holds fails or diverges).  sg_state_set checks the image
+ * first and returns 0; 1 when sg_state_check refuses it (nothing is changed); 2 out of memory
+ * (the stepper must then be set again or freed). */
 size_t sg_state_size(const sg_stepper *s);
 void sg_state_get(const sg_stepper *s, void *image);
+const char *sg_state_check(const sg_stepper *s, const void *image, size_t size);
 int sg_state_set(sg_stepper *s, const void *image, size_t size);
 
 /* Steps i = i_start .. i_stop - 1 of a run with times t_i = t0 + i h, reading row i - row0 and

@@ -1206,7 +1206,7 @@ int sg_splin_chart_basis(sg_splin *L, const double *Hs_values, double *Ns)
 /* ---- the state a stepper carries between steps (sg_state_get, sg_state_set) ------------------ */
 void sg_image_io(sg_image *im, void *data, size_t bytes)
 {
-    if (im->p && im->set && data) memcpy(data, im->p + im->at, bytes);
+    if (im->p && im->set == 1 && data) memcpy(data, im->p + im->at, bytes);
     else if (im->p && !im->set) {
         if (data) memcpy(im->p + im->at, data, bytes);
         else memset(im->p + im->at, 0, bytes);
@@ -1214,51 +1214,119 @@ void sg_image_io(sg_image *im, void *data, size_t bytes)
     im->at += bytes;
 }
 
+void sg_image_val(sg_image *im, void *value, size_t bytes)
+{
+    if (im->p && im->set) memcpy(value, im->p + im->at, bytes);
+    else if (im->p) memcpy(im->p + im->at, value, bytes);
+    im->at += bytes;
+}
+
+void sg_image_refuse(sg_image *im, const char *what)
+{
+    if (im->p && im->set && !im->bad) im->bad = what;
+}
+
+int sg_image_int(sg_image *im, int *v, int lo, int hi, const char *what)
+{
+    int x = *v;
+    sg_image_val(im, &x, sizeof x);
+    if (x < lo || x > hi) sg_image_refuse(im, what);
+    if (im->p && im->set == 1 && !im->bad) *v = x;
+    return x;
+}
+
+long sg_image_count(sg_image *im, long *v, const char *what)
+{
+    long x = *v;
+    sg_image_val(im, &x, sizeof x);
+    if (x < 0 || x > SG_COUNT_MAX) sg_image_refuse(im, what);
+    if (im->p && im->set == 1 && !im->bad) *v = x;
+    return x;
+}
+
 /* One partition's sg_spnull: N (n x k; n^2 doubles reserved: a change of I starts from it) and the
  * values of its LU's last fresh factorization (nnz reserved), whose pivot order and L, U patterns
- * the refactorizations keep: setting replays that factorization.  Returns 0, or -3 (out of
+ * the refactorizations keep: setting replays that factorization (values that do not factor, which
+ * no image of a run holds, leave no LU: the next step factors afresh).  Returns 0, or -3 (out of
  * memory). */
 static int spnull_image(sg_spnull *s, int have_lu, size_t n, size_t nnz, sg_image *im)
 {
     size_t nk = s ? (size_t)s->n * (size_t)s->k : 0, nb = s ? (size_t)s->bp[s->r] : 0;
+    int st;
     sg_image_io(im, s ? s->N : NULL, nk * sizeof(double));
     sg_image_io(im, NULL, (n * n - nk) * sizeof(double));
     sg_image_io(im, s ? s->bval0 : NULL, nb * sizeof(double));
     sg_image_io(im, NULL, (nnz - nb) * sizeof(double));
-    if (!im->set || !s) return 0;
+    if (im->set != 1 || !s) return 0;
     s->have_lu = 0;
     if (have_lu && s->r) {
         memcpy(s->bval, s->bval0, nb * sizeof(double));
-        if (sg_splu_factor(s->lu, s->bval) != SG_LU_OK) return -3;   /* (it succeeded before) */
-        s->have_lu = 1;
+        st = sg_splu_factor(s->lu, s->bval);
+        if (st == SG_LU_NOMEM) return -3;
+        s->have_lu = st == SG_LU_OK;
     }
     return 0;
+}
+
+/* A list of `count` indices of `bound` things that must increase (in [0, bound)); the `total`
+ * ints the image reserves for it are read into `list` (set 1) when the image has no problem. */
+static void index_image(sg_image *im, int *list, int count, int total, int bound,
+                        const char *what)
+{
+    int t, v, prev = -1;
+    if (count < 0 || count > total) {
+        sg_image_refuse(im, what);
+        count = 0;
+    }
+    if (im->p && im->set)
+        for (t = 0; t < count; ++t) {
+            memcpy(&v, im->p + im->at + (size_t)t * sizeof(int), sizeof v);
+            if (v <= prev || v >= bound) {
+                sg_image_refuse(im, what);
+                break;
+            }
+            prev = v;
+        }
+    sg_image_io(im, im->bad ? NULL : list, (size_t)total * sizeof(int));
 }
 
 int sg_splin_image(sg_splin *L, sg_image *im)
 {
     const size_t n = (size_t)L->n, m = (size_t)L->m, nnz = (size_t)L->Hp[L->m];
-    int has[4], st;                    /* a partition, its LU; the chart's sg_spnull, its LU */
+    const int rmax = L->m < L->n ? L->m : L->n;
+    int has[4], r, k, j;               /* a partition, its LU; the chart's sg_spnull, its LU */
     has[0] = L->sn != NULL;
     has[1] = has[0] && L->sn->have_lu;
     has[2] = L->sc != NULL;
     has[3] = has[2] && L->sc->have_lu;
-    sg_image_io(im, has, sizeof has);
-    sg_image_io(im, &L->r, sizeof L->r);
-    sg_image_io(im, &L->k, sizeof L->k);
-    sg_image_io(im, &L->new_I, sizeof L->new_I);
-    sg_image_io(im, &L->have_v, sizeof L->have_v);
+    sg_image_val(im, has, sizeof has);
+    for (j = 0; j < 4; ++j)
+        if (has[j] != 0 && has[j] != 1) has[0] = -1;
+    if (has[0] < 0 || has[1] > has[0] || has[2] > has[0] || has[3] > has[2])
+        sg_image_refuse(im, "the sparse step's flags of its factorizations are not 0 or 1, or "
+                        "an LU or the chart's partition is there without the partition");
+    r = sg_image_int(im, &L->r, 0, rmax, "the sparse step's rank r is not within 0 ... min(m, n)");
+    k = sg_image_int(im, &L->k, 0, L->n, "the sparse step's k is not within 0 ... n");
+    if (has[0] == 1 && !im->bad && k != L->n - r)         /* (r, k in range: no overflow) */
+        sg_image_refuse(im, "the sparse step's k is not n - r");
+    if (has[0] != 1 || im->bad) r = k = 0;   /* (no partition, or refused: the lists unread) */
+    sg_image_int(im, &L->new_I, 0, 1, "the sparse step's new_I is not 0 or 1");
+    sg_image_int(im, &L->have_v, 0, 1, "the sparse step's have_v is not 0 or 1");
     sg_image_io(im, &L->vol, sizeof L->vol);
     sg_image_io(im, &L->scale, sizeof L->scale);
     sg_image_io(im, &L->sigma_min, sizeof L->sigma_min);
     sg_image_io(im, &L->g_max, sizeof L->g_max);
-    sg_image_io(im, &L->partitions, sizeof L->partitions);
-    sg_image_io(im, &L->column_changes, sizeof L->column_changes);
-    sg_image_io(im, &L->rank_confirmations, sizeof L->rank_confirmations);
-    sg_image_io(im, L->R, m * sizeof(int));
-    sg_image_io(im, L->I, n * sizeof(int));
+    sg_image_count(im, &L->partitions, "the sparse step's count of partitions is out of range");
+    sg_image_count(im, &L->column_changes, "the sparse step's count of column changes is out of "
+                   "range");
+    sg_image_count(im, &L->rank_confirmations, "the sparse step's count of rank confirmations "
+                   "is out of range");
+    index_image(im, L->R, r, L->m, L->m, "the sparse step's rows R are not increasing rows of H "
+                "(0 ... m - 1)");
+    index_image(im, L->I, k, L->n, L->n, "the sparse step's coordinates I are not increasing "
+                "coordinates (0 ... n - 1)");
     sg_image_io(im, L->v, m * sizeof(double));                  /* the inverse iteration's start */
-    if (im->set) {                     /* the partition's operations made anew on (R, I) */
+    if (im->set == 1) {                /* the partition's operations made anew on (R, I) */
         sg_spnull_free(L->sc);
         sg_spnull_free(L->sn);
         L->sc = L->sn = NULL;
@@ -1269,6 +1337,6 @@ int sg_splin_image(sg_splin *L, sg_image *im)
                                               L->k, L->I)))
             return -3;
     }
-    if ((st = spnull_image(L->sn, has[1], n, nnz, im)) < 0) return st;
+    if (spnull_image(L->sn, has[1], n, nnz, im) < 0) return -3;
     return spnull_image(L->sc, has[3], n, nnz, im);
 }

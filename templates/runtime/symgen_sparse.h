@@ -13,11 +13,13 @@
  * P A = L U with L unit lower triangular, stored by columns in A's row numbering, and U upper
  * triangular, stored by columns with its diagonal last.
  *
- * Standard C99; needs only <stdlib.h> (malloc) and <string.h>.  Between SG_CDEF_BEGIN and
- * SG_CDEF_END: what Python's cffi reads (no preprocessor directives).
+ * Standard C99; needs only <stdlib.h> (malloc), <string.h> and <limits.h>.  Between
+ * SG_CDEF_BEGIN and SG_CDEF_END: what Python's cffi reads (no preprocessor directives).
  */
 #ifndef SYMGEN_SPARSE_H
 #define SYMGEN_SPARSE_H
+
+#include <limits.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -122,18 +124,34 @@ int sg_splin_info(const sg_splin *L, long *counts, int *rows, int *indep, int *k
  * is).  Returns 0, -2 (H_s[R, D] singular, or no partition yet) or -3 (out of memory). */
 int sg_splin_chart_basis(sg_splin *L, const double *Hs_values, double *Ns);
 
-/* A byte image of a stepper's state (sg_state_get, sg_state_set): sg_image_io appends `bytes` of
- * `data` at p + at (set = 0; data NULL: zeros), or reads them from there into data (set = 1; data
- * NULL: skips them); p NULL only counts (at: the image's size). */
+/* A byte image of a stepper's state (sg_state_get, sg_state_check, sg_state_set): sg_image_io
+ * appends `bytes` of `data` at p + at (set = 0; data NULL: zeros), reads them from there into data
+ * (set = 1; data NULL: skips them) or only steps over them (set = 2: a check, nothing is read into
+ * the stepper); p NULL only counts (at: the image's size).  Nothing read from an image is used
+ * before it is checked: sg_image_val reads a value (set 1 or 2; set 0 writes it) for the caller to
+ * check, sg_image_refuse records the first problem in `bad` (NULL: none), sg_image_int and
+ * sg_image_count read and check an int in [lo, hi] or a count in [0, SG_COUNT_MAX] and store it
+ * (set 1) when the image has no problem.  sg_state_set checks the whole image (set 2) before it
+ * reads any of it (set 1). */
 typedef struct sg_image {
     unsigned char *p;
     size_t at;
     int set;
+    const char *bad;
 } sg_image;
 void sg_image_io(sg_image *im, void *data, size_t bytes);
-/* The sparse step's part of the image, always of the same size for L: the partition, the counts,
- * the inverse iteration's start and what each LU keeps (its pivot order: the values of its last
- * fresh factorization, replayed when set).  Returns 0, or -3 (out of memory). */
+void sg_image_val(sg_image *im, void *value, size_t bytes);
+void sg_image_refuse(sg_image *im, const char *what);
+int sg_image_int(sg_image *im, int *v, int lo, int hi, const char *what);
+long sg_image_count(sg_image *im, long *v, const char *what);
+/* The largest count an image may hold (no run counts that far: a count set from an image cannot
+ * overflow). */
+#define SG_COUNT_MAX (LONG_MAX / 2)
+/* The sparse step's part of the image, always of the same size for L: the partition (its rows R
+ * and coordinates I checked against H's m rows and n coordinates: r <= min(m, n), k = n - r, each
+ * list increasing), the counts, the inverse iteration's start and what each LU keeps (its pivot
+ * order: the values of its last fresh factorization, replayed when set; values that no longer
+ * factor leave the next step a fresh factorization).  Returns 0, or -3 (out of memory). */
 int sg_splin_image(sg_splin *L, sg_image *im);
 
 #ifdef __cplusplus
