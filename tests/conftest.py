@@ -13,6 +13,8 @@ import pytest
 
 _cache = os.environ.get("SYMGEN_TEST_CACHE") or tempfile.mkdtemp(prefix="symgen-test-cache-")
 os.environ["SYMGEN_CACHE_DIR"] = _cache
+# pytest-xdist's workers start from this process's environment: they share the session's cache
+os.environ["SYMGEN_TEST_CACHE"] = _cache
 
 #: the child of warm_build: builds the model of each of its arguments, "module:function" with
 #: options ":NAME=VALUE" (a Python literal), or else a name or path for symgen.load_model
@@ -61,6 +63,8 @@ def _warm_declared(request, warm_build):
     in a module-level ``WARM``, in the order the modules run (each model once)."""
     if os.environ.get("SYMGEN_TEST_WARM", "1") == "0":
         return
+    if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
+        return                          # (under pytest-xdist one worker warms the shared cache)
     specs = []
     for item in request.session.items:
         for spec in getattr(getattr(item, "module", None), "WARM", ()):

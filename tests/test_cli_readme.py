@@ -28,8 +28,8 @@ TINY = 1e-300
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 # the console commands covered elsewhere (see the module docstring)
 DEMO = 'python -m pip install -e ".[plot]" && symgen simulate stiff_pendulum --plot stiff_pendulum.png'
-TEST = ('python -m pip install -e ".[test,plot]" && python -m pytest -q'
-        ' && OPENBLAS_CORETYPE=Prescott python -m pytest -q -m roundoff')
+TEST = ('python -m pip install -e ".[test,plot]" && python -m pytest -q -n auto --dist loadfile'
+        ' && OPENBLAS_CORETYPE=Prescott python -m pytest -q -n auto --dist loadfile -m roundoff')
 ELSEWHERE = {
     DEMO: "the install is .ci/run's (a superset); the run is the main-job block's own command",
     TEST: ".ci/run",
