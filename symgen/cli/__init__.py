@@ -342,7 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-iter", type=float, metavar="N", help="Newton iterations per step "
                    "(default: the model's, else 25)")
     s.add_argument("--rank-tol", type=float, metavar="R", help="relative rank tolerance of H, "
-                   "0 <= R < 1 (default: the model's, else 1e-10)")
+                   "0 <= R <= 1e-2 (default: the model's, else 1e-10)")
     s.add_argument("--backend", choices=("c", "lambdify"), default="c",
                    help="kernels: compiled C (default) or sympy.lambdify (slow, no compiler)")
     s.add_argument("--stepper", choices=("auto", "compiled", "python"), default=None,
@@ -374,7 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--scheme", metavar="SCHEME", help=SCHEME_HELP)
     s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
     s.add_argument("--rank-tol", type=float, metavar="R", help="relative rank tolerance of H, "
-                   "0 <= R < 1 (default: the model's, else 1e-10)")
+                   "0 <= R <= 1e-2 (default: the model's, else 1e-10)")
     s.add_argument("--backend", choices=("c", "lambdify"), default="c", help=argparse.SUPPRESS)
     s.set_defaults(func=cmd_stability)
 

@@ -432,8 +432,10 @@ def _newton_options(args) -> dict:
             raise UsageError(f"--max-iter must be an integer >= 1, got {args.max_iter:g}")
         out["max_iter"] = int(args.max_iter)
     if args.rank_tol is not None:
-        if not (0 <= args.rank_tol < 1):
-            raise UsageError(f"--rank-tol must lie in [0, 1), got {args.rank_tol:g}")
+        from ..settings import RANK_TOL_MAX, RANK_TOL_WHY
+        if not (0 <= args.rank_tol <= RANK_TOL_MAX):
+            raise UsageError(f"--rank-tol must lie in [0, {RANK_TOL_MAX:g}], got "
+                             f"{args.rank_tol:g} ({RANK_TOL_WHY})")
         out["rank_tol"] = args.rank_tol
     return out
 
