@@ -49,7 +49,7 @@ from .sweep import add_parser as add_sweep_parser
 from .terminal import (EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT,  # noqa: F401
                        EXIT_SIGTERM, EXIT_USAGE, MATPLOTLIB_HINT, QUIET_NOTE_DELAY,
                        Terminated, UsageError, _build_failure, _build_notes, _check_memory,
-                       _check_output_dir,
+                       _check_output_dir, _t_eval_times,
                        _check_output_file, _interrupt_exit_code, _need_matplotlib,
                        _load, _newton_options, _one_line, _Progress, _result_path,
                        _sigterm_as_interrupt, _warnings_as_notes, _with_defaults,
@@ -165,6 +165,7 @@ def cmd_simulate(args) -> int:
         check_names(mdl.name, mdl.input_names, inputs)      # before a build
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    t_eval = _t_eval_times(args.t_eval, mdl)                # before a build
     kernels = _kernels(mdl, args.backend, numeric, quiet=args.quiet)
     x0 = xd0 = None
     if held or held_v:
@@ -178,7 +179,7 @@ def cmd_simulate(args) -> int:
     try:
         with _warnings_as_notes(quiet=args.quiet):
             result = simulate(kernels, settings, params=numeric or None, progress=progress,
-                              every=args.every, x0=x0, xd0=xd0, t_eval=args.t_eval,
+                              every=args.every, x0=x0, xd0=xd0, t_eval=t_eval,
                               inputs=inputs,
                               meta={"model_spec": str(args.model), "model_options": options})
     finally:
