@@ -737,3 +737,14 @@ def test_t_eval_records_its_rows(tmp_path, capsys):
     for bad in ("0:1:0", "0:inf:3", "0:1"):
         p = call(capsys, "simulate", "stiff_pendulum", "--dt", "auto", "--t-eval", bad)
         assert p.returncode == 2 and "--t-eval" in p.stderr and "Traceback" not in p.stderr
+
+
+@pytest.mark.parametrize("flags", [["--rtol", "1e-3"], ["--atol", "1e-3"],
+                                   ["--rtol", "1e-3", "--atol", "1e-4"], ["--h-init", "1e-3"]])
+def test_error_control_options_with_a_fixed_step_are_refused(capsys, flags):
+    # issue 38.10: they were silently ignored with a fixed --dt (export refuses them)
+    p = call(capsys, "simulate", "stiff_pendulum", "--dt", "0.1", "--t-end", "1", *flags)
+    assert_one_line_error(p, flags[0], "--dt auto")
+    # the model's own fixed step (no --dt) too
+    p = call(capsys, "simulate", "stiff_pendulum", "--t-end", "1", *flags)
+    assert_one_line_error(p, flags[0], "--dt auto")

@@ -158,6 +158,12 @@ def cmd_simulate(args) -> int:
                          f"give {missing}")
     dt = math.nan if settings.auto else float(settings.dt)
     if not settings.auto:
+        given = [f"--{f.replace('_', '-')}" for f in ("rtol", "atol", "h_init", "h_max")
+                 if getattr(args, f) is not None]
+        if given:       # (export refuses them as well: a fixed step has no error control)
+            raise UsageError(f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} the "
+                             f"error control's, which a fixed step (--dt {dt:g}) does not use: "
+                             "give --dt auto, or leave them out")
         _check_memory(dt, float(settings.t_end), args.every, mdl)
     from ..input_values import check_names, parse_input_options
     try:
