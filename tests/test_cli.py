@@ -748,3 +748,15 @@ def test_error_control_options_with_a_fixed_step_are_refused(capsys, flags):
     # the model's own fixed step (no --dt) too
     p = call(capsys, "simulate", "stiff_pendulum", "--t-end", "1", *flags)
     assert_one_line_error(p, flags[0], "--dt auto")
+
+
+@pytest.mark.parametrize("stepper", ["compiled", "python"])
+def test_h_init_below_round_off_is_named(capsys, stepper):
+    # issue 38.11: the run failed with "the error estimate stayed above the tolerance"; the
+    # cause is a first step at which t + h cannot leave t
+    p = call(capsys, "simulate", "stiff_pendulum", "--dt", "auto", "--t-end", "1",
+             "--h-init", "1e-15", "--stepper", stepper)
+    assert_one_line_error(p, "--h-init", "1e-15", "round-off")
+    p = call(capsys, "simulate", "stiff_pendulum", "--dt", "auto", "--t-end", "0.01",
+             "--h-init", "1e-13", "--stepper", stepper, "--quiet")
+    assert p.returncode == 0, p.stderr          # just above the round-off: runs
