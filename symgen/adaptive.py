@@ -42,6 +42,14 @@ class _Control:
         self.h_cap = float(cfg.h_max) if cfg.h_max is not None else span / 10.0
         self.h_min = float(cfg.h_min) if cfg.h_min is not None else 0.0
         self.h_init = cfg.h_init
+        floor = 64 * np.finfo(float).eps * max(1.0, abs(t0))        # _too_small's round-off
+        for name, h in (("h_init", cfg.h_init), ("h_max", cfg.h_max)):
+            if h is not None and float(h) <= floor:
+                flag = "--" + name.replace("_", "-")
+                raise ValueError(f"{name} ({flag}) = {float(h):g} s is below the round-off of t at "
+                                 f"t0 = {t0:g} s (64 ε·max(1, |t0|) = {floor:.2g} s): no step that "
+                                 f"small can advance t; give one above {floor:.2g} s or leave "
+                                 f"{flag} out")
         self.rtol = float(cfg.rtol)
         self.estimate = ErrorEstimate(sch, n, cfg.rtol, cfg.atol_vector(n),
                                       index3=cfg.method == "index3",

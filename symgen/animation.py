@@ -296,12 +296,18 @@ def _save_whole(anim, path: Path, writer, dpi: float) -> None:
         raise
 
 
+def snapshot_rows(n_rows: int, snapshots: int) -> np.ndarray:
+    """The rows a strobe figure draws: ``snapshots`` (at least 2) evenly spaced over ``n_rows``,
+    and never more than the rows there are (a count past them takes no memory or time)."""
+    count = min(max(2, int(snapshots)), max(int(n_rows), 1))
+    return np.unique(np.linspace(0, n_rows - 1, count).round().astype(int))
+
+
 def strobe_figure(result, model, snapshots: int = 6, trace: str | None = None):
     """One figure with ``snapshots`` positions of the mechanism over the run (light → dark with
     time); returns the Figure."""
     frames = evaluate(model, result)
-    N = len(frames.t)
-    rows = np.unique(np.linspace(0, N - 1, max(2, int(snapshots))).round().astype(int))
+    rows = snapshot_rows(len(frames.t), snapshots)
     fig, ax = _figure(frames, 6.0, 110)
     import matplotlib
     cmap = matplotlib.colormaps["Blues"]

@@ -14,7 +14,16 @@ from typing import Any, Mapping
 
 __all__ = ["SimulationSettings", "METHODS", "FACTORIZATIONS", "CHARTS", "METRICS", "STEPPERS",
            "SPARSE_FROM_N", "SPARSE_MAX_DENSITY", "resolve_factorization", "compiled_factorization",
-           "AUTO_CHART_METRIC"]
+           "AUTO_CHART_METRIC", "RANK_TOL_MAX"]
+
+#: The largest rank tolerance (relative: singular values of H at most rank_tol · s_max count as
+#: zero).  Redundant rows of a mechanism sit at round-off (s/s_max ~ 1e-16 … 1e-8); 1e-2 already
+#: drops rows that are not redundant (a forced rank drop, tested on the double four-bar).  Larger
+#: values drop well-conditioned rows (a revolute joint's two have s_min/s_max ≈ 0.7), leave
+#: their constraints unenforced, and no step can then close (issue 38.3).
+RANK_TOL_MAX = 1e-2
+RANK_TOL_WHY = ("a relative threshold on the singular values of H: a larger one counts "
+                "independent constraint rows as redundant; the default is 1e-10")
 
 #: The steppers by name (:data:`symgen.steppers.METHODS` maps them to classes).
 METHODS = ("nullspace", "index3", "newmark", "central-difference")
@@ -85,7 +94,8 @@ class SimulationSettings:
     tol: float = 1e-10
     #: Newton iterations per step before the step fails
     max_iter: int = 25
-    #: relative rank tolerance of the factorization of H (see docs/method.md)
+    #: relative rank tolerance of the factorization of H (see docs/method.md), at most
+    #: RANK_TOL_MAX
     rank_tol: float = 1e-10
     #: absolute tolerance on ‖q‖, h‖q̇‖, h²‖q̈‖ at the accepted state
     constraint_tol: float = 1e-8
@@ -134,8 +144,9 @@ class SimulationSettings:
         for name in ("tol", "constraint_tol", "divergence_bound"):
             if not (_number(getattr(self, name), name) > 0):
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
-        if not (0.0 <= _number(self.rank_tol, "rank_tol") < 1.0):
-            raise ValueError(f"rank_tol must lie in [0, 1), got {self.rank_tol}")
+        if not (0.0 <= _number(self.rank_tol, "rank_tol") <= RANK_TOL_MAX):
+            raise ValueError(f"rank_tol must lie in [0, {RANK_TOL_MAX:g}], got {self.rank_tol} "
+                             f"({RANK_TOL_WHY})")
         if int(_number(self.max_iter, "max_iter")) < 1:
             raise ValueError(f"max_iter must be at least 1, got {self.max_iter}")
         if self.chart not in CHARTS:

@@ -249,3 +249,30 @@ def test_gif_frame_limit_follows_the_memory_budget(monkeypatch):
     monkeypatch.setenv("SYMGEN_MEMORY_LIMIT", str(100 * 400 * 400 * 4))   # 100 frames of 400²
     assert draw.max_frames("a.gif", size=5.0, dpi=80.0) == 100
     assert draw.max_frames("a.mp4", size=5.0, dpi=80.0) == draw.MAX_FRAMES
+
+
+def test_snapshots_are_capped_by_the_rows(dfb, tmp_path):
+    # issue 38.7: --snapshots 1e9 on a short result made a 1e9-long linspace (52 s, 15.7 GB); the
+    # count is capped by the rows.  A subprocess under a 3 GB address-space limit and a timeout,
+    # so that today's code fails without taking the machine's memory.
+    import resource
+    import subprocess
+    import sys
+
+    from test_cli import SYMGEN
+
+    model, result, npz = dfb
+    png = tmp_path / "m.png"
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    p = subprocess.run(SYMGEN + ["plot", str(npz), "--what", "mechanism", "--snapshots",
+                                 "1000000000", "-o", str(png)], capture_output=True, text=True,
+                       timeout=120, preexec_fn=limit)
+    rows = len(result.t)
+    assert p.returncode == 0, p.stderr
+    assert f"{rows} snapshots" in p.stdout and f"the result has {rows} rows" in p.stdout
+    assert png.stat().st_size > 0
+    assert len(draw.snapshot_rows(rows, 10**9)) == rows
+    assert list(draw.snapshot_rows(21, 3)) == [0, 10, 20]

@@ -718,3 +718,45 @@ def test_ctrl_c_while_importing_is_interrupted_130(tmp_path, at, how):
     cmd = (script if how == "script" else [sys.executable, "-m", "symgen"]) + ["--version"]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
     assert (proc.returncode, proc.stderr, proc.stdout) == (130, "interrupted\n", "")
+
+
+def test_t_eval_too_many_rows_is_the_memory_guards_one_line(capsys):
+    # issue 38.5: the times were made while parsing, so 1e11 of them ended in a MemoryError
+    # (exit 1); now the count is checked against the memory a result may take, before a build
+    p = call(capsys, "simulate", "stiff_pendulum", "--dt", "auto", "--t-end", "2",
+             "--t-eval", "0:2:100000000000")
+    assert_one_line_error(p, "--t-eval 0:2:100000000000", "COUNT of at most")
+
+
+def test_t_eval_records_its_rows(tmp_path, capsys):
+    out = tmp_path / "r.npz"
+    p = call(capsys, "simulate", "stiff_pendulum", "--dt", "auto", "--t-end", "1",
+             "--t-eval", "0:1:11", "--out", out, "--quiet")
+    assert p.returncode == 0, p.stderr
+    assert np.allclose(load_result(out).t, np.linspace(0, 1, 11))
+    for bad in ("0:1:0", "0:inf:3", "0:1"):
+        p = call(capsys, "simulate", "stiff_pendulum", "--dt", "auto", "--t-eval", bad)
+        assert p.returncode == 2 and "--t-eval" in p.stderr and "Traceback" not in p.stderr
+
+
+@pytest.mark.parametrize("flags", [["--rtol", "1e-3"], ["--atol", "1e-3"],
+                                   ["--rtol", "1e-3", "--atol", "1e-4"], ["--h-init", "1e-3"]])
+def test_error_control_options_with_a_fixed_step_are_refused(capsys, flags):
+    # issue 38.10: they were silently ignored with a fixed --dt (export refuses them)
+    p = call(capsys, "simulate", "stiff_pendulum", "--dt", "0.1", "--t-end", "1", *flags)
+    assert_one_line_error(p, flags[0], "--dt auto")
+    # the model's own fixed step (no --dt) too
+    p = call(capsys, "simulate", "stiff_pendulum", "--t-end", "1", *flags)
+    assert_one_line_error(p, flags[0], "--dt auto")
+
+
+@pytest.mark.parametrize("stepper", ["compiled", "python"])
+def test_h_init_below_round_off_is_named(capsys, stepper):
+    # issue 38.11: the run failed with "the error estimate stayed above the tolerance"; the
+    # cause is a first step at which t + h cannot leave t
+    p = call(capsys, "simulate", "stiff_pendulum", "--dt", "auto", "--t-end", "1",
+             "--h-init", "1e-15", "--stepper", stepper)
+    assert_one_line_error(p, "--h-init", "1e-15", "round-off")
+    p = call(capsys, "simulate", "stiff_pendulum", "--dt", "auto", "--t-end", "0.01",
+             "--h-init", "1e-13", "--stepper", stepper, "--quiet")
+    assert p.returncode == 0, p.stderr          # just above the round-off: runs

@@ -2,7 +2,7 @@
 import pytest
 
 from symgen.result import load_result
-from test_cli import assert_one_line_error, call
+from test_cli import assert_one_line_error, call, run
 
 
 @pytest.mark.parametrize("flag, value, words", [
@@ -14,6 +14,24 @@ from test_cli import assert_one_line_error, call
 def test_bad_newton_options_are_one_line_errors(capsys, flag, value, words):
     proc = call(capsys, "simulate", "stiff_pendulum", "--t-end", "1", f"{flag}={value}")
     assert_one_line_error(proc, words, value)
+
+
+@pytest.mark.parametrize("stepper", ["compiled", "python"])
+@pytest.mark.parametrize("value", ["0.9", "0.999999", "0.011"])
+def test_rank_tol_that_drops_independent_rows_is_refused(stepper, value):
+    # issue 38.3: a rank tolerance near 1 dropped one of the pendulum's two revolute rows (s_min/
+    # s_max = 0.7); the failed step then crept on in sub-steps of 1e-13 s and the run never ended.
+    # The guard is a subprocess timeout (the stuck C loop ignores SIGTERM; run() kills it).
+    p = run("simulate", "stiff_pendulum", "--t-end", "0.1", "--rank-tol", value,
+            "--stepper", stepper, "--quiet", timeout=120)
+    assert_one_line_error(p, "--rank-tol", value, "[0, 0.01]")
+
+
+def test_rank_tol_range_in_the_library():
+    from symgen import SimulationSettings
+    with pytest.raises(ValueError, match=r"rank_tol must lie in \[0, 0.01\]"):
+        SimulationSettings(rank_tol=0.5)
+    assert SimulationSettings(rank_tol=1e-2).rank_tol == 1e-2      # the forced drop still allowed
 
 
 def test_bad_rank_tol_for_stability(capsys):

@@ -392,3 +392,21 @@ def test_mode_animation_frames_stay_on_the_constraints(tmp_path, capsys):
     assert "animation" in capsys.readouterr().out
     with Image.open(gif) as im:
         assert im.n_frames == 41
+
+
+@pytest.mark.parametrize("amplitude", ["1e300", "1e10"])
+def test_an_absurd_amplitude_is_refused_and_writes_nothing(tmp_path, capsys, amplitude):
+    # issue 38.13: --amplitude 1e300 wrote a GIF of overflowed coordinates and exited 0 (the
+    # projection's tolerance is relative to |x|, so a frame far out "met" the constraints)
+    pytest.importorskip("matplotlib")
+    from symgen.cli import main
+
+    gif = tmp_path / "m.gif"
+    assert main(["modes", "double_pendulum", "--animate", "1", "-o", str(gif),
+                 "--amplitude", amplitude]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--amplitude {float(amplitude):g}" in err, err
+    assert "smaller --amplitude" in err and not gif.exists()
+    assert main(["modes", "stiff_pendulum", "--animate", "1", "-o", str(gif),
+                 "--amplitude", "1"]) == 0                    # a large but sound swing
+    assert gif.stat().st_size > 0

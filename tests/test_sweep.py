@@ -192,6 +192,14 @@ def test_bad_grid_is_a_usage_error(capsys):
     assert rc == 2 and "START:STOP:COUNT" in err
 
 
+def test_a_word_for_a_model_parameter_names_the_option(capsys, tmp_path):
+    # issue 38.12: said only "could not convert string to float: 'abc'"
+    rc = main(["sweep", "stiff_pendulum", "--param", "T0=abc,1", "--workers", "0",
+               "--out", str(tmp_path / "s")])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "--param T0" in err and "'abc'" in err
+
+
 def test_sweep_figure_plots_the_table(model, tmp_path):
     pytest.importorskip("matplotlib")
     from symgen.plot import sweep_figure

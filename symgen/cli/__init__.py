@@ -49,7 +49,7 @@ from .sweep import add_parser as add_sweep_parser
 from .terminal import (EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT,  # noqa: F401
                        EXIT_SIGTERM, EXIT_USAGE, MATPLOTLIB_HINT, QUIET_NOTE_DELAY,
                        Terminated, UsageError, _build_failure, _build_notes, _check_memory,
-                       _check_output_dir,
+                       _check_output_dir, _t_eval_times,
                        _check_output_file, _interrupt_exit_code, _need_matplotlib,
                        _load, _newton_options, _one_line, _Progress, _result_path,
                        _sigterm_as_interrupt, _warnings_as_notes, _with_defaults,
@@ -158,6 +158,12 @@ def cmd_simulate(args) -> int:
                          f"give {missing}")
     dt = math.nan if settings.auto else float(settings.dt)
     if not settings.auto:
+        given = [f"--{f.replace('_', '-')}" for f in ("rtol", "atol", "h_init", "h_max")
+                 if getattr(args, f) is not None]
+        if given:       # (export refuses them as well: a fixed step has no error control)
+            raise UsageError(f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} the "
+                             f"error control's, which a fixed step (--dt {dt:g}) does not use: "
+                             "give --dt auto, or leave them out")
         _check_memory(dt, float(settings.t_end), args.every, mdl)
     from ..input_values import check_names, parse_input_options
     try:
@@ -165,6 +171,7 @@ def cmd_simulate(args) -> int:
         check_names(mdl.name, mdl.input_names, inputs)      # before a build
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    t_eval = _t_eval_times(args.t_eval, mdl)                # before a build
     kernels = _kernels(mdl, args.backend, numeric, quiet=args.quiet)
     x0 = xd0 = None
     if held or held_v:
@@ -178,7 +185,7 @@ def cmd_simulate(args) -> int:
     try:
         with _warnings_as_notes(quiet=args.quiet):
             result = simulate(kernels, settings, params=numeric or None, progress=progress,
-                              every=args.every, x0=x0, xd0=xd0, t_eval=args.t_eval,
+                              every=args.every, x0=x0, xd0=xd0, t_eval=t_eval,
                               inputs=inputs,
                               meta={"model_spec": str(args.model), "model_options": options})
     finally:
@@ -342,7 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-iter", type=float, metavar="N", help="Newton iterations per step "
                    "(default: the model's, else 25)")
     s.add_argument("--rank-tol", type=float, metavar="R", help="relative rank tolerance of H, "
-                   "0 <= R < 1 (default: the model's, else 1e-10)")
+                   "0 <= R <= 1e-2 (default: the model's, else 1e-10)")
     s.add_argument("--backend", choices=("c", "lambdify"), default="c",
                    help="kernels: compiled C (default) or sympy.lambdify (slow, no compiler)")
     s.add_argument("--stepper", choices=("auto", "compiled", "python"), default=None,
@@ -374,7 +381,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--scheme", metavar="SCHEME", help=SCHEME_HELP)
     s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
     s.add_argument("--rank-tol", type=float, metavar="R", help="relative rank tolerance of H, "
-                   "0 <= R < 1 (default: the model's, else 1e-10)")
+                   "0 <= R <= 1e-2 (default: the model's, else 1e-10)")
     s.add_argument("--backend", choices=("c", "lambdify"), default="c", help=argparse.SUPPRESS)
     s.set_defaults(func=cmd_stability)
 

@@ -16,7 +16,8 @@ import io
 import math
 from pathlib import Path
 
-from .terminal import (EXIT_OK, UsageError, _check_output_file, _need_matplotlib, _result_path,
+from .terminal import (EXIT_OK, UsageError, _check_output_file, _need_matplotlib, _one_line,
+                       _result_path,
                        add_assembly_options, parse_params)
 
 __all__ = ["add_parser", "cmd_modes"]
@@ -121,9 +122,25 @@ def mode_motion(kernels, ls, md, mode: int, amplitude: float, frames: int = 40):
     n, m, rows = len(ls.x), len(ls.lam), len(s)
     x = np.empty((rows, n))
     zeros = np.zeros(n)
-    for r, sr in enumerate(s):
-        guess = ls.x + amplitude * math.sin(2 * math.pi * sr) * shape
-        x[r] = consistent_state(kernels, ls.t, guess, zeros, rank_tol=ls.rank_tol).x if m else guess
+    fix = ("give a smaller --amplitude (the coordinate that moves most moves by it, in its "
+           "unit; default 0.1)")
+    scale = float(np.max(np.abs(ls.x))) if n else 1.0
+    with np.errstate(all="ignore"):          # an overflow is refused below, not a note
+        for r, sr in enumerate(s):
+            guess = ls.x + amplitude * math.sin(2 * math.pi * sr) * shape
+            try:
+                x[r] = (consistent_state(kernels, ls.t, guess, zeros, rank_tol=ls.rank_tol).x
+                        if m else guess)
+            except (ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
+                raise UsageError(f"--amplitude {amplitude:g}: mode {mode + 1} cannot be drawn "
+                                 f"there ({_one_line(exc, 160)}); {fix}") from None
+            # the projection's tolerance is relative to |x|: a frame far out "meets" it
+            rq = (float(np.max(np.abs(kernels.constraints(ls.t, x[r], zeros, zeros)[0])))
+                  if m else 0.0)
+            if not (np.all(np.isfinite(x[r])) and rq <= 1e-8 * max(1.0, scale)):
+                raise UsageError(f"--amplitude {amplitude:g}: mode {mode + 1}'s frames overflow "
+                                 f"or leave the constraints (|q| = {rq:.3g} at phase {sr:g}); "
+                                 f"{fix}")
     z = np.zeros(rows)
     meta = {"model": ls.name, "model_hash": getattr(getattr(kernels, "model", None), "hash", None),
             "parameters": dict(ls.params)}
@@ -140,6 +157,13 @@ def _animate_mode(args, mdl, kernels, ls, md) -> None:
         raise UsageError(f"--animate {args.animate}: the state has {len(md)} mode"
                          f"{'s' if len(md) != 1 else ''} (1 … {len(md)})")
     res, period = mode_motion(kernels, ls, md, args.animate - 1, args.amplitude)
+    import numpy as np
+    from ..animation import evaluate
+    with np.errstate(all="ignore"):
+        lines = evaluate(model_for(res, mdl), res).lines
+    if not all(np.all(np.isfinite(a)) for a in lines):
+        raise UsageError(f"--amplitude {args.amplitude:g}: the drawing of mode {args.animate} "
+                         "overflows; give a smaller --amplitude (default 0.1)")
     fps = 20.0
     animate(res, model_for(res, mdl), args.output, fps=fps, speed=period / 2.0)
     print(f"  animation       {args.output}: mode {args.animate}, amplitude {args.amplitude:g}, "

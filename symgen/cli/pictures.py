@@ -86,10 +86,13 @@ def cmd_plot_extra(args) -> int:
         raise UsageError(f"--snapshots must be at least 1, got {args.snapshots}")
     result = _load_result_arg(args.result)
     model = _drawing_model(args, result)
-    from ..animation import strobe_figure
+    from ..animation import snapshot_rows, strobe_figure
     fig = strobe_figure(result, model, snapshots=args.snapshots)
     save(fig, args.output)
-    print(f"wrote {args.output}: mechanism, {args.snapshots} snapshots of {model.name}")
+    drawn = len(snapshot_rows(len(result.t), args.snapshots))
+    print(f"wrote {args.output}: mechanism, {drawn} snapshots of {model.name}"
+          + (f" (--snapshots {args.snapshots}: the result has {len(result.t)} rows)"
+             if drawn < args.snapshots else ""))
     return EXIT_OK
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import numbers
 import sys
 from pathlib import Path
 
@@ -78,6 +79,14 @@ def _sweep_options(args, mdl, grid: dict) -> dict:
         raise UsageError(f"--param {unknown[0]}: not a parameter of model {mdl.name!r} "
                          f"({', '.join(mdl.param_names) or 'none'}) nor one of "
                          f"{', '.join(RUN_KEYS)}")
+    for key, values in grid.items():        # a model parameter takes numbers (study: float(v))
+        if key in mdl.param_names:
+            bad = [v for v in values if isinstance(v, bool) or not isinstance(v, numbers.Real)
+                   or not math.isfinite(v)]
+            if bad:
+                raise UsageError(f"--param {key}: {bad[0]!r} is not a finite number (a model "
+                                 f"parameter takes numbers, e.g. --param {key}=5:9:5 or "
+                                 f"--param {key}=5,7)")
     if args.scheme is not None:                 # a bad --scheme is a usage error (exit 2)
         try:
             SimulationSettings(scheme=args.scheme)

@@ -382,20 +382,43 @@ def add_step_options(s) -> None:
 
 
 def _t_eval(text: str):
-    """--t-eval START:STOP:COUNT → the times."""
+    """--t-eval START:STOP:COUNT → (START, STOP, COUNT, text), checked; the times are made by
+    :func:`_t_eval_times` once the memory they and their rows take is known to fit."""
     import argparse
-
-    import numpy as np
 
     try:
         start, stop, count = text.split(":")
-        times = np.linspace(float(start), float(stop), int(count))
+        start, stop, count = float(start), float(stop), int(count)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected START:STOP:COUNT (e.g. 0:10:101), got "
                                          f"{text!r}") from None
-    if len(times) < 1:
+    if count < 1:
         raise argparse.ArgumentTypeError(f"COUNT must be at least 1 in {text!r}")
-    return times
+    if not (math.isfinite(start) and math.isfinite(stop)):
+        raise argparse.ArgumentTypeError(f"START and STOP must be finite in {text!r}")
+    return start, stop, count, text
+
+
+def _t_eval_times(spec, mdl):
+    """The times of --t-eval (None without it), after the check that its COUNT rows fit in the
+    memory a result may take (UsageError naming --t-eval and the COUNT that fits)."""
+    if spec is None:
+        return None
+    import numpy as np
+
+    from .._io import memory_budget
+    from ..recorder import bytes_per_record, recorded_outputs
+
+    start, stop, count, text = spec
+    per = bytes_per_record(mdl.n, mdl.m, recorded_outputs(mdl.output_names))
+    budget = memory_budget()
+    need = (count + 1) * (per + 8)           # the rows (and the last state) and the times
+    if need > budget:
+        fits = max(budget // (per + 8) - 1, 1)
+        raise UsageError(f"--t-eval {text}: {count:.3g} rows would need {need / 1e9:.3g} GB, more "
+                         f"than the {budget / 1e9:.3g} GB a result may take (half the physical "
+                         f"memory): give a COUNT of at most {fits}")
+    return np.linspace(start, stop, count)
 
 
 def add_assembly_options(s, what: str = "start", example: str = "crank.theta=0.3") -> None:
@@ -432,8 +455,10 @@ def _newton_options(args) -> dict:
             raise UsageError(f"--max-iter must be an integer >= 1, got {args.max_iter:g}")
         out["max_iter"] = int(args.max_iter)
     if args.rank_tol is not None:
-        if not (0 <= args.rank_tol < 1):
-            raise UsageError(f"--rank-tol must lie in [0, 1), got {args.rank_tol:g}")
+        from ..settings import RANK_TOL_MAX, RANK_TOL_WHY
+        if not (0 <= args.rank_tol <= RANK_TOL_MAX):
+            raise UsageError(f"--rank-tol must lie in [0, {RANK_TOL_MAX:g}], got "
+                             f"{args.rank_tol:g} ({RANK_TOL_WHY})")
         out["rank_tol"] = args.rank_tol
     return out
 
