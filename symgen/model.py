@@ -23,7 +23,8 @@ import sympy as sp
 
 from .names import (ACCELERATION_SUFFIX, MAX_MODEL_NAME, MAX_NAME, VELOCITY_SUFFIX,  # noqa: F401
                     ModelError, _check_allowed_name, _check_c_identifier, _check_not_reserved,
-                    _check_output_name, c_name, check_model_name, check_name, row_names)
+                    _check_output_name, c_name, check_model_name, check_name, refuse_text,
+                    row_names)
 from .model_drawing import normalize_drawing
 from .model_checks import check_mass_diagonal, check_symmetric
 from .symbols import Input, collect_inputs, coordinate_symbols, coordinates, t  # noqa: F401
@@ -40,6 +41,7 @@ SETTING_KEYS = ("method", "scheme", "dt", "t_end", "tol", "max_iter", "rank_tol"
 
 
 def _as_column(value, what: str) -> sp.ImmutableMatrix:
+    refuse_text(value, what)
     if value is None:
         return sp.ImmutableMatrix(0, 1, [])
     if isinstance(value, sp.MatrixBase):
@@ -128,7 +130,9 @@ class Model:
         The n coordinates: sympy Symbols (as made by :func:`coordinates`) or names.
     M, f, q:
         Mass matrix (n×n, symmetric, depends on x and parameters), generalized forces (n; x, ẋ, t),
-        constraints (m ≥ 0; x, t).  Nested lists or sympy matrices.
+        constraints (m ≥ 0; x, t).  Nested lists or sympy matrices.  Here, in V, the outputs and
+        the drawing an expression is built from symbols and numbers: a string is refused
+        (SymPy's ``sympify`` would evaluate it as Python): parse text you trust with ``sp.parse_expr``.
     V:
         Optional potential energy V(x, t); the kinetic energy ½ ẋᵀMẋ follows from M.
     params:
@@ -220,7 +224,8 @@ class Model:
             raise ModelError(f"parameter(s) {sorted(s.name for s in clash)} also used as coordinate, "
                              "velocity or time")
 
-        # matrices -------------------------------------------------------------------------------
+        # matrices (no strings: sympify would run them as Python) -------------------------------
+        refuse_text(M, "M")
         try:
             # a sympy matrix keeps its (sparse) representation: no pass over its n² entries
             Mm = (M.as_immutable() if isinstance(M, sp.matrices.dense.DenseMatrix)
@@ -234,12 +239,14 @@ class Model:
             raise ModelError(f"f has {fm.rows} entries; expected {n} (one per coordinate)")
         qm = _as_column(q, "q")
         self.M, self.f, self.q = Mm, fm, qm
+        refuse_text(V, "V")
         self.V = sp.sympify(V) if V is not None else None
 
         # outputs --------------------------------------------------------------------------------
         odict: dict[str, sp.Expr] = {}
         for oname, expr in (outputs or {}).items():
             _check_output_name(oname)
+            refuse_text(expr, f"output {oname!r}")
             try:
                 odict[oname] = sp.sympify(expr)
             except sp.SympifyError as exc:

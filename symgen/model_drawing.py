@@ -14,7 +14,7 @@ from typing import Mapping
 
 import sympy as sp
 
-from .names import ModelError, check_name
+from .names import ModelError, check_name, refuse_text
 
 __all__ = ["normalize_drawing"]
 
@@ -31,7 +31,10 @@ def _point(item, k: int, outputs: Mapping[str, sp.Expr], allowed: set) -> tuple:
     else:
         try:
             pname, xyz = item
+            refuse_text(xyz, f"drawing point {pname!r} (polyline {k})")
             xyz = tuple(sp.sympify(e) for e in xyz)
+        except ModelError:
+            raise
         except (TypeError, ValueError, sp.SympifyError):
             raise ModelError(f"drawing point {item!r} (polyline {k}) is neither an "
                              "output point name nor (name, (X, Y[, Z]))") from None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ModelError", "c_name", "check_name", "check_model_name", "VELOCITY_SUFFIX",
+__all__ = ["ModelError", "c_name", "check_name", "refuse_text", "check_model_name", "VELOCITY_SUFFIX",
            "ACCELERATION_SUFFIX", "MAX_MODEL_NAME", "MAX_NAME", "row_names", "POWER_PREFIX",
            "WORK_PREFIX", "power_columns", "work_names"]
 
@@ -34,6 +34,20 @@ _C_KEYWORDS = frozenset(
 
 class ModelError(ValueError):
     """A model that cannot be turned into a simulation; the message names the problem."""
+
+
+def refuse_text(value, what: str) -> None:
+    """A ``ModelError`` when ``value`` (an expression, or nested lists or an array of them) is or
+    holds a string: SymPy's ``sympify`` would evaluate the string as Python code (issue 38), so
+    a Model takes expressions built from symbols only."""
+    if isinstance(value, (str, bytes)):
+        raise ModelError(f"{what}: the string {str(value)[:80]!r} is not a sympy expression; a "
+                         "Model takes no text (sympify would run it as Python): build it from "
+                         "symbols, e.g. m * g * sp.cos(th), or call sp.parse_expr on text you trust")
+    if isinstance(value, (list, tuple)) or (type(value).__name__ == "ndarray"
+                                            and getattr(value.dtype, "kind", "") in "OSU"):
+        for v in value:
+            refuse_text(v, what)
 
 
 def c_name(name: str) -> str:

@@ -59,6 +59,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import _npz
 from ._io import atomic_open, memory_budget
 from .summary import energy_drift, run_stats, summary_lines  # noqa: F401  (re-exported)
 
@@ -394,35 +395,14 @@ def _check_kinds(path: Path, headers: dict, limit: int) -> None:
         raise _too_big(path, "its arrays (with their conversion to float)", need, limit)
 
 
-def _npz_headers(path: Path, limit: int) -> dict:
-    """{member: (shape, dtype)} from the ``.npy`` headers of a result .npz, checked before any
-    array is read: each header's shape fits the bytes its member holds, the members hold no more
-    than ``limit`` bytes in all, and the per-step arrays agree on the number of rows."""
-    fmt = np.lib.format
-    headers = {}
-    with zipfile.ZipFile(path) as zf:
-        infos = zf.infolist()
-        total = sum(info.file_size for info in infos)
-        if total > limit:
-            raise _too_big(path, f"its arrays (declared {total} bytes uncompressed, "
-                           f"{path.stat().st_size} bytes on disk)", total, limit)
-        for info in infos:
-            name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
-            with zf.open(info) as fh:
-                version = fmt.read_magic(fh)
-                if version == (1, 0):
-                    shape, _, dtype = fmt.read_array_header_1_0(fh)
-                elif version == (2, 0):
-                    shape, _, dtype = fmt.read_array_header_2_0(fh)
-                else:
-                    raise ValueError(f"{path}: member {name!r} has .npy format {version}")
-            if dtype.hasobject:
-                raise ValueError(f"{path}: member {name!r} holds Python objects")
-            nbytes = math.prod(shape) * dtype.itemsize
-            if nbytes > info.file_size:
-                raise ValueError(f"{path}: member {name!r} declares shape {shape} ({nbytes} bytes) "
-                                 f"but holds {info.file_size} bytes")
-            headers[name] = (tuple(shape), dtype)
+def _npz_headers(path: Path, fh, limit: int) -> dict:
+    """{member: :class:`symgen._npz.Member`} of a result .npz, checked before any array is read
+    (symgen/_npz.py: the declared sizes at most ``limit`` bytes in all, each member's header read
+    without inflating its data, each header's shape filling its member): the members have the
+    kinds a result's have, fit ``limit`` with their conversions, and the per-step arrays agree on
+    the number of rows."""
+    members = _npz.members(path, fh, limit, lambda what, n: _too_big(path, what, n, limit))
+    headers = {name: (m.shape, m.dtype) for name, m in members.items()}
     _check_kinds(path, headers, limit)
     if "t" not in headers or len(headers["t"][0]) != 1:
         raise ValueError(f"{path}: no 1-D time array 't'")
@@ -448,26 +428,42 @@ def _npz_headers(path: Path, limit: int) -> dict:
         if not ok:
             raise ValueError(f"{path}: member {name!r} has shape {shape}, which does not fit "
                              f"{N} recorded steps" + (f" of {n[0]} coordinates" if n else ""))
-    return headers
+    return members
 
 
 def _load_npz(path: Path, limit: int) -> Result:
-    _npz_headers(path, limit)
-    with np.load(path, allow_pickle=False) as z:
-        kw = {name: z[name] for name in _ARRAYS}
+    with open(path, "rb") as fh:
+        members = _npz_headers(path, fh, limit)
+        missing = [k for k in _ARRAYS + ("coords", "output_names", "status", "reason", "meta")
+                   if k not in members]
+        if missing:
+            raise ValueError(f"{path}: no member {missing[0]!r}")
+
+        def read(name):
+            return _npz.read_array(fh, members[name])
+        # the text first, checked before any per-step array is inflated
+        status, reason, text = (str(read(k)[()]) for k in ("status", "reason", "meta"))
+        if status not in STATUSES:
+            raise ValueError(f"{path}: status {status!r} is not one of {STATUSES}")
+        try:
+            meta = json.loads(text)
+        except ValueError as exc:
+            meta = f"not JSON ({exc})"
+        if not isinstance(meta, dict):
+            raise ValueError(f"{path}: member 'meta' is not a JSON object: "
+                             f"{meta if isinstance(meta, str) else type(meta).__name__}")
+        names = {k: tuple(str(s) for s in read(k).tolist())
+                 for k in ("coords", "output_names", "input_names") if k in members}
+        kw = {name: read(name) for name in _ARRAYS}
         for name in _OPTIONAL:
-            kw[name] = z[name] if name in z.files else None
-        coords = tuple(str(s) for s in z["coords"].tolist())
-        output_names = tuple(str(s) for s in z["output_names"].tolist())
-        if "input_names" in z.files:
-            kw["input_names"] = tuple(str(s) for s in z["input_names"].tolist())
-            kw["u"] = z["u"] if "u" in z.files else None
-        status, reason = str(z["status"]), str(z["reason"])
-        meta = json.loads(str(z["meta"]))
+            kw[name] = read(name) if name in members else None
+        if "input_names" in names:
+            kw["input_names"] = names["input_names"]
+            kw["u"] = read("u") if "u" in members else None
     N = kw["t"].shape[0]
     kw["lam"] = kw["lam"].reshape(N, -1)
-    return Result(coords=coords, output_names=output_names, status=status, reason=reason,
-                  meta=meta, **kw)
+    return Result(coords=names["coords"], output_names=names["output_names"], status=status,
+                  reason=reason, meta=meta, **kw)
 
 
 def _load_csv(path: Path, limit: int) -> Result:

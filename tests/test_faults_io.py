@@ -2,9 +2,11 @@
 bomb-like result files, SIGINT/SIGTERM during a real run, the recording of every K-th step, the
 memory refusal, and what the CLI prints (--quiet, build notes, model() options in meta)."""
 import os
+import re
 import select
 import signal
 import stat
+import struct
 import subprocess
 import sys
 import threading
@@ -469,3 +471,115 @@ def _run_together(calls):
             proc.kill()
         done.append(subprocess.CompletedProcess(args, proc.returncode, out, err))
     return done
+
+
+# -- zip bombs: what a member inflates to is bounded by what the zip directory declares -----------
+def _declare_size(path, member, size):
+    """Patch the uncompressed size the zip declares for ``member`` (local header and central
+    directory) to ``size``: a member whose data inflates to more than its directory says."""
+    with zipfile.ZipFile(path) as zf:
+        offset = zf.getinfo(member).header_offset
+    data = bytearray(path.read_bytes())
+    struct.pack_into("<I", data, offset + 22, size)
+    i = data.find(b"PK\x01\x02")
+    while data[i + 46:i + 46 + len(member)] != member.encode():
+        i = data.find(b"PK\x01\x02", i + 4)
+    struct.pack_into("<I", data, i + 24, size)
+    path.write_bytes(bytes(data))
+
+
+BOMB_MB = 512                                        # what the bomb member inflates to
+
+
+def _bomb(res, tmp_path, kind):
+    """A result .npz whose member 't' is ~0.5 MB of deflated zeros that inflate to BOMB_MB MB.
+    "header-honest": a .npy 2.0 header whose length field says 4 GiB (numpy reads the header's
+    bytes in one read, and zipfile inflates all it is asked for before it checks anything);
+    "header": the same with the zip directory's size a lie of 1 MiB (zipfile inflates the whole
+    member before it cuts it to the declared size); "data": an honest header of the 31 rows and the zip
+    directory declaring just those, the stream going on for BOMB_MB MB; "declared": the zip
+    directory honest about BOMB_MB MB (refused by the memory budget)."""
+    members = _members_of(res.save(tmp_path / "r.npz"))
+    zeros = bytes(1 << 20)
+    path = tmp_path / f"bomb-{kind}.npz"
+    if kind.startswith("header"):
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+            for name, (shape, dtype, chunks) in members.items():
+                with zf.open(name + ".npy", "w") as fh:
+                    if name == "t":
+                        fh.write(np.lib.format.MAGIC_PREFIX + b"\x02\x00" + b"\xff\xff\xff\xff")
+                        for _ in range(BOMB_MB):
+                            fh.write(zeros)
+                    else:
+                        np.lib.format.write_array(fh, np.zeros(shape, dtype) if dtype.kind != "U"
+                                                  else np.frombuffer(chunks[0], dtype).reshape(shape))
+        if kind == "header":
+            _declare_size(path, "t.npy", 1 << 20)
+    else:
+        t_shape, t_dtype, t_chunks = members["t"]
+        members["t"] = (t_shape, t_dtype, t_chunks + [zeros] * BOMB_MB)
+        _write_npz(path, members)
+        if kind == "data":
+            with zipfile.ZipFile(path) as zf:
+                _declare_size(path, "t.npy", zf.getinfo("t.npy").file_size - BOMB_MB * len(zeros))
+    assert path.stat().st_size < 1 << 20             # < 1 MB on disk
+    return path
+
+
+@pytest.mark.parametrize("kind, message", [
+    ("header-honest", r"member 't' has a \.npy header of 4294967295 bytes"),
+    ("header", r"member 't' has a \.npy header of 4294967295 bytes"),
+    ("data", r"member 't' inflates to more than the \d+ bytes its zip directory declares"),
+    ("declared", r"would take 5\d\d\.?\d* MB in memory, more than the 256 MB"),
+])
+def test_a_zip_bomb_is_refused_before_it_is_inflated(res, tmp_path, kind, message):
+    """Issue 38 (14): a 1 MB zip bomb took 1.05 GB before it was refused.  The load runs in a
+    child process whose peak resident memory (ru_maxrss) is measured: it must stay far below what
+    the bomb inflates to (BOMB_MB MB)."""
+    path = _bomb(res, tmp_path, kind)
+    code = ("import resource, sys\n"
+            "from symgen.result import load_result\n"
+            "try:\n"
+            f"    load_result({str(path)!r})\n"
+            "    print('loaded')\n"
+            "except ValueError as exc:\n"
+            "    print(exc)\n"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n")
+    budget = 4 * 10 ** 9 if kind == "header-honest" else 256 * 10 ** 6    # above, below the bomb
+    env = dict(os.environ, SYMGEN_MEMORY_LIMIT=str(budget))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=120, check=True).stdout.splitlines()
+    line, peak_mb = out[0], int(out[-1])
+    assert len(out) == 2 and line.startswith(str(path) + ":"), out
+    assert re.search(message, line), line
+    assert peak_mb < BOMB_MB // 3, f"peak {peak_mb} MB for a bomb of {BOMB_MB} MB: {line}"
+
+
+@pytest.mark.parametrize("member, value, message", [
+    ("status", "done", r"status 'done' is not one of"),
+    ("meta", "{not json", r"member 'meta' is not a JSON object: not JSON"),
+])
+def test_the_text_of_a_result_is_checked_before_its_arrays_are_read(res, tmp_path, member,
+                                                                   value, message):
+    """A file whose arrays fit the budget but whose status or meta is wrong is refused before
+    the arrays (here 1 Mi rows, ~150 MB) are inflated."""
+    from symgen.result import _PER_STEP
+    members = _members_of(res.save(tmp_path / "r.npz"))
+    rows, zeros = 1 << 20, bytes(1 << 20)
+    for name, (shape, dtype, _) in list(members.items()):
+        if name in _PER_STEP:
+            size = rows * int(np.prod(shape[1:])) * np.dtype(dtype).itemsize
+            members[name] = ((rows,) + shape[1:], dtype,
+                             [zeros] * (size >> 20) + [bytes(size & ((1 << 20) - 1))])
+    text = np.array(value)
+    members[member] = (text.shape, text.dtype, [text.tobytes()])
+    path = tmp_path / "bad.npz"
+    _write_npz(path, members)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=rf"bad\.npz: {message}"):
+            load_result(path, max_bytes=1 << 30)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20, peak

@@ -184,3 +184,34 @@ def test_model_names_that_clash_with_generated_files(syms):
             make(syms, name=name)
     for name in ("mainly", "my_symgen_model", "sgx"):
         assert make(syms, name=name).name == name
+
+
+@pytest.mark.parametrize("field, value, what", [
+    ("M", [["m", 0], [0, "m"]], "M"),
+    ("M", "Matrix([[m, 0], [0, m]])", "M"),
+    ("f", [0, "-m*g"], "f"),
+    ("f", np.array(["0", "-m*g"]), "f"),
+    ("q", ["body.x**2 + body.y**2 - 1"], "q"),
+    ("V", "m*g*body.y", "V"),
+    ("outputs", {"r": "__import__('os').getpid()"}, "output 'r'"),
+    ("drawing", [[("A", ("body.x", 0)), ("B", (0, 0))]], r"drawing point 'A' \(polyline 0\)"),
+])
+def test_an_expression_given_as_text_is_refused(syms, field, value, what, monkeypatch):
+    """Issue 38: a string expression went through sympify, which evaluates Python.  Model
+    refuses text wherever it takes an expression, before sympify sees it."""
+    real = sp.sympify
+
+    def watch(a, *args, **kw):
+        assert not isinstance(a, str), f"sympify was given the string {a!r}"
+        return real(a, *args, **kw)
+    monkeypatch.setattr(sp, "sympify", watch)
+    with pytest.raises(ModelError, match=rf"^{what}: the string .* is not a sympy expression; a "
+                                         r"Model takes no text .*sp\.parse_expr"):
+        make(syms, **{field: value})
+
+
+def test_expressions_from_symbols_and_numbers_are_taken(syms):
+    x, y, xd, yd, m, g = syms
+    mdl = make(syms, M=np.array([[m, 0], [0, m]], dtype=object), f=(np.float64(0.0), -m * g),
+               V=m * g * y, outputs={"r": sp.sqrt(x**2 + y**2), "one": 1})
+    assert mdl.V == m * g * y and mdl.outputs["one"] == 1
