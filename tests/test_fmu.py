@@ -924,3 +924,35 @@ def test_nonfinite_inputs_parameters_and_starts_are_refused(tmp_path, fmi_versio
     assert x == pytest.approx(2.0 / K_SPRING * (1 - math.cos(0.4)), rel=1e-3)
     assert sl.messages == []
 
+
+# ---- the model description in modelDescription.xml (issue 38.8) ----
+
+@pytest.mark.parametrize("fmi_version", [2, 3])
+def test_description_with_control_characters_validates_or_is_refused(tmp_path, capsys,
+                                                                      fmi_version):
+    """Tab, newline, carriage return and a C1 control are written as character references: the
+    FMU validates and FMPy reads the description as it was; a character XML 1.0 cannot carry
+    (BEL) is refused in one line naming it, nothing written, by export_fmu and the CLI (exit 2)."""
+    from symgen.cli import main
+
+    (x,), _ = symgen.coordinates("x")
+    text = 'two lines\n\tand "a tab"\r\n<&> \x85 \x7f done'
+    mdl = symgen.Model("described", [x], [[1]], [-x], x0=[1.0], description=text)
+    path = export_fmu(mdl, tmp_path / "ok.fmu", fmi_version=fmi_version, source_only=True)
+    assert validate_fmu(str(path)) == []
+    assert fmpy.read_model_description(str(path)).description == text
+
+    bell = symgen.Model("bell", [x], [[1]], [-x], description="rings\x07 twice")
+    with pytest.raises(ValueError, match=r"model 'bell': its description holds U\+0007 \(a "
+                       r"control character, at character 6\), which XML 1.0 cannot carry"):
+        export_fmu(bell, tmp_path / "bell.fmu", fmi_version=fmi_version)
+    (tmp_path / "bell.py").write_text(
+        "import symgen\n\n\ndef model():\n    (x,), _ = symgen.coordinates('x')\n"
+        "    return symgen.Model('bell', [x], [[1]], [-x], description='rings\\x07 twice')\n")
+    capsys.readouterr()
+    assert main(["export", str(tmp_path / "bell.py"), "--fmi", str(fmi_version), "-o",
+                 str(tmp_path / "bell.fmu")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("error: model 'bell': its description holds "
+                                               "U+0007"), err
+    assert not (tmp_path / "bell.fmu").exists()
