@@ -153,8 +153,8 @@ int main(void)
     fmi2CallbackFunctions cb = {logger, calloc, free, NULL, NULL};
     fmi2Component a = fmi2Instantiate("a", fmi2CoSimulation, FMU_GUID, "", &cb, 0, 0);
     fmi2Component b = fmi2Instantiate("b", fmi2CoSimulation, FMU_GUID, "", &cb, 0, 0);
-    const fmi2ValueReference vr_L = VR_PAR + 1;
-    const double L = 2.0;
+    const fmi2ValueReference vr_L = VR_PAR + 1, vr_T0 = VR_PAR + 3;
+    const double L = 2.0, nan = NAN;
     double ta, tb, again;
     int odd, state;
     if (!a || !b || fmi2Instantiate("c", fmi2CoSimulation, "{wrong}", "", &cb, 0, 0)) return 2;
@@ -163,8 +163,10 @@ int main(void)
     fmi2Reset(a);
     again = run(a, 5.0);
     state = state_round_trip(a);
-    odd = fmi2SetReal(a, &vr_L, 1, &L) == fmi2Error && fmi2DoStep(a, 5.0, 0.15, fmi2True)
-          == fmi2Error && fmi2DoStep(a, 5.15, 0.1, 0) == fmi2Error;  /* then in the error state */
+    odd = fmi2SetReal(a, &vr_T0, 1, &nan) == fmi2Error && fmi2DoStep(a, 5.0, 1e300, fmi2True)
+          == fmi2Error && fmi2DoStep(a, 5.0, 0.1, fmi2True) == fmi2OK    /* (refused: unchanged) */
+          && fmi2SetReal(a, &vr_L, 1, &L) == fmi2Error && fmi2DoStep(a, 5.1, 0.15, fmi2True)
+          == fmi2Error && fmi2DoStep(a, 5.25, 0.1, 0) == fmi2Error;  /* not at the FMU's time */
     printf("%.17g %.17g %.17g %d %d\n", ta, tb, again, odd, state);
     fmi2Terminate(a);
     fmi2Terminate(b);
@@ -294,6 +296,8 @@ def test_c_master_warning_free_and_sanitizer_clean(pendulum, pendulum3, tmp_path
     assert fmi2[4] == "1"                                    # the FMU state round trip held
     assert "fmi2DeSerializeFMUstate: the state is corrupted" in out.stderr
     assert "not a whole number of the internal step" in out.stderr
+    assert "[a] fmi2SetReal: parameter T0 (value reference 5) cannot be nan" in out.stderr
+    assert "more than the 100000 one communication step may take" in out.stderr
     assert "[a] fmi2SetReal: parameter L (value reference 3) is a fixed parameter" in out.stderr
     assert "[a3] fmi3SetFloat64: parameter L (value reference 3) is a fixed parameter" \
         in out.stderr
