@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import math
 import platform
+import re
 import shlex
 import subprocess
 import sys
@@ -40,6 +41,37 @@ FMU_CFLAGS = ("-std=c99", "-O2", "-fPIC", "-fvisibility=hidden")
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-6, 1e-8
 #: the shared part of the two wrappers (included by fmiNFunctions.c, not compiled on its own)
 _SHARED = "fmu_instance.c.inc"
+
+
+#: characters XML 1.0 cannot carry, not even as character references (outside its Char
+#: production: the C0 controls but tab, newline and carriage return; lone surrogates; U+FFFE,
+#: U+FFFF)
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+#: characters written as character references: tab, newline and carriage return (an attribute
+#: value's normalization would make them spaces) and DEL and the C1 controls (allowed, invisible)
+_XML_REFERENCES = re.compile("[\t\n\r\x7f-\x9f]")
+
+
+def _xml(text) -> str:
+    """``text`` for an XML 1.0 attribute value: markup and quotes escaped, the characters of
+    :data:`_XML_REFERENCES` as character references; a ValueError for one XML cannot carry
+    (:func:`_check_xml_text` names the field first)."""
+    text = str(text)
+    bad = _NOT_XML.search(text)
+    if bad:
+        raise ValueError(f"{text!r} holds U+{ord(bad.group()):04X}, which XML 1.0 cannot carry")
+    return _XML_REFERENCES.sub(lambda m: f"&#{ord(m.group())};",
+                               escape(text, {'"': "&quot;"}))
+
+
+def _check_xml_text(model: Model) -> None:
+    """The model's free text that goes into modelDescription.xml (its description) holds no
+    character XML 1.0 cannot carry: else a one-line ValueError naming the character."""
+    bad = _NOT_XML.search(model.description or "")
+    if bad:
+        raise ValueError(f"model {model.name!r}: its description holds U+{ord(bad.group()):04X} "
+                         f"(a control character, at character {bad.start() + 1}), which XML 1.0 "
+                         "cannot carry in modelDescription.xml; remove it from the description")
 
 
 def _platform(fmi_version: int) -> tuple[str, str]:
@@ -150,6 +182,7 @@ def _render(model: Model, fmi_version: int, auto: bool, dt: float, rtol: float,
             atol: float) -> tuple[dict, list[str]]:
     """The FMU's files {archive path: text} besides the binary, and the C files its binary is
     compiled from (in sources/)."""
+    _check_xml_text(model)
     d = derive(model)
     src = generate(d)
     settings = c_settings(model, sparsity(d).nnz_H)
@@ -158,7 +191,7 @@ def _render(model: Model, fmi_version: int, auto: bool, dt: float, rtol: float,
                          f"recommends {settings['method']!r}: export it with a fixed dt")
     chart = settings["auto_chart" if auto else "chart"]
     env = template_environment()
-    env.filters["xml"] = lambda s: escape(str(s), {'"': "&quot;"})
+    env.filters["xml"] = _xml
     wrapper = f"fmi{fmi_version}Functions.c"
     compiled = [wrapper, f"{model.name}.c", "symgen_runtime.c", "symgen_sparse.c"]
     ctx = {**settings, "name": model.name, "prefix": model.name, "version": __version__,

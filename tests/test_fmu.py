@@ -6,9 +6,11 @@ the first's end state with the new value; the exact solution of a mass-spring un
 zero-order-held input (closed form, interval by interval); a fine fixed-step run for the
 error-controlled FMU; FMPy's validator.
 """
+import json
 import math
 import os
 import subprocess
+import sys
 import zipfile
 
 import numpy as np
@@ -151,8 +153,8 @@ int main(void)
     fmi2CallbackFunctions cb = {logger, calloc, free, NULL, NULL};
     fmi2Component a = fmi2Instantiate("a", fmi2CoSimulation, FMU_GUID, "", &cb, 0, 0);
     fmi2Component b = fmi2Instantiate("b", fmi2CoSimulation, FMU_GUID, "", &cb, 0, 0);
-    const fmi2ValueReference vr_L = VR_PAR + 1;
-    const double L = 2.0;
+    const fmi2ValueReference vr_L = VR_PAR + 1, vr_T0 = VR_PAR + 3;
+    const double L = 2.0, nan = NAN;
     double ta, tb, again;
     int odd, state;
     if (!a || !b || fmi2Instantiate("c", fmi2CoSimulation, "{wrong}", "", &cb, 0, 0)) return 2;
@@ -161,8 +163,10 @@ int main(void)
     fmi2Reset(a);
     again = run(a, 5.0);
     state = state_round_trip(a);
-    odd = fmi2SetReal(a, &vr_L, 1, &L) == fmi2Error && fmi2DoStep(a, 5.0, 0.15, fmi2True)
-          == fmi2Error && fmi2DoStep(a, 5.15, 0.1, 0) == fmi2Error;  /* then in the error state */
+    odd = fmi2SetReal(a, &vr_T0, 1, &nan) == fmi2Error && fmi2DoStep(a, 5.0, 1e300, fmi2True)
+          == fmi2Error && fmi2DoStep(a, 5.0, 0.1, fmi2True) == fmi2OK    /* (refused: unchanged) */
+          && fmi2SetReal(a, &vr_L, 1, &L) == fmi2Error && fmi2DoStep(a, 5.1, 0.15, fmi2True)
+          == fmi2Error && fmi2DoStep(a, 5.25, 0.1, 0) == fmi2Error;  /* not at the FMU's time */
     printf("%.17g %.17g %.17g %d %d\n", ta, tb, again, odd, state);
     fmi2Terminate(a);
     fmi2Terminate(b);
@@ -292,6 +296,8 @@ def test_c_master_warning_free_and_sanitizer_clean(pendulum, pendulum3, tmp_path
     assert fmi2[4] == "1"                                    # the FMU state round trip held
     assert "fmi2DeSerializeFMUstate: the state is corrupted" in out.stderr
     assert "not a whole number of the internal step" in out.stderr
+    assert "[a] fmi2SetReal: parameter T0 (value reference 5) cannot be nan" in out.stderr
+    assert "more than the 100000 one communication step may take" in out.stderr
     assert "[a] fmi2SetReal: parameter L (value reference 3) is a fixed parameter" in out.stderr
     assert "[a3] fmi3SetFloat64: parameter L (value reference 3) is a fixed parameter" \
         in out.stderr
@@ -825,3 +831,132 @@ def test_fmu_state_fuzz_20000_crafted_states(fuzzers):
     """The same for 5000 states an FMU (20,000 in all; today's FMU: 466 crashes of the two
     sparse-step FMUs in these, none of the dense)."""
     assert _fuzz(fuzzers, 5000, 1) == 20000
+
+
+# ---- communication steps a DoStep cannot take (issue 38.6) ----
+
+#: One instance of each FMU (argv: its paths) started as _Slave does, then DoSteps of 1e300, inf
+#: and NaN from t = 0 and one of 0.5: per FMU a line of JSON with each call's status (0 OK), the
+#: messages, and the time, lastSuccessfulTime and theta after the 1e300 step.
+HUGE_STEPS = r"""
+import json, math, sys
+import fmpy
+sys.path.insert(0, sys.argv[1])
+from test_fmu import _Slave, FMICallException
+
+for path in sys.argv[2:]:
+    sl = _Slave(path, "a", fmpy.extract(path))
+    sl.start(5.0)
+    status = {}
+    for H in (math.inf, math.nan, 1e300, 0.5):
+        try:
+            sl.fmu.doStep(currentCommunicationPoint=0.0, communicationStepSize=H)
+            status[repr(H)] = 0
+        except FMICallException as exc:
+            status[repr(H)] = exc.status
+        if H == 1e300:
+            after = sl.get(["theta", "time"] if sl.v3 else ["theta"])
+            last = after[1] if sl.v3 else sl.fmu.getRealStatus(2)   # fmi2LastSuccessfulTime
+    print(json.dumps(dict(status=status, messages=sl.messages, last=last, theta=after[0])))
+"""
+
+
+def test_communication_step_of_1e300_returns(pendulum, pendulum3, pendulum_auto):
+    """A DoStep of 1e300 (the stop time 20: the auto step's largest is 2) returns: refused before
+    it starts with a fixed internal step (1e301 steps, more than the 100000 a DoStep takes) and
+    nothing changed, a later 0.5 step taken; with dt auto fmiNDiscard after 100000 internal steps,
+    the state there.  inf and NaN are refused.  In a child process under a time limit (the
+    DoStep used to run forever on the auto FMU)."""
+    paths = [pendulum[1], pendulum3[1], pendulum_auto[2], pendulum_auto[3]]
+    out = subprocess.run([sys.executable, "-c", HUGE_STEPS, os.path.dirname(__file__),
+                          *map(str, paths)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    for (v, auto), row in zip(((2, False), (3, False), (2, True), (3, True)), rows):
+        fn = f"fmi{v}DoStep"
+        st, msgs = row["status"], row["messages"]
+        assert st["inf"] == st["nan"] == 3                     # fmiNError, nothing changed
+        assert f"{fn}(0, inf): the communication step must be a finite number > 0" in msgs[0]
+        if auto:
+            assert st["1e+300"] == 2 and st["0.5"] == 3        # discarded; then a failed state
+            assert "after 100000 internal steps, the most one communication step may take" \
+                in msgs[2] and f"ended at t = {row['last']!r}" in msgs[2], msgs
+            assert 0 < row["last"] < 1e300 and math.isfinite(row["theta"])
+        else:
+            assert st["1e+300"] == 3 and st["0.5"] == 0 and row["last"] == 0.0
+            assert msgs[2] == (f"{fn}: the communication step 1e+300 takes 1e+301 internal steps "
+                               "of 0.1, more than the 100000 one communication step may take; "
+                               "use smaller communication steps"), msgs
+
+
+# ---- values that are not finite (issue 38.9) ----
+
+@pytest.mark.parametrize("fmi_version", [2, 3])
+def test_nonfinite_inputs_parameters_and_starts_are_refused(tmp_path, fmi_version):
+    """NaN and inf for an input, a parameter or a start value, before the initialization and
+    between steps: fmiNError, a message naming the variable and the value, nothing changed (the
+    run goes on with the values it had)."""
+    path = export_fmu(_mass_spring(0.01), tmp_path / "msd.fmu", fmi_version=fmi_version)
+    sl = _Slave(path, "a", fmpy.extract(str(path), str(tmp_path / "u")))
+    fn = f"fmi{fmi_version}{'SetFloat64' if fmi_version == 3 else 'SetReal'}"
+
+    def refused(name, value, what):
+        with pytest.raises(FMICallException, match=r"status 3 \(error\)"):
+            sl.set(name, value)
+        assert sl.messages.pop() == (f"{fn}: {what} (value reference {sl.vr[name]}) cannot be "
+                                     f"{value!r}: give a finite number")
+
+    if fmi_version == 2:
+        sl.fmu.setupExperiment(startTime=0.0, stopTime=1.0)
+    refused("m", math.nan, "parameter m")
+    refused("F", math.inf, "input F")
+    refused("x", -math.inf, "coordinate x")
+    refused("x_dot", math.nan, "velocity of x")
+    sl.set("F", 2.0)
+    if fmi_version == 3:
+        sl.fmu.enterInitializationMode(startTime=0.0, stopTime=1.0)
+    else:
+        sl.fmu.enterInitializationMode()
+    sl.fmu.exitInitializationMode()
+    sl.fmu.doStep(currentCommunicationPoint=0.0, communicationStepSize=0.1)
+    refused("k", math.inf, "parameter k")                  # tunable: settable between steps
+    refused("F", math.nan, "input F")
+    sl.fmu.doStep(currentCommunicationPoint=0.1, communicationStepSize=0.1)
+    assert sl.get(["m", "k", "F"]) == [MASS, K_SPRING, 2.0]
+    x = sl.get(["x"])[0]
+    # from rest under F = 2 held: x = F/k (1 − cos 2t) to the trapezoidal rule's error
+    assert x == pytest.approx(2.0 / K_SPRING * (1 - math.cos(0.4)), rel=1e-3)
+    assert sl.messages == []
+
+
+# ---- the model description in modelDescription.xml (issue 38.8) ----
+
+@pytest.mark.parametrize("fmi_version", [2, 3])
+def test_description_with_control_characters_validates_or_is_refused(tmp_path, capsys,
+                                                                      fmi_version):
+    """Tab, newline, carriage return and a C1 control are written as character references: the
+    FMU validates and FMPy reads the description as it was; a character XML 1.0 cannot carry
+    (BEL) is refused in one line naming it, nothing written, by export_fmu and the CLI (exit 2)."""
+    from symgen.cli import main
+
+    (x,), _ = symgen.coordinates("x")
+    text = 'two lines\n\tand "a tab"\r\n<&> \x85 \x7f done'
+    mdl = symgen.Model("described", [x], [[1]], [-x], x0=[1.0], description=text)
+    path = export_fmu(mdl, tmp_path / "ok.fmu", fmi_version=fmi_version, source_only=True)
+    assert validate_fmu(str(path)) == []
+    assert fmpy.read_model_description(str(path)).description == text
+
+    bell = symgen.Model("bell", [x], [[1]], [-x], description="rings\x07 twice")
+    with pytest.raises(ValueError, match=r"model 'bell': its description holds U\+0007 \(a "
+                       r"control character, at character 6\), which XML 1.0 cannot carry"):
+        export_fmu(bell, tmp_path / "bell.fmu", fmi_version=fmi_version)
+    (tmp_path / "bell.py").write_text(
+        "import symgen\n\n\ndef model():\n    (x,), _ = symgen.coordinates('x')\n"
+        "    return symgen.Model('bell', [x], [[1]], [-x], description='rings\\x07 twice')\n")
+    capsys.readouterr()
+    assert main(["export", str(tmp_path / "bell.py"), "--fmi", str(fmi_version), "-o",
+                 str(tmp_path / "bell.fmu")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("error: model 'bell': its description holds "
+                                               "U+0007"), err
+    assert not (tmp_path / "bell.fmu").exists()

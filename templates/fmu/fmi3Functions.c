@@ -228,7 +228,8 @@ FMI3_EXPORT fmi3Status fmi3SetFloat64(fmi3Instance instance,
 
 /* From currentCommunicationPoint to + communicationStepSize (fmu_do_step); the FMU has no
  * events and never returns early, so the flags are false and lastSuccessfulTime is where the
- * step ended (where the last internal step ended, when it failed). */
+ * step ended (where the last internal step ended, when it failed or was discarded: fmi3Discard
+ * after the most internal steps one step may take, terminateSimulation false). */
 FMI3_EXPORT fmi3Status fmi3DoStep(fmi3Instance instance, fmi3Float64 currentCommunicationPoint,
                                   fmi3Float64 communicationStepSize,
                                   fmi3Boolean noSetFMUStatePriorToCurrentPoint,
@@ -241,7 +242,8 @@ FMI3_EXPORT fmi3Status fmi3DoStep(fmi3Instance instance, fmi3Float64 currentComm
     st = fmu_do_step(CORE(instance), "fmi3DoStep", currentCommunicationPoint,
                      communicationStepSize);
     if (eventHandlingNeeded) *eventHandlingNeeded = false;
-    if (terminateSimulation) *terminateSimulation = instance && CORE(instance)->state == ST_ERROR;
+    if (terminateSimulation)            /* (fmi3Discard: the importer may retry shorter) */
+        *terminateSimulation = instance && st != FMU_DISCARD && CORE(instance)->state == ST_ERROR;
     if (earlyReturn) *earlyReturn = false;
     if (lastSuccessfulTime && instance) *lastSuccessfulTime = CORE(instance)->t_reached;
     return (fmi3Status)st;
