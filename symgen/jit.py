@@ -448,6 +448,7 @@ def _build_entry(model: Model, src, module: str, cflags: tuple, key: str, libs: 
     _publish(libs, key, filename, make, src.files,
              {"module": module, "model": model.name, "model_hash": model.hash}, bad_sha)
 
+
 def _module_key(code: tuple[str, str], rt_key: str, cflags: tuple) -> str:
     """The module's key: its C and cdef, the runtime library it links (``rt_key``, which stands
     for the runtime's whole text, flags and compiler; "" for none), the flags, compiler, ABI."""
@@ -508,7 +509,7 @@ def build(model: Model, *, cflags=DEFAULT_CFLAGS, cache: str | os.PathLike | Non
         # it passed its manifest (or was just built) and does not load: build it again, once
         log.warning("the cached module %s does not load (%s); rebuilding it", final, exc)
         try:
-            bad = hashlib.sha256(_read_private(final)).hexdigest()
+            bad = _sha256(_read_private(final))
         except (OSError, _CacheEntryError):
             bad = None
         compile_module(bad, suspect_runtime=runtime)     # the runtime it links, too

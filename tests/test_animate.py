@@ -257,7 +257,6 @@ def test_snapshots_are_capped_by_the_rows(dfb, tmp_path):
     # so that today's code fails without taking the machine's memory.
     import resource
     import subprocess
-    import sys
 
     from test_cli import SYMGEN
 

@@ -65,7 +65,7 @@ class SpatialAssembly:
     def body(self, b) -> None:
         """One body: its independent directions (a basis from its points and vectors), its mass
         matrix, its rigid-body constraint rows and its weight."""
-        mech, num, val0 = self.mech, self.num, self.val0
+        mech = self.mech
         P = [mech._root(p) for p in b.points]
         U = [mech._root(u) for u in b.vectors]
         if len(set(P)) != len(P) or len(set(U)) != len(U):
