@@ -42,7 +42,7 @@ class _Control:
         self.h_cap = float(cfg.h_max) if cfg.h_max is not None else span / 10.0
         self.h_min = float(cfg.h_min) if cfg.h_min is not None else 0.0
         self.h_init = cfg.h_init
-        floor = 64 * np.finfo(float).eps * max(1.0, abs(t0))        # _too_small's round-off
+        floor = _round_off(t0)
         for name, h in (("h_init", cfg.h_init), ("h_max", cfg.h_max)):
             if h is not None and float(h) <= floor:
                 flag = "--" + name.replace("_", "-")
@@ -101,8 +101,13 @@ class _Control:
                 "err_est_max": self.err_max}
 
 
+def _round_off(t: float) -> float:
+    """The smallest step that moves t: 64 ε·max(1, |t|)."""
+    return 64 * np.finfo(float).eps * max(1.0, abs(t))
+
+
 def _too_small(h: float, t: float, ctl: _Control) -> bool:
-    return h < ctl.h_min or h <= 64 * np.finfo(float).eps * max(1.0, abs(t))
+    return h < ctl.h_min or h <= _round_off(t)
 
 
 def dense_state(kernels, tau: float, t: float, h: float, start, end):

@@ -14,7 +14,7 @@ import sympy as sp
 
 from ..symbols import Input
 from . import _exact
-from ._common import MechanismError, check_mass_properties, exact_numeric, numeric
+from ._common import MechanismError, check_mass_properties, exact_numeric
 from .spatial_joints import element_subs
 
 __all__ = ["SpatialAssembly", "NeglectedInertiaWarning"]
@@ -36,9 +36,6 @@ class SpatialAssembly:
         self.has_V = False
         self.q, self.labels, self.seen = [], [], set()
         self.powers: dict[str, list] = {}     # non-conservative elements' power terms
-
-    def num(self, e, what):
-        return numeric(e, self.pvals, what)
 
     def exact(self, e, what):
         """The exact value of an expression of parameters (mechanics._exact)."""
