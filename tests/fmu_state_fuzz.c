@@ -185,9 +185,10 @@ static void find_ints(void)
 /* Try i's state in buf: the original with one to four changes, the checksum made anew. */
 static void craft(long seed, long i)
 {
-    int changes = next() % 4 == 0 ? 2 + (int)below(3) : 1, j;
+    int changes, j;
     fmu_state_head h;
-    rng = (unsigned long long)seed * 1000003ULL + (unsigned long long)i;
+    rng = (unsigned long long)seed * 1000003ULL + (unsigned long long)i;   /* try i from (SEED, i) */
+    changes = next() % 4 == 0 ? 2 + (int)below(3) : 1;
     memcpy(buf, orig, size);
     for (j = 0; j < changes; ++j) {
         int how = (int)below(3);

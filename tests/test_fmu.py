@@ -840,7 +840,7 @@ def test_fmu_state_fuzz_20000_crafted_states(fuzzers):
 #: messages, and the time, lastSuccessfulTime and theta after the 1e300 step.
 HUGE_STEPS = r"""
 import json, math, sys
-import fmpy
+import fmpy, fmpy.fmi2
 sys.path.insert(0, sys.argv[1])
 from test_fmu import _Slave, FMICallException
 
@@ -857,7 +857,10 @@ for path in sys.argv[2:]:
         if H == 1e300:
             after = sl.get(["theta", "time"] if sl.v3 else ["theta"])
             last = after[1] if sl.v3 else sl.fmu.getRealStatus(2)   # fmi2LastSuccessfulTime
-    print(json.dumps(dict(status=status, messages=sl.messages, last=last, theta=after[0])))
+            # FMI 2: after a Discard the master may ask fmi2Terminated
+            stop = None if sl.v3 else bool(sl.fmu.getBooleanStatus(fmpy.fmi2.fmi2Terminated))
+    print(json.dumps(dict(status=status, messages=sl.messages, last=last, theta=after[0],
+                          stop=stop)))
 """
 
 
@@ -882,6 +885,7 @@ def test_communication_step_of_1e300_returns(pendulum, pendulum3, pendulum_auto)
             assert "after 100000 internal steps, the most one communication step may take" \
                 in msgs[2] and f"ended at t = {row['last']!r}" in msgs[2], msgs
             assert 0 < row["last"] < 1e300 and math.isfinite(row["theta"])
+            assert v == 3 or row["stop"] is False                # fmi2Terminated: go on
         else:
             assert st["1e+300"] == 3 and st["0.5"] == 0 and row["last"] == 0.0
             assert msgs[2] == (f"{fn}: the communication step 1e+300 takes 1e+301 internal steps "

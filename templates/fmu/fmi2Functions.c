@@ -279,7 +279,12 @@ FMI2_EXPORT fmi2Status fmi2GetIntegerStatus(fmi2Component c, const fmi2StatusKin
 { (void)s; (void)value; UNSUPPORTED(c, "fmi2GetIntegerStatus"); }
 FMI2_EXPORT fmi2Status fmi2GetBooleanStatus(fmi2Component c, const fmi2StatusKind s,
                                             fmi2Boolean *value)
-{ (void)s; (void)value; UNSUPPORTED(c, "fmi2GetBooleanStatus"); }
+{
+    /* after a DoStep returned fmi2Discard the master may ask whether to stop: it need not (the
+       FMU stopped at its internal step limit; smaller communication steps go on) */
+    if (c && value && s == fmi2Terminated) { *value = fmi2False; return fmi2OK; }
+    UNSUPPORTED(c, "fmi2GetBooleanStatus");
+}
 FMI2_EXPORT fmi2Status fmi2GetStringStatus(fmi2Component c, const fmi2StatusKind s,
                                            fmi2String *value)
 { (void)s; (void)value; UNSUPPORTED(c, "fmi2GetStringStatus"); }
