@@ -97,7 +97,12 @@ typedef struct sg_chart {
     double t_n;                                   /* time of x_n (NaN: none kept) */
     double *H_n, *x_n;                            /* H of the accepted state x_n at t_n */
     double *Hd_n, *xd_n, *lam_n;                  /* its H_dot, xd; lambda at the step's start */
-    double *g_x, *g_v, *g_k;                      /* n, n, max(n, m): the reaction correction */
+    double *g_k;                                  /* max(n, m): work of the corrected step */
+    /* the corrected step (SG_CORRECTED_STEP): M_0, a_0 at the step's start (chart_start_dynamics),
+     * kept for the start state key (t, x, xd, xdd, lambda); W = (M_0 + M_1)/2, C_e, M_1 - M_0 (M's
+     * entries); D, D2 (n); n x k and k x k work */
+    int key_ok;
+    double key_t, *key, *M0, *a0, *Wm, *Ce, *dM, *D, *D2, *Vnk, *Vnk2, *G3;
     double *H_s, *tau_s, *cn_s;                   /* pivoted QR of H_s^T (as lin.A, tau, cn) */
     int *piv_s, *ipiv3;                           /* [m], [3n] */
     double *N_s;                                  /* n x k (the symmetric chart's) */
@@ -134,12 +139,11 @@ typedef struct sg_step_over {
 /* The error control of dt = "auto" (sg_control.c.inc; symgen/steppers/control.py): the run's
  * tolerances and bounds, the controller's memory, the start of the step being tried, counts.
  * on = 0 until sg_control_start; one block `blk` holds the doubles. */
-/* control.py corrected_step: the symmetric chart's reaction correction applies (null-space
- * method, symmetric chart, mass metric, gamma = 1/2, constraints); its error estimate is the
- * history one (sg_control.c.inc). */
+/* control.py corrected_step: the corrected (two-point Hermite, fourth-order) step applies
+ * (null-space method, symmetric chart, mass metric, gamma = 1/2; sg_chart.c.inc); its error
+ * estimate is the history one (sg_control.c.inc). */
 #define SG_CORRECTED_STEP(s) ((s)->o.method == SG_NULLSPACE && (s)->o.chart == SG_CHART_SYMMETRIC \
-                              && (s)->o.metric == SG_METRIC_MASS && (s)->o.gamma == 0.5 \
-                              && (s)->m > 0)
+                              && (s)->o.metric == SG_METRIC_MASS && (s)->o.gamma == 0.5)
 
 /* control.py HISTORY_DEGREE: the degree of the corrected step's acceleration polynomial. */
 #define SG_HIST_DEGREE 5

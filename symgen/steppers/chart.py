@@ -74,7 +74,8 @@ def _last_k_of_svd(A: np.ndarray, k: int) -> np.ndarray:
 
 
 def solve_chart_step(Ns, lin, x_p, r, x, xd, xdd, h, gamma, beta, alpha, alpha_dot, alpha_ddot,
-                     *, t1: float = math.nan, iteration: int = 0, M=None, reaction=None) -> None:
+                     *, t1: float = math.nan, iteration: int = 0, M=None,
+                     jerk=None) -> None:
     """Solve the 3k × 3k system of the module docstring for (α, α̇, α̈) at t + h (written into
     ``alpha``, ``alpha_dot``, ``alpha_ddot``).
 
@@ -84,11 +85,11 @@ def solve_chart_step(Ns, lin, x_p, r, x, xd, xdd, h, gamma, beta, alpha, alpha_d
     of Eq. 52; ``x, xd, xdd``: the accepted state at t.  A singular T or system raises
     :class:`StepFailure` naming t + h and the iteration.  With ``M`` (the mass matrix, dense or
     CSR) rows 2–3 are N_sᵀM R_x = N_sᵀM R_v = 0 instead: the Newmark residuals' tangent part is
-    taken M-orthogonally (``metric="mass"``, docs/spatial-accuracy.md).  With ``M`` and
-    ``reaction = (g_x, g_v)`` (:meth:`SymmetricChart.reaction`; γ = ½) they are the corrected
-    relations N_sᵀ(M R_x + (β − 1/6)h²/2 g_x + h³/24 g_v) = N_sᵀ(M R_v + h²/12 g_v) = 0: the
-    reaction Hᵀλ's part of R_x, R_v's Taylor terms cancelled to O(h⁵) (the symmetric chart's
-    reaction correction, docs/spatial-accuracy.md; trapezoidal: h²/24 g_x, Euler–Maclaurin).
+    taken M-orthogonally (``metric="mass"``, docs/spatial-accuracy.md).
+    With ``M`` and ``jerk = (D, K, C_e)`` (:meth:`SymmetricChart.jerk`; γ = ½; the corrected step
+    for every force, docs/fourth-order-step.md) they are the two-point Hermite (Obreschkoff)
+    relations N_sᵀ(M R_x(β = 1/6) + h³/24 D) = N_sᵀ(M R_v + h²/12 D) = 0, D ≈ M(x⃛₁ − x⃛₀), with
+    D linearized about the iterate as D − K Δẋ − C_e Δẍ.
     """
     N = lin.N
     k = N.shape[1]
@@ -109,6 +110,10 @@ def solve_chart_step(Ns, lin, x_p, r, x, xd, xdd, h, gamma, beta, alpha, alpha_d
         scale = np.abs(NsT).max()
         NsT = NsT / scale
         T = NsT @ N
+    else:
+        scale = 1.0
+    if jerk is not None:
+        beta = 1.0 / 6.0                                          # R_x(1/6) + h³/24 D: β drops out
     NsXd = NsT @ lin.Xd_p                                         # N_sᵀ Ẋ_p
     NsXdd1 = NsT @ lin.Xdd_p1                                     # N_sᵀ Ẍ_p1
     NsX2 = NsT @ lin.X_p2                                         # N_sᵀ X_p2
@@ -132,12 +137,28 @@ def solve_chart_step(Ns, lin, x_p, r, x, xd, xdd, h, gamma, beta, alpha, alpha_d
     A[i3, i2] = T - gamma * h * NsX2
     A[i3, i3] = -gamma * T
     b[i3] = h * (NsT @ (xd + h * (1.0 - gamma) * xdd - lin.xd_p + gamma * h * lin.xdd_p))
-    if M is not None and reaction is not None:
-        # the reaction correction (γ = ½): N_sᵀM R_x + N_sᵀ((β − 1/6)h²/2 g_x + h³/24 g_v) = 0 and
-        # N_sᵀM R_v + h²/12 N_sᵀg_v = 0 (rows scaled as NsT: N_sᵀ/scale)
-        g_x, g_v = reaction
-        b[i2] -= Ns.T @ ((beta - 1.0 / 6.0) * hh / 2.0 * g_x + hh * h / 24.0 * g_v) / scale
-        b[i3] -= h * (Ns.T @ (hh / 12.0 * g_v)) / scale
+    if M is not None and jerk is not None:
+        # the corrected step for every force: + h³/24 N_sᵀD in row 2 and h²/12 N_sᵀD in row 3,
+        # D = D_it − K(ẋ − ẋ_it) − C_e(ẍ − ẍ_it) with ẋ, ẍ those of (α, α̇, α̈) (Eqs. 38, 45)
+        D, K, C_e, xdd_it = jerk
+        NsTs = Ns.T / scale
+        D0 = D - np.asarray(K @ lin.dxd_p).ravel() - np.asarray(C_e @ (lin.xdd_p - xdd_it)).ravel()
+        KN, KXd = np.asarray(K @ lin.N), np.asarray(K @ lin.Xd_p)
+        CN, CX1, CX2 = (np.asarray(C_e @ lin.N), np.asarray(C_e @ lin.Xdd_p1),
+                        np.asarray(C_e @ lin.X_p2))
+        G1 = NsTs @ (-KXd - CX1)                                  # ∂(N_sᵀD)/∂α
+        G2 = NsTs @ (-KN - CX2) / h                               # … /∂(hα̇)
+        G3 = NsTs @ (-CN) / hh                                    # … /∂(h²α̈)
+        g0 = NsTs @ D0
+        c2, c3 = hh * h / 24.0, hh / 12.0 * h                     # row 3 is scaled by h
+        A[i2, i1] += c2 * G1
+        A[i2, i2] += c2 * G2
+        A[i2, i3] += c2 * G3
+        b[i2] -= c2 * g0
+        A[i3, i1] += c3 * G1
+        A[i3, i2] += c3 * G2
+        A[i3, i3] += c3 * G3
+        b[i3] -= c3 * g0
     z = np.empty(3 * k)
     try:
         solve_small(A, b, z)
@@ -167,6 +188,7 @@ class SymmetricChart:
         self._lin = lin if (lin is not None and lin.sparse) else None
         self._t_n = math.nan
         self._x_n, self._xd_n = np.full(n, math.nan), np.full(n, math.nan)
+        self._dyn_key, self._M0, self._a0 = None, None, None     # start_dynamics
         if self._lin is not None:
             nnz = int(kernels.H_pattern[0][-1])
             self._constraints = kernels.constraints_csr
@@ -195,19 +217,39 @@ class SymmetricChart:
             self.accept(t, x, xd, H, H_dot)
         return self._H_n
 
-    def reaction(self, H1, Hd1, lam0, lam1):
-        """(g_x, g_v) of the reaction correction (docs/spatial-accuracy.md) from H, Ḣ, λ at the
-        start (kept: H_n, Ḣ_n; ``lam0``) and at the iterate of t + h (``H1``, ``Hd1``, ``lam1``):
-        g_x = (H₁ − H₀)ᵀ(λ₀ + λ₁), g_v = Ḣ₁ᵀλ₁ − Ḣ₀ᵀλ₀ + ½(Ḣ₀ + Ḣ₁)ᵀ(λ₁ − λ₀) (≈ h d²/dt²(Hᵀλ)
-        without its Hᵀλ̈ part, which N_s annihilates to O(h))."""
-        H0, Hd0 = self._H_n, self._Hd_n
-        if self._lin is not None:                        # values on H's CSR pattern
-            H0 = H1.__class__((H0, H1.indices, H1.indptr), shape=H1.shape)
-            Hd0 = H1.__class__((Hd0, H1.indices, H1.indptr), shape=H1.shape)
-        s = lam0 + lam1
-        g_x = H1.T @ s - H0.T @ s
-        g_v = Hd1.T @ (1.5 * lam1 - 0.5 * lam0) - Hd0.T @ (1.5 * lam0 - 0.5 * lam1)
-        return np.asarray(g_x).ravel(), np.asarray(g_v).ravel()
+    def start_dynamics(self, dynamics, t: float, x, xd, xdd, lam) -> None:
+        """M₀ and a₀ = −K_L ẋ₀ − C ẍ₀ at the step's start (t, x, ẋ, ẍ, λ), for :meth:`jerk`;
+        evaluated once per start state (kept while the state is the same)."""
+        key = (t, x.tobytes(), xd.tobytes(), xdd.tobytes(), lam.tobytes())
+        if key == self._dyn_key:
+            return
+        M0, _, K0, C0 = dynamics(t, x, xd, xdd, lam)
+        self._M0 = M0.copy()
+        self._a0 = -np.asarray(K0 @ xd).ravel() - np.asarray(C0 @ xdd).ravel()
+        self._dyn_key = key
+
+    def metric(self, M1):
+        """The metric of the corrected relations: ½(M₀ + M₁) (symmetric in the step's ends)."""
+        return 0.5 * (self._M0 + M1)
+
+    def jerk(self, h, M1, K1, C1, xd1, xdd1, xdd0, Hd1, lam0, lam1):
+        """(D, K, C_e, ẍ₁) for :func:`solve_chart_step`: D ≈ W(x⃛₁ − x⃛₀), W = ½(M₀ + M₁), at the
+        iterate (x₁, ẋ₁, ẍ₁, λ₁) of t + h, from M x⃛ = −K_L ẋ − C ẍ + Hᵀλ̇ (scleronomic q, f without
+        explicit t; K_L holds ∂(Hᵀλ)/∂x, so −K_L ẋ carries Ḣᵀλ):
+            D = a₁ − a₀ − (M₁ − M₀)(ẍ₁ − ẍ₀)/h + ½(Ḣ₀ + Ḣ₁)ᵀ(λ₁ − λ₀),   a = −K_L ẋ − C ẍ,
+        the last term N_sᵀ(H₁ᵀλ̇₁ − H₀ᵀλ̇₀) to O(h³), the third W x⃛ vs M x⃛ at each end to O(h³);
+        C_e = C + (M₁ − M₀)/h is D's derivative in ẍ₁ (with −K_L in ẋ₁) for Newton."""
+        dM = M1 - self._M0
+        dxdd = xdd1 - xdd0
+        D = (-np.asarray(K1 @ xd1).ravel() - np.asarray(C1 @ xdd1).ravel() - self._a0
+             - np.asarray(dM @ dxdd).ravel() / h)
+        if lam1.size:
+            Hd0 = self._Hd_n
+            if self._lin is not None:                        # values on H's CSR pattern
+                Hd0 = Hd1.__class__((Hd0, Hd1.indices, Hd1.indptr), shape=Hd1.shape)
+            dlam = 0.5 * (lam1 - lam0)
+            D = D + np.asarray(Hd1.T @ dlam).ravel() + np.asarray(Hd0.T @ dlam).ravel()
+        return D, K1, C1 + dM / h, xdd1
 
     def basis(self, H_n, H1, k: int, *, t1: float = math.nan, iteration: int = 0) -> np.ndarray:
         """N_s: orthonormal basis of the k-dimensional null space of H_s = ½(H_n + H(x₀, t + h)).

@@ -78,7 +78,7 @@ def corrected_step(method: str, chart: str, metric: str, gamma: float, m: int) -
     """Whether the step carries the symmetric chart's reaction correction (the null-space method,
     symmetric chart, mass metric, γ = ½, constraints), whose estimate is the ``history`` one."""
     return (method == "nullspace" and chart == "symmetric" and metric == "mass"
-            and float(gamma) == 0.5 and m > 0)
+            and float(gamma) == 0.5)
 
 
 class ErrorEstimate:

@@ -235,6 +235,8 @@ class NullspaceStepper(Stepper):
         x1, xd1, xdd1, lam1 = self.x, self.xd, self.xdd, self.lam
         self._predict(x, xd, xdd, lam)
         H_n = self._chart.H_at(t, x, xd, xdd) if self._chart else None    # symmetric chart
+        if self._reaction:
+            self._chart.start_dynamics(self._dynamics, t, x, xd, xdd, lam)   # M₀, a₀ of the jerk
         upd = math.inf
         for it in range(self.max_iter + 1):
             # 1. constraints at the estimate ------------------------------------------------------
@@ -323,11 +325,12 @@ class NullspaceStepper(Stepper):
                                                                     iteration=it)
                 mass = self.metric == "mass"
                 # the symmetric chart's reaction correction (mass metric; λ₁ of the last iterate)
-                reaction = (self._chart.reaction(H, H_dot, lam, lam1)
-                            if self._reaction else None)
+                jerk = (self._chart.jerk(h, M, K, C, xd1, xdd1, xdd, H_dot, lam, lam1)
+                        if self._reaction else None)
+                W = self._chart.metric(M) if self._reaction else M
                 solve_chart_step(N_s, lin, x_p, r_R, x, xd, xdd, h, gam, bet, alpha, alpha_dot,
-                                 alpha_ddot, t1=t1, iteration=it, M=M if mass else None,
-                                 reaction=reaction)
+                                 alpha_ddot, t1=t1, iteration=it, M=W if mass else None,
+                                 jerk=jerk)
             self.alpha, self.alpha_dot, self.alpha_ddot = alpha, alpha_dot, alpha_ddot
 
             # 6. recover x, ẋ, ẍ and λ into the iterate ---------------------------------------------
