@@ -79,6 +79,9 @@ class Derived:
     T: sp.Expr
     V: sp.Expr
     outputs: sp.ImmutableMatrix
+    #: f_t = ∂f/∂t + (∂H/∂t)ᵀλ at fixed x, ẋ, λ, u: the explicit time part of d/dt(f + Hᵀλ), which
+    #: the corrected step's jerk needs (steppers/chart.py; the inputs' part ∂f/∂u u̇ is not known)
+    f_t: sp.ImmutableMatrix = None
 
     @property
     def n(self) -> int:
@@ -299,13 +302,17 @@ def derive(model: Model) -> Derived:
         residual = residual - _matvec(H, lam, transpose=True)
     K = jacobian(residual, xs)
     C = -jacobian(f, vs)
+    f_t = sp.ImmutableMatrix([sp.diff(e, tr) for e in f]) if model.n else f
+    if model.m:
+        f_t = f_t + _matvec(H.diff(tr), lam, transpose=True)
 
     T = sp.Rational(1, 2) * sum((vs[i] * e for i, e in enumerate(_matvec(M, vs))), sp.S.Zero)
     V = model.V if model.V is not None else sp.S.Zero
     outputs = sp.ImmutableMatrix(len(model.outputs), 1, list(model.outputs.values()))
     return Derived(model=model, xdd=model.accelerations, lam=lam0, M=model.M, f=model.f,
                    q=model.q, H=B(H), q_dot=B(q_dot), H_dot=B(H_dot), q_ddot=B(q_ddot),
-                   H_ddot=B(H_ddot), K=B(K), C=B(C), T=B(T), V=V, outputs=outputs)
+                   H_ddot=B(H_ddot), K=B(K), C=B(C), T=B(T), V=V, outputs=outputs,
+                   f_t=B(f_t))
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,8 @@ class KernelsBase:
         self.H_ddot = np.zeros((m, n))
         self.E = np.zeros(2)
         self.y = np.zeros(self.n_out)
+        self.f_t = np.zeros(n)
+        self.f_t_is_zero = False        # set by the implementations
 
     def _set_patterns(self, H_indptr, H_indices, M_indptr, M_indices, col_order) -> None:
         """The CSR patterns, their value buffers and the CSR matrices on them (made once)."""
@@ -147,6 +149,10 @@ class KernelsBase:
     def outputs(self, t, x, xd):
         raise NotImplementedError
 
+    def dynamics_t(self, t, x, xd, lam):
+        """f_t = ∂f/∂t + (∂H/∂t)ᵀλ at fixed x, ẋ, λ, u (``Derived.f_t``), into ``f_t``."""
+        raise NotImplementedError
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, n={self.n}, m={self.m}, n_out={self.n_out})"
 
@@ -176,6 +182,8 @@ class LambdifyKernels(KernelsBase):
         self._con = lam_(d.q, d.H, d.q_dot, d.H_dot, d.q_ddot, d.H_ddot)
         self._en = lam_(d.T, d.V)
         self._out = lam_(d.outputs)
+        self._ft = lam_(d.f_t)
+        self.f_t_is_zero = all(e == 0 for e in d.f_t)
         self._zero_m = np.zeros(self.m)
         self._zero_n = np.zeros(self.n)
 
@@ -213,6 +221,12 @@ class LambdifyKernels(KernelsBase):
             self._fill(self.y, y)
         return self.y
 
+    def dynamics_t(self, t, x, xd, lam):
+        if self.n:
+            (f_t,) = self._ft(*self._args(t, x, xd, None, lam))
+            self._fill(self.f_t, f_t)
+        return self.f_t
+
 
 class Kernels(KernelsBase):
     """The compiled kernels of one model, what :func:`symgen.build` returns: ``ffi``/``lib`` of the
@@ -226,6 +240,9 @@ class Kernels(KernelsBase):
         self._c_constraints = getattr(lib, f"{prefix}_constraints")
         self._c_energy = getattr(lib, f"{prefix}_energy")
         self._c_outputs = getattr(lib, f"{prefix}_outputs")
+        self._c_dynamics_t = getattr(lib, f"{prefix}_dynamics_t")
+        self.f_t_is_zero = bool(lib.sg_module_model().f_t_is_zero)
+        self._ft_ptr = self._out_ptr(self.f_t)
         buf = self._out_ptr
         self._dyn_out = tuple(buf(a) for a in (self.M, self.f, self.K, self.C))
         self._con_out = tuple(buf(a) for a in (self.q, self.H, self.q_dot, self.H_dot, self.q_ddot,
@@ -303,6 +320,12 @@ class Kernels(KernelsBase):
         self._c_energy(float(t), self._in(x, n, "x"), self._in(xd, n, "xd"), self._p_ptr,
                        self._E_ptr)
         return float(self.E[0]), float(self.E[1])
+
+    def dynamics_t(self, t, x, xd, lam):
+        n = self.n
+        self._c_dynamics_t(float(t), self._in(x, n, "x"), self._in(xd, n, "xd"),
+                           self._in(lam, self.m, "lam"), self._p_ptr, self._u_ptr, self._ft_ptr)
+        return self.f_t
 
     def outputs(self, t, x, xd):
         n = self.n

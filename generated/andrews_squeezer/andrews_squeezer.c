@@ -606,6 +606,22 @@ void andrews_squeezer_outputs(double t, const double *x, const double *xd, const
     y[9] = p[16]*xd[2];
 }
 
+/* explicit time derivative of the forces (the corrected step's jerk) */
+void andrews_squeezer_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t)
+{
+    (void)t;
+    (void)x;
+    (void)xd;
+    (void)lam;
+    (void)p;
+    (void)u;
+    (void)f_t;
+    {
+        int i;
+        for (i = 0; i < 21; ++i) f_t[i] = 0.0;
+    }
+}
+
 static const char *const andrews_squeezer_coord_names[21] = {
     "K1.x",
     "K1.y",
@@ -685,5 +701,7 @@ const sg_model andrews_squeezer_model = {
     andrews_squeezer_M_indptr, andrews_squeezer_M_indices,
     andrews_squeezer_col_order,
     0,  /* n_inputs */
-    0
+    0,
+    andrews_squeezer_dynamics_t,
+    1  /* f_t_is_zero: f_t = df/dt + (dH/dt)^T lambda vanishes identically */
 };

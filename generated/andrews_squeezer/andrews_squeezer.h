@@ -97,6 +97,8 @@
  *       E        [2 x 1]  [kinetic T, potential V]
  *   andrews_squeezer_outputs: the model's named outputs
  *       y        [10 x 1]  outputs
+ *   andrews_squeezer_dynamics_t: explicit time derivative of the forces (the corrected step's jerk)
+ *       f_t      [21 x 1]  df/dt + (dH/dt)^T lam at fixed x, xd, lam, u
  */
 #ifndef ANDREWS_SQUEEZER_SYMGEN_H
 #define ANDREWS_SQUEEZER_SYMGEN_H
@@ -176,6 +178,7 @@ void andrews_squeezer_constraints(double t, const double *x, const double *xd, c
 void andrews_squeezer_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void andrews_squeezer_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void andrews_squeezer_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
+void andrews_squeezer_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model andrews_squeezer_model;

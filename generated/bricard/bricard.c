@@ -1007,6 +1007,22 @@ void bricard_outputs(double t, const double *x, const double *xd, const double *
     y[5] = 0.5*xd[2] + 0.5*xd[8];
 }
 
+/* explicit time derivative of the forces (the corrected step's jerk) */
+void bricard_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t)
+{
+    (void)t;
+    (void)x;
+    (void)xd;
+    (void)lam;
+    (void)p;
+    (void)u;
+    (void)f_t;
+    {
+        int i;
+        for (i = 0; i < 24; ++i) f_t[i] = 0.0;
+    }
+}
+
 static const char *const bricard_coord_names[24] = {
     "P1.x",
     "P1.y",
@@ -1070,5 +1086,7 @@ const sg_model bricard_model = {
     bricard_M_indptr, bricard_M_indices,
     bricard_col_order,
     0,  /* n_inputs */
-    0
+    0,
+    bricard_dynamics_t,
+    1  /* f_t_is_zero: f_t = df/dt + (dH/dt)^T lambda vanishes identically */
 };

@@ -81,6 +81,8 @@
  *       E        [2 x 1]  [kinetic T, potential V]
  *   bricard_outputs: the model's named outputs
  *       y        [6 x 1]  outputs
+ *   bricard_dynamics_t: explicit time derivative of the forces (the corrected step's jerk)
+ *       f_t      [24 x 1]  df/dt + (dH/dt)^T lam at fixed x, xd, lam, u
  */
 #ifndef BRICARD_SYMGEN_H
 #define BRICARD_SYMGEN_H
@@ -144,6 +146,7 @@ void bricard_constraints(double t, const double *x, const double *xd, const doub
 void bricard_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void bricard_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void bricard_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
+void bricard_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model bricard_model;

@@ -375,6 +375,22 @@ void double_four_bar_outputs(double t, const double *x, const double *xd, const 
     y[3] = w0*xd[2] + xd[1];
 }
 
+/* explicit time derivative of the forces (the corrected step's jerk) */
+void double_four_bar_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t)
+{
+    (void)t;
+    (void)x;
+    (void)xd;
+    (void)lam;
+    (void)p;
+    (void)u;
+    (void)f_t;
+    {
+        int i;
+        for (i = 0; i < 15; ++i) f_t[i] = 0.0;
+    }
+}
+
 static const char *const double_four_bar_coord_names[15] = {
     "V0.x",
     "V0.y",
@@ -427,5 +443,7 @@ const sg_model double_four_bar_model = {
     double_four_bar_M_indptr, double_four_bar_M_indices,
     double_four_bar_col_order,
     0,  /* n_inputs */
-    0
+    0,
+    double_four_bar_dynamics_t,
+    1  /* f_t_is_zero: f_t = df/dt + (dH/dt)^T lambda vanishes identically */
 };

@@ -70,6 +70,8 @@
  *       E        [2 x 1]  [kinetic T, potential V]
  *   double_four_bar_outputs: the model's named outputs
  *       y        [4 x 1]  outputs
+ *   double_four_bar_dynamics_t: explicit time derivative of the forces (the corrected step's jerk)
+ *       f_t      [15 x 1]  df/dt + (dH/dt)^T lam at fixed x, xd, lam, u
  */
 #ifndef DOUBLE_FOUR_BAR_SYMGEN_H
 #define DOUBLE_FOUR_BAR_SYMGEN_H
@@ -122,6 +124,7 @@ void double_four_bar_constraints(double t, const double *x, const double *xd, co
 void double_four_bar_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void double_four_bar_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void double_four_bar_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
+void double_four_bar_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model double_four_bar_model;

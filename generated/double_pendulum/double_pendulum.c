@@ -242,6 +242,22 @@ void double_pendulum_outputs(double t, const double *x, const double *xd, const 
     y[5] = -(-xd[2] + xd[5])*(-xd[2] + xd[5])*p[4];
 }
 
+/* explicit time derivative of the forces (the corrected step's jerk) */
+void double_pendulum_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t)
+{
+    (void)t;
+    (void)x;
+    (void)xd;
+    (void)lam;
+    (void)p;
+    (void)u;
+    (void)f_t;
+    {
+        int i;
+        for (i = 0; i < 6; ++i) f_t[i] = 0.0;
+    }
+}
+
 static const char *const double_pendulum_coord_names[6] = {
     "bar1.x",
     "bar1.y",
@@ -290,5 +306,7 @@ const sg_model double_pendulum_model = {
     double_pendulum_M_indptr, double_pendulum_M_indices,
     double_pendulum_col_order,
     0,  /* n_inputs */
-    0
+    0,
+    double_pendulum_dynamics_t,
+    1  /* f_t_is_zero: f_t = df/dt + (dH/dt)^T lambda vanishes identically */
 };

@@ -66,6 +66,8 @@
  *       E        [2 x 1]  [kinetic T, potential V]
  *   double_pendulum_outputs: the model's named outputs
  *       y        [6 x 1]  outputs
+ *   double_pendulum_dynamics_t: explicit time derivative of the forces (the corrected step's jerk)
+ *       f_t      [6 x 1]  df/dt + (dH/dt)^T lam at fixed x, xd, lam, u
  */
 #ifndef DOUBLE_PENDULUM_SYMGEN_H
 #define DOUBLE_PENDULUM_SYMGEN_H
@@ -114,6 +116,7 @@ void double_pendulum_constraints(double t, const double *x, const double *xd, co
 void double_pendulum_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void double_pendulum_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void double_pendulum_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
+void double_pendulum_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model double_pendulum_model;

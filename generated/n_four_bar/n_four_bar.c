@@ -4177,6 +4177,22 @@ void n_four_bar_outputs(double t, const double *x, const double *xd, const doubl
     y[3] = w0*xd[2] + xd[1];
 }
 
+/* explicit time derivative of the forces (the corrected step's jerk) */
+void n_four_bar_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t)
+{
+    (void)t;
+    (void)x;
+    (void)xd;
+    (void)lam;
+    (void)p;
+    (void)u;
+    (void)f_t;
+    {
+        int i;
+        for (i = 0; i < 243; ++i) f_t[i] = 0.0;
+    }
+}
+
 static const char *const n_four_bar_coord_names[243] = {
     "V0.x",
     "V0.y",
@@ -4457,5 +4473,7 @@ const sg_model n_four_bar_model = {
     n_four_bar_M_indptr, n_four_bar_M_indices,
     n_four_bar_col_order,
     0,  /* n_inputs */
-    0
+    0,
+    n_four_bar_dynamics_t,
+    1  /* f_t_is_zero: f_t = df/dt + (dH/dt)^T lambda vanishes identically */
 };

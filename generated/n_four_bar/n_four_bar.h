@@ -298,6 +298,8 @@
  *       E        [2 x 1]  [kinetic T, potential V]
  *   n_four_bar_outputs: the model's named outputs
  *       y        [4 x 1]  outputs
+ *   n_four_bar_dynamics_t: explicit time derivative of the forces (the corrected step's jerk)
+ *       f_t      [243 x 1]  df/dt + (dH/dt)^T lam at fixed x, xd, lam, u
  */
 #ifndef N_FOUR_BAR_SYMGEN_H
 #define N_FOUR_BAR_SYMGEN_H
@@ -578,6 +580,7 @@ void n_four_bar_constraints(double t, const double *x, const double *xd, const d
 void n_four_bar_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void n_four_bar_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void n_four_bar_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
+void n_four_bar_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model n_four_bar_model;

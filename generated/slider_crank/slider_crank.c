@@ -253,6 +253,22 @@ void slider_crank_outputs(double t, const double *x, const double *xd, const dou
     y[2] = x[2];
 }
 
+/* explicit time derivative of the forces (the corrected step's jerk) */
+void slider_crank_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t)
+{
+    (void)t;
+    (void)x;
+    (void)xd;
+    (void)lam;
+    (void)p;
+    (void)u;
+    (void)f_t;
+    {
+        int i;
+        for (i = 0; i < 9; ++i) f_t[i] = 0.0;
+    }
+}
+
 static const char *const slider_crank_coord_names[9] = {
     "crank.x",
     "crank.y",
@@ -302,5 +318,7 @@ const sg_model slider_crank_model = {
     slider_crank_M_indptr, slider_crank_M_indices,
     slider_crank_col_order,
     0,  /* n_inputs */
-    0
+    0,
+    slider_crank_dynamics_t,
+    1  /* f_t_is_zero: f_t = df/dt + (dH/dt)^T lambda vanishes identically */
 };

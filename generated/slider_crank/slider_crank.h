@@ -67,6 +67,8 @@
  *       E        [2 x 1]  [kinetic T, potential V]
  *   slider_crank_outputs: the model's named outputs
  *       y        [3 x 1]  outputs
+ *   slider_crank_dynamics_t: explicit time derivative of the forces (the corrected step's jerk)
+ *       f_t      [9 x 1]  df/dt + (dH/dt)^T lam at fixed x, xd, lam, u
  */
 #ifndef SLIDER_CRANK_SYMGEN_H
 #define SLIDER_CRANK_SYMGEN_H
@@ -116,6 +118,7 @@ void slider_crank_constraints(double t, const double *x, const double *xd, const
 void slider_crank_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void slider_crank_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void slider_crank_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
+void slider_crank_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model slider_crank_model;

@@ -543,6 +543,22 @@ void slider_crank_3d_outputs(double t, const double *x, const double *xd, const 
     y[6] = atan2(x[2] - 0.12, x[1] - 0.10000000000000001);
 }
 
+/* explicit time derivative of the forces (the corrected step's jerk) */
+void slider_crank_3d_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t)
+{
+    (void)t;
+    (void)x;
+    (void)xd;
+    (void)lam;
+    (void)p;
+    (void)u;
+    (void)f_t;
+    {
+        int i;
+        for (i = 0; i < 15; ++i) f_t[i] = 0.0;
+    }
+}
+
 static const char *const slider_crank_3d_coord_names[15] = {
     "B.x",
     "B.y",
@@ -597,5 +613,7 @@ const sg_model slider_crank_3d_model = {
     slider_crank_3d_M_indptr, slider_crank_3d_M_indices,
     slider_crank_3d_col_order,
     0,  /* n_inputs */
-    0
+    0,
+    slider_crank_3d_dynamics_t,
+    1  /* f_t_is_zero: f_t = df/dt + (dH/dt)^T lambda vanishes identically */
 };

@@ -72,6 +72,8 @@
  *       E        [2 x 1]  [kinetic T, potential V]
  *   slider_crank_3d_outputs: the model's named outputs
  *       y        [7 x 1]  outputs
+ *   slider_crank_3d_dynamics_t: explicit time derivative of the forces (the corrected step's jerk)
+ *       f_t      [15 x 1]  df/dt + (dH/dt)^T lam at fixed x, xd, lam, u
  */
 #ifndef SLIDER_CRANK_3D_SYMGEN_H
 #define SLIDER_CRANK_3D_SYMGEN_H
@@ -126,6 +128,7 @@ void slider_crank_3d_constraints(double t, const double *x, const double *xd, co
 void slider_crank_3d_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void slider_crank_3d_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void slider_crank_3d_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
+void slider_crank_3d_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model slider_crank_3d_model;

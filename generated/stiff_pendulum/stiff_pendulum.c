@@ -178,6 +178,23 @@ void stiff_pendulum_outputs(double t, const double *x, const double *xd, const d
     y[1] = sin(t*p[4])*p[3]*xd[2];
 }
 
+/* explicit time derivative of the forces (the corrected step's jerk) */
+void stiff_pendulum_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t)
+{
+    (void)t;
+    (void)x;
+    (void)xd;
+    (void)lam;
+    (void)p;
+    (void)u;
+    (void)f_t;
+    {
+        int i;
+        for (i = 0; i < 3; ++i) f_t[i] = 0.0;
+    }
+    f_t[2] = cos(t*p[4])*p[3]*p[4];
+}
+
 static const char *const stiff_pendulum_coord_names[3] = {
     "pendulum.x",
     "pendulum.y",
@@ -219,5 +236,7 @@ const sg_model stiff_pendulum_model = {
     stiff_pendulum_M_indptr, stiff_pendulum_M_indices,
     stiff_pendulum_col_order,
     0,  /* n_inputs */
-    0
+    0,
+    stiff_pendulum_dynamics_t,
+    0  /* f_t_is_zero: f_t = df/dt + (dH/dt)^T lambda vanishes identically */
 };

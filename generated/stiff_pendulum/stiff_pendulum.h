@@ -59,6 +59,8 @@
  *       E        [2 x 1]  [kinetic T, potential V]
  *   stiff_pendulum_outputs: the model's named outputs
  *       y        [2 x 1]  outputs
+ *   stiff_pendulum_dynamics_t: explicit time derivative of the forces (the corrected step's jerk)
+ *       f_t      [3 x 1]  df/dt + (dH/dt)^T lam at fixed x, xd, lam, u
  */
 #ifndef STIFF_PENDULUM_SYMGEN_H
 #define STIFF_PENDULUM_SYMGEN_H
@@ -100,6 +102,7 @@ void stiff_pendulum_constraints(double t, const double *x, const double *xd, con
 void stiff_pendulum_constraints_csr(double t, const double *x, const double *xd, const double *xdd, const double *p, double *q, double *H, double *q_dot, double *H_dot, double *q_ddot, double *H_ddot);
 void stiff_pendulum_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void stiff_pendulum_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
+void stiff_pendulum_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model stiff_pendulum_model;

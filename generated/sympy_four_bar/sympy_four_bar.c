@@ -382,6 +382,22 @@ void sympy_four_bar_outputs(double t, const double *x, const double *xd, const d
     y[3] = w3 + (w0*w4 + w2*w5)*p[1];
 }
 
+/* explicit time derivative of the forces (the corrected step's jerk) */
+void sympy_four_bar_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t)
+{
+    (void)t;
+    (void)x;
+    (void)xd;
+    (void)lam;
+    (void)p;
+    (void)u;
+    (void)f_t;
+    {
+        int i;
+        for (i = 0; i < 3; ++i) f_t[i] = 0.0;
+    }
+}
+
 static const char *const sympy_four_bar_coord_names[3] = {
     "q_crank",
     "q_coupler",
@@ -426,5 +442,7 @@ const sg_model sympy_four_bar_model = {
     sympy_four_bar_M_indptr, sympy_four_bar_M_indices,
     sympy_four_bar_col_order,
     0,  /* n_inputs */
-    0
+    0,
+    sympy_four_bar_dynamics_t,
+    1  /* f_t_is_zero: f_t = df/dt + (dH/dt)^T lambda vanishes identically */
 };

@@ -267,6 +267,8 @@ def generate(model_or_derived: Model | Derived, outdir=None) -> GeneratedSource:
         "has_potential": int(model.V is not None),
         "C_is_zero": int(next(o["nnz"] for k in kernels if k["name"] == "dynamics"
                               for o in k["outputs"] if o["name"] == "C") == 0),
+        "f_t_is_zero": int(next(o["nnz"] for k in kernels if k["name"] == "dynamics_t"
+                                for o in k["outputs"] if o["name"] == "f_t") == 0),
     }
     env = template_environment()
     declarations = env.get_template("declarations.h.j2").render(ctx).strip() + "\n"

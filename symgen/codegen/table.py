@@ -27,6 +27,7 @@ KERNEL_DOC = {
     "constraints": "constraints and their derivatives",
     "energy": "kinetic and potential energy",
     "outputs": "the model's named outputs",
+    "dynamics_t": "explicit time derivative of the forces (the corrected step's jerk)",
 }
 
 OUTPUT_DOC = {
@@ -42,6 +43,7 @@ OUTPUT_DOC = {
     "H_ddot": "d(q_ddot)/dx at fixed xd, xdd",
     "E": "[kinetic T, potential V]",
     "y": "outputs",
+    "f_t": "df/dt + (dH/dt)^T lam at fixed x, xd, lam, u",
 }
 
 
@@ -68,4 +70,5 @@ def kernel_terms(d: Derived, sparsity: Sparsity | None = None) -> Mapping[str, l
                          csr("H_ddot", d.H_ddot, ph)]),
         "energy": (["t", "x", "xd", "p"], [("E", sp.ImmutableMatrix([d.T, d.V]))]),
         "outputs": (["t", "x", "xd", "p", "u"], [("y", d.outputs)]),
+        "dynamics_t": (["t", "x", "xd", "lam", "p", "u"], [("f_t", d.f_t)]),
     }

@@ -218,31 +218,35 @@ class SymmetricChart:
         return self._H_n
 
     def start_dynamics(self, dynamics, t: float, x, xd, xdd, lam) -> None:
-        """M₀ and a₀ = −K_L ẋ₀ − C ẍ₀ at the step's start (t, x, ẋ, ẍ, λ), for :meth:`jerk`;
-        evaluated once per start state (kept while the state is the same)."""
+        """M₀ and a₀ = −K_L ẋ₀ − C ẍ₀ + f_t at the step's start (t, x, ẋ, ẍ, λ), for
+        :meth:`jerk`; evaluated once per start state (kept while the state is the same)."""
         key = (t, x.tobytes(), xd.tobytes(), xdd.tobytes(), lam.tobytes())
         if key == self._dyn_key:
             return
         M0, _, K0, C0 = dynamics(t, x, xd, xdd, lam)
         self._M0 = M0.copy()
         self._a0 = -np.asarray(K0 @ xd).ravel() - np.asarray(C0 @ xdd).ravel()
+        if not self.kernels.f_t_is_zero:
+            self._a0 += self.kernels.dynamics_t(t, x, xd, lam)
         self._dyn_key = key
 
     def metric(self, M1):
         """The metric of the corrected relations: ½(M₀ + M₁) (symmetric in the step's ends)."""
         return 0.5 * (self._M0 + M1)
 
-    def jerk(self, h, M1, K1, C1, xd1, xdd1, xdd0, Hd1, lam0, lam1):
+    def jerk(self, t1, h, M1, K1, C1, x1, xd1, xdd1, xdd0, Hd1, lam0, lam1):
         """(D, K, C_e, ẍ₁) for :func:`solve_chart_step`: D ≈ W(x⃛₁ − x⃛₀), W = ½(M₀ + M₁), at the
-        iterate (x₁, ẋ₁, ẍ₁, λ₁) of t + h, from M x⃛ = −K_L ẋ − C ẍ + Hᵀλ̇ (scleronomic q, f without
-        explicit t; K_L holds ∂(Hᵀλ)/∂x, so −K_L ẋ carries Ḣᵀλ):
-            D = a₁ − a₀ − (M₁ − M₀)(ẍ₁ − ẍ₀)/h + ½(Ḣ₀ + Ḣ₁)ᵀ(λ₁ − λ₀),   a = −K_L ẋ − C ẍ,
+        iterate (x₁, ẋ₁, ẍ₁, λ₁) of t + h, from M x⃛ = −K_L ẋ − C ẍ + f_t + Hᵀλ̇ (K_L holds
+        ∂(Hᵀλ)/∂x, so −K_L ẋ carries Ḣᵀλ; f_t = ∂f/∂t + (∂H/∂t)ᵀλ, ``Derived.f_t``):
+            D = a₁ − a₀ − (M₁ − M₀)(ẍ₁ − ẍ₀)/h + ½(Ḣ₀ + Ḣ₁)ᵀ(λ₁ − λ₀),   a = −K_L ẋ − C ẍ + f_t,
         the last term N_sᵀ(H₁ᵀλ̇₁ − H₀ᵀλ̇₀) to O(h³), the third W x⃛ vs M x⃛ at each end to O(h³);
         C_e = C + (M₁ − M₀)/h is D's derivative in ẍ₁ (with −K_L in ẋ₁) for Newton."""
         dM = M1 - self._M0
         dxdd = xdd1 - xdd0
         D = (-np.asarray(K1 @ xd1).ravel() - np.asarray(C1 @ xdd1).ravel() - self._a0
              - np.asarray(dM @ dxdd).ravel() / h)
+        if not self.kernels.f_t_is_zero:
+            D += self.kernels.dynamics_t(t1, x1, xd1, lam1)
         if lam1.size:
             Hd0 = self._Hd_n
             if self._lin is not None:                        # values on H's CSR pattern

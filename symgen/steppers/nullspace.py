@@ -325,7 +325,7 @@ class NullspaceStepper(Stepper):
                                                                     iteration=it)
                 mass = self.metric == "mass"
                 # the symmetric chart's reaction correction (mass metric; λ₁ of the last iterate)
-                jerk = (self._chart.jerk(h, M, K, C, xd1, xdd1, xdd, H_dot, lam, lam1)
+                jerk = (self._chart.jerk(t1, h, M, K, C, x1, xd1, xdd1, xdd, H_dot, lam, lam1)
                         if self._reaction else None)
                 W = self._chart.metric(M) if self._reaction else M
                 solve_chart_step(N_s, lin, x_p, r_R, x, xd, xdd, h, gam, bet, alpha, alpha_dot,

@@ -102,7 +102,7 @@ typedef struct sg_chart {
      * kept for the start state key (t, x, xd, xdd, lambda); W = (M_0 + M_1)/2, C_e, M_1 - M_0 (M's
      * entries); D, D2 (n); n x k and k x k work */
     int key_ok;
-    double key_t, *key, *M0, *a0, *Wm, *Ce, *dM, *D, *D2, *Vnk, *Vnk2, *G3;
+    double key_t, *key, *M0, *a0, *Wm, *Ce, *dM, *D, *D2, *ft1, *Vnk, *Vnk2, *G3;
     double *H_s, *tau_s, *cn_s;                   /* pivoted QR of H_s^T (as lin.A, tau, cn) */
     int *piv_s, *ipiv3;                           /* [m], [3n] */
     double *N_s;                                  /* n x k (the symmetric chart's) */

@@ -46,6 +46,8 @@ typedef void (*sg_energy_fn)(double t, const double *x, const double *xd, const 
                              double *E);
 typedef void (*sg_outputs_fn)(double t, const double *x, const double *xd, const double *p,
                               const double *u, double *y);
+typedef void (*sg_dynamics_t_fn)(double t, const double *x, const double *xd, const double *lam,
+                                 const double *p, const double *u, double *f_t);
 
 /* One model: what the runtime needs to know about it. */
 typedef struct sg_model {
@@ -76,6 +78,9 @@ typedef struct sg_model {
     const int *col_order;              /* [n] */
     int n_inputs;                      /* inputs u, set at run time (sg_set_inputs) */
     const char *const *input_names;    /* [n_inputs] (NULL when 0) */
+    /* f_t = df/dt + (dH/dt)^T lambda at fixed x, xd, lambda, u (the corrected step's jerk) */
+    sg_dynamics_t_fn dynamics_t;
+    int f_t_is_zero;                   /* f_t vanishes identically: the steps skip it */
 } sg_model;
 
 /* Methods. */
