@@ -241,7 +241,7 @@ class Kernels(KernelsBase):
         self._c_energy = getattr(lib, f"{prefix}_energy")
         self._c_outputs = getattr(lib, f"{prefix}_outputs")
         self._c_dynamics_t = getattr(lib, f"{prefix}_dynamics_t")
-        self.f_t_is_zero = bool(lib.sg_module_model().f_t_is_zero)
+        self.f_t_is_zero = bool(getattr(lib, f"{prefix.upper()}_F_T_IS_ZERO"))
         self._ft_ptr = self._out_ptr(self.f_t)
         buf = self._out_ptr
         self._dyn_out = tuple(buf(a) for a in (self.M, self.f, self.K, self.C))

@@ -42,6 +42,8 @@ def test_compiled_equals_lambdify(pair):
             _close(a, b)
         _close(ck.energy(t, x, xd), lk.energy(t, x, xd))
         _close(ck.outputs(t, x, xd), lk.outputs(t, x, xd))
+        _close(ck.dynamics_t(t, x, xd, lam), lk.dynamics_t(t, x, xd, lam))
+    assert ck.f_t_is_zero == lk.f_t_is_zero
 
 
 def test_parameters_change_without_rebuild(pair):
@@ -106,6 +108,13 @@ def test_jacobians_match_finite_differences(pair):
                                        (qt(t + h) - 2 * qt(t) + qt(t - h)) / h**2, atol=2e-3)
         np.testing.assert_allclose(K, _fd(residual, x), atol=1e-6)
         np.testing.assert_allclose(C, -_fd(f_of_v, xd), atol=1e-6)
+
+        # f_t: the explicit time derivative of f + Hᵀλ at fixed x, ẋ, λ (the corrected step's jerk)
+        def f_of_t(tt):
+            f = ck.dynamics(tt[0], x, xd, xdd, lam)[1].copy()
+            return f + ck.constraints(tt[0], x, xd, xdd)[1].T @ lam if ck.m else f
+        np.testing.assert_allclose(ck.dynamics_t(t, x, xd, lam), _fd(f_of_t, [t])[:, 0],
+                                   atol=1e-6)
 
 
 def test_bad_input_shapes_are_named(pair):

@@ -703,5 +703,5 @@ const sg_model andrews_squeezer_model = {
     0,  /* n_inputs */
     0,
     andrews_squeezer_dynamics_t,
-    1  /* f_t_is_zero: f_t = df/dt + (dH/dt)^T lambda vanishes identically */
+    ANDREWS_SQUEEZER_F_T_IS_ZERO  /* f_t = df/dt + (dH/dt)^T lambda vanishes identically */
 };

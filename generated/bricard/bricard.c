@@ -1088,5 +1088,5 @@ const sg_model bricard_model = {
     0,  /* n_inputs */
     0,
     bricard_dynamics_t,
-    1  /* f_t_is_zero: f_t = df/dt + (dH/dt)^T lambda vanishes identically */
+    BRICARD_F_T_IS_ZERO  /* f_t = df/dt + (dH/dt)^T lambda vanishes identically */
 };

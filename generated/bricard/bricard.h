@@ -98,6 +98,7 @@ extern "C" {
 #define BRICARD_NP 2
 #define BRICARD_NY 6
 #define BRICARD_NU 0
+#define BRICARD_F_T_IS_ZERO 1
 #define BRICARD_X_P1_x 0
 #define BRICARD_X_P1_y 1
 #define BRICARD_X_P1_z 2

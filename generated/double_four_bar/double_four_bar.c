@@ -445,5 +445,5 @@ const sg_model double_four_bar_model = {
     0,  /* n_inputs */
     0,
     double_four_bar_dynamics_t,
-    1  /* f_t_is_zero: f_t = df/dt + (dH/dt)^T lambda vanishes identically */
+    DOUBLE_FOUR_BAR_F_T_IS_ZERO  /* f_t = df/dt + (dH/dt)^T lambda vanishes identically */
 };

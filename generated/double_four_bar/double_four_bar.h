@@ -87,6 +87,7 @@ extern "C" {
 #define DOUBLE_FOUR_BAR_NP 2
 #define DOUBLE_FOUR_BAR_NY 4
 #define DOUBLE_FOUR_BAR_NU 0
+#define DOUBLE_FOUR_BAR_F_T_IS_ZERO 1
 #define DOUBLE_FOUR_BAR_X_V0_x 0
 #define DOUBLE_FOUR_BAR_X_V0_y 1
 #define DOUBLE_FOUR_BAR_X_V0_theta 2

@@ -308,5 +308,5 @@ const sg_model double_pendulum_model = {
     0,  /* n_inputs */
     0,
     double_pendulum_dynamics_t,
-    1  /* f_t_is_zero: f_t = df/dt + (dH/dt)^T lambda vanishes identically */
+    DOUBLE_PENDULUM_F_T_IS_ZERO  /* f_t = df/dt + (dH/dt)^T lambda vanishes identically */
 };

@@ -83,6 +83,7 @@ extern "C" {
 #define DOUBLE_PENDULUM_NP 5
 #define DOUBLE_PENDULUM_NY 6
 #define DOUBLE_PENDULUM_NU 0
+#define DOUBLE_PENDULUM_F_T_IS_ZERO 1
 #define DOUBLE_PENDULUM_X_bar1_x 0
 #define DOUBLE_PENDULUM_X_bar1_y 1
 #define DOUBLE_PENDULUM_X_bar1_theta 2

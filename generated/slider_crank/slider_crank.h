@@ -84,6 +84,7 @@ extern "C" {
 #define SLIDER_CRANK_NP 6
 #define SLIDER_CRANK_NY 3
 #define SLIDER_CRANK_NU 0
+#define SLIDER_CRANK_F_T_IS_ZERO 1
 #define SLIDER_CRANK_X_crank_x 0
 #define SLIDER_CRANK_X_crank_y 1
 #define SLIDER_CRANK_X_crank_theta 2

@@ -615,5 +615,5 @@ const sg_model slider_crank_3d_model = {
     0,  /* n_inputs */
     0,
     slider_crank_3d_dynamics_t,
-    1  /* f_t_is_zero: f_t = df/dt + (dH/dt)^T lambda vanishes identically */
+    SLIDER_CRANK_3D_F_T_IS_ZERO  /* f_t = df/dt + (dH/dt)^T lambda vanishes identically */
 };

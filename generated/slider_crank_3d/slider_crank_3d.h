@@ -89,6 +89,7 @@ extern "C" {
 #define SLIDER_CRANK_3D_NP 1
 #define SLIDER_CRANK_3D_NY 7
 #define SLIDER_CRANK_3D_NU 0
+#define SLIDER_CRANK_3D_F_T_IS_ZERO 1
 #define SLIDER_CRANK_3D_X_B_x 0
 #define SLIDER_CRANK_3D_X_B_y 1
 #define SLIDER_CRANK_3D_X_B_z 2

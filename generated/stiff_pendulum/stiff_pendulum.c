@@ -238,5 +238,5 @@ const sg_model stiff_pendulum_model = {
     0,  /* n_inputs */
     0,
     stiff_pendulum_dynamics_t,
-    0  /* f_t_is_zero: f_t = df/dt + (dH/dt)^T lambda vanishes identically */
+    STIFF_PENDULUM_F_T_IS_ZERO  /* f_t = df/dt + (dH/dt)^T lambda vanishes identically */
 };

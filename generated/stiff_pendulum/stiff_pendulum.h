@@ -76,6 +76,7 @@ extern "C" {
 #define STIFF_PENDULUM_NP 5
 #define STIFF_PENDULUM_NY 2
 #define STIFF_PENDULUM_NU 0
+#define STIFF_PENDULUM_F_T_IS_ZERO 0
 #define STIFF_PENDULUM_X_pendulum_x 0
 #define STIFF_PENDULUM_X_pendulum_y 1
 #define STIFF_PENDULUM_X_pendulum_theta 2

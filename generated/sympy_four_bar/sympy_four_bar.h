@@ -79,6 +79,7 @@ extern "C" {
 #define SYMPY_FOUR_BAR_NP 6
 #define SYMPY_FOUR_BAR_NY 4
 #define SYMPY_FOUR_BAR_NU 0
+#define SYMPY_FOUR_BAR_F_T_IS_ZERO 1
 #define SYMPY_FOUR_BAR_X_q_crank 0
 #define SYMPY_FOUR_BAR_X_q_coupler 1
 #define SYMPY_FOUR_BAR_X_q_rocker 2
