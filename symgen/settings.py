@@ -234,10 +234,14 @@ class SimulationSettings:
 
     def parsed_scheme(self):
         """The :class:`~symgen.steppers.Scheme`; ``central-difference`` forces (½, 0)."""
+        from .steppers.control import corrected_step
         from .steppers.schemes import parse_scheme
 
-        return parse_scheme("central-difference" if self.method == "central-difference"
-                            else self.scheme)
+        sch = parse_scheme("central-difference" if self.method == "central-difference"
+                           else self.scheme)
+        if corrected_step(self.method, self.chart, self.metric, sch.gamma, 0):
+            return sch.corrected()        # the corrected step: A-stable whatever β
+        return sch
 
     def as_dict(self) -> dict:
         return {f: getattr(self, f) for f in self.names()}

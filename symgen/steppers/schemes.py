@@ -43,6 +43,10 @@ class Scheme:
     beta: float
     name: str = ""
     alpha: float = 0.0          # HHT-α; 0 for plain Newmark
+    #: the corrected step (γ = ½, symmetric chart, mass metric) runs this scheme: its two-point
+    #: Hermite relations do not depend on β and are A-stable (docs/fourth-order-step.md), so it
+    #: has no stability limit; set by :meth:`corrected`
+    a_stable: bool = False
 
     def __post_init__(self):
         for what in ("gamma", "beta", "alpha"):
@@ -72,10 +76,17 @@ class Scheme:
         omega_max = float(omega_max)
         if math.isnan(omega_max):
             return math.nan
+        if self.a_stable:
+            return math.inf
         d = 0.5 * self.gamma - self.beta
         if d <= 0.0 or omega_max <= 0.0:
             return math.inf
         return math.sqrt(1.0 / d) / omega_max                                     # Eq. 11
+
+    def corrected(self) -> "Scheme":
+        """This scheme as the corrected step runs it: without a stability limit (``a_stable``)."""
+        from dataclasses import replace
+        return replace(self, a_stable=True)
 
     def as_dict(self) -> dict:
         return {"name": self.name, "gamma": self.gamma, "beta": self.beta, "hht_alpha": self.alpha}

@@ -145,6 +145,10 @@ typedef struct sg_step_over {
 #define SG_CORRECTED_STEP(s) ((s)->o.method == SG_NULLSPACE && (s)->o.chart == SG_CHART_SYMMETRIC \
                               && (s)->o.metric == SG_METRIC_MASS && (s)->o.gamma == 0.5)
 
+/* The beta whose Eq. 11 limit the step has (schemes.py Scheme.a_stable): the corrected step's
+ * relations do not depend on beta and are A-stable, as trapezoidal's (beta = 1/4: no limit). */
+#define SG_STABILITY_BETA(s) (SG_CORRECTED_STEP(s) ? 0.25 : (s)->o.beta)
+
 /* control.py HISTORY_DEGREE: the degree of the corrected step's acceleration polynomial. */
 #define SG_HIST_DEGREE 5
 /* control.py HHT_DEGREE: the degree of the index-3 step's polynomial through its true
