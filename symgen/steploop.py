@@ -60,6 +60,21 @@ def start_state(kernels, stepper, cfg: SimulationSettings, t0, x0, xd0, consiste
     return cs
 
 
+def step_order(cfg, sch, kernels) -> tuple[int, str]:
+    """The order of the step's global error and why (docs/fourth-order-step.md): 4 for the
+    corrected step (null-space, symmetric chart, mass metric, γ = ½), whose jerk holds every force
+    but the inputs' ∂f/∂u·u̇ (their rates are not known): with inputs the part they drive is
+    second order; 2 for every other Newmark step with γ = ½ (HHT-α's and γ > ½: 1)."""
+    if getattr(sch, "a_stable", False):
+        if getattr(kernels, "n_in", 0):
+            return 2, ("corrected step, fourth order in every force but the inputs' part, which "
+                       "is second order (their rates are not known)")
+        return 4, "corrected step (symmetric chart, mass metric, gamma = 1/2)"
+    if sch.gamma == 0.5 and not sch.is_hht:
+        return 2, "Newmark with gamma = 1/2 (the corrected step needs chart symmetric, metric mass)"
+    return 1, "Newmark with gamma > 1/2 or HHT-alpha (numerical damping)"
+
+
 def project_row(kernels, tau: float, x, xd, rank_tol: float = SimulationSettings.rank_tol):
     """An interpolated row (x, ẋ at ``tau``) projected onto q = q̇ = 0 as closely as a step's own
     states (1e-15; assembly's own tolerance where Gauss–Newton stalls above it), with ẍ and λ
@@ -179,6 +194,7 @@ def finish(kernels, stepper, cfg: SimulationSettings, rec, cs, status: str, reas
         "units": result_units(model, names),        # {"x": {coord: unit}, "outputs": …}
         "wall_time": time.perf_counter() - t_wall,
     })
+    meta["step_order"], meta["step_order_why"] = step_order(cfg, sch, kernels)
     meta["floor_steps"] = int(getattr(stepper, "floor_steps", 0))      # accepted at the round-off floor
     meta["floor_times"] = [float(v) for v in getattr(stepper, "floor_times", [])]   # the first 100
     meta["floor_t_last"] = (float(stepper.floor_t_last) if meta["floor_steps"] else None)
