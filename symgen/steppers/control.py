@@ -17,8 +17,8 @@ weights atol_i + rtol · max(|y₀_i|, |y₁_i|); a step is accepted when it is 
 
 That estimate is x₁ − x̂₁ (and ẋ₁ − x̂̇₁) for x̂₁ = x₀ + hẋ₀ + ∫₀ʰ(h − s) p(s) ds, x̂̇₁ = ẋ₀ + ∫₀ʰ p,
 with p the quadratic through ẍ at the last two accepted points and the new one.  The symmetric
-chart with the mass metric and γ = ½ carries the reaction correction, which cancels the
-reaction's part of those terms: there the estimate is the same construction with p of degree
+chart with the mass metric and γ = ½ is the corrected step (docs/fourth-order-step.md), which
+cancels those terms: there the estimate is the same construction with p of degree
 :data:`HISTORY_DEGREE` through the last accepted accelerations (``history``), taken on the step's
 own x₁, ẋ₁ (docs/variable-step.md, "The estimate of the corrected step").  The index-3 step
 (HHT-α) is estimated by the same construction at degree :data:`HHT_DEGREE` on the true
@@ -75,8 +75,9 @@ FLAGS = {"rejected-error": Flag.REJECTED_ERROR, "rejected-newton": Flag.REJECTED
 
 
 def corrected_step(method: str, chart: str, metric: str, gamma: float, m: int) -> bool:
-    """Whether the step carries the symmetric chart's reaction correction (the null-space method,
-    symmetric chart, mass metric, γ = ½, constraints), whose estimate is the ``history`` one."""
+    """Whether the step is the corrected one (the null-space method, symmetric chart, mass metric,
+    γ = ½; with or without constraints: docs/fourth-order-step.md), whose estimate is the
+    ``history`` one.  ``m`` is kept for the callers' signature; it no longer decides."""
     return (method == "nullspace" and chart == "symmetric" and metric == "mass"
             and float(gamma) == 0.5)
 

@@ -27,9 +27,9 @@ takes α, α̇, α̈ at t + h from one 3k × 3k solve on the null space of ½(H(
 steps 4–5 (their lines still run and are overwritten, so that the default ``"end"`` stays bit for
 bit the paper's step).  ``metric="mass"`` (beyond the paper, docs/spatial-accuracy.md) imposes the
 Newmark relations M-orthogonally, N_sᵀM R = 0, through the chart system, and with the symmetric
-chart and γ = ½ adds the reaction correction (``SymmetricChart.reaction``: the Taylor terms of
-Hᵀλ, lagged one iteration; the energy drift under gravity falls to a residue ∝ h⁴);
-``"euclidean"`` runs the code above unchanged.
+chart and γ = ½ is the corrected step (``SymmetricChart.jerk``; docs/fourth-order-step.md): the
+two-point Hermite relations, with the jerk of every force, fourth order and A-stable, with or
+without constraints; ``"euclidean"`` runs the code above unchanged.
 
 Near a configuration where H loses rank: a step Newton cannot close is taken as sub-steps under
 the error control of ``dt="auto"`` (:func:`~symgen.steppers.control.substeps`; not past the
@@ -97,7 +97,7 @@ class NullspaceStepper(Stepper):
         self._chart_end = metric == "mass" and chart == "end"
         self._chart = (SymmetricChart(kernels, self.lin.factorization, self.lin)
                        if chart == "symmetric" or self._chart_end else None)
-        # the symmetric chart's reaction correction (and the error control's estimate for it)
+        # the corrected step (docs/fourth-order-step.md; the error control's estimate for it)
         self._reaction = corrected_step("nullspace", chart, metric, scheme.gamma, kernels.m)
         n = self.n
         self._x_p = np.zeros(n)         # n-sized work buffers of the iteration
@@ -324,7 +324,7 @@ class NullspaceStepper(Stepper):
                 N_s = N if self._chart_end else self._chart.basis(H_n, H, k, t1=t1,
                                                                     iteration=it)
                 mass = self.metric == "mass"
-                # the symmetric chart's reaction correction (mass metric; λ₁ of the last iterate)
+                # the corrected step: the jerk difference D at this iterate (λ terms lagged)
                 jerk = (self._chart.jerk(t1, h, M, K, C, x1, xd1, xdd1, xdd, H_dot, lam, lam1)
                         if self._reaction else None)
                 W = self._chart.metric(M) if self._reaction else M
