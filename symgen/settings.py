@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 __all__ = ["SimulationSettings", "METHODS", "FACTORIZATIONS", "CHARTS", "METRICS", "STEPPERS",
            "SPARSE_FROM_N", "SPARSE_MAX_DENSITY", "resolve_factorization", "compiled_factorization",
-           "AUTO_CHART_METRIC", "RANK_TOL_MAX"]
+           "AUTO_CHART_METRIC", "RANK_TOL_MAX", "corrected_step"]
 
 #: The largest rank tolerance (relative: singular values of H at most rank_tol · s_max count as
 #: zero).  Redundant rows of a mechanism sit at round-off (s/s_max ~ 1e-16 … 1e-8); 1e-2 already
@@ -53,6 +53,14 @@ SPARSE_MAX_DENSITY = 0.25
 #: controller take 3–12× fewer steps at equal error (docs/variable-step.md; the fixed step keeps
 #: the paper's chart and metric, which ``symgen reproduce`` reproduces)
 AUTO_CHART_METRIC = ("symmetric", "mass")
+
+
+def corrected_step(method: str, chart: str, metric: str, gamma: float, m: int) -> bool:
+    """Whether the step is the corrected one (the null-space method, symmetric chart, mass metric,
+    γ = ½; with or without constraints: docs/fourth-order-step.md), whose estimate is the
+    ``history`` one.  ``m`` is kept for the callers' signature; it no longer decides."""
+    return (method == "nullspace" and chart == "symmetric" and metric == "mass"
+            and float(gamma) == 0.5)
 
 
 def resolve_factorization(kernels, method: str, factorization: str, chart: str = "end") -> str:
@@ -234,7 +242,6 @@ class SimulationSettings:
 
     def parsed_scheme(self):
         """The :class:`~symgen.steppers.Scheme`; ``central-difference`` forces (½, 0)."""
-        from .steppers.control import corrected_step
         from .steppers.schemes import parse_scheme
 
         sch = parse_scheme("central-difference" if self.method == "central-difference"

@@ -883,7 +883,9 @@ def test_communication_step_of_1e300_returns(pendulum, pendulum3, pendulum_auto)
         if auto:
             assert st["1e+300"] == 2 and st["0.5"] == 3        # discarded; then a failed state
             assert "after 100000 internal steps, the most one communication step may take" \
-                in msgs[2] and f"ended at t = {row['last']!r}" in msgs[2], msgs
+                in msgs[2], msgs
+            said = msgs[2].split("ended at t = ", 1)[1].split(" ", 1)[0]    # %.17g in the C
+            assert float(said) == row["last"], (said, row["last"])
             assert 0 < row["last"] < 1e300 and math.isfinite(row["theta"])
             assert v == 3 or row["stop"] is False                # fmi2Terminated: go on
         else:

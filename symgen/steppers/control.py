@@ -33,6 +33,7 @@ import math
 
 import numpy as np
 
+from ..settings import corrected_step
 from .linalg import solve_small
 
 __all__ = ["ErrorEstimate", "StepController", "FLAGS", "Flag", "substeps", "hermite",
@@ -72,14 +73,6 @@ class Flag:
 FLAGS = {"rejected-error": Flag.REJECTED_ERROR, "rejected-newton": Flag.REJECTED_NEWTON,
          "floor": Flag.FLOOR, "stability": Flag.STABILITY, "substepped": Flag.SUBSTEPPED,
          "no-estimate": Flag.NO_ESTIMATE}
-
-
-def corrected_step(method: str, chart: str, metric: str, gamma: float, m: int) -> bool:
-    """Whether the step is the corrected one (the null-space method, symmetric chart, mass metric,
-    γ = ½; with or without constraints: docs/fourth-order-step.md), whose estimate is the
-    ``history`` one.  ``m`` is kept for the callers' signature; it no longer decides."""
-    return (method == "nullspace" and chart == "symmetric" and metric == "mass"
-            and float(gamma) == 0.5)
 
 
 class ErrorEstimate:
