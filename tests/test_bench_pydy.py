@@ -89,3 +89,29 @@ def test_unknown_case_named(bench, capsys):
         bench.main(["--cases", "chain7"])
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert "chain7" in err and "chain5" in err
+
+
+def test_ratios_read_on_the_envelope(bench):
+    """On a power law CPU = a·err^(−1/4) log-linear interpolation is exact, between the runs and
+    extrapolated up to two decades; a dominated run (more CPU for more error) is not read."""
+    errs = np.array([1e-2, 1e-3, 1e-4])
+    pts = [(e, 0.3 * e ** -0.25) for e in errs] + [(5e-3, 10.0)]
+    assert (5e-3, 10.0) not in bench.envelope(pts)
+    for err, how in ((3e-4, ""), (1e-6, "extrapolated"), (1e-1, "extrapolated")):
+        cpu, read = bench.cpu_at(pts, err)
+        assert read == how and cpu == pytest.approx(0.3 * err ** -0.25, rel=1e-12)
+    assert bench.cpu_at(pts, 1e-7) == (pytest.approx(np.nan, nan_ok=True), "not reached")
+
+
+def test_from_reads_a_printed_log(bench, tmp_path, capsys):
+    """--from re-reads the committed run's log: every case, its rows and its floor."""
+    log = SCRIPT.parents[2] / "docs" / "figures" / "bench_pydy.log"
+    panels = bench.read_log(log)
+    assert [c.name for c, _, _ in panels] == ["chain5", "chain20", "dfb"]
+    for case, rows, floor in panels:
+        assert floor == 1e-9
+        fams = {(r[0], r[1]) for r in rows}
+        assert {("LSODA", "PyDy"), ("DOP853", "PyDy")} <= fams
+        assert all(r[4] > 0 and r[3] > 0 for r in rows)
+    assert bench.main(["--from", str(log), "--at", "1e-6", "-o", str(tmp_path / "f.png")]) == 0
+    assert "symgen best" in capsys.readouterr().out

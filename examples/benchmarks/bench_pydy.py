@@ -47,10 +47,13 @@ Needs pydy and cython (``pip install -e ".[bench]"``); the models themselves (``
 
 Run:  python examples/benchmarks/bench_pydy.py [--cases chain5,chain20,dfb] [--repeat 3] [--quick]
                                                 [--at 1e-6] [-o docs/figures/bench_pydy.png]
+      python examples/benchmarks/bench_pydy.py --from LOG --at 1e-4,1e-6   (no runs: re-read)
+      python examples/benchmarks/bench_pydy.py --cases chain20 --agreement 8  (the references)
 """
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import time
 from pathlib import Path
@@ -237,12 +240,12 @@ class PyDySide:
             raise RuntimeError(f"odeint: {info['message']}")
         return X, int(info["nst"][-1])
 
-    def dop853(self, t_end, tol):
+    def dop853(self, t_end, tol, times=None):
         from scipy.integrate import solve_ivp
 
         rhs, p = self.rhs, self.p
         sol = solve_ivp(lambda t, x: np.array(rhs(x, t, p)), (0.0, t_end), self.x0,
-                        method="DOP853", rtol=tol, atol=tol)
+                        method="DOP853", rtol=tol, atol=tol, t_eval=times)
         if not sol.success:
             raise RuntimeError(f"solve_ivp DOP853: {sol.message}")
         return sol.y.T, len(sol.t) - 1
@@ -250,26 +253,27 @@ class PyDySide:
 
 # -- cases ----------------------------------------------------------------------------------------
 class Case:
-    """One panel: the KanesMethod for PyDy, symgen's models, the reference end point."""
+    """One panel: the KanesMethod for PyDy (made on first use), symgen's models, the reference."""
 
     def __init__(self, name: str):
         N, self.t_end = CASES[name]
-        self.name = name
+        self.name, self.N = name, N
         if N is None:
             self.title = f"double four-bar (B0 at {self.t_end:g} s)"
-            self.parts = four_bar_kane(2)
             self.x0 = [np.pi / 2, -1.0]
             self.tip = lambda X: LENGTH * np.array([np.cos(X[:, 0]), np.sin(X[:, 0])])
             self.models = {"closed loop": ("double_four_bar", "B0")}
         else:
             self.title = f"{N}-link chain (tip at {self.t_end:g} s)"
-            self.parts = chain_kane(N)
             self.x0 = np.zeros(2 * N)
             self.tip = lambda X: LENGTH * np.array([np.cos(X[:, :N]).sum(1),
                                                     np.sin(X[:, :N]).sum(1)])
             self.models = {"from_sympy": (lambda: chain_from_sympy(N, self.parts), "tip"),
                            "builder": (lambda: chain_planar(N), "tip")}
-        self.N = N
+
+    @functools.cached_property
+    def parts(self):
+        return four_bar_kane(2) if self.N is None else chain_kane(self.N)
 
     def reference(self, pydy: PyDySide) -> tuple[np.ndarray, float, dict]:
         """The end point, the references' spread and their end points by name."""
@@ -284,6 +288,18 @@ class Case:
             ref = ends["DOP853 1e-13"]
         spread = max(float(np.hypot(*(a - b))) for a in ends.values() for b in ends.values())
         return ref, spread, ends
+
+
+def agreement(case: Case, t_max: float, every: float = 0.5) -> None:
+    """The references' largest disagreement (DOP853, LSODA at 1e-12, 1e-13) from 0 to t_max."""
+    pydy = PyDySide(case.parts, case.x0, case.tip)
+    times = np.linspace(0.0, t_max, int(round(t_max / every)) + 1)
+    tips = [case.tip(run(t_max, tol, times)[0]) for tol in (1e-12, 1e-13)
+            for run in (pydy.dop853, pydy.lsoda)]
+    spread = np.max([np.hypot(*(a - b)) for a in tips for b in tips], axis=0)
+    print(f"\n{case.title}: the references' largest disagreement")
+    for t, d in zip(times, spread):
+        print(f"  t = {t:5.2f} s  {d:.1e}")
 
 
 def _cpu(fn, repeat: int):
@@ -415,11 +431,11 @@ def sweep(case: Case, args) -> tuple[list, float, float]:
 
 
 def report(case: Case, rows, floor: float, at: list[float]) -> None:
-    print(f"  {'family':13} {'model':12} {'setting':11} {'steps':>7} {'CPU s':>8} "
+    print(f"  {'family':13} {'model':12} {'setting':11} {'steps':>7} {'CPU s':>9} "
           f"{'tip error':>10} {'max|E-E0|':>10}  status")
     for fam, model, setting, steps, cpu, err, drift, status in rows:
         mark = "*" if err < floor else " "
-        print(f"  {fam:13} {model:12} {setting:11} {steps:7d} {cpu:8.3f} {err:10.2e}{mark}"
+        print(f"  {fam:13} {model:12} {setting:11} {steps:7d} {cpu:9.4g} {err:10.2e}{mark}"
               f"{drift:10.2e}  {status}")
     read = [r for r in rows if r[5] >= floor]
     fams = {(f, m): [(r[5], r[4]) for r in read if (r[0], r[1]) == (f, m)]
@@ -441,6 +457,31 @@ def report(case: Case, rows, floor: float, at: list[float]) -> None:
             print(f"    {fam:13} {model:12} {cpu:9.3g} {how:13}{ratios} {drift:10.2e}")
 
 
+def read_log(path: Path) -> list:
+    """The panels (case, rows, floor) of a previous run's printed output (``--from``)."""
+    by_title = {Case(name).title: name for name in CASES}
+    panels, fams = [], ("symgen fixed", "symgen auto", "LSODA", "DOP853")
+    for line in path.read_text().splitlines():
+        if ": references at t =" in line and not line.startswith(" "):
+            title = line.split(": references")[0]
+            if title not in by_title:
+                raise SystemExit(f"bench_pydy: {path}: unknown case {title!r}; try a log this "
+                                 "script printed")
+            panels.append((Case(by_title[title]), [], READ_FLOOR))
+        elif "are not read" in line and panels:
+            panels[-1] = (*panels[-1][:2], float(line.split("errors below ")[1].split()[0]))
+        elif panels and line[2:15].strip() in fams and line.startswith("  ") \
+                and not line.startswith("   "):
+            setting, steps, cpu, err, drift, *status = line[29:].split()
+            panels[-1][1].append((line[2:15].strip(), line[16:28].strip(), setting, int(steps),
+                                  float(cpu), float(err.rstrip("*")), float(drift),
+                                  " ".join(status)))
+    if not panels:
+        raise SystemExit(f"bench_pydy: {path} has no table of this script: try its printed "
+                         "output (python bench_pydy.py > run.log)")
+    return panels
+
+
 def figure(panels, out: Path) -> None:
     try:
         import matplotlib
@@ -451,19 +492,22 @@ def figure(panels, out: Path) -> None:
         print("\n(matplotlib not installed: no figure)")
         return
     fig, axes = plt.subplots(2, len(panels), figsize=(5.5 * len(panels), 8), squeeze=False)
-    style = {"symgen fixed": "o", "symgen auto": "s", "LSODA": "^", "DOP853": "v"}
+    marker = {"symgen fixed": "o", "symgen auto": "s", "LSODA": "^", "DOP853": "v"}
+    color = {"symgen fixed": "C0", "symgen auto": "C3", "LSODA": "C2", "DOP853": "C4"}
     line = {"from_sympy": "-", "builder": "--", "closed loop": "--", "PyDy": ":"}
     for col, (case, rows, floor) in enumerate(panels):
         top, bottom = axes[0, col], axes[1, col]
         for fam, model in dict.fromkeys((r[0], r[1]) for r in rows):
-            pts = sorted((r[5], r[4], r[6]) for r in rows
-                         if (r[0], r[1]) == (fam, model) and r[5] >= floor)
+            pts = [(r[5], r[4], r[6]) for r in rows            # in the sweep's order
+                   if (r[0], r[1]) == (fam, model) and r[5] >= floor]
             if not pts:
                 continue
             e, c, d = zip(*pts)
             label = f"{fam} ({model})" if fam.startswith("symgen") else f"PyDy {fam}"
-            top.loglog(c, e, style[fam] + line[model], label=label, ms=4)
-            bottom.loglog(e, d, style[fam] + line[model], label=label, ms=4)
+            kw = dict(marker=marker[fam], ls=line[model], color=color[fam], label=label, ms=4,
+                      mfc="none" if model in ("builder", "closed loop") else color[fam])
+            top.loglog(c, e, **kw)
+            bottom.loglog(e, d, **kw)
         top.axhspan(1e-20, floor, color="0.9")
         top.set_ylim(bottom=floor / 3)
         top.set_title(case.title, fontsize=10)
@@ -476,7 +520,7 @@ def figure(panels, out: Path) -> None:
         top.legend(fontsize=7)
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
+    fig.savefig(out, dpi=90)
     print(f"\nfigure: {out}")
 
 
@@ -493,7 +537,20 @@ def main(argv=None) -> int:
                     help="symgen's Newton tolerance (default: symgen's, 1e-10); not a default run")
     ap.add_argument("--at", default="1e-6", help="comma-separated errors to read the ratios at")
     ap.add_argument("-o", "--out", default=str(FIGURE), help="the figure (.png)")
+    ap.add_argument("--from", dest="log", default=None, metavar="LOG",
+                    help="read the runs from this script's printed output instead of running "
+                         "them: the tables, the ratios at --at and the figure again")
+    ap.add_argument("--agreement", type=float, default=None, metavar="T_MAX",
+                    help="print where the references agree (every 0.5 s up to T_MAX) and stop")
     args = ap.parse_args(argv)
+    at = [float(a) for a in args.at.split(",")]
+    if args.log is not None:
+        panels = read_log(Path(args.log))
+        for case, rows, floor in panels:
+            print(f"\n{case.title}: from {args.log}; errors below {floor:.0e} are not read (*)")
+            report(case, rows, floor, at)
+        figure(panels, Path(args.out))
+        return 0
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
     unknown = [c for c in cases if c not in CASES]
     if unknown:
@@ -505,7 +562,10 @@ def main(argv=None) -> int:
     if not have_pydy():
         raise SystemExit('bench_pydy: needs pydy and cython: pip install -e ".[bench]"')
     args.dts, args.rtols, args.tols = DTS, RTOLS, TOLS
-    at = [float(a) for a in args.at.split(",")]
+    if args.agreement is not None:
+        for name in cases:
+            agreement(Case(name), args.agreement)
+        return 0
     from threadpoolctl import threadpool_limits
 
     panels = []
