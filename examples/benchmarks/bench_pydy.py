@@ -8,7 +8,7 @@ Cases (``--cases``, comma-separated):
   I = mL²/12, g = 9.81 along −y, pinned at the origin, released horizontal along +x at rest);
   error: the tip's position error at t_end, 5 s for N = 5 and 2 s for N = 20 (its references
   agree to 2e-11 up to 6 s and part after, the motion is chaotic; 2 s because symgen's N = 20
-  steps cost 0.3–0.5 ms and the full run is kept near 10 min of CPU).  ONE
+  steps cost 0.2–0.5 ms: the full run takes about 5 min of CPU).  ONE
   ``sympy.physics.mechanics.KanesMethod`` (absolute link angles, kd_eqs q̇ − u) is the source of
   PyDy's ``System(...).generate_ode_function(generator="cython")`` and of symgen's minimal
   model (``symgen.mechanics.from_sympy``: N coordinates, no constraints); symgen also runs the
@@ -387,7 +387,7 @@ def drift_at(points, err: float) -> float:
 
 
 # -- main ------------------------------------------------------------------------------------------
-def sweep(case: Case, args) -> tuple[list, float, float]:
+def sweep(case: Case, args) -> tuple[list, float]:
     """Every run of a case: rows (family, model, setting, steps, CPU, error, drift, status)."""
     import symgen
 
