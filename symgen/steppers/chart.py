@@ -97,7 +97,10 @@ def solve_chart_step(Ns, lin, x_p, r, x, xd, xdd, h, gamma, beta, alpha, alpha_d
         return
     NsT = Ns.T
     T = NsT @ N                                                   # T = N_sᵀ N_H
-    s_min = abs(T[0, 0]) if k == 1 else np.linalg.svd(T, compute_uv=False)[-1]
+    if lin.m == 0:
+        s_min = 1.0                        # no constraints: N_s = N_H = I, T = I exactly
+    else:
+        s_min = abs(T[0, 0]) if k == 1 else np.linalg.svd(T, compute_uv=False)[-1]
     if not (s_min > T_SINGULAR):
         raise StepFailure(
             f"symmetric chart: T = N_sᵀN_H is singular at t = {t1:.9g}, iteration {iteration} "
