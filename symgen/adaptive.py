@@ -159,13 +159,14 @@ class _Rows:
         known).  A t_eval row that cannot be projected raises DenseRowError once the step is
         folded in."""
         te, rec, failed = self.te, self.rec, None
+        t1 = self.t_end if h == self.t_end - t else t + h
         if te is not None:          # the t_eval rows in (t, t + h], from this step's interpolant
             try:
                 self.k_eval = dense_rows(self.kernels, rec, te, self.k_eval, j, t, h, start,
-                                         end[:3], iters, w, hm, info, self.rank_tol)
+                                         end[:3], iters, w, hm, info, self.rank_tol,
+                                         t1 >= self.t_end)
             except DenseRowError as exc:
                 failed = exc
-        t1 = self.t_end if h == self.t_end - t else t + h
         y = self.integrate(t1, end[0], end[1], y)
         rec.h = h
         rec.observe(t1, res, iters, w, hm)
@@ -316,7 +317,8 @@ def _loop_compiled(stepper, cfg, ctl: _Control, rows: _Rows, run: _State, t_end:
     for key, v in zip(("X", "XD", "XDD", "LAM"), run.state):
         b[key][0] = v
     b["T"][0] = t0
-    dense = None if rows.te is None else DenseOutput(stepper, rows.rec, rows.te, rows.k_eval)
+    dense = (None if rows.te is None
+             else DenseOutput(stepper, rows.rec, rows.te, rows.k_eval, t_end))
     try:
         while run.t < t_end:
             st, t, k = stepper.run_auto(run.t, b, CHUNK_ROWS)

@@ -165,6 +165,9 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
     values = InputValues(kernels, inputs)
     if values.names:
         meta = {**(meta or {}), "inputs": values.describe()}
+    te = t_eval_times(t_eval, t0, t_end)
+    if te is not None:                      # (the rows, allocated once: they must fit)
+        check_memory(0, 1, n, kernels.m, recorded_outputs(kernels.output_names), t_eval=te)
     if cfg.auto:
         _check_auto(cfg)
         dt, estimate = 1.0, True            # (each try sets h); ω_max: the stability bound
@@ -179,9 +182,8 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         def loop(stepper):
             from .adaptive import run_adaptive
             return run_adaptive(kernels, stepper, cfg, t0, t_end, x0, xd0, progress, consistent,
-                                t_wall, every, meta, t_eval, values)
+                                t_wall, every, meta, te, values)
     else:
-        te = t_eval_times(t_eval, t0, t_end)
         span = (t_end - t0) / dt
         n_steps = int(round(span))
         if abs(span - n_steps) > 1e-9 * max(1.0, span):
@@ -189,8 +191,8 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
             warnings.warn(f"(t_end − t0)/dt = {span:.12g} is not an integer; taking {n_steps} "
                           f"steps (ending at t = {t0 + n_steps * dt:.12g})", RuntimeWarning,
                           stacklevel=2)
-        check_memory(n_steps, every, n, kernels.m, recorded_outputs(kernels.output_names),
-                     t_eval=te)
+        if te is None:
+            check_memory(n_steps, every, n, kernels.m, recorded_outputs(kernels.output_names))
 
         def loop(stepper):
             return _run(kernels, stepper, cfg, t0, n_steps, x0, xd0, progress, consistent,
@@ -373,7 +375,7 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
             if te is not None:              # the t_eval rows in (t, t + h], from its interpolant
                 try:
                     k_eval = dense_rows(kernels, rec, te, k_eval, j, t, dt, start, (x, xd, xdd),
-                                        iters, w, hm, None, cfg.rank_tol)
+                                        iters, w, hm, None, cfg.rank_tol, j == n_steps)
                 except DenseRowError as exc:
                     failed = exc
             y = integrate(t1)

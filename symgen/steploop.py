@@ -93,15 +93,17 @@ def dense_state(kernels, tau: float, t: float, h: float, start, end,
 
 
 def dense_rows(kernels, rec, te, k: int, step: int, t: float, h: float, start, end, iters: int,
-               w: float, hm: float, info=None, rank_tol: float = SimulationSettings.rank_tol) -> int:
+               w: float, hm: float, info=None, rank_tol: float = SimulationSettings.rank_tol,
+               last: bool = False) -> int:
     """The ``t_eval`` rows te[k], … that the accepted step ``step`` from t (``start`` = x, ẋ, ẍ) to
-    t + h (``end``) passes (te[k] ≤ t + h·(1 + 1e-14)), each :func:`dense_state` at
+    t + h (``end``) passes (te[k] ≤ t + h·(1 + 1e-14); all that are left when it is the run's
+    ``last``, whatever the rounding of t + h), each :func:`dense_state` at
     τ = min(te[k], t + h), into the Recorder ``rec`` with the step's Newton iterations, ω_max,
     h_max and ``info`` (variable steps: h, error estimate, flags), the energy at te[k], the
     outputs and the work of the power outputs at τ (the C runtime's dense_rows is this); returns
     the next k.  Call it before the step's work is integrated."""
     outputs = kernels.n_out > 0 and hasattr(kernels, "outputs")
-    while k < len(te) and te[k] <= t + h * (1 + 1e-14):
+    while k < len(te) and (te[k] <= t + h * (1 + 1e-14) or last):
         tau = min(float(te[k]), t + h)
         xe, xde, xdde, lame, rese = dense_state(kernels, tau, t, h, start, end, rank_tol)
         ye = kernels.outputs(tau, xe, xde).copy() if outputs else None

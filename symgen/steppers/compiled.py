@@ -349,7 +349,7 @@ class CompiledStepper:
                              (EK[rows], EP[rows]) if energy else None,
                              OUT[rows] if outputs else None,
                              W[keep] if W is not None else None)
-        dense = None if te is None else DenseOutput(self, rec, te, k_eval)
+        dense = None if te is None else DenseOutput(self, rec, te, k_eval, t0 + n_steps * dt)
         try:
             while self.done < n_steps:
                 if row:                                        # the next chunk starts at row 0

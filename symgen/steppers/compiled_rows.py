@@ -15,9 +15,10 @@ __all__ = ["DenseOutput"]
 class DenseOutput:
     """The t_eval rows te[k], … of one run of ``stepper`` (a CompiledStepper), into the Recorder
     ``rec`` (row i is te[i]'s; rec holds len(te) rows at least), from the next sg_run_chunk or
-    sg_run_auto on, until :meth:`stop`."""
+    sg_run_auto on, until :meth:`stop`; ``t_end``: where the run's last step ends (the rows
+    left all go to it)."""
 
-    def __init__(self, stepper, rec, te, k: int):
+    def __init__(self, stepper, rec, te, k: int, t_end: float):
         if rec.T.shape[0] < len(te):
             raise ValueError(f"the recorder holds {rec.T.shape[0]} rows, not the {len(te)} of "
                              "t_eval")
@@ -38,6 +39,7 @@ class DenseOutput:
         for field, p in self._ptrs.items():
             setattr(self.d, field, p)
         self.d.count, self.d.next, self.d.ld_out = len(te), int(k), rec.OUT.shape[1]
+        self.d.t_end = float(t_end)
         st = stepper.lib.sg_dense_output(stepper._s, self.d)
         if st:
             raise (MemoryError("the C runtime ran out of memory for the dense output") if st == 2

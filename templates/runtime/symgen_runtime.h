@@ -326,6 +326,9 @@ typedef struct sg_dense {
     long next;                   /* the next row to write (the caller sets it; the runs advance
                                     it) */
     long ld_out;                 /* the length of a row of OUT (>= n_out) */
+    double t_end;                /* the run's end (dt = "auto": its t_end; fixed steps:
+                                    t0 + n_steps h): the step that ends there takes every time
+                                    left, whatever the rounding of its t + h */
     double *T, *X, *XD, *XDD, *LAM, *PE, *VE, *AE, *EK, *EP, *OUT;   /* [count] rows (OUT may
                                     be NULL when n_out = 0, LAM when m = 0) */
     long long *STEP;             /* [count] */
