@@ -178,7 +178,7 @@ class Recorder:
 
     def fill_rows(self, k1: int, steps, iters, omega, h_max, work=None, step_info=None) -> None:
         """Rows k..k1 − 1 whose t, x, ẋ, ẍ, λ, residuals, energy and outputs were written in place
-        (the C runtime's t_eval rows, steppers/compiled.py dense_start), completed: their steps'
+        (the C runtime's t_eval rows, steppers/compiled_rows.py), completed: their steps'
         indices, Newton iterations, ω_max, h_max (arrays of k1 − k), ``work`` (rows of the power
         outputs' work), ``step_info`` (variable steps: arrays of h, error estimate, flags) and
         the inputs."""
