@@ -13,6 +13,8 @@ The steps are the same with or without the rows (tests/test_dense_output.py), so
 is the rows' own cost; per row it is about that of one Newton iteration of the step (two pivoted
 QR factorizations of H and four constraint-kernel calls).
 """
+import importlib.util
+import pathlib
 import sys
 import time
 
@@ -22,8 +24,16 @@ import symgen
 from symgen.steploop import dense_state, project_row
 from symgen.steppers.control import hermite
 
-sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2] / "tests"))
-import oracles  # noqa: E402  (the exact motion of the N four-bar, tests/oracles.py)
+
+def _oracles():
+    """tests/oracles.py (the N four-bar's exact motion), as validate_examples.py loads it."""
+    path = pathlib.Path(__file__).resolve().parents[2] / "tests" / "oracles.py"
+    if not path.exists():
+        raise SystemExit("tests/oracles.py not found: run from a source checkout of symgen")
+    spec = importlib.util.spec_from_file_location("symgen_test_oracles", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 #: (model, simulate options): the double four-bar with dt="auto" (its default chart and metric)
 #: and with a fixed step, Bricard's linkage (redundant constraints) with dt="auto"
@@ -58,6 +68,7 @@ def python_rows(k, r, te) -> float:
 
 def order() -> None:
     """The --order table."""
+    oracles = _oracles()
     k = symgen.build(symgen.load_model("double_four_bar"))
     print("| h | rows, quintic: B0.x, B0.vx | rows, cubic Hermite | steps (grid points) |")
     print("|---|---|---|---|")
