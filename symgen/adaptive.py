@@ -21,11 +21,13 @@ from .recorder import MemoryBudgetError, Recorder
 from .names import power_columns
 from .input_values import InputError
 from .settings import SimulationSettings
-from .steploop import finish, omega_start, project_row, short_reason, start_state, stop_reason
-from .steppers.control import (ErrorEstimate, Flag, StepController, corrected_step, hermite,
-                               initial_step, stretched, tries)
+from .steploop import (DenseRowError, dense_rows, finish, omega_start, short_reason,
+                       start_state, stop_reason, t_eval_times)
+from .steppers.compiled_rows import DenseOutput
+from .steppers.control import (ErrorEstimate, Flag, StepController, corrected_step, initial_step,
+                               stretched, tries)
 
-__all__ = ["run_adaptive", "dense_state", "PROGRESS_UNITS"]
+__all__ = ["run_adaptive", "PROGRESS_UNITS"]
 
 log = logging.getLogger(__name__)
 
@@ -110,35 +112,14 @@ def _too_small(h: float, t: float, ctl: _Control) -> bool:
     return h < ctl.h_min or h <= _round_off(t)
 
 
-def dense_state(kernels, tau: float, t: float, h: float, start, end):
-    """The state at ``tau`` in the accepted step from t (``start`` = (x, ẋ, ẍ)) to t + h
-    (``end``): the cubic Hermite interpolant of x on (x, ẋ) at both ends, projected onto
-    q = q̇ = 0, with ẍ and λ solved from the equations of motion there (steploop.project_row);
-    returns (x, ẋ, ẍ, λ, residual norms)."""
-    x, xd = hermite(tau, t, h, start[0], start[1], end[0], end[1])
-    return project_row(kernels, tau, x, xd)
-
-
-def _t_eval(t_eval, t0: float, t_end: float):
-    """The requested output times, checked: increasing, within [t0, t_end]."""
-    if t_eval is None:
-        return None
-    te = np.asarray(t_eval, dtype=float).ravel()
-    if te.size == 0 or not np.all(np.isfinite(te)):
-        raise ValueError("t_eval must be a non-empty sequence of finite times")
-    if np.any(np.diff(te) <= 0) or te[0] < t0 or te[-1] > t_end:
-        raise ValueError(f"t_eval must increase strictly and lie within [t0, t_end] = [{t0:g}, "
-                         f"{t_end:g}]; got {te[0]:g} … {te[-1]:g}")
-    return te
-
-
 class _Rows:
     """The recording of a variable-step run: every ``every``-th accepted step (or the states at
-    the ``t_eval`` times, from each step's interpolant), the maxima over all steps and the work
-    of the power outputs integrated over every step (the Recorder's)."""
+    the ``t_eval`` times, from each step's interpolant: steploop.dense_rows), the maxima over all
+    steps and the work of the power outputs integrated over every step (the Recorder's)."""
 
-    def __init__(self, kernels, rec, every: int, te, t_end: float):
+    def __init__(self, kernels, rec, every: int, te, t_end: float, rank_tol: float):
         self.kernels, self.rec, self.every, self.te, self.t_end = kernels, rec, every, te, t_end
+        self.rank_tol = rank_tol
         self.energy = hasattr(kernels, "energy")
         self.outputs = kernels.n_out > 0 and hasattr(kernels, "outputs")
         self.k_eval = 0                             # the next t_eval entry to record
@@ -175,22 +156,24 @@ class _Rows:
              y=None, e=None) -> None:
         """Accepted step j from t (``start`` = x, ẋ, ẍ) to t + h (``end`` = x, ẋ, ẍ, λ; its
         residuals ``res``, ω_max ``w``, h_max ``hm``; ``y``, ``e`` its outputs and energy when
-        known)."""
-        te, rec = self.te, self.rec
-        if te is not None:          # the t_eval rows in (t, t + h], from this step's interpolant
-            while self.k_eval < len(te) and te[self.k_eval] <= t + h * (1 + 1e-14):
-                tau = min(float(te[self.k_eval]), t + h)
-                xe, xde, xdde, lame, rese = dense_state(self.kernels, tau, t, h, start, end[:3])
-                ye = self.kernels.outputs(tau, xe, xde).copy() if self.outputs else None
-                self.add(self.k_eval, float(te[self.k_eval]), xe, xde, xdde, lame, rese, iters,
-                         w, hm, info, ye, rec.work_to(tau, ye) if ye is not None else None)
-                self.k_eval += 1
+        known).  A t_eval row that cannot be projected raises DenseRowError once the step is
+        folded in."""
+        te, rec, failed = self.te, self.rec, None
         t1 = self.t_end if h == self.t_end - t else t + h
+        if te is not None:          # the t_eval rows in (t, t + h], from this step's interpolant
+            try:
+                self.k_eval = dense_rows(self.kernels, rec, te, self.k_eval, j, t, h, start,
+                                         end[:3], iters, w, hm, info, self.rank_tol,
+                                         t1 >= self.t_end)
+            except DenseRowError as exc:
+                failed = exc
         y = self.integrate(t1, end[0], end[1], y)
         rec.h = h
         rec.observe(t1, res, iters, w, hm)
         if te is None and (j % self.every == 0 or t1 >= self.t_end):
             self.add(j, t1, *end, res, iters, w, hm, info, y, e=e)
+        if failed is not None:
+            raise failed
 
     def last(self, j, t, state, res, iters, w, hm, info, status: str) -> None:
         """Always keep the last accepted state (with t_eval, when the run stopped early)."""
@@ -218,11 +201,13 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
     sch, bound = cfg.parsed_scheme(), float(cfg.divergence_bound)
     ctl = _Control(cfg, sch, n, m, t0, t_end)
     outputs = n_out > 0 and hasattr(kernels, "outputs")
-    rec = Recorder(n, m, n_out, 1024, every, math.nan, energy=hasattr(kernels, "energy"),
-                   outputs=outputs, variable=True,
+    te = t_eval_times(t_eval, t0, t_end)
+    # the rows: doubling from 1024 (with t_eval all of them, which the C runtime writes in place)
+    rec = Recorder(n, m, n_out, 1024 if te is None else len(te), every if te is None else 1,
+                   math.nan, energy=hasattr(kernels, "energy"), outputs=outputs, variable=True,
                    power=power_columns(kernels.output_names) if outputs else (),
                    inputs=values.u if values is not None else None)
-    rows = _Rows(kernels, rec, every, _t_eval(t_eval, t0, t_end), t_end)
+    rows = _Rows(kernels, rec, every, te, t_end, cfg.rank_tol)
     cs = start_state(kernels, stepper, cfg, t0, x0, xd0, consistent)
     run = _State(t0, (cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()),
                  np.array(cs.residuals, dtype=float))
@@ -245,6 +230,8 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
                   f"{run.j} (t = {run.t:.9g} of {t_end:.9g})")
     except MemoryBudgetError as exc:        # the recorded rows are full: stop, keep them
         status, reason = "failed", f"stopped at t = {run.t:.9g}: {exc}"
+    except DenseRowError as exc:            # (the step is taken: _Rows.step, _loop)
+        status, reason = "failed", str(exc)
     except Exception as exc:                # an internal error: the steps taken are kept too
         status, detail = "failed", traceback.format_exc()
         what = "" if isinstance(exc, InputError) else "internal error "
@@ -295,14 +282,20 @@ def _loop(stepper, ctl: _Control, rows: _Rows, run: _State, t_end: float, bound:
             values.accept()
         info = (h_try, err if have_d else math.nan, flags)
         w = stepper.omega_max
-        rows.step(run.j + 1, t, h_try, (x, xd, xdd),
-                  (stepper.x, stepper.xd, stepper.xdd, stepper.lam), stepper.res, iters, w,
-                  sch.h_max(w), info)
+        failed = None
+        try:
+            rows.step(run.j + 1, t, h_try, (x, xd, xdd),
+                      (stepper.x, stepper.xd, stepper.xdd, stepper.lam), stepper.res, iters, w,
+                      sch.h_max(w), info)
+        except DenseRowError as exc:        # (the step is taken, as the C runtime takes it)
+            failed = exc
         x[:], xd[:], xdd[:], lam[:] = stepper.x, stepper.xd, stepper.xdd, stepper.lam
         run.res[:] = stepper.res
         run.w, run.hm = w, sch.h_max(w)
         h = ctl.accepted(h_try, err if have_d else math.nan)
         run.t, run.j, run.it_last, run.info = t1, run.j + 1, iters, info
+        if failed is not None:
+            raise failed
         if progress is not None:
             progress(min(PROGRESS_UNITS, int(PROGRESS_UNITS * (run.t - t0) / (t_end - t0))),
                      PROGRESS_UNITS)
@@ -316,22 +309,30 @@ CHUNK_ROWS = 257
 def _loop_compiled(stepper, cfg, ctl: _Control, rows: _Rows, run: _State, t_end: float,
                    progress) -> tuple[str, str, str | None]:
     """The compiled stepper's loop: the C runtime's error control (sg_run_auto) fills chunks of
-    accepted steps, folded into the rows here; returns (status, reason, detail)."""
+    accepted steps, folded into the rows here (the t_eval rows written by C in place:
+    steppers.compiled_rows); returns (status, reason, detail)."""
     t0 = run.t
     stepper.control_start(cfg, t0, t_end, run.w)
     b = stepper.auto_buffers(CHUNK_ROWS)
     for key, v in zip(("X", "XD", "XDD", "LAM"), run.state):
         b[key][0] = v
     b["T"][0] = t0
-    while run.t < t_end:
-        st, t, k = stepper.run_auto(run.t, b, CHUNK_ROWS)
-        with held_signals():            # the chunk's steps are folded whole (Ctrl-C after them)
-            _fold(rows, run, b, t, k)
-        if st != 0:
-            return stepper.auto_failure(run.t, run.j)
-        if progress is not None:
-            progress(min(PROGRESS_UNITS, int(PROGRESS_UNITS * (run.t - t0) / (t_end - t0))),
-                     PROGRESS_UNITS)
+    dense = (None if rows.te is None
+             else DenseOutput(stepper, rows.rec, rows.te, rows.k_eval, t_end))
+    try:
+        while run.t < t_end:
+            st, t, k = stepper.run_auto(run.t, b, CHUNK_ROWS)
+            with held_signals():        # the chunk's steps are folded whole (Ctrl-C after them)
+                _fold(rows, run, b, t, k, dense)
+            if st != 0:
+                return stepper.auto_failure(run.t, run.j)
+            if progress is not None:
+                progress(min(PROGRESS_UNITS, int(PROGRESS_UNITS * (run.t - t0) / (t_end - t0))),
+                         PROGRESS_UNITS)
+    finally:
+        if dense is not None:
+            dense.stop()
+            rows.k_eval = rows.rec.k
     return "completed", "", None
 
 
@@ -354,13 +355,13 @@ def _fold_fast(rows: _Rows, run: _State, b: dict, k: int) -> None:
                       (b["HS"][keep], b["ERR"][keep], b["FL"][keep]))
 
 
-def _fold(rows: _Rows, run: _State, b: dict, t: float, k: int) -> None:
+def _fold(rows: _Rows, run: _State, b: dict, t: float, k: int, dense) -> None:
     """Rows 1..k of the compiled loop's buffer ``b`` into ``rows``; the last becomes ``run``'s
     state and row 0 (the next chunk's start)."""
     if rows.te is None:
         _fold_fast(rows, run, b, k)
     else:
-        _fold_each(rows, run, b, k)
+        _fold_dense(rows, run, b, k, dense)
     if k:
         for key, v in zip(("X", "XD", "XDD", "LAM"), run.state):
             v[:] = b[key][k]
@@ -368,22 +369,23 @@ def _fold(rows: _Rows, run: _State, b: dict, t: float, k: int) -> None:
         run.w, run.hm = float(b["OM"][k]), float(b["HM"][k])
         run.t, run.j, run.it_last = t, run.j + k, int(b["IT"][k])
         run.info = (float(b["HS"][k]), float(b["ERR"][k]), int(b["FL"][k]))
-        for key in ("T", "X", "XD", "XDD", "LAM", "PE", "VE", "AE", "OM", "HM"):
+        for key in ("T", "X", "XD", "XDD", "LAM", "PE", "VE", "AE", "OM", "HM", "IT", "EK", "EP",
+                    "OUT", "HS", "ERR", "FL"):
             b[key][0] = b[key][k]
 
 
-def _fold_each(rows: _Rows, run: _State, b: dict, k: int) -> None:
-    """_fold's rows one step at a time (t_eval rows from each step's interpolant)."""
-    res = np.empty(3)
-    for r in range(1, k + 1):
-        res[:] = b["PE"][r], b["VE"][r], b["AE"][r]
-        info = (float(b["HS"][r]), float(b["ERR"][r]), int(b["FL"][r]))
-        end = (b["X"][r], b["XD"][r], b["XDD"][r], b["LAM"][r])
-        rows.step(run.j + r, float(b["T"][r - 1]), info[0],
-                  (b["X"][r - 1], b["XD"][r - 1], b["XDD"][r - 1]), end, res,
-                  int(b["IT"][r]), float(b["OM"][r]), float(b["HM"][r]), info,
-                  b["OUT"][r] if rows.outputs else None,
-                  (b["EK"][r], b["EP"][r]) if rows.energy else None)
+def _fold_dense(rows: _Rows, run: _State, b: dict, k: int, dense) -> None:
+    """_fold's rows with t_eval: the maxima and the work of the power outputs over rows 1..k, and
+    the t_eval rows C wrote during those steps completed (``dense``: a DenseOutput)."""
+    if not k:
+        return
+    rec, sl = rows.rec, slice(1, k + 1)
+    res = np.column_stack((b["PE"][sl], b["VE"][sl], b["AE"][sl]))
+    rec.observe_rows(b["T"][sl], res, b["IT"][sl], b["OM"][sl], b["HM"][sl], h=b["HS"][sl])
+    W_prev, tP_prev = rec.work_mark()
+    W = rec.integrate_rows(b["T"][sl], b["OUT"][sl]) if rows.outputs else None
+    dense.fold(run.j, 1, k + 1, b["T"], b["OUT"], b["IT"], b["OM"], b["HM"], W_prev, tP_prev, W,
+               b["HS"], (b["HS"], b["ERR"], b["FL"]))
 
 
 def _tries(ctl: _Control, stepper, m: int, t: float, h: float, omega: float, state,

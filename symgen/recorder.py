@@ -47,11 +47,20 @@ def bytes_per_record(n: int, m: int, n_out: int) -> int:
 
 
 def check_memory(n_steps: int, every: int, n: int, m: int, n_out: int,
-                 budget: int | None = None) -> int:
+                 budget: int | None = None, t_eval=None) -> int:
     """The bytes the run's result will take; :class:`MemoryBudgetError` (naming the ``every``
-    that would fit) when that exceeds ``budget`` (default :func:`symgen._io.memory_budget`)."""
+    that would fit, or with ``t_eval``, whose times are the rows, how many fit) when that exceeds
+    ``budget`` (default :func:`symgen._io.memory_budget`)."""
     budget = memory_budget() if budget is None else int(budget)
     per = bytes_per_record(n, m, n_out)
+    if t_eval is not None:
+        need = (len(t_eval) + 1) * per               # (and the last state, if the run stops)
+        if need > budget:
+            raise MemoryBudgetError(
+                f"{len(t_eval):.3g} t_eval rows would need {need / 1e9:.3g} GB for the result, "
+                f"more than the {budget / 1e9:.3g} GB it may take (half the physical memory): "
+                f"give at most {max(budget // per - 1, 1)} times")
+        return need
     need = n_records(n_steps, every) * per
     if need <= budget:
         return need
@@ -154,6 +163,36 @@ class Recorder:
         W = self.W + np.cumsum(0.5 * np.diff(t_all)[:, None] * (P_all[1:] + P_all[:-1]), axis=0)
         self.W, self._tP = W[-1].copy(), (float(t[-1]), P[-1].copy())
         return W
+
+    def work_mark(self) -> tuple:
+        """(the work so far, (t, power) of the last state integrated or None): where
+        :meth:`work_within` starts rows inside the next step."""
+        return self.W.copy(), self._tP
+
+    def work_within(self, k0: int, k1: int, tau, t_prev, W_prev, P_prev) -> np.ndarray:
+        """:meth:`work_to` of rows k0..k1 − 1 at once, each at ``tau`` inside a step from
+        ``t_prev`` whose work and power there are ``W_prev``, ``P_prev`` (arrays of k1 − k0 rows;
+        the rows' outputs already in ``OUT``: the C runtime's t_eval rows)."""
+        P = self.OUT[k0:k1, self.power]
+        return W_prev + 0.5 * (np.asarray(tau) - np.asarray(t_prev))[:, None] * (P_prev + P)
+
+    def fill_rows(self, k1: int, steps, iters, omega, h_max, work=None, step_info=None) -> None:
+        """Rows k..k1 − 1 whose t, x, ẋ, ẍ, λ, residuals, energy and outputs were written in place
+        (the C runtime's t_eval rows, steppers/compiled_rows.py), completed: their steps'
+        indices, Newton iterations, ω_max, h_max (arrays of k1 − k), ``work`` (rows of the power
+        outputs' work), ``step_info`` (variable steps: arrays of h, error estimate, flags) and
+        the inputs."""
+        sl = slice(self.k, k1)
+        if k1 <= self.k:
+            return
+        self.IT[sl], self.OM[sl], self.HM[sl] = iters, omega, h_max
+        if self.variable:
+            self.STEP_H[sl], self.ERR[sl], self.FLG[sl] = step_info
+        if work is not None:
+            self.OUT[sl, self.n_out:] = work
+        if self.U is not None:
+            self.U[sl] = self.u_ref
+        self.k, self.last_step = k1, int(steps[-1])
 
     def observe(self, t: float, res, iters: int, omega: float, h_max: float) -> None:
         """Fold one state (the initial one with ``iters = 0``, then every step) into the maxima."""

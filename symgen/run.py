@@ -28,7 +28,8 @@ from .jit import as_kernels
 from .names import power_columns
 from .result import Result
 from .settings import SimulationSettings
-from .steploop import finish, omega_start, short_reason, start_state, stop_reason
+from .steploop import (DenseRowError, dense_rows, finish, omega_start, short_reason, start_state,
+                       stop_reason, t_eval_times)
 from .steppers import StepFailure, make_stepper
 
 __all__ = ["simulate"]
@@ -102,8 +103,11 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         step's local error estimate within rtol/atol (WRMS over x and ẋ) and the step within
         0.9·h_max(ω_max); docs/variable-step.md.  The Result then has ``h``, ``err_est`` and ``flags`` per row.
     t_eval:
-        with dt="auto": record the states at these times (the step's cubic interpolant projected
-        onto the constraints) instead of the steps.
+        record the states at these times (increasing, within [t0, t_end]) instead of the steps:
+        each from the quintic Hermite interpolant of the step across it (x, ẋ, ẍ at both ends),
+        projected onto the constraints with ẍ and λ from the equations of motion there (in C on
+        the compiled stepper); with dt="auto" or a fixed dt.  If the run stops early the last
+        state reached is kept too.
     every:
         record every ``every``-th step (and always the initial state and the last step taken);
         ``meta['run_stats']`` keeps the maxima of the residuals, Newton iterations, ω_max and the
@@ -161,6 +165,9 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
     values = InputValues(kernels, inputs)
     if values.names:
         meta = {**(meta or {}), "inputs": values.describe()}
+    te = t_eval_times(t_eval, t0, t_end)
+    if te is not None:                      # (the rows, allocated once: they must fit)
+        check_memory(0, 1, n, kernels.m, recorded_outputs(kernels.output_names), t_eval=te)
     if cfg.auto:
         _check_auto(cfg)
         dt, estimate = 1.0, True            # (each try sets h); ω_max: the stability bound
@@ -175,11 +182,8 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         def loop(stepper):
             from .adaptive import run_adaptive
             return run_adaptive(kernels, stepper, cfg, t0, t_end, x0, xd0, progress, consistent,
-                                t_wall, every, meta, t_eval, values)
+                                t_wall, every, meta, te, values)
     else:
-        if t_eval is not None:
-            raise ValueError("t_eval needs dt='auto' (with a fixed dt the rows are the steps; "
-                             "choose dt and every to fall on the times you need)")
         span = (t_end - t0) / dt
         n_steps = int(round(span))
         if abs(span - n_steps) > 1e-9 * max(1.0, span):
@@ -187,11 +191,12 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
             warnings.warn(f"(t_end − t0)/dt = {span:.12g} is not an integer; taking {n_steps} "
                           f"steps (ending at t = {t0 + n_steps * dt:.12g})", RuntimeWarning,
                           stacklevel=2)
-        check_memory(n_steps, every, n, kernels.m, recorded_outputs(kernels.output_names))
+        if te is None:
+            check_memory(n_steps, every, n, kernels.m, recorded_outputs(kernels.output_names))
 
         def loop(stepper):
             return _run(kernels, stepper, cfg, t0, n_steps, x0, xd0, progress, consistent,
-                        estimate, t_wall, every, meta, values)
+                        estimate, t_wall, every, meta, values, te)
 
     saved_p, saved_u = kernels.p.copy(), values.u.copy()
     try:
@@ -267,17 +272,42 @@ def _blas_limit(threads: int | None):
     return _BLAS["controller"].limit(limits=int(threads), user_api="blas")
 
 
+def _step_failure(exc, j: int, t1: float, method: str) -> tuple[str, str]:
+    """(status, reason) of step j (ending at t1), which raised ``exc``."""
+    if isinstance(exc, StepFailure):
+        return ("diverged" if exc.nonfinite else "failed"), f"step {j} (t = {t1:.9g}): {exc}"
+    return "failed", (f"step {j} (t = {t1:.9g}): numerical error inside the {method} step: "
+                      f"{type(exc).__name__}: {exc}")
+
+
+def _stopped(exc, last: int, n_steps: int, t_last: float) -> tuple[str, str, str | None]:
+    """(status, reason, detail) of a fixed-step run that ``exc`` stopped after step ``last``
+    (at t_last): interrupted, or failed (an input's error, or an internal one: the traceback
+    in the detail)."""
+    if isinstance(exc, KeyboardInterrupt):
+        why = str(exc) or "KeyboardInterrupt (Ctrl-C)"
+        return ("interrupted", f"interrupted by {why} after step {last} of {n_steps} "
+                f"(t = {t_last:.9g})", None)
+    what = "" if isinstance(exc, InputError) else "internal error "
+    return "failed", (f"{what}after step {last} of {n_steps} (t = {t_last:.9g}): "
+                      f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                      [:300]), traceback.format_exc()
+
+
 def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progress, consistent,
-         estimate, t_wall, every, extra_meta, values) -> Result:
+         estimate, t_wall, every, extra_meta, values, te=None) -> Result:
     """The fixed-step loop: start, steps, the stop reasons; the recording is
-    :class:`~symgen.recorder.Recorder`'s, the Result and its meta :func:`~symgen.steploop.finish`'s."""
+    :class:`~symgen.recorder.Recorder`'s (with ``te``, the t_eval rows of each step:
+    :func:`~symgen.steploop.dense_rows`), the Result and its meta
+    :func:`~symgen.steploop.finish`'s."""
     n, m, n_out = kernels.n, kernels.m, kernels.n_out
     dt, sch, bound = float(cfg.dt), cfg.parsed_scheme(), float(cfg.divergence_bound)
     has_energy = hasattr(kernels, "energy")
     has_outputs = n_out > 0 and hasattr(kernels, "outputs")
     # every recorded row, allocated once (every K-th step and the last); the state being
     # advanced lives in its own buffers so that unrecorded steps cost no row
-    rec = Recorder(n, m, n_out, n_steps, every, dt, energy=has_energy, outputs=has_outputs,
+    rec = Recorder(n, m, n_out, n_steps if te is None else len(te), every if te is None else 1,
+                   dt, energy=has_energy, outputs=has_outputs,
                    power=power_columns(kernels.output_names) if has_outputs else (),
                    inputs=values.u)
     cs = start_state(kernels, stepper, cfg, t0, x0, xd0, consistent)
@@ -300,7 +330,11 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
         return y
 
     rec.observe(t0, res, 0, w, hm)
-    record(0, t0, 0, integrate(t0))
+    y0 = integrate(t0)
+    k_eval = 0                              # the next t_eval row
+    if te is None or te[0] == t0:
+        record(0, t0, 0, y0)
+        k_eval = 0 if te is None else 1
     stepper.start(t0, x, xd, xdd, lam)
 
     status, reason, last, it_last, whole = "completed", "", 0, 0, True
@@ -309,7 +343,7 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
     try:
         if compiled:                        # C steps chunk by chunk into rec (steppers/compiled.py)
             status, reason = stepper.advance(t0, n_steps, (x, xd, xdd, lam, res), rec, progress,
-                                             bound)
+                                             bound, te, k_eval)
         for i in range(0 if compiled else n_steps):
             t = t0 + i * dt
             t1 = t0 + (i + 1) * dt
@@ -317,15 +351,9 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
                 values.set(t1, x, xd)
             try:
                 iters = stepper.step(t, x, xd, xdd, lam)
-            except StepFailure as exc:
-                status = "diverged" if exc.nonfinite else "failed"
-                reason = f"step {i + 1} (t = {t1:.9g}): {exc}"
-                break
-            except (FloatingPointError, OverflowError, ZeroDivisionError,
+            except (StepFailure, FloatingPointError, OverflowError, ZeroDivisionError,
                     np.linalg.LinAlgError) as exc:
-                status = "failed"
-                reason = (f"step {i + 1} (t = {t1:.9g}): numerical error inside the {cfg.method} "
-                          f"step: {type(exc).__name__}: {exc}")
+                status, reason = _step_failure(exc, i + 1, t1, cfg.method)
                 break
             reason = stop_reason(stepper, i + 1, t1, dt, bound, iters)
             if reason:
@@ -333,6 +361,7 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
                 break
             # accept the step (an interrupt in here leaves the state half-copied: `whole`)
             j = i + 1
+            start = None if te is None else (x.copy(), xd.copy(), xdd.copy())
             whole = False
             x[:], xd[:], xdd[:], lam[:] = stepper.x, stepper.xd, stepper.xdd, stepper.lam
             res[:] = stepper.res
@@ -342,35 +371,35 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
             values.accept()
             whole = True
             last, it_last = j, iters
+            failed = None
+            if te is not None:              # the t_eval rows in (t, t + h], from its interpolant
+                try:
+                    k_eval = dense_rows(kernels, rec, te, k_eval, j, t, dt, start, (x, xd, xdd),
+                                        iters, w, hm, None, cfg.rank_tol, j == n_steps)
+                except DenseRowError as exc:
+                    failed = exc
             y = integrate(t1)
             rec.observe(t1, res, iters, w, hm)
-            if j % every == 0:
+            if failed is not None:
+                status, reason = "failed", str(failed)
+                break
+            if te is None and j % every == 0:
                 record(j, t1, iters, y)
             if progress is not None:
                 progress(j, n_steps)
-    except KeyboardInterrupt as exc:
-        status = "interrupted"
-        why = str(exc) or "KeyboardInterrupt (Ctrl-C)"
-        if compiled:
+    except (KeyboardInterrupt, Exception) as exc:   # the steps taken are kept (an internal
+        if compiled:                                  # error's traceback in the detail)
             last = stepper.done
-        if not whole:                       # the state of step `last + 1` is half-copied
+        if not whole and te is None:        # the state of step `last + 1` is half-copied
             last = rec.last_step
-        reason = (f"interrupted by {why} after step {last} of {n_steps} "
-                  f"(t = {t0 + last * dt:.9g})")
-    except Exception as exc:                # an internal error: the steps taken are kept too
-        status, detail = "failed", traceback.format_exc()
-        if compiled:
-            last = stepper.done
-        if not whole:
-            last = rec.last_step
-        what = "" if isinstance(exc, InputError) else "internal error "
-        reason = (f"{what}after step {last} of {n_steps} (t = {t0 + last * dt:.9g}): "
-                  f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300])
+        status, reason, detail = _stopped(exc, last, n_steps, t0 + last * dt)
     if compiled:                            # the state buffers hold step stepper.done
         last, it_last, w, hm = stepper.done, stepper.it_last, stepper.w, stepper.hm
     if status != "completed":
         log.warning("simulation of %s stopped: %s", kernels.name, short_reason(reason))
-    if rec.last_step != last:               # always keep the last computed state
+    # always keep the last computed state (with t_eval: when the run stopped early, whole)
+    if (rec.last_step != last if te is None else status != "completed" and whole
+            and not (rec.k and rec.T[rec.k - 1] == t0 + last * dt)):
         values.rewind()                     # (with the inputs its step used)
         record(last, t0 + last * dt, it_last)
 

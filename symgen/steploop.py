@@ -18,8 +18,10 @@ from .result import Result
 from .settings import SimulationSettings
 from .steppers import Linearization
 from .steppers.base import norm2
+from .steppers.control import dense_output, dense_row_reason
 
-__all__ = ["start_state", "omega_start", "stop_reason", "finish", "short_reason", "REASON_CHARS"]
+__all__ = ["start_state", "omega_start", "stop_reason", "finish", "short_reason", "REASON_CHARS",
+           "project_row", "dense_state", "dense_rows", "DenseRowError", "t_eval_times"]
 
 
 def _versions() -> dict:
@@ -84,6 +86,60 @@ def project_row(kernels, tau: float, x, xd, rank_tol: float = SimulationSettings
     except ValueError:
         cs = consistent_state(kernels, tau, x, xd, rank_tol=rank_tol)
     return cs.x, cs.xd, cs.xdd, cs.lam, np.array(cs.residuals, dtype=float)
+
+
+class DenseRowError(ValueError):
+    """A ``t_eval`` row whose interpolated state could not be projected onto the constraints."""
+
+
+def dense_state(kernels, tau: float, t: float, h: float, start, end,
+                rank_tol: float = SimulationSettings.rank_tol):
+    """The row at ``tau`` of the accepted step from t (``start`` = x, ẋ, ẍ) to t + h (``end``):
+    the step's quintic Hermite interpolant (:func:`~symgen.steppers.control.dense_output`)
+    projected onto q = q̇ = 0, with ẍ and λ solved from the equations of motion there
+    (:func:`project_row`; without constraints ẍ from M ẍ = f); returns (x, ẋ, ẍ, λ, residual
+    norms).  :class:`DenseRowError` when the projection fails (as the C runtime's
+    SG_FAIL_DENSE_ROW)."""
+    x, xd, _ = dense_output(tau, t, h, *start, *end)
+    try:
+        return project_row(kernels, tau, x, xd, rank_tol)
+    except ValueError as exc:
+        raise DenseRowError(dense_row_reason(tau)) from exc
+
+
+def dense_rows(kernels, rec, te, k: int, step: int, t: float, h: float, start, end, iters: int,
+               w: float, hm: float, info=None, rank_tol: float = SimulationSettings.rank_tol,
+               last: bool = False) -> int:
+    """The ``t_eval`` rows te[k], … that the accepted step ``step`` from t (``start`` = x, ẋ, ẍ) to
+    t + h (``end``) passes (te[k] ≤ t + h·(1 + 1e-14); all that are left when it is the run's
+    ``last``, whatever the rounding of t + h), each :func:`dense_state` at
+    τ = min(te[k], t + h), into the Recorder ``rec`` with the step's Newton iterations, ω_max,
+    h_max and ``info`` (variable steps: h, error estimate, flags), the energy at te[k], the
+    outputs and the work of the power outputs at τ (the C runtime's dense_rows is this); returns
+    the next k.  Call it before the step's work is integrated."""
+    outputs = kernels.n_out > 0 and hasattr(kernels, "outputs")
+    while k < len(te) and (te[k] <= t + h * (1 + 1e-14) or last):
+        tau = min(float(te[k]), t + h)
+        xe, xde, xdde, lame, rese = dense_state(kernels, tau, t, h, start, end, rank_tol)
+        ye = kernels.outputs(tau, xe, xde).copy() if outputs else None
+        e = kernels.energy(float(te[k]), xe, xde) if rec.EK is not None else None
+        rec.add(step, float(te[k]), xe, xde, xdde, lame, rese, iters, w, hm, e, ye,
+                step_info=info, work=rec.work_to(tau, ye) if ye is not None else None)
+        k += 1
+    return k
+
+
+def t_eval_times(t_eval, t0: float, t_end: float):
+    """The requested output times, checked: increasing, within [t0, t_end] (None: none)."""
+    if t_eval is None:
+        return None
+    te = np.asarray(t_eval, dtype=float).ravel()
+    if te.size == 0 or not np.all(np.isfinite(te)):
+        raise ValueError("t_eval must be a non-empty sequence of finite times")
+    if np.any(np.diff(te) <= 0) or te[0] < t0 or te[-1] > t_end:
+        raise ValueError(f"t_eval must increase strictly and lie within [t0, t_end] = [{t0:g}, "
+                         f"{t_end:g}]; got {te[0]:g} … {te[-1]:g}")
+    return te
 
 
 def omega_start(kernels, stepper, cfg: SimulationSettings, t0: float, state) -> float:

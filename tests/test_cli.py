@@ -730,10 +730,11 @@ def test_t_eval_too_many_rows_is_the_memory_guards_one_line(capsys):
 
 def test_t_eval_records_its_rows(tmp_path, capsys):
     out = tmp_path / "r.npz"
-    p = call(capsys, "simulate", "stiff_pendulum", "--dt", "auto", "--t-end", "1",
-             "--t-eval", "0:1:11", "--out", out, "--quiet")
-    assert p.returncode == 0, p.stderr
-    assert np.allclose(load_result(out).t, np.linspace(0, 1, 11))
+    for dt in ("auto", "0.01"):                 # (a fixed --dt takes --t-eval too)
+        p = call(capsys, "simulate", "stiff_pendulum", "--dt", dt, "--t-end", "1",
+                 "--t-eval", "0:1:11", "--out", out, "--quiet")
+        assert p.returncode == 0, p.stderr
+        assert np.allclose(load_result(out).t, np.linspace(0, 1, 11))
     for bad in ("0:1:0", "0:inf:3", "0:1"):
         p = call(capsys, "simulate", "stiff_pendulum", "--dt", "auto", "--t-eval", bad)
         assert p.returncode == 2 and "--t-eval" in p.stderr and "Traceback" not in p.stderr

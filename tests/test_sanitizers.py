@@ -196,3 +196,127 @@ def test_mass_metric(sanitized, tmp_path):
                             metric="mass", stepper="compiled")
         assert np.abs(rows[-1, 1:1 + model.n] - r.x[-1]).max() < 1e-9
     assert len(_run_clean(exe, model.n, "auto", 0.1, "symmetric")) > 10
+
+
+#: t_eval rows in C (sg_interp.c.inc: sg_dense_output with sg_run_chunk and sg_run_auto), driven
+#: by a small program over any model (MODEL replaced by its name): argv T_END DT|auto
+#: [FACTORIZATION [CHART]]; the rows as CSV (t, x, ẋ), COUNT of them from 0 to T_END
+DENSE_DRIVER = r"""#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "MODEL.h"
+#define COUNT 41
+#define ROWS 64
+int main(int argc, char **argv)
+{
+    const sg_model *mdl = &MODEL_model;
+    int n = mdl->n, m = mdl->m, mm = m > 0 ? m : 1, no = mdl->n_out > 0 ? mdl->n_out : 1, st;
+    int i, j, fixed = argc > 2 && strcmp(argv[2], "auto") != 0;
+    double t_end = argc > 1 ? atof(argv[1]) : 1.0, h = fixed ? atof(argv[2]) : 1e-3, t = 0.0;
+    double te[COUNT], *X[3], *LAM, *T, *PE, *VE, *AE, *OM, *HM, *EK, *EP, *OUT, *HS, *ERR;
+    double *DX[3], *DLAM, *DT, *DPE, *DVE, *DAE, *DEK, *DEP, *DOUT;
+    long long IT[ROWS], STEP[COUNT];
+    int FL[ROWS];
+    long k = 0, done = 0, n_steps = fixed ? (long)(t_end / h + 0.5) : 0;
+    sg_options o = sg_options_default(SG_NULLSPACE);
+    sg_control c = sg_control_default();
+    sg_dense d;
+    sg_failure fail;
+    sg_stepper *s;
+    double *blk = calloc((size_t)ROWS * (3 * n + mm + no + 10) + (size_t)COUNT
+                         * (3 * n + mm + no + 6), sizeof(double)), *b = blk;
+    if (!blk) return 2;
+#define TAKE(ptr, cnt) do { (ptr) = b; b += (cnt); } while (0)
+    for (j = 0; j < 3; ++j) TAKE(X[j], ROWS * n);
+    TAKE(LAM, ROWS * mm); TAKE(T, ROWS); TAKE(PE, ROWS); TAKE(VE, ROWS); TAKE(AE, ROWS);
+    TAKE(OM, ROWS); TAKE(HM, ROWS); TAKE(EK, ROWS); TAKE(EP, ROWS); TAKE(OUT, ROWS * no);
+    TAKE(HS, ROWS); TAKE(ERR, ROWS);
+    for (j = 0; j < 3; ++j) TAKE(DX[j], COUNT * n);
+    TAKE(DLAM, COUNT * mm); TAKE(DT, COUNT); TAKE(DPE, COUNT); TAKE(DVE, COUNT);
+    TAKE(DAE, COUNT); TAKE(DEK, COUNT); TAKE(DEP, COUNT); TAKE(DOUT, COUNT * no);
+#undef TAKE
+    o.h = h;
+    o.estimate = 1;
+    o.factorization = argc > 3 && strcmp(argv[3], "sparse") == 0 ? SG_SPARSE : SG_DENSE_QR;
+    o.chart = argc > 4 && strcmp(argv[4], "symmetric") == 0 ? SG_CHART_SYMMETRIC : SG_CHART_END;
+    s = sg_stepper_new(mdl, &o);
+    if (!s) return 2;
+    memcpy(X[0], MODEL_x0, sizeof(double) * n);
+    memcpy(X[1], MODEL_xd0, sizeof(double) * n);
+    if (sg_initial_state(s, mdl->param_defaults, 0.0, X[0], X[1], X[2], LAM) != 0) return 2;
+    sg_start(s, mdl->param_defaults, 0.0, X[0], X[1], X[2], LAM);
+    T[0] = 0.0;
+    for (i = 0; i < COUNT; ++i) te[i] = t_end * i / (COUNT - 1);
+    memset(&d, 0, sizeof d);
+    d.t_eval = te; d.count = COUNT; d.next = 1; d.ld_out = no; d.t_end = fixed ? n_steps * h : t_end;
+    d.T = DT; d.X = DX[0]; d.XD = DX[1]; d.XDD = DX[2]; d.LAM = DLAM; d.PE = DPE; d.VE = DVE;
+    d.AE = DAE; d.EK = DEK; d.EP = DEP; d.OUT = DOUT; d.STEP = STEP;
+    memcpy(DX[0], X[0], sizeof(double) * n);          /* row 0: the start */
+    memcpy(DX[1], X[1], sizeof(double) * n);
+    if (sg_dense_output(s, &d) != 0) return 2;
+    if (!fixed && sg_control_start(s, &c, 0.0, t_end, sg_omega_at(s, mdl->param_defaults, 0.0,
+                                                                  X[0], X[1], X[2], LAM)))
+        return 2;
+    for (st = SG_OK; st == SG_OK && (fixed ? done < n_steps : t < t_end);) {
+        long stop = done + ROWS - 1 < n_steps ? done + ROWS - 1 : n_steps;
+        if (fixed)
+            st = sg_run_chunk(s, mdl->param_defaults, 0.0, done, stop, done, T, X[0], X[1], X[2],
+                              LAM, PE, VE, AE, OM, HM, IT, EK, EP, OUT, &k, &fail);
+        else
+            st = sg_run_auto(s, mdl->param_defaults, &t, ROWS, T, X[0], X[1], X[2], LAM, PE,
+                             VE, AE, OM, HM, IT, EK, EP, OUT, HS, ERR, FL, &k, &fail);
+        k = fixed ? k - done : k;
+        done += k;
+        for (j = 0; j < 3; ++j) memcpy(X[j], X[j] + (size_t)k * n, sizeof(double) * n);
+        memcpy(LAM, LAM + (size_t)k * mm, sizeof(double) * mm);
+        T[0] = T[k];
+    }
+    sg_dense_output(s, NULL);
+    printf("t,x\n");
+    for (i = 0; i < d.next; ++i) {
+        printf("%.17g", DT[i]);
+        for (j = 0; j < 2 * n; ++j) printf(",%.17g", DX[j / n][(size_t)i * n + j % n]);
+        printf("\n");
+    }
+    sg_stepper_free(s);
+    free(blk);
+    return st == SG_OK && d.next == COUNT ? 0 : 3;
+}
+"""
+
+
+@pytest.mark.parametrize("name, args", [
+    ("double_four_bar", [(1.6, 1e-2, "sparse"), (1.6, "auto", "qr", "symmetric")]),
+    ("bricard", [(1.0, 1e-2, "qr"), (0.5, "auto", "sparse")])])
+def test_dense_output(sanitized, tmp_path, name, args):
+    """t_eval rows written in C through singular passages (the double four-bar) and with
+    redundant constraints (Bricard), fixed steps and dt = "auto", both factorizations: the
+    rows are those of symgen.simulate's compiled stepper (dt = "auto": within its rtol, the
+    driver's start being projected in C, the steps chosen on round-off)."""
+    for f in (GENERATED / name).iterdir():
+        if f.suffix in (".c", ".h") and f.name != "main.c":
+            shutil.copy(f, tmp_path / f.name)
+    (tmp_path / "main.c").write_text(DENSE_DRIVER.replace("MODEL", name))
+    exe = sanitized(tmp_path, GENERATED / "runtime")
+    k = symgen.build(symgen.load_model(name))
+    for a in args:
+        rows = _run_clean(exe, k.n, *a)
+        assert len(rows) == 41
+        dt = a[1] if a[1] == "auto" else float(a[1])
+        kw = dict(rtol=1e-6, atol=1e-8) if dt == "auto" else {}
+        r = symgen.simulate(k, dt=dt, t_end=a[0], t_eval=rows[:, 0], factorization=a[2],
+                            chart=a[3] if len(a) > 3 else "end", metric="euclidean",
+                            scheme="trapezoidal", stepper="compiled", **kw)
+        assert np.abs(rows[:, 1:1 + k.n] - r.x).max() < (1e-6 if dt == "auto" else 1e-9), a
+
+
+def test_dense_output_without_constraints(sanitized, tmp_path):
+    """The rows of a model without constraints (the pendulum in θ alone: ẍ from M ẍ = f)."""
+    from symgen.reproduce.references import minimal_pendulum
+
+    model = minimal_pendulum()
+    symgen.generate(model, tmp_path)
+    (tmp_path / "main.c").write_text(DENSE_DRIVER.replace("MODEL", model.name))
+    exe = sanitized(tmp_path)
+    for a in ((2.0, 0.05), (2.0, "auto")):
+        assert len(_run_clean(exe, model.n, *a)) == 41

@@ -12,7 +12,8 @@
  *                                 sparse step: sg_splin_chart_basis) and the 3k x 3k solve for
  *                                 (alpha, alpha_dot, alpha_ddot)
  *   symgen/steppers/index3.py     classical index-3 Newmark / HHT-alpha (Eq. 29)
- *   symgen/steppers/control.py    dt = "auto": the error estimate, its norm, the controller
+ *   symgen/steppers/control.py    dt = "auto": the error estimate, its norm, the controller;
+ *                                 the dense output's interpolant (dense_output)
  *   symgen/run.py (_run)          the divergence checks and the step's row (the Recorder
  *                                 in Python keeps every K-th row and the maxima)
  * Dense linear algebra written out (no BLAS/LAPACK): row-major matrices like numpy's.
@@ -29,6 +30,7 @@
  *   sg_nullspace.c.inc      the null-space Newton step
  *   sg_index3.c.inc         the index-3 / HHT Newton step
  *   sg_start.c.inc          the consistent initial state, sg_start, sg_omega_at
+ *   sg_interp.c.inc         the dense output: t_eval rows from each step's interpolant, projected
  *   sg_run.c.inc            sg_step (a failed step as sub-steps), sg_run_chunk
  *   sg_control.c.inc        error-controlled variable steps (dt = "auto"): sg_step_auto, sg_run_auto
  *   sg_state.c.inc          the run's statistics (sg_stats_get), the sparse step's partition
@@ -44,6 +46,7 @@
 #include "sg_nullspace.c.inc"
 #include "sg_index3.c.inc"
 #include "sg_start.c.inc"
+#include "sg_interp.c.inc"
 #include "sg_run.c.inc"
 #include "sg_control.c.inc"
 #include "sg_state.c.inc"
@@ -90,7 +93,9 @@ static const char *const sg_failure_messages[] = {
                                         "H_s[R, D]",
     /* SG_FAIL_NO_MEMORY */             "out of memory for a larger null space or partition",
     /* SG_FAIL_NO_STEP */               "no step met the error tolerance (or converged) down to "
-                                        "h_min or round-off"
+                                        "h_min or round-off",
+    /* SG_FAIL_DENSE_ROW */             "dense output: a t_eval row could not be projected onto "
+                                        "the constraints"
 };
 /* one message per kind (a compile error otherwise) */
 typedef char sg_failure_messages_complete[

@@ -36,8 +36,8 @@ __all__ = ["generate", "GeneratedSource", "template_dir", "generator_fingerprint
 #: are not .c files, so `cc *.c` in a generated folder does not compile them twice).
 RUNTIME_PARTS = ("sg_internal.h", "sg_dense.c.inc", "sg_linearization.c.inc",
                  "sg_convergence.c.inc", "sg_chart.c.inc", "sg_nullspace.c.inc", "sg_index3.c.inc",
-                 "sg_start.c.inc", "sg_run.c.inc", "sg_control.c.inc", "sg_state.c.inc",
-                 "sg_alloc.c.inc")
+                 "sg_start.c.inc", "sg_interp.c.inc", "sg_run.c.inc", "sg_control.c.inc",
+                 "sg_state.c.inc", "sg_alloc.c.inc")
 RUNTIME_FILES = ("symgen_runtime.h", "symgen_runtime.c", "symgen_sparse.h", "symgen_sparse.c",
                  *RUNTIME_PARTS)
 #: main.c's FACTORIZATION → the runtime's sg_options.factorization constant

@@ -36,6 +36,8 @@ from ..signals import held_signals
 # "auto"'s rule is the settings' (the generated main.c reads it too); re-exported here
 from ..settings import SPARSE_FROM_N, SPARSE_MAX_DENSITY, compiled_factorization
 from .base import FLOOR_TIMES_KEPT, Stepper
+from .compiled_rows import DenseOutput
+from .control import dense_row_reason
 
 __all__ = ["CompiledStepper", "unsupported", "compiled_factorization", "COMPILED_METHODS",
            "COMPILED_CHARTS", "COMPILED_METRICS", "SPARSE_FROM_N", "SPARSE_MAX_DENSITY"]
@@ -179,6 +181,8 @@ class CompiledStepper:
 
     def _reason(self, fail, t0: float, dt: float) -> tuple[str, str]:
         """(status, reason) worded as the Python steppers and simulate's loop word them."""
+        if fail.kind == 15:                     # SG_FAIL_DENSE_ROW (steploop.dense_rows)
+            return "failed", dense_row_reason(fail.t)
         step = int(fail.step)
         prefix = f"step {step} (t = {t0 + step * dt:.9g}): "
         if fail.kind == 14:                     # (dt="auto"'s is auto_failure's)
@@ -267,13 +271,15 @@ class CompiledStepper:
                 f"h_max = {h_max:.3g} s")
 
     # -- the run -----------------------------------------------------------------------------------
-    def advance(self, t0: float, n_steps: int, state, rec, progress,
-                bound: float) -> tuple[str, str]:
+    def advance(self, t0: float, n_steps: int, state, rec, progress, bound: float, te=None,
+                k_eval: int = 0) -> tuple[str, str]:
         """Steps 1..n_steps from ``state`` = (x, ẋ, ẍ, λ, residuals) of step 0, each folded into
-        ``rec`` as :func:`symgen.simulate`'s loop does; returns (status, reason).  On return (also
-        by KeyboardInterrupt) ``state`` holds the last accepted step ``self.done`` (its Newton
-        iterations ``self.it_last``, ω_max ``self.w``, h_max ``self.hm``).  Long on purpose: the
-        chunk loop and the recording of the rows read as one piece, as simulate's loop does."""
+        ``rec`` as :func:`symgen.simulate`'s loop does (with ``te``, the t_eval rows te[k_eval], …
+        instead of the steps, written by C: :class:`DenseOutput`); returns (status, reason).  On
+        return (also by KeyboardInterrupt) ``state`` holds the last accepted step ``self.done``
+        (its Newton iterations ``self.it_last``, ω_max ``self.w``, h_max ``self.hm``).  Long on
+        purpose: the chunk loop and the recording of the rows read as one piece, as simulate's
+        loop does."""
         self._bound = bound
         n, m, dt = self.n, self.m, self.h
         ffi, lib, kern = self.ffi, self.lib, self.kernels
@@ -286,6 +292,7 @@ class CompiledStepper:
         for buf, v in zip(bufs, state):
             buf[0] = v
         PE[0], VE[0], AE[0] = state[4]
+        T[0] = t0
         ptrs = [self._ptr(a) for a in (T, X, XD, XDD, LAM, PE, VE, AE, OM, HM)]
         ptrs.append(self._ptr(IT, "long long[]"))
         ptrs += [self._ptr(EK), self._ptr(EP), self._ptr(OUT) if OUT.size else ffi.NULL]
@@ -326,8 +333,13 @@ class CompiledStepper:
             sl = slice(r0, r1)
             RES[sl, 0], RES[sl, 1], RES[sl, 2] = PE[sl], VE[sl], AE[sl]
             om, hm = (OM[sl], HM[sl]) if self.estimate else (NAN[sl], NAN[sl])
+            W_prev, tP_prev = rec.work_mark()
             W = rec.integrate_rows(T[sl], OUT[sl])          # the work, over every step
             rec.observe_rows(T[sl], RES[sl], IT[sl], om, hm)
+            if dense is not None:                           # the t_eval rows of these steps
+                dense.fold(step0 - r0, r0, r1, T, OUT, IT,
+                           *((OM, HM) if self.estimate else (NAN, NAN)), W_prev, tP_prev, W, dt)
+                return
             steps = np.arange(step0, step0 + r1 - r0)
             keep = np.flatnonzero(steps % every == 0)
             if keep.size:
@@ -337,6 +349,7 @@ class CompiledStepper:
                              (EK[rows], EP[rows]) if energy else None,
                              OUT[rows] if outputs else None,
                              W[keep] if W is not None else None)
+        dense = None if te is None else DenseOutput(self, rec, te, k_eval, t0 + n_steps * dt)
         try:
             while self.done < n_steps:
                 if row:                                        # the next chunk starts at row 0
@@ -372,6 +385,8 @@ class CompiledStepper:
             self.it_last = int(IT[r])
             self.w, self.hm = (float(OM[r]), float(HM[r])) if self.estimate else (math.nan, math.nan)
             self._collect()
+            if dense is not None:
+                dense.stop()
         return status or "completed", reason
 
     # -- dt="auto" (sg_control.c.inc; adaptive.py drives it) --------------------------------------
@@ -448,6 +463,8 @@ class CompiledStepper:
         if f.kind == 14:
             return ("failed", *self.no_step_reason(t))
         status, reason = self._reason(f, 0.0, 0.0)
+        if f.kind == 15:
+            return status, reason, None
         return status, f"step {j0 + int(f.step)} (t = {f.t:.9g}): {reason.split('): ', 1)[1]}", None
 
     def _inputs_at(self, i: int, stop: int, t0: float, x, xd) -> int:

@@ -37,7 +37,7 @@ from ..settings import corrected_step
 from .linalg import solve_small
 
 __all__ = ["ErrorEstimate", "StepController", "FLAGS", "Flag", "substeps", "hermite",
-           "HISTORY_DEGREE", "HHT_DEGREE", "corrected_step"]
+           "dense_output", "dense_row_reason", "HISTORY_DEGREE", "HHT_DEGREE", "corrected_step"]
 
 #: Degree of the acceleration polynomial of the corrected step's estimate (measured on Andrews and
 #: the double four-bar: degree 3 overestimates 2.8–25× where the step is fourth order, 5 is within
@@ -377,3 +377,36 @@ def hermite(tau: float, t: float, h: float, x0, v0, x1, v1):
     x = h00 * x0 + h10 * h * v0 + h01 * x1 + h11 * h * v1
     d00, d10, d01, d11 = 6 * s**2 - 6 * s, 3 * s**2 - 4 * s + 1, -6 * s**2 + 6 * s, 3 * s**2 - 2 * s
     return x, (d00 * x0 + d01 * x1) / h + d10 * v0 + d11 * v1
+
+
+def dense_output(tau: float, t: float, h: float, x0, v0, a0, x1, v1, a1):
+    """(x, ẋ, ẍ) at ``tau`` of the quintic Hermite interpolant of a step from t to t + h through
+    (x, ẋ, ẍ) at both ends, and its derivatives: exact on polynomials of degree ≤ 5, errors
+    O(h⁶), O(h⁵), O(h⁴) (docs/variable-step.md, "Dense output"; the C runtime's
+    sg_dense_interpolant is this, operation for operation)."""
+    s = (tau - t) / h
+    r = 1.0 - s
+    s2, r2 = s * s, r * r
+    # the basis (Δ = x₁ − x₀ for x₀, x₁), its first and second derivatives in s
+    b_d, b_v0, b_v1 = s2 * s * (10.0 - 15.0 * s + 6.0 * s2), s * r2 * r * (1.0 + 3.0 * s), \
+        -s2 * s * r * (4.0 - 3.0 * s)
+    b_a0, b_a1 = 0.5 * s2 * r2 * r, 0.5 * s2 * s * r2
+    d_d, d_v0, d_v1 = 30.0 * s2 * r2, r2 * (1.0 + 2.0 * s - 15.0 * s2), \
+        -s2 * (12.0 - 28.0 * s + 15.0 * s2)
+    d_a0, d_a1 = s * r2 * (1.0 - 2.5 * s), s2 * r * (1.5 - 2.5 * s)
+    dd_d, dd_v0, dd_v1 = 60.0 * s * r * (1.0 - 2.0 * s), -12.0 * s * r * (3.0 - 5.0 * s), \
+        -12.0 * s * r * (2.0 - 5.0 * s)
+    dd_a0, dd_a1 = r * (1.0 - 8.0 * s + 10.0 * s2), s * (3.0 - 12.0 * s + 10.0 * s2)
+    dx = x1 - x0
+    x = x0 + b_d * dx + h * (b_v0 * v0 + b_v1 * v1) + (h * h) * (b_a0 * a0 + b_a1 * a1)
+    xd = (d_d / h) * dx + (d_v0 * v0 + d_v1 * v1) + h * (d_a0 * a0 + d_a1 * a1)
+    xdd = (dd_d / (h * h)) * dx + (dd_v0 * v0 + dd_v1 * v1) / h + (dd_a0 * a0 + dd_a1 * a1)
+    return x, xd, xdd
+
+
+def dense_row_reason(tau: float) -> str:
+    """The one-line reason of a run stopped by a ``t_eval`` row whose interpolated state could not
+    be projected onto the constraints (both steppers')."""
+    return (f"the t_eval row at t = {tau:.9g}: the step's interpolant could not be projected onto "
+            "the constraints (Gauss-Newton from it did not converge, or the reduced mass matrix "
+            "is singular there); try a smaller rtol or dt, or other t_eval times")

@@ -179,6 +179,24 @@ typedef struct sg_ctl {
     double *blk;
 } sg_ctl;
 
+/* The dense output (sg_interp.c.inc: t_eval rows from each step's interpolant, projected on the
+ * constraints): the caller's rows and a workspace of its own — a dense pivoted QR of H (lin's
+ * dense buffers, whatever the step's factorization), the dense kernels' outputs — so that the
+ * steps' buffers, and with them the steps, are the same with or without it.  Allocated by the
+ * first sg_dense_output or sg_dense_state (blk NULL before). */
+typedef struct sg_dout {
+    sg_dense *d;                                  /* the rows (NULL: none) */
+    sg_lin lin;                                   /* A tau piv cn Q N Hp B Z Y tauB work_* */
+    double *q, *H, *qd, *Hd, *qdd, *Hdd;          /* the dense constraint kernel's outputs */
+    double *M, *f, *K, *C;                        /* the dense dynamics kernel's */
+    double *xi, *xdi, *xddi;                      /* n: the interpolant at the row's time */
+    double *zero, *w, *r, *xdd_p, *lam, *E;       /* n, n, n, n, m, 2 */
+    double *MN, *S;                               /* n x n: M N_H, N_H^T M N_H */
+    int *ipiv;                                    /* [n] */
+    double *blk;
+    int *ib;
+} sg_dout;
+
 struct sg_stepper {
     const sg_model *mdl;
     sg_options o;
@@ -211,6 +229,7 @@ struct sg_stepper {
     sg_ctl ctl;                                   /* dt = "auto" (sg_control_start) */
     sg_ctl sub;                                   /* a fixed step's sub-steps (substeps) */
     sg_failure sub_first;                         /* the failure of the step they replaced */
+    sg_dout dout;                                 /* t_eval rows (sg_dense_output) */
 };
 
 /* sg_alloc.c.inc: the buffers sized by the null space's dimension (grown by the sparse step). */

@@ -121,7 +121,10 @@ enum {
                                         every try), iteration its iteration, s_ratio.  A fixed
                                         step's sub-steps: t and iteration the step's own,
                                         value2 = where they stopped (sg_stats.substep_*)      */
-    SG_FAIL_KINDS = 15               /* how many kinds there are (sg_failure_message)          */
+    SG_FAIL_DENSE_ROW = 15,          /* dense output: the t_eval row at t could not be
+                                        projected onto the constraints (value0 = 1: the
+                                        positions, 2: a singular reduced mass)                 */
+    SG_FAIL_KINDS = 16               /* how many kinds there are (sg_failure_message)          */
 };
 
 typedef struct sg_failure {
@@ -311,6 +314,52 @@ int sg_run_auto(sg_stepper *s, const double *p, double *t, long max_rows, double
                 double *XD, double *XDD, double *LAM, double *PE, double *VE, double *AE,
                 double *OM, double *HM, long long *IT, double *EK, double *EP, double *OUT,
                 double *HS, double *ERR, int *FL, long *rows, sg_failure *fail);
+
+/* Dense output (t_eval; symgen/steploop.py dense_state): rows at given times, each from the step
+ * across it, a step from t to t + h taking the times t_eval[next] <= t + h (1 + 1e-14): the
+ * quintic Hermite interpolant through (x, xd, xdd) at both ends of the step (sg_dense_interpolant)
+ * at tau = min(t_eval[i], t + h), projected onto q = 0 (Gauss-Newton with minimum-norm
+ * corrections until max|q| <= 1e-15 max(1, max|x|), else 1e-13, at most 50 iterations) and
+ * q_dot = 0, with xdd and lam from the equations of motion there (xdd from M xdd = f without
+ * constraints).  On buffers of its own (a dense pivoted QR of H, the dense kernels): the steps
+ * are the same with or without it.  Row i (its arrays are indexed as t_eval) holds t_eval[i],
+ * the projected state, |q|, |q_dot|, |q_ddot|, the energy at t_eval[i], the outputs at tau and
+ * STEP[i]: the row of the run's arrays (sg_run_chunk's, sg_run_auto's) that holds its step. */
+typedef struct sg_dense {
+    const double *t_eval;        /* [count], increasing (the caller's; kept while set) */
+    long count;
+    long next;                   /* the next row to write (the caller sets it; the runs advance
+                                    it) */
+    long ld_out;                 /* the length of a row of OUT (>= n_out) */
+    double t_end;                /* the run's end (dt = "auto": its t_end; fixed steps:
+                                    t0 + n_steps h): the step that ends there takes every time
+                                    left, whatever the rounding of its t + h */
+    double *T, *X, *XD, *XDD, *LAM, *PE, *VE, *AE, *EK, *EP, *OUT;   /* [count] rows (OUT may
+                                    be NULL when n_out = 0, LAM when m = 0) */
+    long long *STEP;             /* [count] */
+} sg_dense;
+
+/* The dense output of the sg_run_chunk and sg_run_auto calls that follow (d NULL: none): each
+ * writes the rows its steps pass, after the step's own row; a row that cannot be projected stops
+ * the run (SG_FAILED, fail->kind SG_FAIL_DENSE_ROW, fail->t its time; the step is kept).  d is the
+ * caller's.  Returns 0; 1 when d's sizes or arrays are invalid (nothing set); 2 out of memory. */
+int sg_dense_output(sg_stepper *s, sg_dense *d);
+
+/* The quintic Hermite interpolant at tau of a step from t to t + h through (x0, xd0, xdd0) and
+ * (x1, xd1, xdd1), and its first and second derivatives (n each; symgen's
+ * steppers.control.dense_output, operation for operation). */
+void sg_dense_interpolant(int n, double tau, double t, double h, const double *x0,
+                          const double *xd0, const double *xdd0, const double *x1,
+                          const double *xd1, const double *xdd1, double *x, double *xd,
+                          double *xdd);
+
+/* One row of the dense output (sg_dense): the interpolant at tau of the step from (x0, xd0, xdd0)
+ * at t to (x1, xd1, xdd1) at t + h, projected: x, xd, xdd, lam and res = |q|, |q_dot|, |q_ddot|.
+ * Returns 0, 1 (the positions cannot be projected), 2 (singular reduced mass), 3 out of memory. */
+int sg_dense_state(sg_stepper *s, const double *p, double tau, double t, double h,
+                   const double *x0, const double *xd0, const double *xdd0, const double *x1,
+                   const double *xd1, const double *xdd1, double *x, double *xd, double *xdd,
+                   double *lam, double *res);
 
 /* Run statistics (sg_stats_get): what a stepper has counted since sg_stepper_new (the error
  * control's since sg_control_start).  Times are kept of the first SG_TIMES_KEPT events a counter
