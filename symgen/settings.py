@@ -105,7 +105,8 @@ compiled_factorization = resolve_factorization
 class SimulationSettings:
     """How to integrate: method, scheme, step, tolerances (validated when made; immutable)."""
 
-    #: stepper: "nullspace" (the paper's method), "index3", "newmark", "central-difference"
+    #: stepper: "nullspace" (the paper's null-space method; its chart and metric below),
+    #: "index3", "newmark", "central-difference"
     method: str = "nullspace"
     #: Newmark scheme: a name, "GAMMA,BETA", (gamma, beta), a Scheme or "hht:ALPHA"
     scheme: Any = "trapezoidal"
