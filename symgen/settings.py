@@ -50,9 +50,10 @@ SPARSE_MAX_DENSITY = 0.25
 
 #: The null-space step's chart and metric where no layer names either (nor a preset), for a fixed
 #: step and dt="auto" alike: the symmetric chart with the mass metric and its reaction correction
-#: (beyond the paper).  Spatial slider-crank, h = 1e-3, 5 s: 2.0e-7 m against 2.7e-3 m with the
-#: paper's pair (docs/spatial-accuracy.md); under dt="auto" its own error estimate takes 3–12×
-#: fewer steps at equal error (docs/variable-step.md).  ``preset="paper"`` is the paper's step.
+#: (beyond the paper).  IFToMM spatial slider-crank, h = 1e-3, 5 s: the slider's error 4.0e-8 m
+#: against 2.7e-3 m with the paper's pair (examples/benchmarks/default_step_accuracy.py); under
+#: dt="auto" its own error estimate takes 3–12× fewer steps at equal error (docs/variable-step.md);
+#: what it changes of the paper's claims: docs/method.md.  ``preset="paper"`` is the paper's step.
 DEFAULT_CHART_METRIC = ("symmetric", "mass")
 #: The paper's chart and metric (Fernández de Bustos et al. 2022, Sec. 5): the "paper" preset's,
 #: and the other of the pair where a layer names only one of them
@@ -69,7 +70,7 @@ def chart_metric(method: str, chart: str | None = None, metric: str | None = Non
     the preset's, else :data:`DEFAULT_CHART_METRIC`; where one is named, the other the preset's,
     else the paper's (:data:`PAPER_CHART_METRIC`).  Other methods have neither: unnamed, they are
     the paper's pair (which changes nothing in their steps)."""
-    if preset is not None and preset not in PRESETS:
+    if preset is not None and not (isinstance(preset, str) and preset in PRESETS):
         raise ValueError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
     base = PRESETS[preset] if preset is not None else None
     if chart is None and metric is None and base is None and method == "nullspace":
@@ -257,8 +258,10 @@ class SimulationSettings:
             if unknown:
                 raise ValueError(f"unknown setting(s) {unknown}; known: {list(cls.names())}")
             given = {k: v for k, v in items.items() if v is not None}
-            for key in PRESETS.get(given.get("preset"), ()):    # (an unknown one: cls refuses it)
-                if key not in given:
+            preset = given.get("preset")
+            stands_for = PRESETS.get(preset, {}) if isinstance(preset, str) else {}
+            for key in stands_for:          # an earlier chart or metric gives way (an unknown
+                if key not in given:        # preset: cls refuses it)
                     values.pop(key, None)
             values.update(given)
             origin.update(dict.fromkeys(given, i))
