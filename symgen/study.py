@@ -337,11 +337,9 @@ def _resume(out: Path, ids: list, points: list, keys: list, steps: list | None =
         except (OSError, ValueError) as exc:
             log.warning("run %s: %s; running it again", run_id, " ".join(str(exc).split())[:300])
             continue
-        want = steps[i] if steps is not None else None
-        had = (result.meta.get("chart"), result.meta.get("metric"))
-        if want is not None and had != tuple(want):
-            log.warning("run %s was made with chart %s, metric %s, not %s, %s (the default step "
-                        "then); running it again", run_id, *had, *want)
+        if steps and steps[i] and (result.meta.get("chart"), result.meta.get("metric")) != steps[i]:
+            log.warning("run %s was not made with chart %s, metric %s (the default step then?); "
+                        "running it again", run_id, *steps[i])
             continue
         done[run_id] = {"run": run_id, **point, **summarize(result)}
         damaged = damaged or run_id not in listed
