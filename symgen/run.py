@@ -143,7 +143,8 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         getattr(model, "settings", None), settings, method=method, scheme=scheme, dt=dt,
         t_end=t_end, tol=tol, max_iter=max_iter, rank_tol=rank_tol, constraint_tol=constraint_tol,
         factorization=factorization, divergence_bound=divergence_bound, chart=chart,
-        metric=metric, preset=preset, stepper=stepper, rtol=rtol, atol=atol, h_init=h_init, h_min=h_min, h_max=h_max)
+        metric=metric, preset=preset, stepper=stepper, rtol=rtol, atol=atol, h_init=h_init,
+        h_min=h_min, h_max=h_max)
     if cfg.method in ("newmark", "central-difference") and kernels.m:
         raise ValueError(f"method {cfg.method!r} is a minimal-coordinate reference for models without "
                          f"constraints; {kernels.name!r} has m = {kernels.m} constraints "

@@ -298,9 +298,9 @@ def _read_rows(path) -> tuple[list[dict], list[str]]:
 def _chart_metric(model, point: dict, options: dict):
     """The (chart, metric) a null-space run of ``point`` takes (None: another method, or settings
     that simulate will refuse)."""
+    run = {k: v for k, v in {**options, **point}.items() if k in RUN_KEYS}
     try:
-        cfg = SimulationSettings.merged(model.settings, {k: v for k, v in {**options, **point}.items()
-                                                         if k in RUN_KEYS})
+        cfg = SimulationSettings.merged(model.settings, run)
     except (TypeError, ValueError):
         return None
     return (cfg.chart, cfg.metric) if cfg.method == "nullspace" else None

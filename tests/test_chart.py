@@ -103,7 +103,7 @@ def _four_bar_state(k, th1, rng, t=0.0):
     return consistent_state(k, t, sm.four_bar_state(th1), rng.uniform(-3.0, 3.0, 9))
 
 
-# -- 1. "end" is the paper's stepper; the unified system with N_s = N_H is the paper's step ---------
+# -- 1. "end" is the paper's stepper; the unified system with N_s = N_H is the paper's step -------
 def test_paper_preset_is_the_end_chart_and_never_enters_the_chart_code(pend, monkeypatch):
     """preset="paper" is the end chart with the Euclidean metric, bit for bit, and never runs the
     symmetric chart's code; symgen's default (nothing named) is the symmetric chart with the mass

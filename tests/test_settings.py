@@ -148,7 +148,8 @@ def test_a_bad_preset_is_one_line_naming_the_known_ones():
         with pytest.raises(ValueError) as exc:
             make()
         msg = str(exc.value)
-        assert msg.startswith("unknown preset ") and msg.endswith("known: paper") and "\n" not in msg
+        assert msg.startswith("unknown preset ") and msg.endswith("known: paper")
+        assert "\n" not in msg
     with pytest.raises(symgen.ModelError, match="bad recommended setting: unknown preset 'x'; "
                                                 "known: paper"):
         sm.stiff_pendulum(preset="x")
