@@ -92,8 +92,8 @@ static int usage(const char *prog, const char *problem, const char *arg)
 {
     say("%s: %s \"%s\"\n", prog, problem, arg);
     say("usage: %s [DT [T_END [CHART [FACTORIZATION [RTOL [ATOL]]]]]] with DT > 0 or auto, "
-        "T_END > 0, CHART end or symmetric, FACTORIZATION auto, qr or sparse, and RTOL, ATOL > 0 "
-        "(with DT auto)\n", prog);
+        "T_END > 0, CHART symmetric or end (without it: symmetric, metric mass), "
+        "FACTORIZATION auto, qr or sparse, and RTOL, ATOL > 0 (with DT auto)\n", prog);
     return 2;
 }
 
