@@ -516,6 +516,11 @@ def test_cli_chart_option_summary_and_saved_meta(tmp_path, capsys):
     assert rc == 0 and "nullspace (symmetric chart, mass metric)" in capsys.readouterr().out
     meta = load_result(out).meta
     assert (meta["chart"], meta["metric"], meta["preset"]) == ("symmetric", "mass", None)
+    rc = main(["simulate", "stiff_pendulum", "--t-end", "1", "--dt", "auto", "--quiet", "--out",
+               str(out)])                                              # dt auto: the same
+    meta = load_result(out).meta
+    assert rc == 0 and (meta["chart"], meta["metric"]) == ("symmetric", "mass")
+    assert "step_control" in meta
     rc = main(["simulate", "stiff_pendulum", "--t-end", "1", "--preset", "paper", "--out",
                str(out)])
     assert rc == 0 and "nullspace (end chart, preset paper)" in capsys.readouterr().out
