@@ -28,11 +28,11 @@ unit vectors ``ry``, ``rz`` (15 coordinates, 14 rows, one degree of freedom); A,
 the x axis ``ex`` are fixed.  The slider carries ``ex`` (it cannot turn).  Conservative: the
 energy is constant.  Outputs ``slider.C.x`` (…) and ``crank_angle`` (atan2 of the crank).
 
-Accuracy: with the paper's step the slider's error at h = 1e-3 is ~100× generalized-α's; the
-recommended settings (``chart="symmetric"``, ``metric="mass"``: the Newmark relations taken
-M-orthogonally, with the reaction correction) bring it to 1/60 of it, fourth order, and the
-energy drift to a residue ∝ h⁴, 1 % of the uncorrected one at h = 1e-3
-(docs/spatial-accuracy.md).
+Accuracy: with the paper's step (``preset="paper"``) the slider's error at h = 1e-3 is ~100×
+generalized-α's; the recommended settings (``chart="symmetric"``, ``metric="mass"``: the Newmark
+relations taken M-orthogonally, with the reaction correction; symgen's default step too) bring it
+to 1/60 of it, fourth order, and the energy drift to a residue ∝ h⁴, 1 % of the uncorrected one
+at h = 1e-3 (docs/spatial-accuracy.md).
 """
 import math
 

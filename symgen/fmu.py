@@ -179,17 +179,17 @@ def _variables(model: Model, units, fmi_version: int) -> tuple[list[dict], list[
 
 
 def _render(model: Model, fmi_version: int, auto: bool, dt: float, rtol: float,
-            atol: float) -> tuple[dict, list[str]]:
+            atol: float, step: dict | None = None) -> tuple[dict, list[str]]:
     """The FMU's files {archive path: text} besides the binary, and the C files its binary is
-    compiled from (in sources/)."""
+    compiled from (in sources/); ``step``: chart, metric, preset on the model's settings."""
     _check_xml_text(model)
     d = derive(model)
     src = generate(d)
-    settings = c_settings(model, sparsity(d).nnz_H)
+    settings = c_settings(model, sparsity(d).nnz_H, **(step or {}))
     if auto and settings["method"] != "nullspace":
         raise ValueError(f"dt='auto' needs the null-space method; model {model.name!r} "
                          f"recommends {settings['method']!r}: export it with a fixed dt")
-    chart = settings["auto_chart" if auto else "chart"]
+    chart = settings["chart"]
     env = template_environment()
     env.filters["xml"] = _xml
     wrapper = f"fmi{fmi_version}Functions.c"
@@ -200,8 +200,6 @@ def _render(model: Model, fmi_version: int, auto: bool, dt: float, rtol: float,
            "dt": repr(float(dt) if dt else float(settings["dt"])),  # (auto: the stepper's h)
            "rtol": repr(rtol), "atol": repr(atol),
            "factorization_code": settings[f"auto_{chart}_code"],
-           "chart_code": settings["auto_chart_code" if auto else "chart_code"],
-           "metric_code": settings["auto_metric_code" if auto else "metric_code"],
            "tunable": [str(int(x)) for x in tunable_parameters(model)] or ["0"],
            "guid": "", "description": model.description or "", "source_files": compiled}
     header = env.get_template("fmu/fmu_model.h.j2").render(ctx)
@@ -252,7 +250,8 @@ def _compile(files: dict, compiled: list[str], name: str, work: Path, suffix: st
 
 
 def export_fmu(model: Model, path=None, *, fmi_version=2, dt=None, rtol=None, atol=None,
-               source_only: bool = False) -> Path:
+               source_only: bool = False, chart: str | None = None, metric: str | None = None,
+               preset: str | None = None) -> Path:
     """Write ``model`` as an FMI 2.0 or 3.0 (``fmi_version`` 2 or 3) co-simulation FMU (a zip;
     default ``<name>.fmu``) and return its path.
 
@@ -260,14 +259,18 @@ def export_fmu(model: Model, path=None, *, fmi_version=2, dt=None, rtol=None, at
     be a whole number of it) or ``"auto"`` (error-controlled steps within ``rtol``, ``atol``,
     defaults 1e-6, 1e-8, ending on each communication point).  The inputs are held constant over
     each communication step; parameters that the constraints do not contain are tunable
-    (:func:`tunable_parameters`).  ``source_only``: no binary, only ``sources/`` (the importer
-    builds it; nothing is compiled here).  Written whole or not at all.
+    (:func:`tunable_parameters`).  ``chart``, ``metric``, ``preset``: the null-space step, as
+    :func:`symgen.simulate` takes them (default: the model's, else the symmetric chart with the
+    mass metric; ``preset="paper"``: the paper's step).  ``source_only``: no binary, only
+    ``sources/`` (the importer builds it; nothing is compiled here).  Written whole or not at all.
     """
     if not isinstance(model, Model):
         raise TypeError(f"export_fmu takes a symgen.Model, got {type(model).__name__}")
     version = _fmi_version(fmi_version)
     auto, dt, rtol, atol = _step(model, dt, rtol, atol)
-    files, compiled = _render(model, version, auto, dt, rtol, atol)
+    step = {k: v for k, v in (("chart", chart), ("metric", metric), ("preset", preset))
+            if v is not None}
+    files, compiled = _render(model, version, auto, dt, rtol, atol, step)
     name = model.name
     target = Path(path) if path is not None else Path(f"{name}.fmu")
     entries = [(arc, text.encode(), 0o644) for arc, text in files.items()]

@@ -37,7 +37,7 @@ __all__ = ["Model", "ModelError", "coordinates", "t", "VELOCITY_SUFFIX", "ACCELE
 
 #: Fields of :class:`~symgen.SimulationSettings` a model may recommend for :func:`symgen.simulate`.
 SETTING_KEYS = ("method", "scheme", "dt", "t_end", "tol", "max_iter", "rank_tol", "chart",
-                "metric")
+                "metric", "preset")
 
 
 def _as_column(value, what: str) -> sp.ImmutableMatrix:

@@ -55,7 +55,7 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
              tol: float | None = None, max_iter: int | None = None, rank_tol: float | None = None,
              constraint_tol: float | None = None, factorization: str | None = None,
              divergence_bound: float | None = None, chart: str | None = None,
-             metric: str | None = None,
+             metric: str | None = None, preset: str | None = None,
              stepper: str | None = None, every: int = 1, meta: Mapping | None = None,
              progress: Callable[[int, int], None] | None = None, t0: float = 0.0,
              estimate: bool = True, consistent: bool = True,
@@ -72,17 +72,23 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
     settings:
         a :class:`~symgen.SimulationSettings` (or a mapping of its fields); it overrides the
         model's recommended settings, and the keyword arguments below override it.
-    method, scheme, dt, t_end, tol, max_iter, rank_tol, constraint_tol, factorization, divergence_bound, chart, metric, stepper:
+    method, scheme, dt, t_end, tol, max_iter, rank_tol, constraint_tol, factorization, divergence_bound, chart, metric, preset, stepper:
         the fields of :class:`~symgen.SimulationSettings` (None: not given).  ``method``:
         ``"nullspace"`` (the paper's method), ``"index3"`` (classical Newmark / HHT with
         multipliers), ``"newmark"`` or ``"central-difference"`` (minimal coordinates, m = 0).
         ``scheme``: a name (``"trapezoidal"``, ``"fox-goodwin"``, ``"linear-acceleration"``),
         ``"GAMMA,BETA"``, ``(gamma, beta)``, a :class:`~symgen.steppers.Scheme`, or
         ``"hht:ALPHA"`` (index3, newmark).  The run has round((t_end − t0)/dt) steps of exactly dt.
-        ``chart`` (nullspace): ``"end"`` (default; the paper's method, Newmark on the tangent
-        space at t + h) or ``"symmetric"`` (beyond the paper: Newmark on the null space of
+        ``chart`` (nullspace): ``"symmetric"`` (beyond the paper: Newmark on the null space of
         ½(H(t) + H(t + h)); no energy drift at large rotations per step, see
-        ``symgen.steppers.chart``).  Recorded in ``meta['chart']`` (None for other methods).
+        ``symgen.steppers.chart``) or ``"end"`` (the paper's method, Newmark on the tangent space
+        at t + h).  ``metric`` (nullspace): ``"mass"`` (M-orthogonal, with the reaction
+        correction) or ``"euclidean"`` (the paper's).  Where neither the model nor the call names
+        a chart or metric, the step is the symmetric chart with the mass metric, for a fixed step
+        and dt="auto" alike; naming one takes the other from the paper.  ``preset="paper"`` is
+        the paper's step (chart "end", metric "euclidean"; a chart or metric named beside it
+        wins; :data:`symgen.settings.PRESETS`).  Recorded in ``meta['chart']``,
+        ``meta['metric']`` (None for other methods) and ``meta['preset']``.
         ``stepper``: ``"compiled"`` (the whole step in C, :mod:`symgen.steppers.compiled`: same
         statuses, reasons and meta), ``"python"`` (the reference steppers) or ``"auto"`` (default:
         compiled when the kernels are compiled and the runtime has the case: both charts, both
@@ -141,7 +147,8 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         getattr(model, "settings", None), settings, method=method, scheme=scheme, dt=dt,
         t_end=t_end, tol=tol, max_iter=max_iter, rank_tol=rank_tol, constraint_tol=constraint_tol,
         factorization=factorization, divergence_bound=divergence_bound, chart=chart,
-        metric=metric, stepper=stepper, rtol=rtol, atol=atol, h_init=h_init, h_min=h_min, h_max=h_max)
+        metric=metric, preset=preset, stepper=stepper, rtol=rtol, atol=atol, h_init=h_init,
+        h_min=h_min, h_max=h_max)
     if cfg.method in ("newmark", "central-difference") and kernels.m:
         raise ValueError(f"method {cfg.method!r} is a minimal-coordinate reference for models without "
                          f"constraints; {kernels.name!r} has m = {kernels.m} constraints "

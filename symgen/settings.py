@@ -9,12 +9,13 @@ one line of doc) plus its use.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
 __all__ = ["SimulationSettings", "METHODS", "FACTORIZATIONS", "CHARTS", "METRICS", "STEPPERS",
            "SPARSE_FROM_N", "SPARSE_MAX_DENSITY", "resolve_factorization", "compiled_factorization",
-           "AUTO_CHART_METRIC", "RANK_TOL_MAX", "corrected_step"]
+           "DEFAULT_CHART_METRIC", "PAPER_CHART_METRIC", "PRESETS", "chart_metric", "RANK_TOL_MAX",
+           "corrected_step"]
 
 #: The largest rank tolerance (relative: singular values of H at most rank_tol · s_max count as
 #: zero).  Redundant rows of a mechanism sit at round-off (s/s_max ~ 1e-16 … 1e-8); 1e-2 already
@@ -48,11 +49,36 @@ SPARSE_FROM_N = 10
 SPARSE_MAX_DENSITY = 0.25
 
 
-#: The null-space step's chart and metric under dt="auto" when neither the caller nor the model
-#: names one: the symmetric chart with the mass metric, whose own error estimate lets the
-#: controller take 3–12× fewer steps at equal error (docs/variable-step.md; the fixed step keeps
-#: the paper's chart and metric, which ``symgen reproduce`` reproduces)
-AUTO_CHART_METRIC = ("symmetric", "mass")
+#: The null-space step's chart and metric where no layer names either (nor a preset), for a fixed
+#: step and dt="auto" alike: the symmetric chart with the mass metric, the corrected step (beyond
+#: the paper; fourth order for every force, A-stable: docs/fourth-order-step.md).  IFToMM spatial slider-crank, h = 1e-3, 5 s: the slider's error 4.0e-8 m
+#: against 2.7e-3 m with the paper's pair (examples/benchmarks/default_step_accuracy.py); under
+#: dt="auto" its own error estimate takes 3–12× fewer steps at equal error (docs/variable-step.md);
+#: what it changes of the paper's claims: docs/method.md.  ``preset="paper"`` is the paper's step.
+DEFAULT_CHART_METRIC = ("symmetric", "mass")
+#: The paper's chart and metric (Fernández de Bustos et al. 2022, Sec. 5): the "paper" preset's,
+#: and the other of the pair where a layer names only one of them
+PAPER_CHART_METRIC = ("end", "euclidean")
+#: Named presets: the settings each stands for, at the layer that names it (a chart or metric
+#: named beside it, or in a later layer, wins).  "paper": the paper's step, which ``symgen
+#: reproduce`` reproduces.
+PRESETS = {"paper": {"chart": PAPER_CHART_METRIC[0], "metric": PAPER_CHART_METRIC[1]}}
+
+
+def chart_metric(method: str, chart: str | None = None, metric: str | None = None,
+                 preset: str | None = None) -> tuple[str, str]:
+    """The null-space step's (chart, metric), the one rule: those named; where neither is named,
+    the preset's, else :data:`DEFAULT_CHART_METRIC`; where one is named, the other the preset's,
+    else the paper's (:data:`PAPER_CHART_METRIC`).  Other methods have neither: unnamed, they are
+    the paper's pair (which changes nothing in their steps)."""
+    if preset is not None and not (isinstance(preset, str) and preset in PRESETS):
+        raise ValueError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
+    base = PRESETS[preset] if preset is not None else None
+    if chart is None and metric is None and base is None and method == "nullspace":
+        return DEFAULT_CHART_METRIC
+    base = base or dict(zip(("chart", "metric"), PAPER_CHART_METRIC))
+    return (base["chart"] if chart is None else chart,
+            base["metric"] if metric is None else metric)
 
 
 def corrected_step(method: str, chart: str, metric: str, gamma: float, m: int) -> bool:
@@ -89,7 +115,8 @@ compiled_factorization = resolve_factorization
 class SimulationSettings:
     """How to integrate: method, scheme, step, tolerances (validated when made; immutable)."""
 
-    #: stepper: "nullspace" (the paper's method), "index3", "newmark", "central-difference"
+    #: stepper: "nullspace" (the paper's null-space method; its chart and metric below),
+    #: "index3", "newmark", "central-difference"
     method: str = "nullspace"
     #: Newmark scheme: a name, "GAMMA,BETA", (gamma, beta), a Scheme or "hht:ALPHA"
     scheme: Any = "trapezoidal"
@@ -113,14 +140,21 @@ class SimulationSettings:
     factorization: str = "auto"
     #: the run stops as "diverged" when ‖x‖, h‖ẋ‖ or h²‖ẍ‖ exceeds it
     divergence_bound: float = 1e8
-    #: nullspace tangent chart: "end" (the paper's) or "symmetric" (no energy drift; beyond the paper)
-    chart: str = "end"
+    #: nullspace tangent chart: "symmetric" (no energy drift; beyond the paper) or "end" (the
+    #: paper's); None: :func:`chart_metric` (symmetric, with the mass metric, unless a preset or
+    #: the metric is named)
+    chart: str | None = None
     #: "compiled" (the whole step in C), "python" (the reference steppers) or "auto" (compiled
     #: when the kernels are compiled and the C runtime has the method and options, else python)
     stepper: str = "auto"
-    #: nullspace: the metric of the Newmark relations' tangent part, "euclidean" (the paper's) or
-    #: "mass" (M-orthogonal: independent of the coordinates' units; docs/spatial-accuracy.md)
-    metric: str = "euclidean"
+    #: nullspace: the metric of the Newmark relations' tangent part, "mass" (M-orthogonal:
+    #: independent of the coordinates' units; docs/spatial-accuracy.md) or "euclidean" (the
+    #: paper's); None: :func:`chart_metric` (mass, with the symmetric chart, unless a preset or
+    #: the chart is named)
+    metric: str | None = None
+    #: a named set of settings (:data:`PRESETS`): "paper", the paper's step (chart "end", metric
+    #: "euclidean"); a chart or metric named beside it wins; None: no preset
+    preset: str | None = None
     #: dt="auto": relative tolerance of the local error estimate (WRMS norm over x and ẋ)
     rtol: float = 1e-6
     #: dt="auto": absolute tolerance of the local error estimate (a number or one per coordinate)
@@ -157,6 +191,11 @@ class SimulationSettings:
                              f"({RANK_TOL_WHY})")
         if int(_number(self.max_iter, "max_iter")) < 1:
             raise ValueError(f"max_iter must be at least 1, got {self.max_iter}")
+        # chart and metric as named (None: not named), then resolved by the one rule
+        object.__setattr__(self, "_named", {"chart": self.chart, "metric": self.metric})
+        chart, metric = chart_metric(self.method, self.chart, self.metric, self.preset)
+        object.__setattr__(self, "chart", chart)
+        object.__setattr__(self, "metric", metric)
         if self.chart not in CHARTS:
             raise ValueError(f"unknown chart {self.chart!r}; known: {', '.join(CHARTS)}")
         if self.chart != "end" and self.method != "nullspace":
@@ -204,18 +243,21 @@ class SimulationSettings:
     @classmethod
     def merged(cls, *layers: "SimulationSettings | Mapping | None", **overrides) -> "SimulationSettings":
         """Defaults, then each layer (a mapping or settings object), then ``overrides``; a value
-        of None is skipped (it means "not given").  Unknown names raise ``ValueError``.  A
-        null-space option (chart, metric, the sparse factorization) from an earlier layer than the
-        one that chose another method is dropped: a model's recommended chart does not refuse
-        ``method="index3"``.  With ``dt="auto"`` and the null-space method, a chart and metric that
-        no layer names are :data:`AUTO_CHART_METRIC`."""
+        of None is skipped (it means "not given").  Unknown names raise ``ValueError``.  A preset
+        stands for its settings at the layer that names it: a chart or metric of an earlier layer
+        gives way to it, one named beside it or later wins.  A null-space option (chart, metric,
+        the sparse factorization) from an earlier layer than the one that chose another method is
+        dropped: a model's recommended chart does not refuse ``method="index3"``.  A chart and
+        metric no layer names (nor a preset) are :data:`DEFAULT_CHART_METRIC`
+        (:func:`chart_metric`); a settings object's are those it was given, not the ones its rule
+        chose."""
         values: dict = {}
         origin: dict = {}
         for i, layer in enumerate((*layers, overrides)):
             if layer is None:
                 continue
             if isinstance(layer, cls):
-                items = {f: getattr(layer, f) for f in cls.names()}
+                items = layer.given()
             elif isinstance(layer, Mapping):
                 items = dict(layer)
             else:
@@ -225,6 +267,11 @@ class SimulationSettings:
             if unknown:
                 raise ValueError(f"unknown setting(s) {unknown}; known: {list(cls.names())}")
             given = {k: v for k, v in items.items() if v is not None}
+            preset = given.get("preset")
+            stands_for = PRESETS.get(preset, {}) if isinstance(preset, str) else {}
+            for key in stands_for:          # an earlier chart or metric gives way (an unknown
+                if key not in given:        # preset: cls refuses it)
+                    values.pop(key, None)
             values.update(given)
             origin.update(dict.fromkeys(given, i))
         if values.get("method", "nullspace") != "nullspace":
@@ -232,13 +279,16 @@ class SimulationSettings:
                 if (key in values and origin[key] < origin["method"]
                         and (only is None or values[key] == only)):
                     del values[key]
-        elif (isinstance(values.get("dt"), str) and values["dt"].strip().lower() == "auto"
-              and "chart" not in values and "metric" not in values):
-            values["chart"], values["metric"] = AUTO_CHART_METRIC
         return cls(**values)
 
+    def given(self) -> dict:
+        """The fields as they were given: chart and metric None where :func:`chart_metric` chose
+        them (what :meth:`merged` and :meth:`replace` pass on)."""
+        return {**self.as_dict(), **self._named}
+
     def replace(self, **changes) -> "SimulationSettings":
-        return replace(self, **changes)
+        """A copy with ``changes``; a chart and metric the rule chose are chosen again."""
+        return type(self)(**{**self.given(), **changes})
 
     def parsed_scheme(self):
         """The :class:`~symgen.steppers.Scheme`; ``central-difference`` forces (½, 0)."""

@@ -237,6 +237,7 @@ def finish(kernels, stepper, cfg: SimulationSettings, rec, cs, status: str, reas
         or getattr(getattr(stepper, "lin", None), "factorization", None),
         "chart": getattr(stepper, "chart", None),
         "metric": cfg.metric if cfg.method == "nullspace" else None,
+        "preset": cfg.preset,
         "stepper": "compiled" if compiled else "python",
         "divergence_bound": bound,
         "parameters": kernels.params() if hasattr(kernels, "params") else {},

@@ -68,7 +68,8 @@ log = logging.getLogger(__name__)
 #: of :class:`~symgen.SimulationSettings`.
 RUN_KEYS = SimulationSettings.names()
 #: Table columns that hold names, not numbers.
-TEXT_COLUMNS = ("run", "status", "reason", "method", "scheme", "factorization", "chart")
+TEXT_COLUMNS = ("run", "status", "reason", "method", "scheme", "factorization", "chart", "metric",
+                "preset")
 TABLE = "table.csv"
 FIXED_COLUMNS = ("run", "status", "reason", "steps", "wall_time", "max_pos_err", "max_vel_err",
                  "max_acc_err", "energy_drift", "min_h_max")
@@ -294,11 +295,24 @@ def _read_rows(path) -> tuple[list[dict], list[str]]:
     return out, bad
 
 
-def _resume(out: Path, ids: list, points: list, keys: list):
+def _chart_metric(model, point: dict, options: dict):
+    """The (chart, metric) a null-space run of ``point`` takes (None: another method, or settings
+    that simulate will refuse)."""
+    run = {k: v for k, v in {**options, **point}.items() if k in RUN_KEYS}
+    try:
+        cfg = SimulationSettings.merged(model.settings, run)
+    except (TypeError, ValueError):
+        return None
+    return (cfg.chart, cfg.metric) if cfg.method == "nullspace" else None
+
+
+def _resume(out: Path, ids: list, points: list, keys: list, steps: list | None = None):
     """What ``out`` already holds of this grid: ({run id: row} of the runs whose ``.npz`` loads,
     rows of other grids, the table's keys, whether the table must be rewritten).  Each row of this
     grid is rebuilt from its run file, so a damaged table loses nothing; a run file that does not
-    load (truncated, another format) is not a finished run: it is run again."""
+    load (truncated, another format) is not a finished run: it is run again, and so is one whose
+    chart and metric are not the ones ``steps`` (per point, :func:`_chart_metric`) says the run
+    takes now (a study made when the default step was the paper's)."""
     from .result import load_result
     old, damaged = [], False
     if (out / TABLE).is_file():
@@ -314,7 +328,7 @@ def _resume(out: Path, ids: list, points: list, keys: list):
     listed = {r.get("run") for r in old}
     foreign = [r for r in old if r.get("run") not in ids]
     done = {}
-    for run_id, point in zip(ids, points):
+    for i, (run_id, point) in enumerate(zip(ids, points)):
         path = out / "runs" / f"{run_id}.npz"
         if not path.is_file():
             continue
@@ -322,6 +336,10 @@ def _resume(out: Path, ids: list, points: list, keys: list):
             result = load_result(path)
         except (OSError, ValueError) as exc:
             log.warning("run %s: %s; running it again", run_id, " ".join(str(exc).split())[:300])
+            continue
+        if steps and steps[i] and (result.meta.get("chart"), result.meta.get("metric")) != steps[i]:
+            log.warning("run %s was not made with chart %s, metric %s (the default step then?); "
+                        "running it again", run_id, *steps[i])
             continue
         done[run_id] = {"run": run_id, **point, **summarize(result)}
         damaged = damaged or run_id not in listed
@@ -389,7 +407,8 @@ def sweep(model, grid: Mapping[str, Sequence], *, out=None, workers: int = 2,
     keys = list(grid)           # the grid columns of the table (with those of foreign rows)
     if out is not None:
         (out / "runs").mkdir(parents=True, exist_ok=True)
-        done, foreign, keys, damaged = _resume(out, ids, points, keys)
+        done, foreign, keys, damaged = _resume(out, ids, points, keys,
+                                               [_chart_metric(model, p, options) for p in points])
         if damaged:
             ordered = [done[i] for i in ids if i in done] + foreign
             _write_table(out / TABLE, _columns(keys, ordered), ordered)

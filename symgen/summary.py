@@ -153,9 +153,9 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
     t0 = float(t[0]) if len(t) else 0.0
     t1 = float(t[-1]) if len(t) else 0.0
     chart = f" ({meta['chart']} chart)" if meta.get("chart") else ""
-    if meta.get("metric") not in (None, "euclidean"):
-        metric = f"{meta['metric']} metric"
-        chart = f"{chart[:-1]}, {metric})" if chart else f" ({metric})"
+    for extra in ([f"{meta['metric']} metric"] if meta.get("metric") not in (None, "euclidean")
+                  else []) + ([f"preset {meta['preset']}"] if meta.get("preset") else []):
+        chart = f"{chart[:-1]}, {extra})" if chart else f" ({extra})"
     control = meta.get("step_control")
     if isinstance(control, dict):                 # dt="auto" (adaptive.py)
         h = "auto"

@@ -103,16 +103,24 @@ def _four_bar_state(k, th1, rng, t=0.0):
     return consistent_state(k, t, sm.four_bar_state(th1), rng.uniform(-3.0, 3.0, 9))
 
 
-# -- 1. "end" is today's stepper; the unified system with N_s = N_H is the paper's step ------------
-def test_end_chart_is_the_default_and_never_enters_the_chart_code(pend, monkeypatch):
+# -- 1. "end" is the paper's stepper; the unified system with N_s = N_H is the paper's step -------
+def test_paper_preset_is_the_end_chart_and_never_enters_the_chart_code(pend, monkeypatch):
+    """preset="paper" is the end chart with the Euclidean metric, bit for bit, and never runs the
+    symmetric chart's code; symgen's default (nothing named) is the symmetric chart with the mass
+    metric."""
     def boom(*_a, **_k):
         raise AssertionError("the end chart must not use the symmetric chart's code")
 
+    default = _sim(pend, scheme="trapezoidal", dt=0.02, t_end=0.1, stepper="python", **WHIRL)
+    assert (default.meta["chart"], default.meta["metric"]) == ("symmetric", "mass")
     monkeypatch.setattr(nullspace_module, "solve_chart_step", boom)
     monkeypatch.setattr(nullspace_module, "SymmetricChart", boom)
-    a = _sim(pend, scheme="trapezoidal", dt=0.02, t_end=1.0, stepper="python", **WHIRL)
-    b = _sim(pend, scheme="trapezoidal", dt=0.02, t_end=1.0, chart="end", stepper="python", **WHIRL)
+    a = _sim(pend, scheme="trapezoidal", dt=0.02, t_end=1.0, stepper="python", preset="paper",
+             **WHIRL)
+    b = _sim(pend, scheme="trapezoidal", dt=0.02, t_end=1.0, chart="end", metric="euclidean",
+             stepper="python", **WHIRL)
     assert a.meta["chart"] == b.meta["chart"] == "end"
+    assert (a.meta["preset"], b.meta["preset"]) == ("paper", None)
     for name in ("x", "xd", "xdd", "lam", "newton_iters"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
     with pytest.raises(ValueError, match="unknown chart 'mid'"):
@@ -275,7 +283,7 @@ def test_free_rotation_symmetric_chart_keeps_the_energy(pend, scheme, stepper):
     err = _rel_energy_error(r)
     assert err[1] <= 1e-14
     assert err.max() <= 2e-11
-    rend = _sim(pend, scheme=scheme, dt=0.02, t_end=20.0, stepper=stepper, **FREE)
+    rend = _sim(pend, scheme=scheme, dt=0.02, t_end=20.0, stepper=stepper, preset="paper", **FREE)
     assert _rel_energy_error(rend)[-1] > 0.5                           # −60 % (TR), −76 % (FG)
 
 
@@ -286,7 +294,7 @@ def test_free_rotation_end_chart_loses_the_closed_form(pend, scheme, stepper):
     [0.99, 1.01]); the energy loss is inherent to the end chart."""
     h, w = 0.05, 1.0
     r = _sim(pend, scheme=scheme, dt=h, t_end=h, xd0=[w, 0.0, w], params={"T0": 0.0, "g": 0.0},
-             tol=1e-13, stepper=stepper)
+             tol=1e-13, stepper=stepper, preset="paper")
     beta = r.meta["beta"]
     loss = -(r.energy[1] - r.energy[0]) / r.energy[0]
     assert 0.99 <= loss / ((1 - 3 * beta) / 12 * (h * w) ** 4) <= 1.01
@@ -467,7 +475,7 @@ def test_whirl_energy_symmetric_chart(pend, scheme, stepper):
         assert r.status == "completed", r.reason
         assert _rel_energy_error(r).max() <= bound, h
         assert r.meta["chart"] == "symmetric"
-    rend = _sim(pend, scheme=scheme, dt=0.02, t_end=5.0, stepper=stepper, **WHIRL)
+    rend = _sim(pend, scheme=scheme, dt=0.02, t_end=5.0, stepper=stepper, preset="paper", **WHIRL)
     assert _rel_energy_error(rend).max() > 0.3
 
 
@@ -504,8 +512,27 @@ def test_cli_chart_option_summary_and_saved_meta(tmp_path, capsys):
     assert rc == 0, text
     assert "method          nullspace (symmetric chart), scheme fox-goodwin" in text
     assert load_result(out).meta["chart"] == "symmetric"
-    rc = main(["simulate", "stiff_pendulum", "--t-end", "1"])
-    assert rc == 0 and "nullspace (end chart)" in capsys.readouterr().out
+    rc = main(["simulate", "stiff_pendulum", "--t-end", "1", "--out", str(out)])
+    assert rc == 0 and "nullspace (symmetric chart, mass metric)" in capsys.readouterr().out
+    meta = load_result(out).meta
+    assert (meta["chart"], meta["metric"], meta["preset"]) == ("symmetric", "mass", None)
+    rc = main(["simulate", "stiff_pendulum", "--t-end", "1", "--dt", "auto", "--quiet", "--out",
+               str(out)])                                              # dt auto: the same
+    meta = load_result(out).meta
+    assert rc == 0 and (meta["chart"], meta["metric"]) == ("symmetric", "mass")
+    assert "step_control" in meta
+    rc = main(["simulate", "stiff_pendulum", "--t-end", "1", "--preset", "paper", "--out",
+               str(out)])
+    assert rc == 0 and "nullspace (end chart, preset paper)" in capsys.readouterr().out
+    meta = load_result(out).meta
+    assert (meta["chart"], meta["metric"], meta["preset"]) == ("end", "euclidean", "paper")
+    rc = main(["simulate", "stiff_pendulum", "--t-end", "1", "--preset", "paper", "--chart",
+               "symmetric", "--quiet", "--out", str(out)])      # a chart beside it wins
+    meta = load_result(out).meta
+    assert rc == 0 and (meta["chart"], meta["metric"]) == ("symmetric", "euclidean")
+    rc = main(["simulate", "stiff_pendulum", "--t-end", "1", "--preset", "papers", "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--preset" in err and "'papers'" in err and "paper" in err, err
     rc = main(["simulate", "stiff_pendulum", "--method", "index3", "--chart", "symmetric",
                "--t-end", "1", "--quiet"])
     err = capsys.readouterr().err

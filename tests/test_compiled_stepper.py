@@ -269,7 +269,7 @@ def test_standalone_main_c_agrees_with_simulate(name, chart, tmp_path, kernels):
     assert lines[0].split(",")[1:] == list(model.coord_names) + [f"{c}_dot" for c in model.coord_names]
     data = np.array([[float(v) for v in ln.split(",")] for ln in lines[1:]])
     res = symgen.simulate(kernels(name), t_end=200 * dt, stepper="python", factorization="qr",
-                          chart=chart or "end")
+                          chart=chart)        # (no chart: simulate's default step, as main.c's)
     n = model.n
     assert data.shape == (201, 1 + 2 * n)
     np.testing.assert_array_equal(data[:, 0], res.t)
@@ -299,13 +299,14 @@ def test_bad_options_give_the_python_errors(kernels):
 
 
 def test_runtime_defaults_are_the_settings_defaults_and_failures_have_names(kernels):
-    """sg_options_default is symgen.SimulationSettings' defaults (the oracle: the dataclass) and
-    every failure kind has its own message."""
+    """sg_options_default is symgen.SimulationSettings' defaults (the oracle: the dataclass), with
+    the paper's chart and metric (preset="paper": the runtime has no default step of its own;
+    main.c and the FMU set symgen's), and every failure kind has its own message."""
     from symgen.settings import SimulationSettings
     from symgen.steppers.schemes import parse_scheme
 
     ffi, lib = kernels("stiff_pendulum").ffi, kernels("stiff_pendulum").lib
-    st = SimulationSettings()
+    st = SimulationSettings(preset="paper")
     sch = parse_scheme(st.scheme)
     for method in (lib.SG_NULLSPACE, lib.SG_INDEX3):
         o = lib.sg_options_default(method)

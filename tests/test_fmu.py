@@ -966,3 +966,41 @@ def test_description_with_control_characters_validates_or_is_refused(tmp_path, c
     assert len(err) == 1 and err[0].startswith("error: model 'bell': its description holds "
                                                "U+0007"), err
     assert not (tmp_path / "bell.fmu").exists()
+
+
+def _fmu_options(path) -> dict:
+    """The chart and metric fmu_model.h's fmu_options() sets (the options the FMU runs with)."""
+    import re
+
+    with zipfile.ZipFile(path) as zf:
+        header = zf.read("sources/fmu_model.h").decode()
+    return dict(re.findall(r"o\.(chart|metric) = (SG_\w+);", header))
+
+
+def test_the_fmus_step_is_simulates_default_and_the_paper_preset_is_one_option_away(tmp_path):
+    """The FMU takes simulate's default step (symmetric chart, mass metric), DT fixed or auto;
+    export_fmu(preset="paper") (CLI --preset paper) takes the paper's, and runs as
+    simulate(preset="paper") does."""
+    from symgen.cli import main
+
+    mdl = load_model("stiff_pendulum")
+    default = {"chart": "SG_CHART_SYMMETRIC", "metric": "SG_METRIC_MASS"}
+    paper = {"chart": "SG_CHART_END", "metric": "SG_METRIC_EUCLIDEAN"}
+    for dt in (None, "auto"):
+        p = export_fmu(mdl, tmp_path / f"d{dt}.fmu", dt=dt, source_only=True)
+        assert _fmu_options(p) == default, dt
+        p = export_fmu(mdl, tmp_path / f"p{dt}.fmu", dt=dt, source_only=True, preset="paper")
+        assert _fmu_options(p) == paper, dt
+    assert main(["export", "stiff_pendulum", "--fmi", "3", "--source-only", "--preset", "paper",
+                 "-o", str(tmp_path / "cli.fmu")]) == 0
+    assert _fmu_options(tmp_path / "cli.fmu") == paper
+    with pytest.raises(ValueError, match="unknown preset 'pap'; known: paper"):
+        export_fmu(mdl, tmp_path / "bad.fmu", source_only=True, preset="pap")
+    path = export_fmu(mdl, tmp_path / "paper.fmu", preset="paper")
+    r = fmpy.simulate_fmu(str(path), stop_time=5.0, output_interval=0.1,
+                          start_values={"T0": 5.0}, output=["theta"])
+    s = symgen.simulate(mdl, t_end=5.0, params={"T0": 5.0}, preset="paper")
+    d = symgen.simulate(mdl, t_end=5.0, params={"T0": 5.0})
+    ref = s.outputs[:, 0]
+    assert np.abs(r["theta"] - ref).max() <= 1e-9 * np.abs(ref).max()
+    assert np.abs(d.outputs[:, 0] - ref).max() > 1e3 * 1e-9 * np.abs(ref).max()   # another step

@@ -93,3 +93,101 @@ def test_a_models_nullspace_options_give_way_to_another_method():
     assert SimulationSettings.merged(model).chart == "symmetric"
     with pytest.raises(ValueError, match="nullspace method only"):
         SimulationSettings.merged(model, method="index3", chart="symmetric")
+
+
+# -- the default step and the paper's preset -----------------------------------------------------
+def test_the_default_null_space_step_is_the_symmetric_chart_with_the_mass_metric():
+    """Fixed step and dt="auto" alike, where no layer names a chart or metric (one rule,
+    settings.chart_metric); naming one takes the other from the paper's pair; other methods are
+    not refused by the default."""
+    for dt in (None, 0.1, "auto"):
+        s = SimulationSettings.merged({"dt": dt})
+        assert (s.chart, s.metric, s.preset) == ("symmetric", "mass", None)
+        assert (s.chart, s.metric) == symgen.settings.DEFAULT_CHART_METRIC
+    assert (SimulationSettings(chart="symmetric").metric, SimulationSettings(metric="mass").chart
+            ) == ("euclidean", "end")
+    assert (SimulationSettings(chart="end").metric, SimulationSettings(metric="euclidean").chart
+            ) == ("euclidean", "end")
+    for method in ("index3", "newmark", "central-difference"):
+        s = SimulationSettings(method=method)                    # not refused
+        assert (s.chart, s.metric) == ("end", "euclidean")
+        assert SimulationSettings.merged({"chart": "symmetric", "metric": "mass"},
+                                         method=method).method == method
+    # a settings object passes on what it was given, not what the rule chose for its method
+    s = SimulationSettings.merged(SimulationSettings(method="index3"), method="nullspace")
+    assert (s.chart, s.metric) == ("symmetric", "mass")
+    s = SimulationSettings(method="index3").replace(method="nullspace")
+    assert (s.chart, s.metric) == ("symmetric", "mass")
+    assert SimulationSettings(chart="end").replace(dt=0.1).metric == "euclidean"
+
+
+def test_the_paper_preset_and_what_wins_over_it():
+    """preset="paper" is chart "end", metric "euclidean"; a chart or metric named beside it, or
+    in a later layer, wins; a later preset wins over an earlier layer's chart and metric (the
+    call's over the model's)."""
+    assert symgen.settings.PRESETS["paper"] == {"chart": "end", "metric": "euclidean"}
+    s = SimulationSettings(preset="paper")
+    assert (s.chart, s.metric, s.preset) == ("end", "euclidean", "paper")
+    s = SimulationSettings(preset="paper", metric="mass")
+    assert (s.chart, s.metric) == ("end", "mass")
+    s = SimulationSettings.merged({"preset": "paper"}, chart="symmetric")
+    assert (s.chart, s.metric) == ("symmetric", "euclidean")
+    model = {"chart": "symmetric", "metric": "mass", "dt": 1e-3}      # slider_crank_3d's
+    s = SimulationSettings.merged(model, preset="paper")
+    assert (s.chart, s.metric) == ("end", "euclidean")
+    s = SimulationSettings.merged(model, {"preset": "paper", "metric": "mass"})
+    assert (s.chart, s.metric) == ("end", "mass")
+    s = SimulationSettings.merged({"preset": "paper"}, SimulationSettings(dt=0.1))
+    assert (s.chart, s.metric) == ("end", "euclidean")   # the object names no chart or metric
+    assert SimulationSettings(method="index3", preset="paper").chart == "end"
+
+
+def test_a_bad_preset_is_one_line_naming_the_known_ones():
+    for make in (lambda: SimulationSettings(preset="papers"),
+                 lambda: SimulationSettings.merged({"dt": 0.1}, preset="Paper")):
+        with pytest.raises(ValueError) as exc:
+            make()
+        msg = str(exc.value)
+        assert msg.startswith("unknown preset ") and msg.endswith("known: paper")
+        assert "\n" not in msg
+    with pytest.raises(symgen.ModelError, match="bad recommended setting: unknown preset 'x'; "
+                                                "known: paper"):
+        sm.stiff_pendulum(preset="x")
+    k = symgen.LambdifyKernels(sm.stiff_pendulum())
+    with pytest.raises(ValueError, match="unknown preset 'fast'; known: paper"):
+        symgen.simulate(k, dt=0.1, t_end=0.2, preset="fast")
+
+
+@pytest.mark.parametrize("stepper", ["python", "compiled"])
+def test_simulate_defaults_and_the_paper_preset_bit_for_bit(stepper):
+    """simulate without a chart or metric runs the symmetric chart with the mass metric, fixed
+    step and dt="auto"; preset="paper" is bit for bit the run with chart="end",
+    metric="euclidean" named (the old default), and meta records chart, metric and preset."""
+    k = symgen.build(sm.stiff_pendulum())
+    kw = dict(scheme="trapezoidal", t_end=1.0, stepper=stepper)
+    for dt in (0.05, "auto"):
+        r = symgen.simulate(k, dt=dt, **kw)
+        assert (r.meta["chart"], r.meta["metric"], r.meta["preset"]) == ("symmetric", "mass", None)
+        assert r.meta["stepper"] == stepper
+    paper = symgen.simulate(k, dt=0.05, preset="paper", **kw)
+    named = symgen.simulate(k, dt=0.05, chart="end", metric="euclidean", **kw)
+    assert (paper.meta["chart"], paper.meta["metric"], paper.meta["preset"]) == ("end",
+                                                                                 "euclidean",
+                                                                                 "paper")
+    for name in ("t", "x", "xd", "xdd", "lam", "newton_iters", "pos_err", "vel_err", "acc_err"):
+        assert np.array_equal(getattr(paper, name), getattr(named, name)), name
+    default = symgen.simulate(k, dt=0.05, **kw)
+    assert not np.array_equal(default.x, paper.x)
+    # index3 runs with the default (no chart, no metric) and with the preset
+    r = symgen.simulate(k, method="index3", dt=0.05, **kw)
+    assert r.status == "completed" and (r.meta["chart"], r.meta["metric"]) == (None, None)
+    r = symgen.simulate(k, method="index3", dt=0.05, preset="paper", **kw)
+    assert r.status == "completed" and r.meta["preset"] == "paper"
+
+
+def test_a_model_may_recommend_the_paper_preset():
+    k = symgen.LambdifyKernels(sm.stiff_pendulum(preset="paper"))
+    r = symgen.simulate(k, dt=0.1, t_end=0.3)
+    assert (r.meta["chart"], r.meta["metric"], r.meta["preset"]) == ("end", "euclidean", "paper")
+    r = symgen.simulate(k, dt=0.1, t_end=0.3, chart="symmetric", metric="mass")   # the call wins
+    assert (r.meta["chart"], r.meta["metric"]) == ("symmetric", "mass")

@@ -168,9 +168,9 @@ def test_suggest_step(pend, minimal):
 # -- failure is data ----------------------------------------------------------------------------
 def test_newton_failure_keeps_partial_result(pend):
     # (within the stability limit, 0.78 s, a step that max_iter = 4 fails is taken as sub-steps;
-    # at dt = 3 it is not: the user's instability experiment)
+    # at dt = 3 it is not: the user's instability experiment, on the paper's step, Sec. 3)
     r = symgen.simulate(pend, method="nullspace", scheme="fox-goodwin", dt=3.0, t_end=3.0 * 100,
-                        max_iter=4)
+                        max_iter=4, preset="paper")
     assert r.status == "failed"
     # one short line (issue 21 §4): the step, what failed, what to try; the whole chain of
     # attempts in meta["failure_detail"]
@@ -189,7 +189,8 @@ def test_newton_failure_keeps_partial_result(pend):
     assert r.t[-1] == pytest.approx(3.0 * k)
     assert np.isfinite(r.x).all() and r.pos_err.max() < 1e-12
     # the steps kept are exactly those of an unlimited run
-    full = symgen.simulate(pend, method="nullspace", scheme="fox-goodwin", dt=3.0, t_end=3.0 * k)
+    full = symgen.simulate(pend, method="nullspace", scheme="fox-goodwin", dt=3.0, t_end=3.0 * k,
+                           preset="paper")
     assert np.array_equal(full.x, r.x)
 
 

@@ -204,18 +204,20 @@ def _agrees(data, res, n, spread):
 
 @pytest.mark.parametrize("factorization", ["sparse", "qr"])
 def test_main_c_takes_the_factorization_it_is_given(sim, factorization):
-    # ./sim DT T_END end FACTORIZATION steps as simulate(factorization=..., stepper="compiled")
+    # ./sim DT T_END end FACTORIZATION steps as simulate(chart="end", factorization=...,
+    # stepper="compiled"): a chart named alone takes the paper's metric, in both
     model, kernels, run = sim
     status, data, err = run(H_STEP, T_END, "end", factorization)
     assert status == 0, err
-    kw = dict(dt=H_STEP, t_end=T_END, factorization=factorization)
+    kw = dict(dt=H_STEP, t_end=T_END, factorization=factorization, chart="end")
     res = symgen.simulate(kernels, stepper="compiled", **kw)
     assert res.status == "completed" and res.meta["factorization"] == factorization
     assert np.sum(np.diff(np.sign(np.sin(res.x[:, 2]))) != 0) == 2     # two singular passages
     _agrees(data, res, model.n, _spread(kernels, res, **kw))
     # the two factorizations agree to round-off here: the runtime's summary says which one ran
     summary = err.splitlines()[-1]
-    assert f"2000 of 2000 steps of h = 0.001, CHART end, FACTORIZATION {factorization}" in summary
+    assert (f"2000 of 2000 steps of h = 0.001, CHART end, METRIC euclidean, FACTORIZATION "
+            f"{factorization}") in summary
     # (rank 14 = m and k = n - 14 = 1 away from the singular passages)
     sparse = re.search(r"the sparse step: partitions [1-9]\d*, rows 14, independent coordinates 1\)$",
                        summary)
@@ -230,17 +232,37 @@ def test_main_c_default_factorization_is_simulates_auto(sim):
     for chart in ("end", "symmetric"):
         kw = dict(dt=H_STEP, t_end=T_END, chart=chart)
         res = symgen.simulate(kernels, **kw)
+        assert res.meta["metric"] == "euclidean"        # a chart named alone: the paper's metric
         taken[chart] = res.meta["factorization"]
         status, named, named_err = run(H_STEP, T_END, chart, taken[chart])
         assert status == 0, named_err
-        chart_args = [] if chart == "end" else [chart]          # "end" is the model's default chart
-        for args in ([H_STEP, T_END, *chart_args], [H_STEP, T_END, chart, "auto"]):
+        for args in ([H_STEP, T_END, chart], [H_STEP, T_END, chart, "auto"]):
             status, data, err = run(*args)
             assert status == 0, err
             np.testing.assert_array_equal(data, named)
             assert err == named_err                     # the same summary: the same step
         _agrees(named, res, model.n, _spread(kernels, res, factorization=taken[chart], **kw))
     assert taken["end"] == "sparse"                 # n = 15: auto is the sparse step here
+
+
+def test_main_c_default_step_is_simulates_default(sim):
+    """Without CHART main.c takes simulate's default step, the symmetric chart with the mass
+    metric (settings.chart_metric), for a fixed DT and DT auto alike: its summary line says so,
+    and its fixed-step rows are simulate's default run within the run's round-off spread."""
+    model, kernels, run = sim
+    kw = dict(dt=H_STEP, t_end=T_END)
+    res = symgen.simulate(kernels, stepper="compiled", **kw)
+    assert (res.meta["chart"], res.meta["metric"], res.meta["preset"]) == ("symmetric", "mass",
+                                                                           None)
+    status, data, err = run(H_STEP, T_END)
+    assert status == 0, err
+    assert (f"2000 of 2000 steps of h = 0.001, CHART symmetric, METRIC mass, FACTORIZATION "
+            f"{res.meta['factorization']}") in err.splitlines()[-1], err
+    _agrees(data, res, model.n, _spread(kernels, res, **kw))
+    status, data, err = run("auto", 0.2)
+    assert status == 0, err
+    assert re.search(r"steps to t = 0\.2 \(DT auto, .*\), CHART symmetric, METRIC mass, "
+                     r"FACTORIZATION (qr|sparse)$", err.splitlines()[-1]), err
 
 
 def test_main_c_auto_follows_the_rule_at_generation(monkeypatch):
@@ -342,7 +364,7 @@ def test_main_c_sparse_symmetric_as_simulate(sim):
     res = symgen.simulate(kernels, dt=H_STEP, t_end=0.05, chart="symmetric",
                           factorization="sparse", stepper="compiled")
     assert status == 0, err
-    assert "CHART symmetric, FACTORIZATION sparse" in err, err
+    assert "CHART symmetric, METRIC euclidean, FACTORIZATION sparse" in err, err
     _agrees(data, res, model.n, _spread(kernels, res, dt=H_STEP, t_end=0.05, chart="symmetric",
                                         factorization="sparse"))
 

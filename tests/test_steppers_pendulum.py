@@ -79,7 +79,8 @@ def test_fox_goodwin_stable_at_078_unstable_at_079(which, pend, minimal, referen
     out = {}
     for h in (0.78, 0.79):
         if which == "nullspace":
-            r = _sim(pend, method="nullspace", scheme="fox-goodwin", dt=h, t_end=400.0)
+            r = _sim(pend, method="nullspace", scheme="fox-goodwin", dt=h, t_end=400.0,
+                     preset="paper")                     # the paper's claim (Sec. 3, Fig. 12)
             theta = r.coord("theta")
             _constraints_at_roundoff(r)                          # even in the unstable run
         else:
@@ -103,8 +104,9 @@ def test_fox_goodwin_stable_at_078_unstable_at_079(which, pend, minimal, referen
 
 
 def test_nullspace_matches_minimal_coordinates_at_h01(pend, minimal):
-    """θ agrees with minimal-coordinate Fox–Goodwin to 1e-8 over 100 s at h = 0.1."""
-    r = _sim(pend, method="nullspace", scheme="fox-goodwin", dt=0.1, t_end=100.0)
+    """θ agrees with minimal-coordinate Fox–Goodwin to 1e-8 over 100 s at h = 0.1 (the paper's
+    step: Newmark on α, which here is θ)."""
+    r = _sim(pend, method="nullspace", scheme="fox-goodwin", dt=0.1, t_end=100.0, preset="paper")
     rm = _sim(minimal, method="newmark", scheme="fox-goodwin", dt=0.1, t_end=100.0)
     assert r.status == rm.status == "completed"
     assert np.abs(r.coord("theta") - rm.x[:, 0]).max() < 1e-8
@@ -138,7 +140,7 @@ def test_trapezoidal_large_torque_nullspace_vs_index3(pend, minimal):
     in the reaction forces from round-off and fails before 300 s (≈ 220 s measured: when depends
     on the round-off it grows from, so only that it fails and how it grows is asserted)."""
     rn = _sim(pend, method="nullspace", scheme="trapezoidal", dt=0.1, t_end=300.0,
-              params={"T0": 9.0})
+              params={"T0": 9.0}, preset="paper")             # the paper's step (Sec. 3)
     assert rn.status == "completed"
     _constraints_at_roundoff(rn)
     rm = _sim(minimal, method="newmark", scheme="trapezoidal", dt=0.1, t_end=300.0,
@@ -163,9 +165,10 @@ def test_trapezoidal_large_torque_nullspace_vs_index3(pend, minimal):
 
 def test_unstable_growth_is_that_of_minimal_coordinates(pend, minimal):
     """At h = 0.79 the spurious Fox–Goodwin mode grows step by step exactly as in minimal
-    coordinates (the constraints are not an additional source of instability)."""
+    coordinates (the constraints are not an additional source of instability; the paper's
+    step)."""
     kw = dict(scheme="fox-goodwin", dt=0.79, t_end=0.79 * 16)
-    r = _sim(pend, method="nullspace", **kw)
+    r = _sim(pend, method="nullspace", preset="paper", **kw)
     rm = _sim(minimal, method="newmark", **kw)
     th, thm = r.coord("theta"), rm.x[:, 0]
     assert np.abs(thm).max() > 0.02                       # grown to 2x the physical amplitude

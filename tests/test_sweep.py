@@ -68,9 +68,11 @@ def test_local_cluster_rows_equal_serial_runs(model, serial, tmp_path):
 def test_failing_points_are_rows(model, tmp_path):
     # max_iter = 1 cannot converge at h = 1 s, past the stability limit (0.78 s) where no
     # sub-steps rescue a step (a 'failed' run with its first step kept); an unknown scheme
-    # raises inside the task: both are rows, the other runs complete
+    # raises inside the task: both are rows, the other runs complete.  The paper's step: its
+    # Newton closes these steps with 50 iterations (the default step's does not past the
+    # limit: docs/method.md, "The default step and the paper's claims")
     grid = {"max_iter": [1, 50], "scheme": ["fox-goodwin", "no-such-scheme"]}
-    study = symgen.sweep(model, grid, out=tmp_path, workers=0, dt=1.0, t_end=2.0)
+    study = symgen.sweep(model, grid, out=tmp_path, workers=0, dt=1.0, t_end=2.0, preset="paper")
     by = {(r["max_iter"], r["scheme"]): r for r in study.rows}
     assert by[(50, "fox-goodwin")]["status"] == "completed"
     bad = by[(1, "fox-goodwin")]
@@ -322,3 +324,41 @@ def test_a_step_size_study_plots_an_error_on_log_axes():
         r["energy_drift"] = 1.0 + r["dt"]
     ax = sweep_figure(narrow, "dt").axes[0]
     assert (ax.get_xscale(), ax.get_yscale()) == ("linear", "linear")
+
+
+def test_the_default_step_the_paper_preset_and_a_study_of_the_old_default(model, tmp_path,
+                                                                          capsys):
+    """A sweep's runs take simulate's default step (symmetric chart, mass metric); preset="paper"
+    (CLI --preset paper, or --param preset=paper) the paper's, bit for bit simulate's; a run file
+    made with another chart and metric (a study from when the paper's step was the default) is
+    run again on resume, not taken as finished."""
+    k = symgen.build(model)
+
+    def meta(out, row):
+        m = load_result(out / "runs" / f"{row['run']}.npz").meta
+        return m["chart"], m["metric"], m["preset"]
+
+    a = symgen.sweep(model, {"T0": [5.0]}, out=tmp_path / "a", workers=0, t_end=0.5)
+    assert meta(tmp_path / "a", a.rows[0]) == ("symmetric", "mass", None)
+    b = symgen.sweep(model, {"T0": [5.0]}, out=tmp_path / "b", workers=0, t_end=0.5,
+                     preset="paper")
+    assert meta(tmp_path / "b", b.rows[0]) == ("end", "euclidean", "paper")
+    ref = symgen.simulate(k, params={"T0": 5.0}, t_end=0.5, preset="paper")
+    assert b.rows[0]["final.theta"] == ref.output("theta")[-1]
+    assert a.rows[0]["final.theta"] != ref.output("theta")[-1]
+    for args in (["--preset", "paper"], ["--param", "preset=paper"]):
+        out = tmp_path / args[0].strip("-")
+        rc = main(["sweep", "stiff_pendulum", "--param", "T0=5", *args, "--t-end", "0.5",
+                   "--workers", "0", "--out", str(out), "--quiet"])
+        assert rc == 0, capsys.readouterr().err
+        assert meta(out, read_rows(out)[0]) == ("end", "euclidean", "paper")
+    rc = main(["sweep", "stiff_pendulum", "--param", "preset=paper", "--preset", "paper",
+               "--workers", "0"])
+    assert rc == 2 and "--preset and --param preset=… both given" in capsys.readouterr().err
+    # the old default's run under this run's id: run again
+    old = symgen.simulate(k, params={"T0": 5.0}, t_end=0.5, chart="end", metric="euclidean")
+    old.save(tmp_path / "a" / "runs" / f"{a.rows[0]['run']}.npz")
+    again = symgen.sweep(model, {"T0": [5.0]}, out=tmp_path / "a", workers=0, t_end=0.5)
+    assert (again.ran, again.skipped) == (1, 0)
+    assert meta(tmp_path / "a", again.rows[0]) == ("symmetric", "mass", None)
+    assert again.rows[0]["final.theta"] == a.rows[0]["final.theta"]

@@ -8,6 +8,10 @@ H⁺ and N_H), the particular solutions (the minimum-norm solves), the reduced m
 the reduced solve + eigenvalue estimate, and the rest (Python / NumPy call overhead).
 
 Run:  python examples/benchmarks/bench_steppers.py [--repeat N]
+
+The runs take the paper's step (``preset="paper"``), the one the figures in docs/ were
+measured with; symgen's default step is another (docs/method.md, "The default step and the
+paper's claims").
 """
 from __future__ import annotations
 
@@ -65,7 +69,8 @@ def run(k, method, t_end, repeat, **kw):
     best, res = np.inf, None
     for _ in range(repeat):
         t0 = time.perf_counter()
-        res = symgen.simulate(k, method=method, dt=1e-2, t_end=t_end, scheme="trapezoidal", **kw)
+        res = symgen.simulate(k, method=method, dt=1e-2, t_end=t_end, scheme="trapezoidal",
+                              preset="paper", **kw)
         best = min(best, time.perf_counter() - t0)
     steps = res.n_steps
     return steps / best, res.newton_iters[1:].mean(), res.status, best / steps
@@ -131,7 +136,7 @@ def main(argv=None):
     runs = {}
     for name, (mdl, t_end) in models.items():
         k = symgen.build(mdl)
-        symgen.simulate(k, dt=1e-2, t_end=0.1)                       # warm up
+        symgen.simulate(k, dt=1e-2, t_end=0.1, preset="paper")       # warm up
         for method, kw in (("nullspace", {}), ("index3", {}),
                            ("index3", {"estimate": False})):
             label = method + ("" if kw.get("estimate", True) else " (no estimate)")
@@ -143,7 +148,7 @@ def main(argv=None):
 
     for name, (mdl, t_end) in models.items():
         k = runs[name]
-        res = symgen.simulate(k, dt=1e-2, t_end=t_end, scheme="trapezoidal")
+        res = symgen.simulate(k, dt=1e-2, t_end=t_end, scheme="trapezoidal", preset="paper")
         sps, its, _, per = run(k, "nullspace", t_end, args.repeat)
         parts, kk = breakdown(k, res, name)
         # per step: (its + 1) constraint calls, its of everything else, one estimate

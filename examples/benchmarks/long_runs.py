@@ -11,6 +11,10 @@ configuration stepped over (``meta['landing_steps']``), max ‖q‖, ‖q̇‖,
 
 Run:  python examples/benchmarks/long_runs.py [--only N:H:T ...]      e.g. --only 2:1e-2:100
 Each 100 s run of the double four-bar takes from seconds (h = 1e-2) to minutes (h = 2.5e-4).
+
+The runs take the paper's step (``preset="paper"``), the one the figures in docs/ were
+measured with; symgen's default step is another (docs/method.md, "The default step and the
+paper's claims").
 """
 from __future__ import annotations
 
@@ -40,7 +44,7 @@ def model(N: int):
 def one(N: int, h: float, t_end: float) -> str:
     kern = symgen.build(model(N))
     t0 = time.perf_counter()
-    res = symgen.simulate(kern, dt=h, t_end=t_end)
+    res = symgen.simulate(kern, dt=h, t_end=t_end, preset="paper")
     wall = time.perf_counter() - t0
     B_ref, _ = oracles.four_bar_reference(N, res.t)
     B = np.array([res.output("B0.x"), res.output("B0.y")])

@@ -7,6 +7,10 @@
 References are independent: ``tests/oracles.py`` (SciPy DOP853 at rtol 1e-12 on the Test Set's
 7-angle index-1 equations, on the 1-dof parallelogram ODE of the four-bars, on the minimal
 coordinates of the pendulums).  Nothing here is tuned to a published number.
+
+The runs take the paper's step (``preset="paper"``), the one the figures in docs/ were
+measured with; symgen's default step is another (docs/method.md, "The default step and the
+paper's claims").
 """
 from __future__ import annotations
 
@@ -58,7 +62,8 @@ def andrews():
     a0 = np.array([y0[a] for a in ANGLES])
     print(f"  t = 0: max |angle − Test Set| = {np.abs(a0 - oracles.ANDREWS_Q0).max():.2e}")
     for h in (2e-5, 1e-5, 2e-6):
-        res = symgen.simulate(k, method="nullspace", scheme="fox-goodwin", dt=h, t_end=0.03)
+        res = symgen.simulate(k, method="nullspace", scheme="fox-goodwin", dt=h, t_end=0.03,
+                              preset="paper")
         stride = int(round(1e-4 / h))
         t = res.t[::stride]
         q_ref, _ = oracles.andrews_reference(t)
@@ -76,7 +81,7 @@ def four_bar(N=2, name="double_four_bar", hs=(1e-2, 1e-3), t_end=10.0, model_kw=
     k = symgen.build(mdl)
     E0 = oracles.four_bar_energy(N)
     for h in hs:
-        res = symgen.simulate(k, dt=h, t_end=t_end)
+        res = symgen.simulate(k, dt=h, t_end=t_end, preset="paper")
         B_ref, th = oracles.four_bar_reference(N, res.t)
         B = out(res, ("B0.x", "B0.y", "B0.vx", "B0.vy"))
         err = np.abs(B - B_ref).max(axis=1)
@@ -94,7 +99,7 @@ def bricard(hs=(1e-2, 1e-3), t_end=10.0):
     mdl = load("bricard")
     k = symgen.build(mdl)
     for h in hs:
-        res = symgen.simulate(k, dt=h, t_end=t_end)
+        res = symgen.simulate(k, dt=h, t_end=t_end, preset="paper")
         drift = np.abs(res.energy - res.energy[0]).max()
         mid = out(res, ("rod2.mid.x", "rod2.mid.y", "rod2.mid.z"))
         print(f"  FG h = {h:.0e}: {res.status}, {res.n_steps} steps in {res.meta['wall_time']:.2f} s "
@@ -115,14 +120,14 @@ def n40(full=False):
     t2 = time.perf_counter()
     print(f"  model {t1 - t0:.1f} s, build (or cache load) {t2 - t1:.1f} s")
     four_bar(40, "n_four_bar", hs=(1e-2,), t_end=t_end, model_kw={"N": 40})
-    res = symgen.simulate(k, dt=1e-2, t_end=min(t_end, 1.0), estimate=False)
+    res = symgen.simulate(k, dt=1e-2, t_end=min(t_end, 1.0), estimate=False, preset="paper")
     print(f"  without the per-step stability estimate: {per_step(res) * 1e3:.1f} ms/step")
 
 
 def pendulums():
     print("== stiff pendulum (recommended settings) and double pendulum")
     from scipy.integrate import solve_ivp
-    res = symgen.simulate(load("stiff_pendulum"))
+    res = symgen.simulate(load("stiff_pendulum"), preset="paper")
     sol = solve_ivp(lambda t, y: [y[1], -9.8 * np.sin(y[0]) + 0.1 * np.sin(0.1 * t)], (0, 100),
                     [0, 0], t_eval=res.t, rtol=1e-12, atol=1e-12, method="DOP853")
     print(f"  stiff pendulum FG h = 0.1, 100 s: {res.status} in {res.meta['wall_time']:.2f} s; "
@@ -130,7 +135,7 @@ def pendulums():
           f"max ‖q‖ {res.pos_err.max():.1e}")
     mdl = load("double_pendulum")
     for h in (1e-3,):
-        res = symgen.simulate(mdl, dt=h, t_end=10.0)
+        res = symgen.simulate(mdl, dt=h, t_end=10.0, preset="paper")
         ref = oracles.double_pendulum_reference(res.t)
         err = np.abs(out(res, ("tip.x", "tip.y")) - ref[:2]).max()
         print(f"  double pendulum FG h = {h:.0e}, 10 s: {res.status} in {res.meta['wall_time']:.2f} s;"

@@ -5,21 +5,24 @@
  *   (defaults: the model's recommended 0.001, 5.0, "symmetric", "auto", 1e-6, 1e-8)
  * DT "auto": every step chosen by the local error estimate within RTOL, ATOL and the stability
  * limit (sg_step_auto; symgen's dt="auto", docs/variable-step.md); one row per accepted step.
- * Without CHART it takes simulate's chart and metric for dt="auto": "symmetric", metric
- * "mass".
+ * Without CHART, DT fixed or auto, it takes simulate's chart and metric: "symmetric", metric
+ * "mass".  With CHART it takes simulate's metric for that chart named alone:
+ * "mass" with end, "mass" with symmetric (symgen.settings.chart_metric).
  * Method "nullspace", Newmark gamma = 0.5, beta = 0.25.
- * CHART: "end" (the paper's method) or "symmetric" (Newmark on the null space of
- * (H(t) + H(t+h))/2: no energy drift at large rotations per step; beyond the paper).
+ * CHART: "symmetric" (Newmark on the null space of (H(t) + H(t+h))/2: no energy drift at
+ * large rotations per step; beyond the paper) or "end" (the paper's method).  The metric of the
+ * Newmark relations' tangent part: "mass" (M-orthogonal, with the reaction correction; beyond the
+ * paper: docs/spatial-accuracy.md) or "euclidean" (the paper's).  The paper's step is CHART end
+ * with metric euclidean (symgen's preset="paper").
  * FACTORIZATION of H in every Newton iteration: "qr" (dense pivoted QR of H^T), "sparse" (a sparse
  * LU of a square block of H: symgen_sparse.c, issue 14) or "auto": what symgen.simulate's "auto"
  * takes for this model, decided when this file was generated: "qr" with CHART end,
  * "qr" with CHART symmetric.  The two agree to round-off (amplified near singular
  * configurations).
- * The Newmark relations' tangent part is taken M-orthogonally (the model's recommended metric
- * "mass", beyond the paper: docs/spatial-accuracy.md).
  * Columns: t, the coordinates, their velocities (one row per step, 17 significant digits).
- * Last line on stderr: the steps done, the chart and factorization taken (with the sparse step's
- * partitions of H, rows and independent coordinates when it ran).
+ * Last line on stderr: the steps done, the chart, metric and factorization
+ * taken (with the sparse step's partitions of H, rows and independent coordinates when it
+ * ran).
  * Exit status: 0 done, 2 usage error (T_END / DT rounds to no step or to more steps than a long
  * counts, too) or no consistent start (or, DT auto, an error control that cannot start), 3 a step
  * failed (the rows so far are printed), 4 the output could not be written (a full disk, a closed
@@ -38,6 +41,10 @@
 /* FACTORIZATION "auto" for each CHART (symgen.settings.compiled_factorization at generation) */
 static const int auto_factorization[2] = {
     [SG_CHART_END] = SG_DENSE_QR, [SG_CHART_SYMMETRIC] = SG_DENSE_QR
+};
+/* the metric when CHART is named (symgen.settings.chart_metric at generation) */
+static const int named_metric[2] = {
+    [SG_CHART_END] = SG_METRIC_MASS, [SG_CHART_SYMMETRIC] = SG_METRIC_MASS
 };
 
 /* What was lost of the output: the errno of the first write to stdout that failed (0: none);
@@ -85,8 +92,8 @@ static int usage(const char *prog, const char *problem, const char *arg)
 {
     say("%s: %s \"%s\"\n", prog, problem, arg);
     say("usage: %s [DT [T_END [CHART [FACTORIZATION [RTOL [ATOL]]]]]] with DT > 0 or auto, "
-        "T_END > 0, CHART end or symmetric, FACTORIZATION auto, qr or sparse, and RTOL, ATOL > 0 "
-        "(with DT auto)\n", prog);
+        "T_END > 0, CHART symmetric or end (without it: symmetric, metric mass), "
+        "FACTORIZATION auto, qr or sparse, and RTOL, ATOL > 0 (with DT auto)\n", prog);
     return 2;
 }
 
@@ -203,10 +210,6 @@ int main(int argc, char **argv)
     sg_control c = sg_control_default();
     autostep = argc > 1 && strcmp(argv[1], "auto") == 0;
     if (argc > 1 && !autostep && !positive(argv[1], &dt)) return usage(argv[0], "bad DT", argv[1]);
-    if (autostep) {                /* DT auto: simulate's chart and metric for dt="auto" */
-        chart = SG_CHART_SYMMETRIC;
-        metric = SG_METRIC_MASS;
-    }
     memcpy(x, slider_crank_3d_x0, sizeof x);     /* the model's start, as simulate's */
     memcpy(xd, slider_crank_3d_xd0, sizeof xd);
 
@@ -215,7 +218,7 @@ int main(int argc, char **argv)
         chart = strcmp(argv[3], "end") == 0 ? SG_CHART_END
               : strcmp(argv[3], "symmetric") == 0 ? SG_CHART_SYMMETRIC : -1;
         if (chart < 0) return usage(argv[0], "bad CHART", argv[3]);
-        metric = SG_METRIC_MASS;  /* a chart named: the model's metric, as simulate's */
+        metric = named_metric[chart];  /* a chart named: simulate's metric with it */
     }
     factorization = auto_factorization[chart];
     if (argc > 4) {
@@ -261,7 +264,9 @@ int main(int argc, char **argv)
     if (autostep) {
         status = run_auto(s, p, t0, t_end, x, xd, xdd, lam, &c, argv[0]);
         if (!out_errno)
-            say(", CHART %s, FACTORIZATION %s\n", chart == SG_CHART_END ? "end" : "symmetric",
+            say(", CHART %s, METRIC %s, FACTORIZATION %s\n",
+                chart == SG_CHART_END ? "end" : "symmetric",
+                metric == SG_METRIC_MASS ? "mass" : "euclidean",
                 factorization == SG_SPARSE ? "sparse" : "qr");
         sg_stepper_free(s);
         return finish(argv[0], status == SG_OK ? 0 : (status < 0 ? 2 : 3));
@@ -294,8 +299,9 @@ int main(int argc, char **argv)
     }
     r = sg_sparse_partition(s, NULL, NULL, &k);   /* r < 0: no sparse factorization ran */
     sg_stats_get(s, &st);
-    say("%s: %ld of %ld steps of h = %.9g, CHART %s, FACTORIZATION %s", argv[0],
+    say("%s: %ld of %ld steps of h = %.9g, CHART %s, METRIC %s, FACTORIZATION %s", argv[0],
         status == SG_OK ? steps : i, steps, dt, chart == SG_CHART_END ? "end" : "symmetric",
+        metric == SG_METRIC_MASS ? "mass" : "euclidean",
         factorization == SG_SPARSE ? "sparse" : "qr");
     if (r >= 0)
         say(" (the sparse step: partitions %ld, rows %d, independent coordinates %d)",

@@ -3,8 +3,9 @@
     symgen show MODEL [--term NAME] [--latex] [--per-body]
     symgen generate MODEL [-o DIR] [--runtime-dir DIR]
     symgen export MODEL --fmi 2|3 [-o MODEL.fmu] [--source-only] [--dt H|auto] [--rtol R]
-                  [--atol A]                     (symgen fmu MODEL ...: export --fmi 2)
-    symgen simulate MODEL [--method M] [--scheme S] [--dt H] [--t-end T] [--param NAME=VALUE]...
+                  [--atol A] [--preset paper]    (symgen fmu MODEL ...: export --fmi 2)
+    symgen simulate MODEL [--method M] [--scheme S] [--dt H] [--t-end T] [--preset paper]
+                          [--chart C] [--metric M] [--param NAME=VALUE]...
                           [--set NAME=VALUE]... [--set-velocity NAME=VALUE]...
                           [--out FILE.npz|FILE.csv] [--plot FILE.png] [--every K] [--quiet]
     symgen plot RESULT [--what VIEW] -o FILE.png
@@ -12,8 +13,9 @@
     symgen plot STUDY/ --what sweep --x KEY --y COLUMN -o FILE.png
     symgen animate RESULT -o motion.gif|.mp4 [--model MODEL] [--fps F] [--speed S] [--every K]
                           [--trace POINT]
-    symgen sweep MODEL --param NAME=START:STOP:COUNT|V1,V2... [--out DIR] [--workers N]
-                       [--scheduler tcp://HOST:8786] [--chart FILE.png --x KEY --y COLUMN]
+    symgen sweep MODEL --param NAME=START:STOP:COUNT|V1,V2... [--preset paper] [--out DIR]
+                       [--workers N] [--scheduler tcp://HOST:8786]
+                       [--chart FILE.png --x KEY --y COLUMN]
     symgen stability MODEL [--scheme S]
     symgen modes MODEL [--param NAME=VALUE]... [--set NAME=VALUE]... [--from RESULT --at T]
                        [--out modes.csv]
@@ -53,7 +55,8 @@ from .terminal import (EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT,  # noqa
                        _check_output_file, _interrupt_exit_code, _need_matplotlib,
                        _load, _newton_options, _one_line, _Progress, _result_path,
                        _sigterm_as_interrupt, _warnings_as_notes, _with_defaults,
-                       add_assembly_options, add_step_options, check_step_options, parse_params,
+                       add_assembly_options, add_chart_options, add_step_options,
+                       check_step_options, parse_params,
                        progress_enabled, report_error)
 
 __all__ = ["main", "UsageError", "parse_params", "summary_lines"]
@@ -148,7 +151,7 @@ def cmd_simulate(args) -> int:
     options = {k: v for k, v in params.items() if k not in numeric}   # went to model()
     settings = SimulationSettings.merged(mdl.settings, method=args.method, scheme=args.scheme,
                                          dt=args.dt, t_end=args.t_end, chart=args.chart,
-                                         metric=args.metric,
+                                         metric=args.metric, preset=args.preset,
                                          stepper=args.stepper, factorization=args.factorization,
                                          rtol=args.rtol, atol=args.atol, h_init=args.h_init,
                                          h_max=args.h_max, **newton)
@@ -316,13 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(classical), newmark or central-difference (unconstrained models); "
                    "default: the model's recommendation")
     s.add_argument("--scheme", metavar="SCHEME", help=SCHEME_HELP)
-    s.add_argument("--chart", choices=("end", "symmetric"), default=None,
-                   help="nullspace only: 'end' (the paper's method, default) or 'symmetric' "
-                   "(Newmark on the null space of (H(t) + H(t+h))/2: no energy drift at large "
-                   "rotations per step; beyond the paper)")
-    s.add_argument("--metric", choices=("euclidean", "mass"), default=None,
-                   help="nullspace only: the Newmark relations' tangent part 'euclidean' (the "
-                   "paper's, default) or 'mass' (M-orthogonal, units-independent; spatial models)")
+    add_chart_options(s)
     add_step_options(s)
     s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
     add_assembly_options(s)

@@ -2,7 +2,7 @@
 FMU, and ``symgen fmu``, its alias for ``export --fmi 2``.
 
     symgen export MODEL --fmi 2|3 [-o MODEL.fmu] [--source-only] [--dt H|auto] [--rtol R]
-                  [--atol A] [--param NAME=VALUE]...
+                  [--atol A] [--chart C] [--metric M] [--preset paper] [--param NAME=VALUE]...
     symgen fmu MODEL [-o MODEL.fmu] [--source-only] [--dt H|auto] ...     (= export --fmi 2)
 
 The FMU is :func:`symgen.fmu.export_fmu`'s (docs/fmu.md).
@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .terminal import EXIT_OK, UsageError, _check_output_file, _load, _with_defaults, parse_params
+from .terminal import (EXIT_OK, UsageError, _check_output_file, _load, _with_defaults,
+                       add_chart_options, parse_params)
 
 __all__ = ["add_parser", "cmd_export"]
 
@@ -43,7 +44,8 @@ def cmd_export(args) -> int:
     if not args.output:
         _check_output_file(out, "the FMU")
     path = export_fmu(mdl, out, fmi_version=args.fmi, dt=dt, rtol=args.rtol, atol=args.atol,
-                      source_only=args.source_only)
+                      source_only=args.source_only, chart=args.chart, metric=args.metric,
+                      preset=args.preset)
     step = "error-controlled steps" if dt == "auto" else "a fixed internal step"
     what = "sources only" if args.source_only else step
     print(f"wrote {path} (FMI {args.fmi}.0 co-simulation, model {mdl.name}, {what})")
@@ -62,6 +64,7 @@ def _arguments(s, model_help: str, param_help: str) -> None:
                    "(default 1e-6)")
     s.add_argument("--atol", type=float, metavar="A", help="with --dt auto: absolute tolerance "
                    "(default 1e-8)")
+    add_chart_options(s)
     s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
     s.set_defaults(func=cmd_export)
 

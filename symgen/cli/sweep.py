@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..settings import METHODS, SimulationSettings
 from .terminal import (EXIT_OK, UsageError, _check_memory, _check_output_dir, _check_output_file,
-                       _dt_value, _need_matplotlib, progress_enabled)
+                       _dt_value, _need_matplotlib, add_chart_options, progress_enabled)
 
 __all__ = ["add_parser", "cmd_sweep"]
 
@@ -71,8 +71,8 @@ def _grid(items) -> dict:
 
 
 def _sweep_options(args, mdl, grid: dict) -> dict:
-    """The simulate options of every run: --method, --scheme, --dt, --t-end (else the model's
-    recommendation) unless the grid has them; the memory of the longest run checked."""
+    """The simulate options of every run: --method, --scheme, --dt, --t-end, --preset (else the
+    model's recommendation) unless the grid has them; the memory of the longest run checked."""
     from ..study import RUN_KEYS
     unknown = [k for k in grid if k not in RUN_KEYS and k not in mdl.param_names]
     if unknown:
@@ -93,7 +93,7 @@ def _sweep_options(args, mdl, grid: dict) -> dict:
         except ValueError as exc:
             raise UsageError(f"--scheme {args.scheme}: {exc}") from None
     options = {}
-    for key in ("method", "scheme", "dt", "t_end"):
+    for key in ("method", "scheme", "dt", "t_end", "preset"):
         given = getattr(args, key)
         if key in grid:
             if given is not None:
@@ -186,12 +186,13 @@ def add_parser(sub, model_help: str, scheme_help: str) -> None:
     s.add_argument("--param", action="append", metavar="NAME=VALUES",
                    help="a grid axis (repeatable): START:STOP:COUNT or V1,V2,…; a model "
                    "parameter or a setting (method, scheme, dt, t_end, tol, max_iter, rank_tol, "
-                   "constraint_tol, factorization, divergence_bound, chart)")
+                   "constraint_tol, factorization, divergence_bound, chart, metric, preset)")
     s.add_argument("--method", choices=METHODS, help="for every run (default: the model's)")
     s.add_argument("--scheme", metavar="SCHEME", help=scheme_help)
     s.add_argument("--dt", type=_dt_value, metavar="H", help="step size [s] of every run, or "
                    "'auto' (error-controlled; sweep --param rtol=… for a tolerance study)")
     s.add_argument("--t-end", type=float, metavar="T", help="end time [s] of every run")
+    add_chart_options(s, chart=False)     # --preset (--chart names the figure here)
     s.add_argument("--every", type=int, default=1, metavar="K",
                    help="record every K-th step of each run (the table's maxima still cover "
                    "every step)")
@@ -206,7 +207,8 @@ def add_parser(sub, model_help: str, scheme_help: str) -> None:
     s.add_argument("--timeout", type=float, metavar="SECONDS", help="give up waiting for the "
                    "Dask runs after SECONDS (the finished runs stay in --out; re-running resumes)")
     s.add_argument("--chart", metavar="FILE.png", help="also plot --y against --x (the "
-                   "figure; the tangent chart of the runs is --param chart=end,symmetric)")
+                   "figure; the runs' tangent chart is --param chart=symmetric,end, default "
+                   "symmetric with metric mass, or --preset paper)")
     s.add_argument("--x", metavar="COLUMN", help="--chart: x axis (default: the first --param)")
     s.add_argument("--y", metavar="COLUMN", help="--chart: column (default: max_abs of the "
                    "first output)")

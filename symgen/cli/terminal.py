@@ -361,6 +361,28 @@ def _dt_value(text: str):
         raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {text!r}") from None
 
 
+def add_chart_options(s, chart: bool = True) -> None:
+    """--chart, --metric (unless ``chart`` is False) and --preset on the parser ``s``: the
+    null-space step, by default the symmetric chart with the mass metric (settings.chart_metric)."""
+    from ..settings import CHARTS, METRICS, PRESETS
+
+    if chart:
+        s.add_argument("--chart", choices=CHARTS, default=None,
+                       help="nullspace only: 'symmetric' (Newmark on the null space of "
+                       "(H(t) + H(t+h))/2: no energy drift at large rotations per step; beyond "
+                       "the paper) or 'end' (the paper's); default: the model's, else symmetric "
+                       "(with --metric mass), or the paper's when only --metric is given")
+        s.add_argument("--metric", choices=METRICS, default=None,
+                       help="nullspace only: the Newmark relations' tangent part 'mass' "
+                       "(M-orthogonal, units-independent, with the reaction correction) or "
+                       "'euclidean' (the paper's); default: the model's, else mass (with the "
+                       "symmetric chart), or the paper's when only --chart is given")
+    s.add_argument("--preset", choices=tuple(PRESETS), default=None,
+                   help="'paper': the paper's step (chart end, metric euclidean) instead of the "
+                   "default symmetric chart with the mass metric; a --chart or --metric given "
+                   "beside it wins")
+
+
 def add_step_options(s) -> None:
     """--dt (a number or 'auto'), --t-end and the variable step's --rtol, --atol, --h-init,
     --h-max on the parser ``s``."""

@@ -159,30 +159,31 @@ _CHART_C = {"end": "SG_CHART_END", "symmetric": "SG_CHART_SYMMETRIC"}
 _METRIC_C = {"euclidean": "SG_METRIC_EUCLIDEAN", "mass": "SG_METRIC_MASS"}
 
 
-def c_settings(model: Model, nnz_H: int) -> dict:
+def c_settings(model: Model, nnz_H: int, **chosen) -> dict:
     """The recommended settings of ``model`` as C literals for main.c and the FMU's
     ``fmu_model.h`` (simulate's defaults; the compiled stepper's methods only, nullspace with its
-    default scheme otherwise).  FACTORIZATION "auto" is, per chart, what simulate's is for this
-    model (``compiled_factorization``; "svd", which the C runtime does not have, becomes QR); H
-    has ``nnz_H`` symbolic non-zeros.  ``auto_chart``/``auto_metric``: the chart and metric under
-    DT auto (simulate's: :data:`~symgen.settings.AUTO_CHART_METRIC` unless the model names one)."""
+    default scheme otherwise).  ``chosen``: chart, metric or preset on top of them (the FMU's
+    export options).  The chart and metric are simulate's, for a fixed step and DT auto alike
+    (:func:`~symgen.settings.chart_metric`: the symmetric chart with the mass metric unless the
+    model or ``chosen`` names them); ``named_metric_<chart>``: the metric when main.c's caller
+    names that CHART.  FACTORIZATION "auto" is, per chart, what simulate's is for this model
+    (``compiled_factorization``; "svd", which the C runtime does not have, becomes QR); H has
+    ``nnz_H`` symbolic non-zeros."""
     from ..settings import SimulationSettings, compiled_factorization
 
     default = SimulationSettings()
     try:
-        st = SimulationSettings.merged(model.settings)
+        base = SimulationSettings.merged(model.settings).given()
     except (TypeError, ValueError):
-        st = default
+        base = {}
+    st = SimulationSettings.merged(base, **chosen)
     method = st.method if st.method in ("nullspace", "index3") else default.method
+    if method != st.method:                 # the chart and metric of the null-space step it takes
+        st = SimulationSettings.merged(base, **chosen, method=method)
     chart = st.chart if method == "nullspace" else "end"
     metric = st.metric if method == "nullspace" else "euclidean"
-    # under DT auto a chart and metric the model does not name are simulate's (AUTO_CHART_METRIC)
-    try:
-        st_auto = SimulationSettings.merged(model.settings, dt="auto")
-    except (TypeError, ValueError):
-        st_auto = SimulationSettings.merged(dt="auto")
-    auto_chart, auto_metric = ((st_auto.chart, st_auto.metric) if method == "nullspace"
-                               else ("end", "euclidean"))
+    named = {c: SimulationSettings.merged(st, chart=c).metric if method == "nullspace"
+             else "euclidean" for c in ("end", "symmetric")}
     sch = st.parsed_scheme()
     if method == "nullspace" and sch.is_hht:
         sch = default.parsed_scheme()
@@ -203,9 +204,10 @@ def c_settings(model: Model, nnz_H: int) -> dict:
         "tol": lit(st.tol), "constraint_tol": lit(st.constraint_tol),
         "max_iter": int(st.max_iter), "rank_tol": lit(st.rank_tol),
         "chart": chart, "chart_code": _CHART_C[chart],
-        "metric": metric, "metric_code": _METRIC_C[metric],
-        "auto_chart": auto_chart, "auto_chart_code": _CHART_C[auto_chart],
-        "auto_metric": auto_metric, "auto_metric_code": _METRIC_C[auto_metric],
+        "metric": metric, "metric_code": _METRIC_C[metric], "preset": st.preset,
+        "named_metric_end": named["end"], "named_metric_symmetric": named["symmetric"],
+        "named_metric_end_code": _METRIC_C[named["end"]],
+        "named_metric_symmetric_code": _METRIC_C[named["symmetric"]],
         "auto_end": auto["end"], "auto_symmetric": auto["symmetric"],
         "auto_end_code": _FACTORIZATION_C[auto["end"]],
         "auto_symmetric_code": _FACTORIZATION_C[auto["symmetric"]],

@@ -49,7 +49,9 @@ class Context:
         return self._kernels[key]
 
     def sim(self, key, method, scheme, dt, t_end, **params):
-        """One run.  A numerical failure is the Result's status; the ValueError or KeyError that
+        """One run of the paper's step (``preset="paper"``: the end chart, the Euclidean metric;
+        symgen's default step is another).  A numerical failure is the Result's status; the
+        ValueError or KeyError that
         simulate raises for a start it cannot make (e.g. an initial state it cannot make
         consistent) is recorded as a failed run (a Result-like stand-in).  Any other exception is
         a bug, not a finding: it propagates, and the experiment is reported as broken."""
@@ -62,7 +64,7 @@ class Context:
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore", RuntimeWarning)
                 res = simulate(k, method=method, scheme=scheme, dt=dt, t_end=t_end,
-                               params=params or None)
+                               params=params or None, preset="paper")
         except (ValueError, KeyError) as exc:   # what simulate documents for a bad start
             res = Failed(f"{type(exc).__name__}: {exc}")
         wall = time.perf_counter() - t0

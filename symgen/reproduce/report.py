@@ -62,7 +62,9 @@ def write_report(report: Report, ctx, errors: dict) -> None:
         f"({other} more: {n_na} not comparable, {other - n_na} not run or broken; not counted: "
         f"{not_counted or 'none'}). "
         "Every value under *ours* was "
-        "computed by this run; *agree?* follows the rule given for each claim below the table.",
+        "computed by this run; *agree?* follows the rule given for each claim below the table. "
+        "The null-space runs take the paper's step (`preset=\"paper\"`: the end chart, the "
+        "Euclidean metric), not symgen's default (the symmetric chart with the mass metric).",
         "",
         "## Claims",
         "",

@@ -167,9 +167,11 @@ enum { SG_DENSE_QR = 0, SG_SPARSE = 1 };
 enum { SG_METRIC_EUCLIDEAN = 0, SG_METRIC_MASS = 1 };
 
 /* The options symgen.SimulationSettings defaults to, for `method`: the trapezoidal rule, tol 1e-10,
- * constraint_tol 1e-8, max_iter 25, rank_tol 1e-10, divergence_bound 1e8, SG_CHART_END,
- * SG_DENSE_QR, SG_METRIC_EUCLIDEAN, no estimate; h = 0: the step has no default
- * (sg_stepper_new refuses it until it is set). */
+ * constraint_tol 1e-8, max_iter 25, rank_tol 1e-10, divergence_bound 1e8, SG_DENSE_QR, no
+ * estimate; h = 0: the step has no default (sg_stepper_new refuses it until it is set).  The
+ * chart and metric are the paper's, SG_CHART_END and SG_METRIC_EUCLIDEAN: symgen.simulate's
+ * default null-space step is SG_CHART_SYMMETRIC with SG_METRIC_MASS (symgen.settings.chart_metric),
+ * which the generated main.c and FMU set themselves. */
 sg_options sg_options_default(int method);
 
 /* A one-line description of a failure kind (SG_FAIL_*); "unknown failure kind" for others. */
