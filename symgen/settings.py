@@ -298,7 +298,7 @@ class SimulationSettings:
                            else self.scheme)
         if corrected_step(self.method, self.chart, self.metric, sch.gamma, 0):
             return sch.corrected()        # the corrected step: A-stable whatever β
-        return sch
+        return sch.corrected(False) if sch.a_stable else sch
 
     def as_dict(self) -> dict:
         return {f: getattr(self, f) for f in self.names()}

@@ -33,15 +33,19 @@ class StepSuggestion(NamedTuple):
 
 
 def suggest_step(model_or_kernels, scheme=None, t: float = 0.0, x=None, xd=None, *,
-                 params: Mapping | None = None, rank_tol: float = SimulationSettings.rank_tol) -> StepSuggestion:
+                 params: Mapping | None = None, rank_tol: float = SimulationSettings.rank_tol,
+                 preset: str | None = None) -> StepSuggestion:
     """ω_max at a state (default: the model's initial state, made consistent) and the largest
-    stable step h_max of ``scheme`` by Eq. 11 (inf for unconditionally stable schemes).
+    stable step h_max of ``scheme`` by Eq. 11 (inf for unconditionally stable schemes, and for
+    the default corrected step, which is A-stable whatever β: docs/fourth-order-step.md;
+    ``preset="paper"``: the paper's step's limit).
 
     Returns a :class:`StepSuggestion` ``(omega_max, h_max)``.
     """
     kernels = as_kernels(model_or_kernels)
     model = getattr(kernels, "model", None)
-    settings = SimulationSettings.merged(getattr(model, "settings", None), scheme=scheme)
+    settings = SimulationSettings.merged(getattr(model, "settings", None), scheme=scheme,
+                                         preset=preset)
     sch = settings.parsed_scheme()
     x = np.array(model.x0 if x is None else x, dtype=float)
     xd = np.array(model.xd0 if xd is None else xd, dtype=float)
@@ -57,7 +61,12 @@ def suggest_step(model_or_kernels, scheme=None, t: float = 0.0, x=None, xd=None,
     return StepSuggestion(w, sch.h_max(w))
 
 
-def stability_words(omega, h_max, gamma, beta) -> str:
+#: the corrected step's limit, in words
+A_STABLE = ("unbounded: the corrected step (symmetric chart, mass metric) is A-stable whatever β; "
+            "the paper's step's limit: --preset paper")
+
+
+def stability_words(omega, h_max, gamma, beta, a_stable: bool = False) -> str:
     """What an infinite or missing h_max means, in words."""
     if h_max is not None and math.isfinite(h_max):
         return ""
@@ -65,15 +74,20 @@ def stability_words(omega, h_max, gamma, beta) -> str:
         return "not estimated (ω_max unknown)"
     if beta >= 0.5 * gamma:
         return "unbounded: β ≥ γ/2, unconditionally stable (Eq. 11)"
+    if a_stable:
+        return A_STABLE
     return NO_BOUND
 
 
-def run_stability_words(omega_max, h_max, gamma: float, beta: float) -> str:
+def run_stability_words(omega_max, h_max, gamma: float, beta: float,
+                        a_stable: bool = False) -> str:
     """What a run's h_max series means when it has no finite value, in words (the summary)."""
     hm = np.asarray(h_max, dtype=float)
     om = np.asarray(omega_max, dtype=float)
     if np.isnan(hm).all():
         return "h_max not estimated"
+    if a_stable:
+        return "h_max unbounded (the corrected step is A-stable)"
     if beta >= 0.5 * gamma:
         return "h_max unbounded (unconditionally stable scheme)"
     if np.all(om[np.isfinite(om)] <= 0) and np.isfinite(om).any():

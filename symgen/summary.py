@@ -211,7 +211,7 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
             gamma = float(meta.get("gamma", sch.get("gamma", math.nan)))
             beta = float(meta.get("beta", sch.get("beta", math.nan)))
             om = np.asarray(getattr(result, "omega_max", np.full(hm.shape, np.nan)), dtype=float)
-            words = run_stability_words(om, hm, gamma, beta)
+            words = run_stability_words(om, hm, gamma, beta, bool(sch.get("a_stable", False)))
             lines.append(f"  stability       {words}; h used {h if h == 'auto' else _fmt(h, ' s')}")
         else:
             t_min = float(stats["t_h_max_min"])

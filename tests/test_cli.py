@@ -75,7 +75,8 @@ def test_simulate_summary_files_and_exit_code(short_run):
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     for key in ("stiff_pendulum: completed", "steps           30", "Newton iters", "max ‖q‖",
-                "max ‖q̇‖", "max ‖q̈‖", "energy balance  max |E − E(0) − W_ext| = ", "drive_torque", "smallest h_max", "h used = 0.1 s",
+                "max ‖q̇‖", "max ‖q̈‖", "energy balance  max |E − E(0) − W_ext| = ", "drive_torque",
+                "h_max unbounded (the corrected step is A-stable); h used 0.1 s",
                 "wall time"):
         assert key in out, (key, out)
     assert len(out.splitlines()) <= 24          # one screen
@@ -229,10 +230,15 @@ def test_generate_runtime_dir_writes_the_runtime_apart(tmp_path, capsys):
 
 
 def test_stability_at_the_initial_state():
-    proc = run("stability", "stiff_pendulum", "--scheme", "fox-goodwin")
+    """The paper's step: Eq. 11's limit for Fox–Goodwin (√12/ω); the default corrected step is
+    A-stable whatever β: no limit."""
+    proc = run("stability", "stiff_pendulum", "--scheme", "fox-goodwin", "--preset", "paper")
     assert proc.returncode == 0, proc.stderr
     assert "3.130495168 rad/s" in proc.stdout
     assert "h ≤ 0.782461 s" in proc.stdout
+    proc = run("stability", "stiff_pendulum", "--scheme", "fox-goodwin")
+    assert proc.returncode == 0, proc.stderr
+    assert "3.130495168 rad/s" in proc.stdout and "A-stable" in proc.stdout
 
 
 def test_stability_other_schemes_and_params(capsys):

@@ -50,8 +50,9 @@ def test_newton_options_reach_the_run(tmp_path, capsys):
     # rescued by sub-steps under error control (within the stability limit) and says so
     p = call(capsys, "simulate", "stiff_pendulum", "--t-end", "1", "--max-iter", "1")
     assert p.returncode == 0 and "10 steps Newton could not close, taken as sub-steps" in p.stdout
-    # past the stability limit (0.78 s) no rescue: the run fails (exit 3)
-    p = call(capsys, "simulate", "stiff_pendulum", "--t-end", "2", "--dt", "1", "--max-iter", "1")
+    # past the paper's step's stability limit (0.78 s) no rescue: the run fails (exit 3)
+    p = call(capsys, "simulate", "stiff_pendulum", "--t-end", "2", "--dt", "1", "--max-iter", "1",
+             "--preset", "paper")
     assert p.returncode == 3 and "after 1 iterations" in p.stdout
 
 

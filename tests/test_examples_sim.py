@@ -28,7 +28,8 @@ def test_andrews_motion_matches_the_test_set_equations():
     mdl = load("andrews_squeezer")
     runs = {}
     for h in (2e-5, 1e-5):
-        res = symgen.simulate(mdl, method="nullspace", scheme="fox-goodwin", dt=h, t_end=0.03)
+        res = symgen.simulate(mdl, method="nullspace", scheme="fox-goodwin", dt=h, t_end=0.03,
+                              preset="paper")     # the paper's step: second order (the ratio)
         assert res.status == "completed", res.reason
         assert res.pos_err.max() < 1e-14 and res.vel_err.max() < 1e-10
         # ‖q̈‖ at round-off of accelerations up to 1.4e4 rad/s² (measured 3.4e-10)
@@ -50,7 +51,7 @@ def test_double_four_bar_B0_matches_the_parallelogram_ode():
     mdl = load("double_four_bar")
     errs = {}
     for h in (2e-3, 1e-3):
-        res = symgen.simulate(mdl, dt=h, t_end=2.0)
+        res = symgen.simulate(mdl, dt=h, t_end=2.0, preset="paper")   # second order (the ratio)
         assert res.status == "completed", res.reason
         B_ref, theta = oracles.four_bar_reference(2, res.t)
         B = outputs(res, ("B0.x", "B0.y", "B0.vx", "B0.vy"))
@@ -91,7 +92,7 @@ def test_double_pendulum_matches_minimal_coordinates_and_dissipates():
     mdl = load("double_pendulum")
     errs = {}
     for h in (2e-3, 1e-3):
-        res = symgen.simulate(mdl, dt=h, t_end=1.0)
+        res = symgen.simulate(mdl, dt=h, t_end=1.0, preset="paper")   # second order (the ratio)
         assert res.status == "completed", res.reason
         ref = oracles.double_pendulum_reference(res.t)
         errs[h] = np.abs(outputs(res, ("tip.x", "tip.y", "tip.vx", "tip.vy")) - ref).max(axis=1)

@@ -355,7 +355,8 @@ def test_a_signal_during_a_run_keeps_the_steps_taken(tmp_path, sig, code):
 
 # -- every K-th step, maxima over all -------------------------------------------------------------
 def test_every_keeps_every_kth_row_and_the_exact_maxima(pend):
-    kw = dict(scheme="fox-goodwin", dt=0.1, t_end=10.05, params={"T0": 9.0})
+    kw = dict(scheme="fox-goodwin", dt=0.1, t_end=10.05, params={"T0": 9.0},
+              preset="paper")          # the paper's step: a finite h_max at every step
     with pytest.warns(RuntimeWarning, match="not an integer"):
         full = symgen.simulate(pend, **kw)                          # 101 steps
     with pytest.warns(RuntimeWarning, match="not an integer"):

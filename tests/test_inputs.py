@@ -255,8 +255,9 @@ def test_c_driver_sets_inputs_between_steps(tmp_path):
     run = subprocess.run([str(tmp_path / "drv")], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0 and run.stderr == "", (run.returncode, run.stderr)
     x_c = np.array([float(v) for v in run.stdout.split()])
-    r = symgen.simulate(_mass_spring(), dt=0.01, t_end=2.0, stepper="compiled",
+    r = symgen.simulate(_mass_spring(), dt=0.01, t_end=2.0, stepper="compiled", preset="paper",
                         inputs={"F": lambda t, x, xd: F0 * math.sin(OMEGA * t)})
+    # (the driver's sg_options_default is the paper's step)
     assert src.name == "forced_msd" and x_c.shape == (200,)
     np.testing.assert_allclose(x_c, r.x[1:, 0], rtol=0, atol=1e-12 * np.abs(r.x).max())
 

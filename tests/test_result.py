@@ -12,7 +12,7 @@ from symgen.result import Result, load_result
 @pytest.fixture(scope="module")
 def results():
     k = symgen.build(sm.stiff_pendulum())
-    ok = symgen.simulate(k, scheme="fox-goodwin", dt=0.1, t_end=3.0)
+    ok = symgen.simulate(k, scheme="fox-goodwin", dt=0.1, t_end=3.0, preset="paper")   # finite h_max
     bad = symgen.simulate(k, method="index3", scheme="fox-goodwin", dt=0.1, t_end=100.0)
     km = symgen.build(sm.minimal_pendulum())
     mini = symgen.simulate(km, method="newmark", dt=0.1, t_end=1.0)

@@ -147,9 +147,11 @@ def test_consistent_state_fails_clearly():
 
 # -- step suggestion ----------------------------------------------------------------------------
 def test_suggest_step(pend, minimal):
-    w, hmax = symgen.suggest_step(pend, "fox-goodwin")
+    """Eq. 11 for the paper's step; the default corrected step is A-stable whatever β."""
+    w, hmax = symgen.suggest_step(pend, "fox-goodwin", preset="paper")
     assert abs(w - math.sqrt(9.8)) < 1e-8 and abs(hmax - 0.782461) < 1e-6
-    s = symgen.suggest_step(pend, "central-difference")
+    assert symgen.suggest_step(pend, "fox-goodwin") == (w, math.inf)
+    s = symgen.suggest_step(pend, "central-difference", preset="paper")
     assert s.h_max == pytest.approx(2 / math.sqrt(9.8))
     assert symgen.suggest_step(pend, "trapezoidal").h_max == math.inf
     # away from rest: ω² = g cos θ / L (plus a small velocity term; zero velocity here)

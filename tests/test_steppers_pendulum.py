@@ -61,10 +61,10 @@ def _error(r, theta, reference):
 
 # -- stability estimate ---------------------------------------------------------------------
 def test_omega_max_at_rest_and_fox_goodwin_limit(pend):
-    w, hmax = symgen.suggest_step(pend, "fox-goodwin")
+    w, hmax = symgen.suggest_step(pend, "fox-goodwin", preset="paper")
     assert abs(w - OMEGA) < 1e-8
     assert abs(hmax - 0.782461) < 1e-6
-    r = _sim(pend, method="nullspace", scheme="fox-goodwin", dt=0.1, t_end=1.0)
+    r = _sim(pend, method="nullspace", scheme="fox-goodwin", dt=0.1, t_end=1.0, preset="paper")
     assert abs(r.omega_max[0] - OMEGA) < 1e-8
     assert abs(r.h_max[0] - 0.782461) < 1e-6
     # recorded every step; near rest it stays at √(g/L) up to the small velocity term
@@ -177,9 +177,9 @@ def test_unstable_growth_is_that_of_minimal_coordinates(pend, minimal):
 
 @pytest.mark.parametrize("h, ok", [(0.6, True), (0.7, False)])
 def test_nullspace_central_differences_limit(pend, h, ok):
-    """β = 0 in α: the limit 2/ω_max = 0.639 s of minimal coordinates."""
+    """β = 0 in α: the limit 2/ω_max = 0.639 s of minimal coordinates (the paper's step)."""
     r = _sim(pend, method="nullspace", scheme="central-difference", dt=h, t_end=60.0,
-             divergence_bound=10.0)
+             divergence_bound=10.0, preset="paper")
     if ok:
         assert r.status == "completed" and np.abs(r.coord("theta")).max() < 0.012
     else:

@@ -41,7 +41,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..settings import FACTORIZATIONS, METHODS, SimulationSettings
+from ..settings import FACTORIZATIONS, METHODS, PRESETS, SimulationSettings
 from .fmu import add_parser as add_fmu_parser
 from .modes import add_parser as add_modes_parser
 from .pictures import add_parser as add_animate_parser
@@ -255,10 +255,12 @@ def cmd_stability(args) -> int:
     _scheme(args.scheme)
     args.tol = args.max_iter = None
     mdl, numeric = _load(args.model, params)
-    settings = SimulationSettings.merged(mdl.settings, scheme=args.scheme, **_newton_options(args))
+    settings = SimulationSettings.merged(mdl.settings, scheme=args.scheme, preset=args.preset,
+                                         **_newton_options(args))
     scheme, sch = settings.scheme, settings.parsed_scheme()
     kernels = _kernels(mdl, args.backend, numeric)
-    omega, h_max = suggest_step(kernels, sch, rank_tol=settings.rank_tol)
+    omega, h_max = suggest_step(kernels, args.scheme, rank_tol=settings.rank_tol,
+                                preset=args.preset)
     omega, h_max = float(omega), float(h_max)
     print(f"{mdl.name}: stability at the initial state (t = 0)")
     print(f"  scheme          {scheme} (γ = {sch.gamma:g}, β = {sch.beta:g})")
@@ -266,7 +268,8 @@ def cmd_stability(args) -> int:
     if math.isfinite(h_max):
         print(f"  safe step       h ≤ {h_max:.6g} s (Eq. 11: h ≤ (1/ω_max)·√(1/(γ/2 − β)))")
     else:
-        print(f"  safe step       {stability_words(omega, h_max, sch.gamma, sch.beta)}")
+        print(f"  safe step       "
+              f"{stability_words(omega, h_max, sch.gamma, sch.beta, sch.a_stable)}")
     h = mdl.settings.get("dt")
     if isinstance(h, (int, float)):
         if math.isnan(h_max):
@@ -376,6 +379,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("stability", help="ω_max and the safe step at the initial state")
     s.add_argument("model", metavar="MODEL", help=model_help)
     s.add_argument("--scheme", metavar="SCHEME", help=SCHEME_HELP)
+    s.add_argument("--preset", choices=tuple(PRESETS), default=None,
+                   help="'paper': the paper's step's Eq. 11 limit (the default corrected step is "
+                   "A-stable: no limit)")
     s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
     s.add_argument("--rank-tol", type=float, metavar="R", help="relative rank tolerance of H, "
                    "0 <= R <= 1e-2 (default: the model's, else 1e-10)")

@@ -129,7 +129,7 @@ def _stability_estimate(ctx: Context, ex: str) -> None:
     c = ctx.claims
     k = ctx.kernels(ex)
     k.set_params(T0=0.1)
-    omega, h_fg = suggest_step(k, "fox-goodwin")
+    omega, h_fg = suggest_step(k, "fox-goodwin", preset="paper")          # the paper's step
     h_cd = parse_scheme("central-difference").h_max(omega)
     c["P1"].set(f"{omega:.10g} rad/s", abs(omega - 3.1304951) < 1e-6)
     c["P2"].set(f"{h_cd:.10g} s", abs(h_cd - 0.6388765) < 1e-6)

@@ -83,13 +83,15 @@ class Scheme:
             return math.inf
         return math.sqrt(1.0 / d) / omega_max                                     # Eq. 11
 
-    def corrected(self) -> "Scheme":
-        """This scheme as the corrected step runs it: without a stability limit (``a_stable``)."""
+    def corrected(self, on: bool = True) -> "Scheme":
+        """This scheme as the corrected step runs it: without a stability limit (``a_stable``);
+        ``on=False``: as the paper's step runs it."""
         from dataclasses import replace
-        return replace(self, a_stable=True)
+        return replace(self, a_stable=on)
 
     def as_dict(self) -> dict:
-        return {"name": self.name, "gamma": self.gamma, "beta": self.beta, "hht_alpha": self.alpha}
+        return {"name": self.name, "gamma": self.gamma, "beta": self.beta, "hht_alpha": self.alpha,
+                "a_stable": self.a_stable}
 
     def __str__(self) -> str:
         return self.name
