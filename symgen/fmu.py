@@ -32,6 +32,7 @@ from .codegen.render import template_environment, c_settings, template_dir
 from .derived import derive, sparsity
 from .jit import RUNTIME_SOURCES, BuildError, check_compiler, compiler_command, runtime_library
 from .model import Model
+from .settings import newton_tol
 
 __all__ = ["export_fmu", "tunable_parameters", "FMU_CFLAGS"]
 
@@ -199,6 +200,8 @@ def _render(model: Model, fmi_version: int, auto: bool, dt: float, rtol: float,
            "ny": len(model.outputs), "nu": len(model.inputs), "auto": int(auto),
            "dt": repr(float(dt) if dt else float(settings["dt"])),  # (auto: the stepper's h)
            "rtol": repr(rtol), "atol": repr(atol),
+           # Newton's tolerance: the model's, else settings.newton_tol's for this step
+           "tol": repr(newton_tol(auto, rtol, settings["tol_named"])),
            "factorization_code": settings[f"auto_{chart}_code"],
            "tunable": [str(int(x)) for x in tunable_parameters(model)] or ["0"],
            "guid": "", "description": model.description or "", "source_files": compiled}

@@ -15,7 +15,8 @@ from typing import Any, Mapping
 __all__ = ["SimulationSettings", "METHODS", "FACTORIZATIONS", "CHARTS", "METRICS", "STEPPERS",
            "SPARSE_FROM_N", "SPARSE_MAX_DENSITY", "resolve_factorization", "compiled_factorization",
            "DEFAULT_CHART_METRIC", "PAPER_CHART_METRIC", "PRESETS", "chart_metric", "RANK_TOL_MAX",
-           "corrected_step"]
+           "corrected_step", "newton_tol", "NEWTON_TOL_FIXED", "NEWTON_TOL_RTOL",
+           "NEWTON_TOL_AUTO_MAX", "NEWTON_TOL_MIN"]
 
 #: The largest rank tolerance (relative: singular values of H at most rank_tol · s_max count as
 #: zero).  Redundant rows of a mechanism sit at round-off (s/s_max ~ 1e-16 … 1e-8); 1e-2 already
@@ -89,6 +90,32 @@ def corrected_step(method: str, chart: str, metric: str, gamma: float, m: int) -
             and float(gamma) == 0.5)
 
 
+#: Newton's tolerance for a fixed step where none is named: below the step's own error.  The
+#: corrected step on the double four-bar over 10 s (B0.x against the exact motion): h = 1e-3 gives
+#: 3.2e-9 at 1e-10 — worse than 1.8e-9 at h = 2e-3 — and 2.9e-10 at 1e-12 or 1e-13, where the
+#: error falls monotonically with h (examples/benchmarks/fourth_order.py --only newton)
+NEWTON_TOL_FIXED = 1e-12
+#: … and under dt="auto": NEWTON_TOL_RTOL · rtol (CVODE ties its corrector's test to the error
+#: weights the same way, its nlscoef), never above NEWTON_TOL_AUTO_MAX (the former fixed value: a
+#: looser Newton would feed its noise into the history estimate's accelerations) nor below
+#: NEWTON_TOL_MIN (round-off: Newton then stops at its floor, steppers/base.py)
+NEWTON_TOL_RTOL = 0.01
+NEWTON_TOL_AUTO_MAX = 1e-10
+NEWTON_TOL_MIN = 1e-14
+
+
+def newton_tol(auto: bool, rtol: float, tol=None) -> float:
+    """Newton's tolerance: ``tol`` where named, else :data:`NEWTON_TOL_FIXED` for a fixed step and
+    :data:`NEWTON_TOL_RTOL` · rtol within [:data:`NEWTON_TOL_MIN`, :data:`NEWTON_TOL_AUTO_MAX`]
+    under dt="auto", so that a tighter rtol is never held back by Newton (docs/variable-step.md,
+    "Newton's tolerance")."""
+    if tol is not None:
+        return tol
+    if not auto:
+        return NEWTON_TOL_FIXED
+    return min(NEWTON_TOL_AUTO_MAX, max(NEWTON_TOL_MIN, NEWTON_TOL_RTOL * rtol))
+
+
 def resolve_factorization(kernels, method: str, factorization: str, chart: str = "end") -> str:
     """What ``factorization`` means for this model, for the Python and the compiled stepper alike
     (``meta["factorization"]`` records it): "auto" is the sparse step for a null-space run with
@@ -125,8 +152,9 @@ class SimulationSettings:
     dt: float | str | None = None
     #: final time [s]; None: must come from the model or the caller
     t_end: float | None = None
-    #: Newton tolerance on the weighted update of (x, h·ẋ, h²·ẍ)
-    tol: float = 1e-10
+    #: Newton tolerance on the weighted update of (x, h·ẋ, h²·ẍ); None: :func:`newton_tol` (below
+    #: the step's own error: 1e-12 for a fixed step, from rtol under dt="auto")
+    tol: float | None = None
     #: Newton iterations per step before the step fails
     max_iter: int = 25
     #: relative rank tolerance of the factorization of H (see docs/method.md), at most
@@ -183,6 +211,9 @@ class SimulationSettings:
         self.atol_vector(1)                                      # ValueError on a bad atol
         if self.t_end is not None and not math.isfinite(_number(self.t_end, "t_end")):
             raise ValueError(f"t_end must be finite, got {self.t_end}")
+        # Newton's tolerance as named (None: not named), then resolved by newton_tol
+        object.__setattr__(self, "_named_tol", self.tol)
+        object.__setattr__(self, "tol", newton_tol(self.auto, float(self.rtol), self.tol))
         for name in ("tol", "constraint_tol", "divergence_bound"):
             if not (_number(getattr(self, name), name) > 0):
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
@@ -284,7 +315,7 @@ class SimulationSettings:
     def given(self) -> dict:
         """The fields as they were given: chart and metric None where :func:`chart_metric` chose
         them (what :meth:`merged` and :meth:`replace` pass on)."""
-        return {**self.as_dict(), **self._named}
+        return {**self.as_dict(), **self._named, "tol": self._named_tol}
 
     def replace(self, **changes) -> "SimulationSettings":
         """A copy with ``changes``; a chart and metric the rule chose are chosen again."""

@@ -7,9 +7,11 @@ floor a Newton tolerance leaves on the double four-bar.
 - stability: the stiff pendulum (Sec. 3), Fox–Goodwin and trapezoidal, h around the paper's
   limit 0.78–0.79 s, max |θ| over 200 s, the paper's step and the corrected one;
 - Newton: the double four-bar over 10 s, error of B0.x against the exact one-dof motion, fixed h
-  from 5e-3 to 5e-4 at Newton tolerances 1e-10, 1e-12, 1e-13.
+  from 5e-3 to 5e-4 at Newton tolerances 1e-10, 1e-12, 1e-13;
+- newton-auto: Andrews' squeezer under dt="auto" over an rtol sweep, Newton at the former 1e-10
+  and at settings.newton_tol's value.
 
-Run:  python examples/benchmarks/fourth_order.py [--only order|stability|newton]
+Run:  python examples/benchmarks/fourth_order.py [--only order|stability|newton|newton-auto]
 """
 from __future__ import annotations
 
@@ -71,11 +73,28 @@ def newton() -> None:
         print(f"  tol {tol:.0e}: " + "; ".join(row))
 
 
+def newton_auto() -> None:
+    from symgen.reproduce import ANDREWS_REF, ANDREWS_REF_T
+
+    angles = ("beta", "Theta", "gamma", "Phi", "delta", "Omega", "epsilon")
+    k = symgen.build(symgen.load_model("andrews_squeezer"))
+    print("newton-auto: Andrews under dt='auto' (Fox–Goodwin), max angle error at 0.03 s")
+    for rtol in (1e-6, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12):
+        row = []
+        for tol in (1e-10, None):              # the former fixed value, settings.newton_tol
+            r = symgen.simulate(k, dt="auto", t_end=ANDREWS_REF_T, rtol=rtol, atol=rtol, tol=tol,
+                                scheme="fox-goodwin")
+            e = max(abs(r.output(a)[-1] - ref) for a, ref in zip(angles, ANDREWS_REF))
+            row.append(f"tol {r.meta['tol']:.0e}: {e:.2e}, {len(r.t) - 1} steps")
+        print(f"  rtol {rtol:.0e}: " + "; ".join(row))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", choices=("order", "stability", "newton"))
+    ap.add_argument("--only", choices=("order", "stability", "newton", "newton-auto"))
     args = ap.parse_args(argv)
-    for name, fn in (("order", order), ("stability", stability), ("newton", newton)):
+    for name, fn in (("order", order), ("stability", stability), ("newton", newton),
+                     ("newton-auto", newton_auto)):
         if args.only in (None, name):
             fn()
     return 0

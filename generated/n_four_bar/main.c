@@ -123,6 +123,15 @@ static int positive(const char *text, double *value)
     return end != text && *end == '\0' && *value > 0.0 && *value - *value == 0.0;
 }
 
+/* settings.newton_tol under DT auto: Newton's tolerance 0.01 RTOL, within
+ * [1e-14, 1e-10] (a fixed DT: 1e-12). */
+static double newton_tol_auto(double rtol)
+{
+    double tol = 0.01 * rtol;
+    if (tol > 1e-10) tol = 1e-10;
+    return tol < 1e-14 ? 1e-14 : tol;
+}
+
 /* One CSV row: t, the coordinates, their velocities; 0, or -1 when stdout did not take it. */
 static int print_row(double t, const double *x, const double *xd)
 {
@@ -236,7 +245,7 @@ int main(int argc, char **argv)
     o.beta = 0.08333333333333333;
     o.alpha = 0.0;
     o.h = dt;
-    o.tol = 1e-10;
+    o.tol = autostep ? newton_tol_auto(c.rtol) : 1e-12;
     o.constraint_tol = 1e-08;
     o.max_iter = 25;
     o.rank_tol = 1e-10;

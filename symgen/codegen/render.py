@@ -169,7 +169,8 @@ def c_settings(model: Model, nnz_H: int, **chosen) -> dict:
     names that CHART.  FACTORIZATION "auto" is, per chart, what simulate's is for this model
     (``compiled_factorization``; "svd", which the C runtime does not have, becomes QR); H has
     ``nnz_H`` symbolic non-zeros."""
-    from ..settings import SimulationSettings, compiled_factorization
+    from ..settings import (NEWTON_TOL_AUTO_MAX, NEWTON_TOL_MIN, NEWTON_TOL_RTOL,
+                            SimulationSettings, compiled_factorization, newton_tol)
 
     default = SimulationSettings()
     try:
@@ -201,7 +202,12 @@ def c_settings(model: Model, nnz_H: int, **chosen) -> dict:
         "gamma": lit(sch.gamma), "beta": lit(sch.beta), "hht_alpha": lit(sch.alpha),
         "dt": lit(st.dt if st.dt is not None else 1e-3),
         "t_end": lit(st.t_end if st.t_end is not None else 1.0),
-        "tol": lit(st.tol), "constraint_tol": lit(st.constraint_tol),
+        # Newton's tolerance (settings.newton_tol): the model's if it names one, else a fixed
+        # step's; under DT auto main.c takes newton_tol_rtol · RTOL within [min, auto_max]
+        "tol": lit(newton_tol(False, 0.0, st.given()["tol"])), "tol_named": st.given()["tol"],
+        "newton_tol_rtol": lit(NEWTON_TOL_RTOL), "newton_tol_min": lit(NEWTON_TOL_MIN),
+        "newton_tol_auto_max": lit(NEWTON_TOL_AUTO_MAX),
+        "constraint_tol": lit(st.constraint_tol),
         "max_iter": int(st.max_iter), "rank_tol": lit(st.rank_tol),
         "chart": chart, "chart_code": _CHART_C[chart],
         "metric": metric, "metric_code": _METRIC_C[metric], "preset": st.preset,

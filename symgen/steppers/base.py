@@ -42,14 +42,14 @@ import math
 
 import numpy as np
 
-from ..settings import SimulationSettings
+from ..settings import NEWTON_TOL_FIXED, SimulationSettings
 from .schemes import Scheme
 
 __all__ = ["norm2", "StepFailure", "Stepper", "DEFAULT_TOL", "DEFAULT_CONSTRAINT_TOL", "DEFAULT_MAX_ITER",
            "EPS", "FLOOR_TIMES_KEPT"]
 
 # the defaults are SimulationSettings' (symgen/settings.py), named here for the steppers' signatures
-DEFAULT_TOL = SimulationSettings.tol
+DEFAULT_TOL = NEWTON_TOL_FIXED          # a fixed step's (settings.newton_tol)
 DEFAULT_CONSTRAINT_TOL = SimulationSettings.constraint_tol
 DEFAULT_MAX_ITER = SimulationSettings.max_iter
 #: Machine epsilon of the float64 arithmetic the steppers run in.
