@@ -549,14 +549,14 @@ def test_build_failure_message_without_error_lines(monkeypatch, tmp_path):
 # -- stability wording ----------------------------------------------------------------------------------
 def test_zero_omega_is_not_called_unconditionally_stable(tmp_path):
     (tmp_path / "pinned.py").write_text(FIXED_POINT_MODEL)
-    proc = run("stability", tmp_path / "pinned.py", "--backend", "lambdify")
+    proc = run("stability", tmp_path / "pinned.py", "--backend", "lambdify", "--preset", "paper")
     assert proc.returncode == 0, proc.stderr
     assert "ω_max = 0 here" in proc.stdout and "Eq. 11 gives no bound" in proc.stdout
     assert "unconditionally" not in proc.stdout             # Fox–Goodwin: β = 1/12 < γ/2
     proc = run("stability", tmp_path / "pinned.py", "--backend", "lambdify", "--scheme",
                "trapezoidal")
     assert "unconditionally stable" in proc.stdout
-    proc = run("simulate", tmp_path / "pinned.py", "--backend", "lambdify")
+    proc = run("simulate", tmp_path / "pinned.py", "--backend", "lambdify", "--preset", "paper")
     assert proc.returncode == 0, proc.stderr
     line = next(ln for ln in proc.stdout.splitlines() if ln.strip().startswith("stability"))
     assert "ω_max = 0 here" in line and "unconditionally" not in line

@@ -28,7 +28,8 @@ def test_model_is_built_and_settings_are_defaults():
     r = symgen.simulate(mdl)
     assert r.status == "completed"
     assert r.meta["method"] == "nullspace"
-    assert r.meta["scheme"] == {"name": "fox-goodwin", "gamma": 0.5, "beta": 1 / 12, "hht_alpha": 0.0}
+    assert r.meta["scheme"] == {"name": "fox-goodwin", "gamma": 0.5, "beta": 1 / 12, "hht_alpha": 0.0,
+                                "a_stable": True}          # the default, corrected step
     assert (r.meta["gamma"], r.meta["beta"]) == (0.5, 1 / 12)
     assert r.meta["h"] == 0.2 and r.meta["t_end"] == 2.0 and len(r.t) == 11
     assert r.meta["kernels"] == "Kernels"                  # compiled through symgen.build
@@ -172,7 +173,7 @@ def test_newton_failure_keeps_partial_result(pend):
     # (within the stability limit, 0.78 s, a step that max_iter = 4 fails is taken as sub-steps;
     # at dt = 3 it is not: the user's instability experiment, on the paper's step, Sec. 3)
     r = symgen.simulate(pend, method="nullspace", scheme="fox-goodwin", dt=3.0, t_end=3.0 * 100,
-                        max_iter=4, preset="paper")
+                        max_iter=4, preset="paper", tol=1e-10)
     assert r.status == "failed"
     # one short line (issue 21 §4): the step, what failed, what to try; the whole chain of
     # attempts in meta["failure_detail"]
@@ -192,7 +193,7 @@ def test_newton_failure_keeps_partial_result(pend):
     assert np.isfinite(r.x).all() and r.pos_err.max() < 1e-12
     # the steps kept are exactly those of an unlimited run
     full = symgen.simulate(pend, method="nullspace", scheme="fox-goodwin", dt=3.0, t_end=3.0 * k,
-                           preset="paper")
+                           preset="paper", tol=1e-10)
     assert np.array_equal(full.x, r.x)
 
 

@@ -135,8 +135,9 @@ RANK_DROP = dict(t_end=1.5, rank_tol=1e-2, constraint_tol=1e-4)
     {"preset": "paper"},
     pytest.param({}, marks=pytest.mark.xfail(strict=True, reason=(
         "the default step (symmetric chart, mass metric) under the forced rank drop: the sparse "
-        "and the QR factorization's runs are 1.1e-6 apart, the same ranks; cause not "
-        "investigated; reported, bound kept; --runxfail shows it")))],
+        "and the QR factorization's runs are 4e-8 apart, the same ranks: the dropped rows' λ is "
+        "not unique (the sparse H⁺ is not the minimum-norm one) and the corrected step's jerk "
+        "(K_L ẋ, Ḣᵀλ) takes λ row by row; reported, bound kept; --runxfail shows it")))],
     ids=["paper", "default"])
 def test_forced_rank_drop_repartitions_and_matches_pivoted_qr(step):
     k = _kernels("double_four_bar")

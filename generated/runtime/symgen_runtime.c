@@ -64,7 +64,7 @@ sg_options sg_options_default(int method)
     o.beta = 0.25;
     o.alpha = 0.0;
     o.h = 0.0;                       /* no default: the caller sets the step */
-    o.tol = 1e-10;
+    o.tol = 1e-12;                   /* settings.NEWTON_TOL_FIXED: a fixed step's */
     o.constraint_tol = 1e-8;
     o.max_iter = 25;
     o.rank_tol = 1e-10;

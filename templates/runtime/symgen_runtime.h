@@ -166,7 +166,7 @@ enum { SG_DENSE_QR = 0, SG_SPARSE = 1 };
  * (symgen/steppers/nullspace.py; SG_METRIC_MASS beyond the paper, docs/spatial-accuracy.md). */
 enum { SG_METRIC_EUCLIDEAN = 0, SG_METRIC_MASS = 1 };
 
-/* The options symgen.SimulationSettings defaults to, for `method`: the trapezoidal rule, tol 1e-10,
+/* The options symgen.SimulationSettings defaults to, for `method`: the trapezoidal rule, tol 1e-12,
  * constraint_tol 1e-8, max_iter 25, rank_tol 1e-10, divergence_bound 1e8, SG_DENSE_QR, no
  * estimate; h = 0: the step has no default (sg_stepper_new refuses it until it is set).  The
  * chart and metric are the paper's, SG_CHART_END and SG_METRIC_EUCLIDEAN: symgen.simulate's
