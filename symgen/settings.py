@@ -152,8 +152,8 @@ class SimulationSettings:
     dt: float | str | None = None
     #: final time [s]; None: must come from the model or the caller
     t_end: float | None = None
-    #: Newton tolerance on the weighted update of (x, h·ẋ, h²·ẍ); None: :func:`newton_tol` (below
-    #: the step's own error: 1e-12 for a fixed step, from rtol under dt="auto")
+    #: Newton tolerance on the weighted update of (x, h·ẋ, h²·ẍ); if not given, that of
+    #: :func:`newton_tol`, below the step's own error (1e-12 for a fixed step, from rtol under auto)
     tol: float | None = None
     #: Newton iterations per step before the step fails
     max_iter: int = 25

@@ -180,7 +180,9 @@ def test_sparse_symmetric_chart_without_constraints_is_newmark():
 @pytest.mark.parametrize("name, opts, sim", STEP_CASES[:4], ids=[c[0] for c in STEP_CASES[:4]])
 def test_compiled_sparse_step_gives_the_python_sparse_trajectory(name, opts, sim, chart):
     k = _kernels(name, opts.get("N"))
-    sim = dict(sim, chart=chart)
+    # Newton to 1e-10: at the fixed step's default 1e-12 some steps end at the round-off floor,
+    # where which test accepts them is a knife edge between the steppers' round-off
+    sim = dict(sim, chart=chart, tol=1e-10)
     py = _python_sparse(name, opts.get("N"), **sim)
     c = symgen.simulate(k, stepper="compiled", factorization="sparse", **sim)
     assert c.meta["stepper"] == "compiled" and c.meta["factorization"] == "sparse"
