@@ -46,6 +46,16 @@ def _runs(k, **kw) -> dict:
                                   ("-", "python", -1), ("compiled", "compiled", 0))}
 
 
+def _same_iterations(runs) -> None:
+    """Newton's iteration counts of the compiled run equal the Python run's on ≥ 99 % of the
+    steps, or differ on at most 3× the share on which the Python runs from the ±1e-15 nudged
+    starts differ from it (Newton's tolerance near its round-off floor, 1e-12 for a fixed step,
+    puts more steps on that knife edge: which iteration first meets it)."""
+    py, c = runs["python"], runs["compiled"]
+    knife = max(np.mean(runs[s].newton_iters != py.newton_iters) for s in "+-")
+    assert np.mean(c.newton_iters != py.newton_iters) <= max(0.01, 3 * knife), knife
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name, opts, t_end", CASES, ids=[c[0] for c in CASES])
 def test_compiled_and_python_agree_within_the_round_off_spread(name, opts, t_end):
@@ -61,8 +71,8 @@ def test_compiled_and_python_agree_within_the_round_off_spread(name, opts, t_end
         assert spread > 0.0                                          # the nudge was not lost
         assert _gap(c, py, field) <= SPREADS * spread, (field, _gap(c, py, field), spread)
     # the same decisions wherever they are not on a knife edge: Newton's iterations on ≥ 99 % of
-    # the steps
-    assert np.mean(c.newton_iters == py.newton_iters) >= 0.99
+    # the steps, or as many as the nudged Python runs keep
+    _same_iterations(runs)
 
 
 #: (example, step, steps, options): each example at three step sizes; both charts, both metrics,
@@ -111,4 +121,4 @@ def test_compiled_and_python_agree_on_every_example(name, h, steps, opts):
         floor = EPS * float(np.max(np.abs(getattr(py, field)))) * np.sqrt(steps)
         assert _gap(c, py, field) <= SPREADS * max(spread, floor), (field, _gap(c, py, field),
                                                                     spread, floor)
-    assert np.mean(c.newton_iters == py.newton_iters) >= 0.99
+    _same_iterations(runs)
