@@ -86,10 +86,10 @@ def solve_chart_step(Ns, lin, x_p, r, x, xd, xdd, h, gamma, beta, alpha, alpha_d
     :class:`StepFailure` naming t + h and the iteration.  With ``M`` (the mass matrix, dense or
     CSR) rows 2–3 are N_sᵀM R_x = N_sᵀM R_v = 0 instead: the Newmark residuals' tangent part is
     taken M-orthogonally (``metric="mass"``, docs/spatial-accuracy.md).
-    With ``M`` and ``jerk = (D, K, C_e)`` (:meth:`SymmetricChart.jerk`; γ = ½; the corrected step
-    for every force, docs/fourth-order-step.md) they are the two-point Hermite (Obreschkoff)
-    relations N_sᵀ(M R_x(β = 1/6) + h³/24 D) = N_sᵀ(M R_v + h²/12 D) = 0, D ≈ M(x⃛₁ − x⃛₀), with
-    D linearized about the iterate as D − K Δẋ − C_e Δẍ.
+    With ``M`` and ``jerk = (D, K, C_e, ẍ_it)`` (:meth:`SymmetricChart.jerk`; γ = ½; the
+    corrected step for every force, docs/fourth-order-step.md) they are the two-point Hermite
+    (Obreschkoff) relations N_sᵀ(M R_x(β = 1/6) + h³/24 D) = N_sᵀ(M R_v + h²/12 D) = 0,
+    D ≈ M(x⃛₁ − x⃛₀), with D linearized about the iterate ẍ_it as D − K Δẋ − C_e Δẍ.
     """
     N = lin.N
     k = N.shape[1]

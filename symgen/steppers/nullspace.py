@@ -98,7 +98,7 @@ class NullspaceStepper(Stepper):
         self._chart = (SymmetricChart(kernels, self.lin.factorization, self.lin)
                        if chart == "symmetric" or self._chart_end else None)
         # the corrected step (docs/fourth-order-step.md; the error control's estimate for it)
-        self._reaction = corrected_step("nullspace", chart, metric, scheme.gamma, kernels.m)
+        self._corrected = corrected_step("nullspace", chart, metric, scheme.gamma, kernels.m)
         n = self.n
         self._x_p = np.zeros(n)         # n-sized work buffers of the iteration
         self._rhs = np.zeros(n)
@@ -235,7 +235,7 @@ class NullspaceStepper(Stepper):
         x1, xd1, xdd1, lam1 = self.x, self.xd, self.xdd, self.lam
         self._predict(x, xd, xdd, lam)
         H_n = self._chart.H_at(t, x, xd, xdd) if self._chart else None    # symmetric chart
-        if self._reaction:
+        if self._corrected:
             self._chart.start_dynamics(self._dynamics, t, x, xd, xdd, lam)   # M₀, a₀ of the jerk
         upd = math.inf
         for it in range(self.max_iter + 1):
@@ -326,8 +326,8 @@ class NullspaceStepper(Stepper):
                 mass = self.metric == "mass"
                 # the corrected step: the jerk difference D at this iterate (λ terms lagged)
                 jerk = (self._chart.jerk(t1, h, M, K, C, x1, xd1, xdd1, xdd, H_dot, lam, lam1)
-                        if self._reaction else None)
-                W = self._chart.metric(M) if self._reaction else M
+                        if self._corrected else None)
+                W = self._chart.metric(M) if self._corrected else M
                 solve_chart_step(N_s, lin, x_p, r_R, x, xd, xdd, h, gam, bet, alpha, alpha_dot,
                                  alpha_ddot, t1=t1, iteration=it, M=W if mass else None,
                                  jerk=jerk)
