@@ -56,7 +56,7 @@ class _Control:
         self.estimate = ErrorEstimate(sch, n, cfg.rtol, cfg.atol_vector(n),
                                       index3=cfg.method == "index3",
                                       history=corrected_step(cfg.method, cfg.chart,
-                                                             cfg.metric, sch.gamma, m))
+                                                             cfg.metric, sch.gamma))
         self.controller = StepController()
         self.stable_always = sch.h_max(1.0) == math.inf
         self.rejected_error = self.rejected_newton = 0

@@ -82,10 +82,10 @@ def chart_metric(method: str, chart: str | None = None, metric: str | None = Non
             base["metric"] if metric is None else metric)
 
 
-def corrected_step(method: str, chart: str, metric: str, gamma: float, m: int) -> bool:
+def corrected_step(method: str, chart: str, metric: str, gamma: float) -> bool:
     """Whether the step is the corrected one (the null-space method, symmetric chart, mass metric,
     γ = ½; with or without constraints: docs/fourth-order-step.md), whose estimate is the
-    ``history`` one.  ``m`` is kept for the callers' signature; it no longer decides."""
+    ``history`` one."""
     return (method == "nullspace" and chart == "symmetric" and metric == "mass"
             and float(gamma) == 0.5)
 
@@ -327,7 +327,7 @@ class SimulationSettings:
 
         sch = parse_scheme("central-difference" if self.method == "central-difference"
                            else self.scheme)
-        if corrected_step(self.method, self.chart, self.metric, sch.gamma, 0):
+        if corrected_step(self.method, self.chart, self.metric, sch.gamma):
             return sch.corrected()        # the corrected step: A-stable whatever β
         return sch.corrected(False) if sch.a_stable else sch
 

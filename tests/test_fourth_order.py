@@ -132,3 +132,18 @@ def test_the_corrected_step_is_fourth_order(built, case, stepper):
     p1, p2 = _errors(kernels, ref, cols, h, stepper, PAPER)
     assert math.log2(p1 / p2) < 2.3, (case, stepper, p1, p2)
     assert e1 < p1 / 10
+
+
+def test_the_result_says_which_order_its_step_has(built):
+    """meta["step_order"]: 4 for the corrected step, 2 for the paper's; with an input (whose rate
+    the step does not know) the corrected step is second order in the part it drives: 2, said."""
+    kernels = built("oscillator")[0]
+    run = dict(t_end=0.1, dt=0.05)
+    assert symgen.simulate(kernels, **run).meta["step_order"] == 4
+    assert symgen.simulate(kernels, preset="paper", **run).meta["step_order"] == 2
+    (x,), _ = coordinates("x")
+    F = symgen.inputs("F")
+    forced = Model("forced_oscillator", [x], sp.Matrix([[1]]), [F - K_OSC * x], x0=[1.0])
+    r = symgen.simulate(forced, inputs={"F": lambda t, x, xd: math.sin(t)}, stepper="python",
+                        **run)
+    assert r.meta["step_order"] == 2 and "inputs" in r.meta["step_order_why"]

@@ -9,9 +9,11 @@ floor a Newton tolerance leaves on the double four-bar.
 - Newton: the double four-bar over 10 s, error of B0.x against the exact one-dof motion, fixed h
   from 5e-3 to 5e-4 at Newton tolerances 1e-10, 1e-12, 1e-13;
 - newton-auto: Andrews' squeezer under dt="auto" over an rtol sweep, Newton at the former 1e-10
-  and at settings.newton_tol's value.
+  and at settings.newton_tol's value;
+- step-cost: CPU per fixed step on bench_pydy.py's open chains (N = 5, 20; from_sympy and the
+  planar builder), with and without the ω_max estimate, against the paper's step.
 
-Run:  python examples/benchmarks/fourth_order.py [--only order|stability|newton|newton-auto]
+Run:  python examples/benchmarks/fourth_order.py [--only order|stability|newton|newton-auto|step-cost]
 """
 from __future__ import annotations
 
@@ -89,12 +91,37 @@ def newton_auto() -> None:
         print(f"  rtol {rtol:.0e}: " + "; ".join(row))
 
 
+def step_cost() -> None:
+    """CPU µs a fixed step of 1e-3 costs on the open chains of bench_pydy.py (the whole simulate,
+    compiled, warmed up), the corrected step with and without the per-step ω_max estimate, and
+    the paper's step."""
+    import time
+
+    sys.path.insert(0, str(HERE))
+    from bench_pydy import chain_from_sympy, chain_planar
+
+    print("step-cost: open chains, fixed h = 1e-3 over 0.5 s, CPU µs per step")
+    for N in (5, 20):
+        for label, make in (("from_sympy", chain_from_sympy), ("builder", chain_planar)):
+            k = symgen.build(make(N))
+            row = []
+            for name, opts in (("corrected", dict(PRESETS["corrected"])),
+                               ("corrected, no ω_max", dict(PRESETS["corrected"], estimate=False)),
+                               ("paper", dict(PRESETS["paper"]))):
+                symgen.simulate(k, dt=1e-3, t_end=0.05, **opts)          # warm-up
+                t0 = time.process_time()
+                symgen.simulate(k, dt=1e-3, t_end=0.5, **opts)
+                row.append(f"{name} {(time.process_time() - t0) / 500 * 1e6:.0f}")
+            print(f"  N = {N:2d} {label:10s}: " + "; ".join(row))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", choices=("order", "stability", "newton", "newton-auto"))
+    ap.add_argument("--only", choices=("order", "stability", "newton", "newton-auto",
+                                       "step-cost"))
     args = ap.parse_args(argv)
     for name, fn in (("order", order), ("stability", stability), ("newton", newton),
-                     ("newton-auto", newton_auto)):
+                     ("newton-auto", newton_auto), ("step-cost", step_cost)):
         if args.only in (None, name):
             fn()
     return 0

@@ -192,6 +192,7 @@ def c_settings(model: Model, nnz_H: int, **chosen) -> dict:
     def lit(v) -> str:
         return repr(float(v))
 
+    named_tol = st.given()["tol"]             # Newton's tolerance if the model names one
     shape = SimpleNamespace(n=model.n, m=model.m, nnz_H=nnz_H)
     auto = {}
     for c in ("end", "symmetric"):
@@ -204,7 +205,7 @@ def c_settings(model: Model, nnz_H: int, **chosen) -> dict:
         "t_end": lit(st.t_end if st.t_end is not None else 1.0),
         # Newton's tolerance (settings.newton_tol): the model's if it names one, else a fixed
         # step's; under DT auto main.c takes newton_tol_rtol · RTOL within [min, auto_max]
-        "tol": lit(newton_tol(False, 0.0, st.given()["tol"])), "tol_named": st.given()["tol"],
+        "tol": lit(newton_tol(False, 0.0, named_tol)), "tol_named": named_tol,
         "newton_tol_rtol": lit(NEWTON_TOL_RTOL), "newton_tol_min": lit(NEWTON_TOL_MIN),
         "newton_tol_auto_max": lit(NEWTON_TOL_AUTO_MAX),
         "constraint_tol": lit(st.constraint_tol),

@@ -98,7 +98,7 @@ class NullspaceStepper(Stepper):
         self._chart = (SymmetricChart(kernels, self.lin.factorization, self.lin)
                        if chart == "symmetric" or self._chart_end else None)
         # the corrected step (docs/fourth-order-step.md; the error control's estimate for it)
-        self._corrected = corrected_step("nullspace", chart, metric, scheme.gamma, kernels.m)
+        self._corrected = corrected_step("nullspace", chart, metric, scheme.gamma)
         n = self.n
         self._x_p = np.zeros(n)         # n-sized work buffers of the iteration
         self._rhs = np.zeros(n)
