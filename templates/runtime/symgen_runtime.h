@@ -302,6 +302,12 @@ double sg_initial_step(double gamma, double beta, double omega_max, double span,
  * method or t_end <= t0; 2 out of memory. */
 int sg_control_start(sg_stepper *s, const sg_control *c, double t0, double t_end, double omega0);
 
+/* The running error control goes on past its end: to t_end (> t, the time it reached), its
+ * history, last error and bounds kept, its next try h_next when > 0 (else its own).  For a caller
+ * that stops at points of its own while nothing jumps there (an FMU's communication points).
+ * Returns 0; 1 when no control runs or t_end is not after t. */
+int sg_control_extend(sg_stepper *s, double t, double t_end, double h_next);
+
 /* One accepted step from (x, xd, xdd, lam) at *t (to *t + info->h, within t_end; *t advanced,
  * the new state in sg_state).  Returns SG_OK, or SG_FAILED with fail->kind SG_FAIL_NO_STEP (or
  * SG_FAIL_NO_MEMORY). */
