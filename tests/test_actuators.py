@@ -1,0 +1,191 @@
+"""Joint coordinates as outputs and joint actuators of the planar builder (issue 35).
+
+Oracles: closed forms (a block sliding down a frictionless incline, two free blocks pushed apart
+by a motor on the prismatic joint between them, a rotor PD-driven toward a moving angle), a
+minimal-coordinate ``solve_ivp`` solution of a pendulum under a clipped PD servo, the coordinates'
+own differences, and the energy balance E − E(0) − W_ext.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+from scipy.integrate import solve_ivp
+
+import symgen
+from symgen.kernels import LambdifyKernels
+from symgen.mechanics import DuplicateNameError, PlanarSystem, UnknownElementError
+from symgen.summary import energy_balance
+
+G = 9.81
+
+
+def _incline(alpha=0.4, s0=0.2):
+    """A block on a frictionless incline of angle α through the origin (axis (cos α, −sin α))."""
+    s = PlanarSystem("incline")
+    e = (math.cos(alpha), -math.sin(alpha))
+    block = s.body("block", mass=2.0, inertia=0.1, x0=(s0 * e[0], s0 * e[1], 0))
+    s.prismatic("ground", (0, 0), block, (0, 0), axis=e, name="guide")
+    s.gravity(G)
+    return s
+
+
+def test_prismatic_displacement_and_rate_are_those_of_a_block_on_an_incline():
+    """s(t) = s0 + ½ g sin α t², ṡ = g sin α t."""
+    alpha, s0 = 0.4, 0.2
+    res = symgen.simulate(_incline(alpha, s0).model(), dt=1e-3, t_end=1.0)
+    assert res.ok
+    acc = G * math.sin(alpha)
+    np.testing.assert_allclose(res.output("guide.displacement"), s0 + 0.5 * acc * res.t ** 2,
+                               atol=1e-9)
+    np.testing.assert_allclose(res.output("guide.displacement_dot"), acc * res.t, atol=1e-9)
+    assert res.meta["units"]["outputs"]["guide.displacement"] == "m"
+
+
+def _double_pendulum(**model_kw):
+    s = PlanarSystem("dp")
+    a = s.body("a", mass=1.0, inertia=0.05, points={"O": (0, 0.5), "A": (0, -0.5)},
+               x0=(0.5 * math.sin(0.7), -0.5 * math.cos(0.7), 0.7))
+    b = s.body("b", mass=1.0, inertia=0.05, points={"O": (0, 0.5)},
+               x0=(math.sin(0.7) + 0.5 * math.sin(-0.4), -math.cos(0.7) - 0.5 * math.cos(-0.4),
+                   -0.4))
+    s.revolute("ground", (0, 0), a, "O", name="shoulder")
+    s.revolute(a, "A", b, "O")
+    s.gravity(G)
+    return s, s.model(**model_kw)
+
+
+def test_revolute_angle_is_theta_b_minus_theta_a_and_its_rate_the_difference_of_rates():
+    """Outputs against the coordinates, a default-named joint's output name, the units."""
+    _, mdl = _double_pendulum()
+    assert mdl.output_names == ("shoulder.angle", "shoulder.angle_dot", "revolute.a.b.angle",
+                                "revolute.a.b.angle_dot")
+    res = symgen.simulate(mdl, dt=1e-3, t_end=1.0)
+    assert res.ok
+    ta, tb = res.coord("a.theta"), res.coord("b.theta")
+    assert np.ptp(tb - ta) > 0.5                      # the elbow moved
+    np.testing.assert_allclose(res.output("revolute.a.b.angle"), tb - ta, atol=1e-14)
+    np.testing.assert_allclose(res.output("shoulder.angle"), ta, atol=1e-14)
+    np.testing.assert_allclose(res.output("revolute.a.b.angle_dot"),
+                               res.xd[:, 5] - res.xd[:, 2], atol=1e-13)
+    assert res.meta["units"]["outputs"]["shoulder.angle_dot"] == "rad/s"
+
+
+def test_joint_outputs_can_be_left_out_and_a_clash_is_named():
+    s, mdl = _double_pendulum(joint_outputs=False)
+    assert mdl.output_names == ()
+    s.output("shoulder.angle", s.bodies["a"].theta)
+    with pytest.raises(DuplicateNameError, match="joint_outputs=False"):
+        s.model()
+
+
+# -- actuators ------------------------------------------------------------------------------------
+def _servo_pendulum(L=0.8, m=1.5):
+    """A point mass on a massless rod: m L² θ̈ = −m g L sin θ + E, E the clipped PD servo's."""
+    s = PlanarSystem("servo_pendulum")
+    kp, kd, lim = s.parameter("kp", 40.0), s.parameter("kd", 4.0), s.parameter("limit", 6.0)
+    bob = s.body("bob", mass=m, inertia=0, points={"pivot": (0, L)}, x0=(0, -L, 0))
+    hinge = s.revolute("ground", (0, 0), bob, "pivot", name="hinge")
+    s.gravity(G)
+    t = symgen.model.t
+    s.servo(hinge, 1.2 * sp.sin(2 * t), kp=kp, kd=kd, limit=lim, name="arm")
+    return s.model(settings=dict(dt=1e-3, t_end=3.0))
+
+
+def _servo_oracle(t_eval, L=0.8, m=1.5, kp=40.0, kd=4.0, lim=6.0):
+    def rhs(t, z):
+        th, w = z
+        E = np.clip(kp * (1.2 * np.sin(2 * t) - th) + kd * (2.4 * np.cos(2 * t) - w), -lim, lim)
+        return [w, (-m * G * L * np.sin(th) + E) / (m * L * L)]
+    sol = solve_ivp(rhs, (0, t_eval[-1]), [0.0, 0.0], t_eval=t_eval, rtol=1e-12, atol=1e-12,
+                    method="DOP853")
+    return sol.y[0]
+
+
+def test_servo_pendulum_matches_a_minimal_coordinate_solution_in_and_out_of_saturation():
+    mdl = _servo_pendulum()
+    res = symgen.simulate(mdl)
+    assert res.ok
+    effort = res.output("arm.effort")
+    saturated = np.abs(effort) >= 6.0 - 1e-12
+    assert 0.1 < saturated.mean() < 0.9               # both phases are in the run
+    th = res.coord("bob.theta")
+    err = np.max(np.abs(th - _servo_oracle(res.t)))
+    assert err < 1e-6, err      # h = 1e-3: 6.3e-8 measured (2.0e-3: 6.5e-7; 5e-4: 2.9e-8)
+    np.testing.assert_allclose(res.output("hinge.angle"), th, atol=1e-14)
+    bal = energy_balance(res)
+    assert abs(bal["works"]["arm"]) > 1.0             # the servo did work …
+    assert bal["max"] < 3e-5    # … and the balance closes as h² (9.5e-6, 3.8e-5 at 2h, 2.4e-6 at h/2)
+    assert res.meta["units"]["outputs"]["arm.effort"] == "N·m"
+
+
+def test_servo_gains_and_limit_are_parameters():
+    """kp = 0 and a huge limit with kd: the effort is kd (ref_dot − θ̇), ref_dot = ∂ref/∂t."""
+    mdl = _servo_pendulum()
+    kern = LambdifyKernels(mdl)
+    kern.set_params(kp=0.0, kd=3.0, limit=1e9)
+    x = np.array([0.8 * math.sin(0.2), -0.8 * math.cos(0.2), 0.2])
+    xd = np.array([0.0, 0.0, 0.5])
+    y = dict(zip(kern.output_names, kern.outputs(0.3, x, xd)))
+    assert y["arm.effort"] == pytest.approx(3.0 * (2.4 * math.cos(0.6) - 0.5), rel=1e-14)
+    assert y["power:arm"] == pytest.approx(y["arm.effort"] * 0.5, rel=1e-14)
+
+
+def test_motor_on_a_prismatic_joint_pushes_two_free_blocks_apart():
+    """Two free blocks joined by a prismatic joint, a clipped motor force between them: the
+    relative displacement is s0 + ½ F (1/m_a + 1/m_b) t², the momentum stays zero."""
+    s = PlanarSystem("blocks")
+    ma, mb = 2.0, 0.5
+    a = s.body("a", mass=ma, inertia=0.1, x0=(0, 0, 0))
+    b = s.body("b", mass=mb, inertia=0.1, x0=(0.3, 0, 0))
+    guide = s.prismatic(a, (0, 0), b, (0, 0), axis=(1, 0))
+    s.motor(guide, 5.0, limit=1.5, name="push")        # clipped to 1.5 N
+    res = symgen.simulate(s.model(), dt=1e-2, t_end=1.0)
+    assert res.ok
+    F = 1.5
+    np.testing.assert_allclose(res.output("prismatic.a.b.displacement"),
+                               0.3 + 0.5 * F * (1 / ma + 1 / mb) * res.t ** 2, atol=1e-10)
+    momentum = ma * res.xd[:, 0] + mb * res.xd[:, 3]
+    assert np.max(np.abs(momentum)) < 1e-12
+    np.testing.assert_allclose(res.output("push.effort"), F, rtol=1e-15)
+    assert energy_balance(res)["max"] < 1e-10          # F ṡ is the kinetic energy's rate
+
+
+def test_motor_on_a_revolute_joint_between_a_rotor_and_the_ground():
+    """I θ̈ = clip(3 sin t, ±2) against solve_ivp."""
+    s = PlanarSystem("rotor")
+    rotor = s.body("rotor", mass=1.0, inertia=0.4, x0=(0, 0, 0))
+    hinge = s.revolute("ground", (0, 0), rotor, (0, 0))
+    s.motor(hinge, 3 * sp.sin(symgen.model.t), limit=2.0, name="drive")
+    res = symgen.simulate(s.model(), dt=1e-3, t_end=3.0)
+    sol = solve_ivp(lambda t, z: [z[1], np.clip(3 * np.sin(t), -2, 2) / 0.4], (0, 3), [0, 0],
+                    t_eval=res.t, rtol=1e-12, atol=1e-12, method="DOP853")
+    assert np.max(np.abs(res.coord("rotor.theta") - sol.y[0])) < 2e-6      # 1.5e-7 measured
+    assert energy_balance(res)["max"] < 2e-5                              # 3.0e-6 of W = 29.6 J
+
+
+def test_an_actuator_needs_a_joint_with_a_coordinate():
+    s = _incline()
+    w = s.weld("ground", (0, 0), s.bodies["block"], (0, 0))
+    with pytest.raises(UnknownElementError, match="not a revolute or prismatic joint"):
+        s.motor(w, 1.0)
+
+
+# -- a torsional spring toward a moving angle -----------------------------------------------------
+def test_torsional_spring_with_a_moving_angle_damps_the_rate_relative_to_it():
+    """A rotor (I, pinned at its centre) with k, c toward angle A sin Ωt: I φ̈ + c φ̇ + k φ =
+    k A sin Ωt + c A Ω cos Ωt; started on the steady state φ_p = Im(X e^{iΩt}),
+    X = A (k + icΩ)/(k − IΩ² + icΩ), it stays there.  (Damping φ̇ alone gives another X.)"""
+    I, k, c, A, W = 0.5, 20.0, 3.0, 0.4, 3.0
+    X = A * (k + 1j * c * W) / (k - I * W * W + 1j * c * W)
+    s = PlanarSystem("pd_spring")
+    rotor = s.body("rotor", mass=1.0, inertia=I, x0=(0, 0, X.imag), v0=(0, 0, (1j * W * X).imag))
+    s.revolute("ground", (0, 0), rotor, (0, 0))
+    s.torsional_spring("ground", rotor, k, c, angle=A * sp.sin(W * symgen.model.t), name="pd")
+    res = symgen.simulate(s.model(), dt=1e-3, t_end=3.0)
+    exact = np.imag(X * np.exp(1j * W * res.t))
+    assert np.max(np.abs(res.coord("rotor.theta") - exact)) < 1e-9   # 4e-14; damping φ̇: 0.21
+    bal = energy_balance(res)                          # the moving angle's work is counted
+    assert abs(bal["works"]["pd"]) > 0.01 and bal["max"] < 1e-5
