@@ -41,8 +41,8 @@ class EquilibriumError(ValueError):
 @dataclass(frozen=True)
 class Equilibrium:
     """A state at rest (module docstring).  x: the coordinates; lam: the multipliers λ (the
-    constraint forces Hᵀλ balance f); force_residual: max |f + Hᵀλ|, constraint_residual:
-    max |q| there; iterations: Newton steps taken; modes: the :class:`~symgen.linear.Modes` at x
+    constraint forces Hᵀλ balance f); force_residual: ``max |f + Hᵀλ|``, constraint_residual:
+    ``max |q|`` there; iterations: Newton steps taken; modes: the :class:`~symgen.linear.Modes` at x
     (their ``stable`` and ``verdict`` are the equilibrium's stability)."""
 
     t: float
@@ -138,8 +138,8 @@ def equilibrium(model, x0=None, t: float = 0.0, params: Mapping | None = None,
     docstring).  model: a Model or Kernels; x0: the start (default the model's x0); t: the time
     (rheonomic constraints and forces of t are taken there); params: parameter overrides
     (restored afterwards); inputs: the inputs' values, as ``simulate``'s (held at their values at
-    the start); tol: relative to max(1, |f|∞, |Hᵀλ|∞) at the start for the forces and to
-    max(1, |x|∞) for q.  Raises :class:`EquilibriumError` when Newton's method does not converge.
+    the start); tol: relative to ``max(1, |f|∞, |Hᵀλ|∞)`` at the start for the forces and
+    to ``max(1, |x|∞)`` for q.  Raises :class:`EquilibriumError` when Newton's method does not converge.
     """
     kernels = as_kernels(model)
     mdl = getattr(kernels, "model", None)
