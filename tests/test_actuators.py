@@ -189,3 +189,63 @@ def test_torsional_spring_with_a_moving_angle_damps_the_rate_relative_to_it():
     assert np.max(np.abs(res.coord("rotor.theta") - exact)) < 1e-9   # 4e-14; damping φ̇: 0.21
     bal = energy_balance(res)                          # the moving angle's work is counted
     assert abs(bal["works"]["pd"]) > 0.01 and bal["max"] < 1e-5
+
+
+# -- spatial joint coordinates --------------------------------------------------------------------
+def _wrapped(phi):
+    return np.angle(np.exp(1j * phi))
+
+
+def test_spatial_revolute_angle_of_a_driven_crank_wraps_and_its_rate_is_the_drives():
+    """A crank on the ground x axis driven θ = 2t + 0.4t² (from its start): the angle output is
+    θ wrapped to (−π, π] and equals the angle of its arm A→B about x from the coordinates."""
+    from symgen.mechanics import SpatialSystem
+    t = symgen.model.t
+    s = SpatialSystem("crank")
+    s.ground_point("A", (0, 0, 0))
+    s.ground_vector("ex", (1, 0, 0))
+    s.point("B", (0, 0, 0.2))
+    s.vector("cy", (0, 1, 0))
+    s.body("crank", mass=1.0, inertia=(0.01, 1e-3, 1e-3), com=(0, 0, 0.1), points=["A", "B"],
+           vectors=["ex", "cy"], angular_velocity=(2.0, 0, 0),
+           velocity=np.cross((2.0, 0, 0), (0, 0, 0.1)))
+    s.revolute("ground", "A", "ex", "crank", "A", "ex", drive=2 * t + 0.4 * t ** 2, name="hinge")
+    res = symgen.simulate(s.model(), dt=1e-2, t_end=2.0)
+    assert res.ok
+    th = 2 * res.t + 0.4 * res.t ** 2
+    assert th[-1] > np.pi                                # it wraps
+    By, Bz = res.coord("B.y"), res.coord("B.z")
+    np.testing.assert_allclose(res.output("hinge.angle"), np.arctan2(-By, Bz), atol=1e-12)
+    assert np.max(np.abs(_wrapped(res.output("hinge.angle") - th))) < 1e-12
+    np.testing.assert_allclose(res.output("hinge.angle_dot"), 2 + 0.8 * res.t, atol=1e-10)
+    assert res.meta["units"]["outputs"]["hinge.angle"] == "rad"
+
+
+def test_spatial_cylindrical_slide_and_turn_of_a_spinning_bouncing_body():
+    """A body on the ground z axis (cylindrical joint), spinning at w and on a spring along z:
+    s = s_eq + (s0 − s_eq) cos Ωt + (v0/Ω) sin Ωt, φ = w t (wrapped)."""
+    from symgen.mechanics import SpatialSystem
+    k, m, s0, v0, w = 4 * np.pi ** 2, 1.0, 0.6, 0.2, 3.0
+    sy = SpatialSystem("cyl")
+    sy.ground_point("O", (0, 0, 0))
+    P0, com = np.array([0, 0, s0]), np.array([0.1, 0.05, s0])
+    W = np.array([0, 0, w])
+    sy.point("P", P0)
+    for name, d in (("u", (0, 0, 1)), ("e", (1, 0, 0)), ("f", (0, 1, 0))):
+        sy.vector(name, d)
+    sy.body("bob", mass=m, inertia=[[0.02, 0.003, 0.001], [0.003, 0.03, 0.002],
+                                    [0.001, 0.002, 0.04]],
+            com=com, points=["P"], vectors=["u", "e", "f"],
+            velocity=np.cross(W, com - P0) + (0, 0, v0), angular_velocity=W)
+    sy.cylindrical("ground", "O", "bob", "P", axis=(0, 0, 1), name="shaft")
+    sy.gravity(G, direction=(0, 0, -1))
+    Pz = sy.symbols("P")[0][2]
+    sy.force("bob", "P", (0, 0, -k * (Pz - 0.5)), name="spring")
+    res = symgen.simulate(sy.model(), dt=1e-3, t_end=1.0)
+    assert res.ok
+    Om, s_eq = np.sqrt(k / m), 0.5 - m * G / k
+    s_exact = s_eq + (s0 - s_eq) * np.cos(Om * res.t) + v0 / Om * np.sin(Om * res.t)
+    assert np.max(np.abs(res.output("shaft.displacement") - s_exact)) < 1e-9   # 3.7e-12
+    np.testing.assert_allclose(res.output("shaft.displacement"), res.coord("P.z"), atol=1e-15)
+    assert np.max(np.abs(_wrapped(res.output("shaft.angle") - w * res.t))) < 1e-10  # 3.6e-13
+    np.testing.assert_allclose(res.output("shaft.angle_dot"), w, atol=1e-10)
