@@ -249,3 +249,75 @@ def test_spatial_cylindrical_slide_and_turn_of_a_spinning_bouncing_body():
     np.testing.assert_allclose(res.output("shaft.displacement"), res.coord("P.z"), atol=1e-15)
     assert np.max(np.abs(_wrapped(res.output("shaft.angle") - w * res.t))) < 1e-10  # 3.6e-13
     np.testing.assert_allclose(res.output("shaft.angle_dot"), w, atol=1e-10)
+
+
+# -- spatial actuators ----------------------------------------------------------------------------
+I_XX, M_CRANK, R_CRANK = 0.01, 1.0, 0.2
+I_A = I_XX + M_CRANK * (R_CRANK / 2) ** 2            # about the hinge axis x
+
+
+def _spatial_crank():
+    """A crank on the ground x axis, centre of mass at mid-length, no gravity: I_A θ̈ = E."""
+    from symgen.mechanics import SpatialSystem
+    s = SpatialSystem("crank3")
+    s.ground_point("A", (0, 0, 0))
+    s.ground_vector("ex", (1, 0, 0))
+    s.point("B", (0, 0, R_CRANK))
+    s.vector("cy", (0, 1, 0))
+    s.body("crank", mass=M_CRANK, inertia=(I_XX, 1e-3, 1e-3), com=(0, 0, R_CRANK / 2),
+           points=["A", "B"], vectors=["ex", "cy"])
+    hinge = s.revolute("ground", "A", "ex", "crank", "A", "ex", name="hinge")
+    return s, hinge
+
+
+def test_spatial_motor_turns_a_crank_as_its_one_dof_equation():
+    """A torque clipped to 0.05 N·m: θ = 0.05 t² / (2 I_A); the work closes the balance."""
+    s, hinge = _spatial_crank()
+    s.motor(hinge, 0.2, limit=0.05, name="drive")
+    res = symgen.simulate(s.model(), dt=1e-2, t_end=2.0)
+    assert res.ok
+    th = 0.05 * res.t ** 2 / (2 * I_A)
+    assert th[-1] > np.pi                                # past the wrap
+    # the step's error: 1.2e-6, 7.4e-8, 4.6e-9 rad at h = 2e-2, 1e-2, 5e-3 (fourth order)
+    assert np.max(np.abs(_wrapped(res.output("hinge.angle") - th))) < 1e-6
+    np.testing.assert_allclose(res.output("drive.effort"), 0.05, rtol=1e-15)
+    bal = energy_balance(res)                            # 1.8e-8 J of W = 0.25 J
+    assert bal["max"] < 1e-6 * bal["works"]["drive"]
+
+
+def test_spatial_servo_on_a_crank_matches_its_one_dof_equation_in_and_out_of_saturation():
+    s, hinge = _spatial_crank()
+    t = symgen.model.t
+    s.servo(hinge, 1.2 * sp.sin(2 * t), kp=0.5, kd=0.05, limit=0.18, name="arm")
+    res = symgen.simulate(s.model(), dt=1e-3, t_end=3.0)
+    assert res.ok
+    saturated = np.abs(res.output("arm.effort")) >= 0.18 - 1e-12
+    assert 0.1 < saturated.mean() < 0.9
+
+    def rhs(tt, z):
+        E = np.clip(0.5 * (1.2 * np.sin(2 * tt) - z[0]) + 0.05 * (2.4 * np.cos(2 * tt) - z[1]),
+                    -0.18, 0.18)
+        return [z[1], E / I_A]
+    sol = solve_ivp(rhs, (0, 3), [0, 0], t_eval=res.t, rtol=1e-12, atol=1e-12, method="DOP853")
+    # the kinks' error: 5.8e-7, 6.4e-7, 1.4e-8 rad at h = 2e-3, 1e-3, 5e-4 (17 % saturated)
+    assert np.max(np.abs(res.output("hinge.angle") - sol.y[0])) < 5e-6
+    assert energy_balance(res)["max"] < 3e-6           # 2.9e-7 J of W = 0.07 J
+
+
+def test_spatial_motor_on_a_prismatic_joint():
+    """A body sliding on the ground x axis under a force clipped to 2 N: s = s0 + t²/m."""
+    from symgen.mechanics import SpatialSystem
+    sy = SpatialSystem("slide3")
+    sy.ground_point("O", (0, 0, 0))
+    sy.point("P", (0.2, 0, 0))
+    for name, d in (("u", (0, 0, 1)), ("e", (1, 0, 0)), ("f", (0, 1, 0))):
+        sy.vector(name, d)
+    sy.body("bob", mass=2.0, inertia=[[0.02, 0, 0], [0, 0.03, 0], [0, 0, 0.04]],
+            com=(0.2, 0, 0), points=["P"], vectors=["u", "e", "f"])
+    guide = sy.prismatic("ground", "O", "bob", "P", axis=(1, 0, 0))
+    sy.motor(guide, 3.0, limit=2.0, name="push")
+    res = symgen.simulate(sy.model(), dt=1e-2, t_end=1.0)
+    assert res.ok
+    np.testing.assert_allclose(res.output("prismatic.ground.bob.displacement"),
+                               0.2 + res.t ** 2 / 2.0, atol=1e-12)
+    assert energy_balance(res)["max"] < 1e-12

@@ -23,7 +23,7 @@ import sympy as sp
 from ..model import t
 from ._common import DuplicateNameError, MechanismError, UnknownElementError
 
-__all__ = ["JointActuators", "clip", "output_key", "time_rate"]
+__all__ = ["JointActuators", "clip", "output_key", "time_rate", "servo_law", "motor_law"]
 
 #: The output names of a joint coordinate and its rate, by joint kind, and their units.
 COORDINATE = {"revolute": ("angle", "rad", "rad/s"), "prismatic": ("displacement", "m", "m/s")}
@@ -58,6 +58,31 @@ def time_rate(expr, coords, velocities):
     return sp.Add(*terms, sp.diff(expr, t))
 
 
+def servo_law(params, kind, ref, kp, kd, ref_dot, limit, wrap: bool = False):
+    """The effort of a servo as a function of the joint coordinate and its rate, (s, ṡ) →
+    clip(kp (ref − s) + kd (ref_dot − ṡ), ±limit); ref_dot defaults to ∂ref/∂t (inputs held).
+    ``wrap``: the position error taken as atan2(sin, cos) of ref − s, in (−π, π] (an angle known
+    only modulo 2π).  The gains' and limit's units are noted on ``params``."""
+    ref, kp, kd = sp.sympify(ref), sp.sympify(kp), sp.sympify(kd)
+    ref_dot = sp.diff(ref, t) if ref_dot is None else sp.sympify(ref_dot)
+    unit, effort_unit = COORDINATE[kind][1], EFFORT_UNIT[kind]
+    for value, u in ((kp, f"{effort_unit}/{unit}"), (kd, f"{effort_unit}·s/{unit}"),
+                     (limit, effort_unit)):
+        params.note(value, u)
+
+    def law(s, s_dot):
+        error = sp.atan2(sp.sin(ref - s), sp.cos(ref - s)) if wrap else ref - s
+        return clip(kp * error + (kd * (ref_dot - s_dot) if kd != 0 else 0), limit)
+    return law
+
+
+def motor_law(params, kind, effort, limit):
+    """The effort of a motor, (s, ṡ) → clip(effort, ±limit)."""
+    params.note(limit, EFFORT_UNIT[kind])
+    effort = clip(sp.sympify(effort), limit)
+    return lambda s, s_dot: effort
+
+
 class JointActuators:
     """The joint-coordinate and actuator part of :class:`~symgen.mechanics.planar.PlanarSystem`
     (which provides ``_params``, ``_powers``, ``_name`` and the empty ``_joint_coords``
@@ -87,15 +112,8 @@ class JointActuators:
         numbers or parameters; no limit: unclipped.  Returns the actuator's name."""
         kind, s, s_dot = self._joint(joint, "servo")
         name = self._name(name, f"servo({joint})")
-        ref, kp, kd = sp.sympify(ref), sp.sympify(kp), sp.sympify(kd)
-        ref_dot = sp.diff(ref, t) if ref_dot is None else sp.sympify(ref_dot)
-        unit = COORDINATE[kind][1]
-        effort_unit = EFFORT_UNIT[kind]
-        for value, u in ((kp, f"{effort_unit}/{unit}"), (kd, f"{effort_unit}·s/{unit}"),
-                         (limit, effort_unit)):
-            self._params.note(value, u)
-        raw = kp * (ref - s) + (kd * (ref_dot - s_dot) if kd != 0 else 0)
-        return self._actuate(name, kind, s, s_dot, clip(raw, limit))
+        law = servo_law(self._params, kind, ref, kp, kd, ref_dot, limit)
+        return self._actuate(name, kind, s, s_dot, law(s, s_dot))
 
     def motor(self, joint, effort, *, limit=None, name=None) -> str:
         """A motor on a revolute or prismatic joint: the given effort (torque or force along the
@@ -103,8 +121,8 @@ class JointActuators:
         ±limit.  Returns the actuator's name."""
         kind, s, s_dot = self._joint(joint, "motor")
         name = self._name(name, f"motor({joint})")
-        self._params.note(limit, EFFORT_UNIT[kind])
-        return self._actuate(name, kind, s, s_dot, clip(sp.sympify(effort), limit))
+        law = motor_law(self._params, kind, effort, limit)
+        return self._actuate(name, kind, s, s_dot, law(s, s_dot))
 
     def _actuate(self, name, kind, s, s_dot, effort) -> str:
         self._actuators.append((name, kind, s, effort))

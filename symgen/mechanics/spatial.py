@@ -56,14 +56,14 @@ from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownEle
                       POINT_UNITS)
 from .spatial_assembly import NeglectedInertiaWarning, SpatialAssembly
 from .spatial_body import SpatialBody, _Element, _inertia3, _ref, _vec3
-from .spatial_coordinates import add_joint_outputs
+from .spatial_coordinates import SpatialActuators, add_joint_outputs
 from .spatial_joints import GROUND, element_symbols, joint_rows
 
 __all__ = ["SpatialSystem", "SpatialBody", "NeglectedInertiaWarning"]
 
 
 
-class SpatialSystem:
+class SpatialSystem(SpatialActuators):
     """A spatial mechanism in natural coordinates; :meth:`model` gives the :class:`symgen.Model`.
 
     Positions, directions, centres of mass, inertia tensors and markers are given in global
@@ -85,6 +85,7 @@ class SpatialSystem:
         self._joints: list[tuple[str, list[str], list[str]]] = []
         self._rows: list[tuple[str, str, tuple]] = []   # prismatic, universal, custom rows
         self._coord_joints: list[tuple[str, str, tuple]] = []   # joints with a coordinate output
+        self._actuators: list[tuple] = []       # (name, joint, kind, law): spatial_coordinates
         self._forces: list = []           # (name, body, marker/local r0, F 3-vector)
         self._springs: list = []
         self._gravity: sp.Matrix | None = None
@@ -479,9 +480,10 @@ class SpatialSystem:
             asm.body(b)
         joint_rows(asm, self._rows)
         asm.forces_and_springs()
-        outs = power_outputs(self.name, asm.powers, asm.outputs(outputs))
-        joint_units = (add_joint_outputs(self.name, asm, self._coord_joints, outs)
-                       if joint_outputs else {})
+        outs = asm.outputs(outputs)
+        joint_units = add_joint_outputs(self.name, asm, self._coord_joints, outs, joint_outputs,
+                                        self._actuators)
+        outs = power_outputs(self.name, asm.powers, outs)
         M, f, q, labels, V, has_V = (asm.mass_matrix(), asm.f, asm.q, asm.labels, asm.V,
                                       asm.has_V)
 
