@@ -133,6 +133,22 @@ def test_servo_gains_and_limit_are_parameters():
     assert y["power:arm"] == pytest.approx(y["arm.effort"] * 0.5, rel=1e-14)
 
 
+def test_servo_reference_from_inputs():
+    """ref an input: ref_dot defaults to ∂ref/∂t = 0 (the input held); or another input."""
+    for with_rate in (False, True):
+        s = PlanarSystem("servo_input")
+        bob = s.body("bob", mass=1.0, inertia=0, points={"pivot": (0, 1.0)}, x0=(0, -1.0, 0))
+        hinge = s.revolute("ground", (0, 0), bob, "pivot", name="hinge")
+        r, rd = s.input("r"), s.input("rd")
+        s.servo(hinge, r, kp=7.0, kd=2.0, ref_dot=rd if with_rate else None, name="arm")
+        kern = LambdifyKernels(s.model())
+        kern.set_inputs({"r": 0.4, **({"rd": 0.9} if with_rate else {})})
+        x = np.array([math.sin(0.1), -math.cos(0.1), 0.1])
+        y = dict(zip(kern.output_names, kern.outputs(0.0, x, np.array([0.0, 0.0, 0.3]))))
+        want = 7.0 * (0.4 - 0.1) + 2.0 * ((0.9 if with_rate else 0.0) - 0.3)
+        assert y["arm.effort"] == pytest.approx(want, rel=1e-14)
+
+
 def test_motor_on_a_prismatic_joint_pushes_two_free_blocks_apart():
     """Two free blocks joined by a prismatic joint, a clipped motor force between them: the
     relative displacement is s0 + ½ F (1/m_a + 1/m_b) t², the momentum stays zero."""
