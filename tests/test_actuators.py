@@ -133,6 +133,22 @@ def test_servo_gains_and_limit_are_parameters():
     assert y["power:arm"] == pytest.approx(y["arm.effort"] * 0.5, rel=1e-14)
 
 
+@pytest.mark.parametrize("kernels", ["compiled", "lambdify"])
+def test_the_clip_s_derivatives_are_the_branch_s(kernels):
+    """K = −∂f/∂x and C = −∂f/∂ẋ of the servo's torque (the only force on θ; λ = 0): kp and kd
+    in the linear range, 0 while saturated, in the C and in lambdify."""
+    mdl = _servo_pendulum()
+    kern = symgen.build(mdl) if kernels == "compiled" else LambdifyKernels(mdl)
+    z = np.zeros(3)
+    for th, effort in ((0.15, 3.6), (1.0, -6.0)):      # 40 (0 − θ) + 4 (2.4 − 0) at t = 0
+        saturated = effort == -6.0
+        x = np.array([0.8 * math.sin(th), -0.8 * math.cos(th), th])
+        _, f, K, C = kern.dynamics(0.0, x, z, z, np.zeros(2))
+        assert f[2] == pytest.approx(effort, rel=1e-12)
+        assert K[2, 2] == pytest.approx(0.0 if saturated else 40.0, abs=1e-12)
+        assert C[2, 2] == pytest.approx(0.0 if saturated else 4.0, abs=1e-12)
+
+
 def test_servo_reference_from_inputs():
     """ref an input: ref_dot defaults to ∂ref/∂t = 0 (the input held); or another input."""
     for with_rate in (False, True):
