@@ -353,3 +353,20 @@ def test_spatial_motor_on_a_prismatic_joint():
     np.testing.assert_allclose(res.output("prismatic.ground.bob.displacement"),
                                0.2 + res.t ** 2 / 2.0, atol=1e-12)
     assert energy_balance(res)["max"] < 1e-12
+
+
+def test_torsional_spring_toward_an_input_angle_counts_its_work():
+    """The spring's potential is not the state's when its angle is an input: its power
+    −k(φ − u)φ̇ is declared instead, and E − E(0) − W closes (before: no work, no balance)."""
+    s = PlanarSystem("input_spring")
+    rotor = s.body("rotor", mass=1.0, inertia=0.5, x0=(0, 0, 0))
+    s.revolute("ground", (0, 0), rotor, (0, 0))
+    s.torsional_spring("ground", rotor, 20.0, angle=s.input("u"), name="spring")
+    res = symgen.simulate(s.model(), dt=1e-3, t_end=1.0, inputs={"u": 0.5})
+    bal = energy_balance(res)
+    th = res.coord("rotor.theta")          # I θ̈ = −k(θ − u): θ = u (1 − cos ωt)
+    np.testing.assert_allclose(th, 0.5 * (1 - np.cos(math.sqrt(40.0) * res.t)), atol=1e-9)
+    work = res.output("work:spring")       # = the kinetic energy ½ I θ̇² (V holds nothing)
+    # the work's quadrature error: 1.3e-4, 3.3e-5, 8.3e-6 J at h = 2e-3, 1e-3, 5e-4 (h²)
+    assert np.max(work) > 0.5 and bal["max"] < 1e-4
+    np.testing.assert_allclose(work, 0.25 * res.xd[:, 2] ** 2, atol=1e-4)
