@@ -249,8 +249,8 @@ def test_stability_other_schemes_and_params(capsys):
     assert_one_line_error(call(capsys, "stability", "stiff_pendulum", "--scheme", "nope"), "nope")
 
 
-# outputs: θ, the drive torque's power and work; energy: T, V, E, E − E(0), W_ext, the balance
-@pytest.mark.parametrize("what, n_lines", [("coordinates", 3), ("outputs", 3),
+# outputs: θ, the pivot's angle and rate, the drive torque's power and work; energy: T, V, E, E − E(0), W_ext, the balance
+@pytest.mark.parametrize("what, n_lines", [("coordinates", 3), ("outputs", 5),
                                            ("constraints", 3), ("stability", 3), ("energy", 6),
                                            ("reactions", 2)])
 def test_plot_command(short_run, what, n_lines, tmp_path, capsys):

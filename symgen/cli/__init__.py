@@ -17,14 +17,16 @@
                        [--workers N] [--scheduler tcp://HOST:8786]
                        [--chart FILE.png --x KEY --y COLUMN]
     symgen stability MODEL [--scheme S]
-    symgen modes MODEL [--param NAME=VALUE]... [--set NAME=VALUE]... [--from RESULT --at T]
-                       [--out modes.csv]
+    symgen modes MODEL [--param NAME=VALUE]... [--set NAME=VALUE]...
+                       [--from RESULT --at T | --at-equilibrium] [--out modes.csv]
+    symgen equilibrium MODEL [--param NAME=VALUE]... [--set NAME=VALUE]... [--t T]
     symgen reproduce [--out DIR] [--quick]
 
 MODEL is the name of a shipped example (``stiff_pendulum``) or a path to a Python file that
 defines ``model()``.  Exit codes: 0 success; 2 bad usage, a model error, a file that cannot be
 read or written, a compiler failure, or a ``--plot`` that could not be drawn (one line on stderr,
-no traceback); 3 a simulation that diverged or failed (its result file is still written); 130
+no traceback); 3 a simulation that diverged or failed (its result file is still written), an equilibrium
+Newton's method did not find; 130
 (Ctrl-C) or 143 (SIGTERM): interrupted (a simulation interrupted while stepping still writes the
 steps it took, status ``interrupted``); 1 an internal error (one line).  ``simulate --quiet``
 prints nothing but errors (a failed or interrupted run: one line on stderr).  The first run of a
