@@ -128,6 +128,10 @@ class CompiledStepper:
         self._s = self.ffi.gc(ptr, self.lib.sg_stepper_free)
         #: the run's InputValues (simulate sets it): time-varying inputs step one step a chunk
         self.inputs = None
+        #: a sampled controller (simulate sets it): (SampledController, t0, steps per period; 0
+        #: under dt="auto"), called from the C loop at every sample (sg_set_sampler)
+        self.controller = None
+        self._sampler = None
         self._fail = self.ffi.new("sg_failure *")
         self._last = self.ffi.new("long *")
         self.floor = (math.nan, math.nan, math.nan)
@@ -178,6 +182,52 @@ class CompiledStepper:
         p = self._ptr(self.kernels.p)
         self.lib.sg_start(self._s, p, float(t), *(self._ptr(np.ascontiguousarray(v, dtype=float))
                                                   for v in (x, xd, xdd, lam)))
+
+    # -- a controller sampled and held (sg_set_sampler) -------------------------------------------
+    def sampler_on(self, U: np.ndarray) -> None:
+        """Hand the run's controller to the C loop: at each sample C copies the state into our
+        buffers and calls back here (the law writes ``kernels.u``); ``U``: the scratch rows the
+        C run writes each row's inputs into.  An exception of the law is kept (``_sample_exc``)
+        and the run stops there (SG_FAIL_SAMPLE): :meth:`sample_failure` raises it."""
+        if self.controller is None:
+            return
+        ctl, t0, steps = self.controller
+        xs, xds = np.zeros(self.n), np.zeros(self.n)
+        self._sample_exc = None
+
+        def call(_ctx, t):
+            try:
+                ctl.sample(t, xs, xds)
+                return 0
+            except BaseException as exc:        # noqa: B036 (raised again after the chunk)
+                self._sample_exc = exc
+                return 1
+        cb = self.ffi.callback("sg_sample_fn", call)
+        st = self.lib.sg_set_sampler(self._s, cb, self.ffi.NULL, float(t0), ctl.period,
+                                     int(steps), self._ptr(xs), self._ptr(xds),
+                                     self._ptr(self.kernels.u), self._ptr(U))
+        if st:
+            raise (MemoryError("the C runtime ran out of memory for the controller") if st == 2
+                   else ValueError("the C runtime refused the controller's sample period"))
+        self._sampler = (cb, xs, xds, U)        # (alive while C holds the pointers)
+
+    def sampler_off(self) -> None:
+        if self._sampler is not None:
+            self.lib.sg_set_sampler(self._s, self.ffi.NULL, self.ffi.NULL, 0.0, 0.0, 0,
+                                    self.ffi.NULL, self.ffi.NULL, self.ffi.NULL, self.ffi.NULL)
+            self._sampler = None
+
+    def sample_failure(self, fail) -> None:
+        """A run the controller stopped (SG_FAIL_SAMPLE): the law's exception, or the index-1
+        solve that failed with its values, as an InputError."""
+        from ..input_values import InputError
+
+        exc, self._sample_exc = self._sample_exc, None
+        if exc is not None:
+            raise exc
+        what = ("the positions" if fail.value0 == 1 else "a singular reduced mass")
+        raise InputError(f"controller at t = {fail.t:.9g}: the accelerations with its inputs "
+                         f"could not be solved for ({what})")
 
     def _reason(self, fail, t0: float, dt: float) -> tuple[str, str]:
         """(status, reason) worded as the Python steppers and simulate's loop word them."""
@@ -344,12 +394,18 @@ class CompiledStepper:
             keep = np.flatnonzero(steps % every == 0)
             if keep.size:
                 rows = keep + r0
+                k0 = rec.k
                 rec.add_rows(steps[keep], T[rows], X[rows], XD[rows], XDD[rows], LAM[rows],
                              RES[rows], IT[rows], om[keep], hm[keep],
                              (EK[rows], EP[rows]) if energy else None,
                              OUT[rows] if outputs else None,
                              W[keep] if W is not None else None)
+                if sampled and rec.U is not None:           # the inputs each row's step used
+                    rec.U[k0:rec.k] = U[rows]
         dense = None if te is None else DenseOutput(self, rec, te, k_eval, t0 + n_steps * dt)
+        U = np.zeros((R, kern.n_in))
+        sampled = self.controller is not None
+        self.sampler_on(U)
         try:
             while self.done < n_steps:
                 if row:                                        # the next chunk starts at row 0
@@ -369,6 +425,8 @@ class CompiledStepper:
                         take(1, k + 1, i + 1)
                         self.done, row = i + k, k
                         self._accept_inputs()
+                if st != _SG_OK and fail.kind == 16:         # SG_FAIL_SAMPLE
+                    self.sample_failure(fail)
                 if st == _SG_OK:
                     # aim at CHUNK_SECONDS per chunk (grow at most 4× at a time, never past
                     # the scratch rows: unbounded, 4× per call overflowed after ~512 calls)
@@ -378,6 +436,7 @@ class CompiledStepper:
                 status, reason = self._reason(fail, t0, dt)
                 break
         finally:
+            self.sampler_off()
             r = row
             for buf, v in zip(state[:4], bufs):
                 buf[:] = v[r]
@@ -414,6 +473,7 @@ class CompiledStepper:
                                                    "HS", "ERR")}
         b.update(X=np.zeros((rows, n)), XD=np.zeros((rows, n)), XDD=np.zeros((rows, n)),
                  LAM=np.zeros((rows, m)), OUT=np.zeros((rows, no)),
+                 U=np.zeros((rows, self.kernels.n_in)),
                  IT=np.zeros(rows, dtype=np.int64), FL=np.zeros(rows, dtype=np.intc))
         order = ("T", "X", "XD", "XDD", "LAM", "PE", "VE", "AE", "OM", "HM")
         b["_ptrs"] = ([self._ptr(b[k]) for k in order] + [self._ptr(b["IT"], "long long[]")]
@@ -462,6 +522,8 @@ class CompiledStepper:
         f = self._fail
         if f.kind == 14:
             return ("failed", *self.no_step_reason(t))
+        if f.kind == 16:                            # SG_FAIL_SAMPLE (raised: adaptive.py says it)
+            self.sample_failure(f)
         status, reason = self._reason(f, 0.0, 0.0)
         if f.kind == 15:
             return status, reason, None
