@@ -182,7 +182,10 @@ class SampledController:
             raise ValueError(f"period must be positive and finite (the controller's sample "
                              f"period in s), got {ts}")
         self.period, self.law, self.u = ts, law, getattr(kernels, "u", np.zeros(0))
-        self.index = np.array([names.index(n) for n in self.names], dtype=np.intp)
+        index = [names.index(n) for n in self.names]
+        # (a slice when the law sets a contiguous run of inputs: the common case, all of them)
+        self.index = (slice(index[0], index[-1] + 1) if index == list(range(index[0], index[-1] + 1))
+                      else np.array(index, dtype=np.intp))
         self.samples, self.meta = 0, {}
 
     def sample(self, t: float, x, xd) -> None:
@@ -192,7 +195,7 @@ class SampledController:
         self.samples += 1
         self.meta["samples"] = self.samples
         k = len(self.names)
-        if isinstance(out, Mapping):
+        if isinstance(out, dict):
             unknown, missing = set(out) - set(self.names), [n for n in self.names if n not in out]
             if unknown or missing:
                 raise InputError(f"controller at t = {t:.9g} returned names {sorted(map(str, out))}"
@@ -206,10 +209,11 @@ class SampledController:
         if v.size != k:
             raise InputError(f"controller at t = {t:.9g} returned {v.size} values; expected {k} "
                              f"(inputs {list(self.names)}, in this order, or a dict by name)")
-        if not np.isfinite(v).all():
+        if not math.isfinite(v.sum()):          # (the one check per sample; the names below)
             bad = [n for n, ok in zip(self.names, np.isfinite(v)) if not ok]
-            raise InputError(f"controller at t = {t:.9g} returned non-finite values for "
-                             f"{bad}: {v.tolist()}")
+            if bad:
+                raise InputError(f"controller at t = {t:.9g} returned non-finite values for "
+                                 f"{bad}: {v.tolist()}")
         self.u[self.index] = v
 
     def describe(self, steps: int | None) -> dict:

@@ -180,33 +180,13 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
     if isinstance(every, bool) or int(every) != every or every < 1:
         raise ValueError(f"every must be a positive integer, got {every!r}")
     every = int(every)
-    ctl = None
-    if controller is not None or period is not None:
-        if controller is None:
-            raise ValueError("period= is a controller's sample period: give controller=law(t, x, "
-                             "xd) with it")
-        if period is None:
-            raise ValueError("controller= needs period= (its sample period in s; the law's values "
-                             "are held between samples)")
-        ctl = SampledController(kernels, controller, period, inputs)
-        inputs = {**(inputs or {}), **{name: 0.0 for name in ctl.names}}
-        if t_eval is not None:
-            raise ValueError("t_eval with a controller is not supported: record the steps "
-                             "(every=K) instead")
+    ctl, inputs, steps_per_period = _controller(kernels, cfg, controller, period, inputs, t_eval)
     values = InputValues(kernels, inputs)
     if values.names:
         described = values.describe()
         for name in (ctl.names if ctl is not None else ()):
             described[name] = "controller"
         meta = {**(meta or {}), "inputs": described}
-    steps_per_period = None
-    if ctl is not None and not cfg.auto:
-        ratio = ctl.period / float(cfg.dt)
-        steps_per_period = int(round(ratio))
-        if steps_per_period < 1 or abs(ratio - steps_per_period) > 1e-9 * steps_per_period:
-            raise ValueError(f"period = {ctl.period:g} s is not a whole number of steps of dt = "
-                             f"{float(cfg.dt):g} s: choose dt = period/k (the steps land on every "
-                             "sample) or dt='auto'")
     if ctl is not None:
         meta = {**(meta or {}), "controller": ctl.describe(steps_per_period)}
     te = t_eval_times(t_eval, t0, t_end)
@@ -265,6 +245,32 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
     finally:
         kernels.p[:] = saved_p
         values.u[:] = saved_u
+
+
+def _controller(kernels, cfg: SimulationSettings, law, period, inputs, t_eval):
+    """(the SampledController or None, the inputs with its own set to 0 until sampled, the
+    fixed steps a period: the fixed dt must divide it); one-line errors for what cannot run."""
+    if law is None and period is None:
+        return None, inputs, None
+    if law is None:
+        raise ValueError("period= is a controller's sample period: give controller=law(t, x, "
+                         "xd) with it")
+    if period is None:
+        raise ValueError("controller= needs period= (its sample period in s; the law's values "
+                         "are held between samples)")
+    ctl = SampledController(kernels, law, period, inputs)
+    if t_eval is not None:
+        raise ValueError("t_eval with a controller is not supported: record the steps "
+                         "(every=K) instead")
+    steps = None
+    if not cfg.auto:
+        ratio = ctl.period / float(cfg.dt)
+        steps = int(round(ratio))
+        if steps < 1 or abs(ratio - steps) > 1e-9 * steps:
+            raise ValueError(f"period = {ctl.period:g} s is not a whole number of steps of dt = "
+                             f"{float(cfg.dt):g} s: choose dt = period/k (the steps land on every "
+                             "sample) or dt='auto'")
+    return ctl, {**(inputs or {}), **{name: 0.0 for name in ctl.names}}, steps
 
 
 def _check_auto(cfg: SimulationSettings) -> None:

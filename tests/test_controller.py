@@ -93,7 +93,11 @@ def test_auto_lands_on_every_sample_within_its_tolerance(kern, reference):
         errs.append(np.abs(_at(r, times) - theta).max())
         assert errs[-1] <= rtol, (rtol, errs)
         assert r.meta["controller"]["steps_per_period"] is None
-    assert errs[1] < errs[0]
+        if rtol == 1e-6:    # the jumps are not read as error: about one step a period, few
+            samples = r.meta["controller"]["samples"]           # rejected tries (with the
+            assert len(r.t) - 1 <= 1.5 * samples                # estimate's memory dropped
+            assert r.meta["step_control"]["rejected_steps"] <= 0.05 * samples  # at each
+    assert errs[1] < errs[0]                                    # sample: 425 steps, 90)
 
 
 def test_small_period_approaches_the_continuous_law(kern):

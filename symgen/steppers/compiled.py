@@ -37,6 +37,7 @@ from ..signals import held_signals
 from ..settings import SPARSE_FROM_N, SPARSE_MAX_DENSITY, compiled_factorization
 from .base import FLOOR_TIMES_KEPT, Stepper
 from .compiled_rows import DenseOutput
+from .compiled_sampler import sample_failure, sampler_off, sampler_on
 from .control import dense_row_reason
 
 __all__ = ["CompiledStepper", "unsupported", "compiled_factorization", "COMPILED_METHODS",
@@ -183,54 +184,14 @@ class CompiledStepper:
         self.lib.sg_start(self._s, p, float(t), *(self._ptr(np.ascontiguousarray(v, dtype=float))
                                                   for v in (x, xd, xdd, lam)))
 
-    # -- a controller sampled and held (sg_set_sampler) -------------------------------------------
-    def sampler_on(self, U: np.ndarray) -> None:
-        """Hand the run's controller to the C loop: at each sample C copies the state into our
-        buffers and calls back here (the law writes ``kernels.u``); ``U``: the scratch rows the
-        C run writes each row's inputs into.  An exception of the law is kept (``_sample_exc``)
-        and the run stops there (SG_FAIL_SAMPLE): :meth:`sample_failure` raises it."""
-        if self.controller is None:
-            return
-        ctl, t0, steps = self.controller
-        xs, xds = np.zeros(self.n), np.zeros(self.n)
-        self._sample_exc = None
-
-        def call(_ctx, t):
-            try:
-                ctl.sample(t, xs, xds)
-                return 0
-            except BaseException as exc:        # noqa: B036 (raised again after the chunk)
-                self._sample_exc = exc
-                return 1
-        cb = self.ffi.callback("sg_sample_fn", call)
-        st = self.lib.sg_set_sampler(self._s, cb, self.ffi.NULL, float(t0), ctl.period,
-                                     int(steps), self._ptr(xs), self._ptr(xds),
-                                     self._ptr(self.kernels.u), self._ptr(U))
-        if st:
-            raise (MemoryError("the C runtime ran out of memory for the controller") if st == 2
-                   else ValueError("the C runtime refused the controller's sample period"))
-        self._sampler = (cb, xs, xds, U)        # (alive while C holds the pointers)
-
-    def sampler_off(self) -> None:
-        if self._sampler is not None:
-            self.lib.sg_set_sampler(self._s, self.ffi.NULL, self.ffi.NULL, 0.0, 0.0, 0,
-                                    self.ffi.NULL, self.ffi.NULL, self.ffi.NULL, self.ffi.NULL)
-            self._sampler = None
-
-    def sample_failure(self, fail) -> None:
-        """A run the controller stopped (SG_FAIL_SAMPLE): the law's exception, or the index-1
-        solve that failed with its values, as an InputError."""
-        from ..input_values import InputError
-
-        exc, self._sample_exc = self._sample_exc, None
-        if exc is not None:
-            raise exc
-        what = ("the positions" if fail.value0 == 1 else "a singular reduced mass")
-        raise InputError(f"controller at t = {fail.t:.9g}: the accelerations with its inputs "
-                         f"could not be solved for ({what})")
+    # a controller sampled and held, called from the C loop (compiled_sampler.py)
+    sampler_on, sampler_off, sample_failure = sampler_on, sampler_off, sample_failure
 
     def _reason(self, fail, t0: float, dt: float) -> tuple[str, str]:
-        """(status, reason) worded as the Python steppers and simulate's loop word them."""
+        """(status, reason) worded as the Python steppers and simulate's loop word them (a run
+        the sampled controller stopped: its exception raised)."""
+        if fail.kind == 16:                     # SG_FAIL_SAMPLE
+            self.sample_failure(fail)
         if fail.kind == 15:                     # SG_FAIL_DENSE_ROW (steploop.dense_rows)
             return "failed", dense_row_reason(fail.t)
         step = int(fail.step)
@@ -352,9 +313,7 @@ class CompiledStepper:
         last, fail = self._last, self._fail
         status, reason = "completed", ""
         chunk = min(CHUNK_MAX, max(8, FIRST_CHUNK_WORK // max(n, 1)))
-
-        RES = np.empty((R, 3))
-        NAN = np.full(R, math.nan)
+        RES, NAN = np.empty((R, 3)), np.full(R, math.nan)
 
         def take(r0: int, r1: int, step0: int) -> None:
             """Fold scratch rows r0..r1 - 1 (steps step0, …) into rec, as the loop's
@@ -394,18 +353,15 @@ class CompiledStepper:
             keep = np.flatnonzero(steps % every == 0)
             if keep.size:
                 rows = keep + r0
-                k0 = rec.k
                 rec.add_rows(steps[keep], T[rows], X[rows], XD[rows], XDD[rows], LAM[rows],
                              RES[rows], IT[rows], om[keep], hm[keep],
                              (EK[rows], EP[rows]) if energy else None,
                              OUT[rows] if outputs else None,
                              W[keep] if W is not None else None)
-                if sampled and rec.U is not None:           # the inputs each row's step used
-                    rec.U[k0:rec.k] = U[rows]
+                if self._sampler is not None and rec.U is not None:  # the inputs each
+                    rec.U[rec.k - keep.size:rec.k] = U[rows]          # row's step used
         dense = None if te is None else DenseOutput(self, rec, te, k_eval, t0 + n_steps * dt)
-        U = np.zeros((R, kern.n_in))
-        sampled = self.controller is not None
-        self.sampler_on(U)
+        self.sampler_on(U := np.zeros((R, kern.n_in)))         # (a controller: C calls it)
         try:
             while self.done < n_steps:
                 if row:                                        # the next chunk starts at row 0
@@ -425,8 +381,6 @@ class CompiledStepper:
                         take(1, k + 1, i + 1)
                         self.done, row = i + k, k
                         self._accept_inputs()
-                if st != _SG_OK and fail.kind == 16:         # SG_FAIL_SAMPLE
-                    self.sample_failure(fail)
                 if st == _SG_OK:
                     # aim at CHUNK_SECONDS per chunk (grow at most 4× at a time, never past
                     # the scratch rows: unbounded, 4× per call overflowed after ~512 calls)
@@ -522,8 +476,6 @@ class CompiledStepper:
         f = self._fail
         if f.kind == 14:
             return ("failed", *self.no_step_reason(t))
-        if f.kind == 16:                            # SG_FAIL_SAMPLE (raised: adaptive.py says it)
-            self.sample_failure(f)
         status, reason = self._reason(f, 0.0, 0.0)
         if f.kind == 15:
             return status, reason, None

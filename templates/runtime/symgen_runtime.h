@@ -328,10 +328,11 @@ int sg_run_auto(sg_stepper *s, const double *p, double *t, long max_rows, double
  * inputs at t_k is a discontinuity: the step from t_k starts from the accelerations and
  * multipliers the index-1 equations give with the new inputs at the state of t_k (the row at
  * t_k keeps those its step ended with), a pending landing step-over is dropped, and under the
- * error control t_k is a stop time (no step crosses it; the step that reaches it is cut, and
- * the controller's next step is the one it proposed before the cut) where the estimate's memory
- * (the last step and its acceleration change, the acceleration history, the last error norm)
- * restarts as at the first step.  Fixed steps: period = steps h (steps >= 1: a sample every
+ * error control t_k is a stop time (no step crosses it; after the step cut to reach it the
+ * controller's next step and memory are those from before the cut) where the estimate's
+ * acceleration history is moved by the jump xdd+ - xdd- (so the jump is not read as error and
+ * the estimate keeps its order; the change of xdd over the last step is the pre-jump one).
+ * Fixed steps: period = steps h (steps >= 1: a sample every
  * `steps` steps of the run from t0; the period is then not read).  Under the error control call
  * it after sg_control_start (the run's end is the control's).  U (may be NULL): row w of the
  * run's arrays of sg_run_chunk and sg_run_auto gets the inputs its step used (n_inputs a row).
