@@ -421,6 +421,7 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
             if ctl is not None and i and i % spp == 0:      # a sample: the law, then ẍ, λ of
                 ctl.sample(t, x, xd)                         # the new inputs (sg_run.c.inc)
                 start = _restart(kernels, t, x, xd, cfg.rank_tol)
+                stepper.restart(t, x, xd, *start)
             try:
                 iters = stepper.step(t, x, xd, *start)
             except (StepFailure, FloatingPointError, OverflowError, ZeroDivisionError,
