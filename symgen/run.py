@@ -352,12 +352,14 @@ def _stopped(exc, last: int, n_steps: int, t_last: float) -> tuple[str, str, str
                       [:300]), traceback.format_exc()
 
 
-def _restart(kernels, t: float, x, xd, rank_tol: float):
-    """ẍ, λ at (t, x, ẋ) from the index-1 equations with the inputs just sampled (the step from a
-    sample starts after the jump of the inputs, as the C runtime's sample_at)."""
+def _restart(kernels, stepper, t: float, x, xd, rank_tol: float):
+    """ẍ, λ at (t, x, ẋ) from the index-1 equations with the inputs just sampled, and what the
+    stepper carries restarted there (the step from a sample starts after the jump of the inputs,
+    as the C runtime's sample_at)."""
     from .assembly import consistent_state
 
     cs = consistent_state(kernels, t, x, xd, rank_tol=rank_tol, project=False)
+    stepper.restart(t, x, xd, cs.xdd, cs.lam)
     return cs.xdd, cs.lam
 
 
@@ -420,8 +422,7 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
             start = (xdd, lam)
             if ctl is not None and i and i % spp == 0:      # a sample: the law, then ẍ, λ of
                 ctl.sample(t, x, xd)                         # the new inputs (sg_run.c.inc)
-                start = _restart(kernels, t, x, xd, cfg.rank_tol)
-                stepper.restart(t, x, xd, *start)
+                start = _restart(kernels, stepper, t, x, xd, cfg.rank_tol)
             try:
                 iters = stepper.step(t, x, xd, *start)
             except (StepFailure, FloatingPointError, OverflowError, ZeroDivisionError,
