@@ -212,3 +212,44 @@ def test_a_failing_law_mid_run_is_data(kern, dt, stepper):
         r = symgen.simulate(kern, dt=dt, t_end=0.2, controller=fn, period=TS, stepper=stepper)
         assert r.status == "failed" and words in r.reason and "\n" not in r.reason
         assert abs(r.t[-1] - 0.05) <= 1e-12
+
+
+MODEL_FILE = '''
+import math
+from symgen.mechanics import PlanarSystem
+
+def model():
+    mech = PlanarSystem("pend_ctrl")
+    b = mech.body("bar", mass=1.0, inertia=0.1, com=(0.5, 0), x0=(0, 0, 0.3))
+    mech.revolute("ground", (0, 0), b, (0, 0))
+    mech.gravity(9.81)
+    mech.torque(b, mech.input("T"))
+    return mech.model(settings={"dt": 1e-3, "t_end": 2.0})
+
+def pd(t, x, xd):
+    return [-20.0 * (x[2] - 1.0) - 2.0 * xd[2] + 0.5 * math.sin(3 * t)]
+'''
+
+
+def test_command_line_controller_is_a_function_of_the_model_file(tmp_path, capsys, kern):
+    """`symgen simulate FILE --controller pd --period 0.01`: the same run as the API's."""
+    from symgen.cli import main
+    from symgen.result import load_result
+
+    path = tmp_path / "pend_ctrl.py"
+    path.write_text(MODEL_FILE)
+    out = tmp_path / "r.npz"
+    rc = main(["simulate", str(path), "--controller", "pd", "--period", "0.01", "--t-end", "0.3",
+               "--out", str(out), "--quiet"])
+    assert rc == 0, capsys.readouterr().err
+    r = load_result(out)
+    ref = symgen.simulate(kern, t_end=0.3, controller=law, period=TS)
+    assert r.meta["controller"]["samples"] == 30
+    assert np.abs(r.x - ref.x).max() <= 1e-12 and np.array_equal(r.u, ref.u)
+    for argv, words in ((["--controller", "nope", "--period", "0.01"], "defines no function 'nope'"),
+                        (["--controller", "pd"], "go together"),
+                        (["--controller", "pd", "--period", "-1"], "period must be positive")):
+        capsys.readouterr()
+        assert main(["simulate", str(path), "--t-end", "0.1", *argv]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and words in err[0], err
