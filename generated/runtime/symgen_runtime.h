@@ -331,10 +331,9 @@ int sg_run_auto(sg_stepper *s, const double *p, double *t, long max_rows, double
  * error control t_k is a stop time (no step crosses it; after the step cut to reach it the
  * controller's next step and memory are those from before the cut) where the estimate's
  * acceleration history is moved by the jump xdd+ - xdd- (so the jump is not read as error and
- * the estimate keeps its order; the change of xdd over the last step is the pre-jump one).
- * Fixed steps: period = steps h (steps >= 1: a sample every
- * `steps` steps of the run from t0; the period is then not read).  Under the error control call
- * it after sg_control_start (the run's end is the control's).  U (may be NULL): row w of the
+ * the estimate keeps its order).  Fixed steps: period = steps h (steps >= 1: a sample every
+ * `steps` steps of the run from t0; the period is then not read).  Under the error control
+ * (steps = 0) call it after sg_control_start (the run's end is the control's).  U (may be NULL): row w of the
  * run's arrays of sg_run_chunk and sg_run_auto gets the inputs its step used (n_inputs a row).
  * fn NULL removes the sampler.  Not part of sg_state_get's image.  Returns 0; 1 for invalid
  * arguments; 2 out of memory. */
