@@ -222,7 +222,8 @@ class SampledController:
         self.meta = {"inputs": list(self.names), "period": self.period, "hold": "zero-order",
                 "samples": self.samples,
                 "steps_per_period": steps,      # None: dt="auto" (each sample a stop time)
-                "restart": "ẍ, λ from the index-1 equations with the new inputs at each sample"}
+                "restart": "ẍ, λ from the index-1 equations with the new inputs at each sample"
+                           + ("" if steps else "; the error estimate's ẍ history moved by the jump")}
         return self.meta
 
 

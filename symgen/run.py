@@ -134,8 +134,9 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         values are held until t_(k+1); between samples the run stays in C (the compiled stepper
         calls the law from its loop).  The jump of the inputs at t_k is a discontinuity: the step
         from t_k starts from ẍ, λ of the new inputs.  A fixed dt must divide the period (every
-        k-th step is a sample); with dt="auto" each t_k is a stop time of the error control, whose
-        estimate restarts there.  ``meta['controller']`` says what was sampled.
+        k-th step is a sample); with dt="auto" each t_k is a stop time of the error control, and
+        its estimate's history of ẍ is moved by the jump there (so the jump is not read as
+        error).  ``meta['controller']`` says what was sampled.
     meta:
         extra entries for the result's ``meta`` (e.g. the ``model()`` options the model was built
         with); they do not replace the entries simulate writes.
