@@ -253,3 +253,86 @@ def test_command_line_controller_is_a_function_of_the_model_file(tmp_path, capsy
         assert main(["simulate", str(path), "--t-end", "0.1", *argv]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and words in err[0], err
+
+
+DRIVER = r"""
+#include <math.h>
+#include <stdio.h>
+#include "pend_ctrl.h"
+
+#define STEPS 200
+static double xs[3], xds[3], u[1];
+
+static int pd(void *ctx, double t)      /* the law: PD on theta = x[2] and a feed-forward term */
+{
+    (void)ctx;
+    u[0] = -20.0 * (xs[2] - 1.0) - 2.0 * xds[2] + 0.5 * sin(3.0 * t);
+    return 0;
+}
+
+int main(void)
+{
+    static double T[STEPS + 1], X[(STEPS + 1) * 3], XD[(STEPS + 1) * 3], XDD[(STEPS + 1) * 3],
+        LAM[(STEPS + 1) * 2], PE[STEPS + 1], VE[STEPS + 1], AE[STEPS + 1], OM[STEPS + 1],
+        HM[STEPS + 1], EK[STEPS + 1], EP[STEPS + 1], OUT[STEPS + 1], U[STEPS + 1];
+    static long long IT[STEPS + 1];
+    const double p[1] = {0.0};
+    long last, i;
+    sg_failure fail;
+    sg_options o = sg_options_default(SG_NULLSPACE);
+    sg_stepper *s;
+    o.h = 1e-3;
+    s = sg_stepper_new(&pend_ctrl_model, &o);
+    if (!s) return 2;
+    for (i = 0; i < 3; ++i) {
+        X[i] = xs[i] = pend_ctrl_x0[i];
+        XD[i] = xds[i] = pend_ctrl_xd0[i];
+    }
+    pd(NULL, 0.0);                                  /* the first sample: the start */
+    sg_set_inputs(s, u);
+    if (sg_initial_state(s, p, 0.0, X, XD, XDD, LAM) != 0) return 3;
+    sg_start(s, p, 0.0, X, XD, XDD, LAM);
+    if (sg_set_sampler(s, pd, NULL, 0.0, 0.01, 10, xs, xds, u, U) != 0) return 4;
+    if (sg_run_chunk(s, p, 0.0, 0, STEPS, 0, T, X, XD, XDD, LAM, PE, VE, AE, OM, HM, IT, EK, EP,
+                     OUT, &last, &fail) != SG_OK) return 5;
+    for (i = 1; i <= STEPS; ++i) printf("%.17g %.17g\n", X[i * 3 + 2], U[i]);
+    if (sg_set_sampler(s, pd, NULL, 0.0, 0.0, 0, xs, xds, u, U) != 1) return 6;   /* no control */
+    sg_stepper_free(s);
+    return 0;
+}
+"""
+
+
+def test_c_driver_samples_a_c_law(tmp_path):
+    """A C program of its own (strict C99, -Werror; under the sanitizers where they run) hands a C
+    law to sg_set_sampler and runs sg_run_chunk: simulate's run of the same law (the paper's step,
+    sg_options_default's), and each row's inputs in U."""
+    import shutil
+    import subprocess
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    symgen.generate(_pendulum(), tmp_path)
+    (tmp_path / "main.c").unlink()
+    (tmp_path / "driver.c").write_text(DRIVER)
+    sources = sorted(p.name for p in tmp_path.glob("*.c"))
+    flags = ["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O1", "-g"]
+    san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
+    for extra in (san, []):             # (no sanitizer runtime here: without them)
+        build = subprocess.run([cc, *flags, *extra, *sources, "-lm", "-o", "drv"], cwd=tmp_path,
+                               capture_output=True, text=True)
+        if build.returncode == 0:
+            run = subprocess.run([str(tmp_path / "drv")], capture_output=True, text=True,
+                                 timeout=120)
+            if extra and run.returncode != 0 and "sanitizer" not in run.stderr.lower():
+                continue
+            break
+    assert build.returncode == 0 and build.stderr == "", build.stderr
+    assert run.returncode == 0 and run.stderr == "", (run.returncode, run.stderr)
+    out = np.array([[float(v) for v in ln.split()] for ln in run.stdout.splitlines()])
+    r = symgen.simulate(_pendulum(), dt=1e-3, t_end=0.2, stepper="compiled", preset="paper",
+                        controller=law, period=TS)
+    assert out.shape == (200, 2)
+    np.testing.assert_allclose(out[:, 0], r.x[1:, 2], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(out[:, 1], r.u[1:, 0], rtol=0, atol=1e-12)
