@@ -208,6 +208,7 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
                    power=power_columns(kernels.output_names) if outputs else (),
                    inputs=values.u if values is not None else None)
     rows = _Rows(kernels, rec, every, te, t_end, cfg.rank_tol)
+    rows.sampled = getattr(stepper, "controller", None) is not None
     cs = start_state(kernels, stepper, cfg, t0, x0, xd0, consistent)
     run = _State(t0, (cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()),
                  np.array(cs.residuals, dtype=float))
@@ -319,6 +320,7 @@ def _loop_compiled(stepper, cfg, ctl: _Control, rows: _Rows, run: _State, t_end:
     b["T"][0] = t0
     dense = (None if rows.te is None
              else DenseOutput(stepper, rows.rec, rows.te, rows.k_eval, t_end))
+    stepper.sampler_on(b["U"])              # (a controller: each sample a stop of the control)
     try:
         while run.t < t_end:
             st, t, k = stepper.run_auto(run.t, b, CHUNK_ROWS)
@@ -330,6 +332,7 @@ def _loop_compiled(stepper, cfg, ctl: _Control, rows: _Rows, run: _State, t_end:
                 progress(min(PROGRESS_UNITS, int(PROGRESS_UNITS * (run.t - t0) / (t_end - t0))),
                          PROGRESS_UNITS)
     finally:
+        stepper.sampler_off()
         if dense is not None:
             dense.stop()
             rows.k_eval = rows.rec.k
@@ -347,12 +350,15 @@ def _fold_fast(rows: _Rows, run: _State, b: dict, k: int) -> None:
     work = rows.rec.integrate_rows(b["T"][sl], b["OUT"][sl]) if rows.outputs else None
     steps = run.j + np.arange(1, k + 1)
     keep = np.flatnonzero((steps % rows.every == 0) | (b["T"][sl] >= rows.t_end)) + 1
+    k0 = rows.rec.k
     rows.rec.add_rows(steps[keep - 1], b["T"][keep], b["X"][keep], b["XD"][keep], b["XDD"][keep],
                       b["LAM"][keep], res[keep - 1], b["IT"][keep], b["OM"][keep], b["HM"][keep],
                       (b["EK"][keep], b["EP"][keep]) if rows.energy else None,
                       b["OUT"][keep] if rows.outputs else None,
                       None if work is None else work[keep - 1],
                       (b["HS"][keep], b["ERR"][keep], b["FL"][keep]))
+    if rows.rec.U is not None and getattr(rows, "sampled", False):
+        rows.rec.U[k0:rows.rec.k] = b["U"][keep]        # the inputs each row's step used
 
 
 def _fold(rows: _Rows, run: _State, b: dict, t: float, k: int, dense) -> None:

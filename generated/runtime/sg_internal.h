@@ -197,6 +197,20 @@ typedef struct sg_dout {
     int *ib;
 } sg_dout;
 
+/* A controller sampled and held (sg_set_sampler; sg_run.c.inc): the caller's function and
+ * buffers, the sample times t0 + k period (fixed steps: every `steps` steps), the run's end under
+ * the error control (ctl.t_end is the next stop), the accelerations and multipliers the step
+ * from a sample starts from (xdd[n], lam[m]; one block `blk`). */
+typedef struct sg_sampler {
+    sg_sample_fn fn;
+    void *ctx;
+    double t0, period, t_end;
+    long steps, next;
+    double *x, *xd, *U;
+    const double *u;
+    double *xdd, *lam, *blk;
+} sg_sampler;
+
 struct sg_stepper {
     const sg_model *mdl;
     sg_options o;
@@ -230,6 +244,7 @@ struct sg_stepper {
     sg_ctl sub;                                   /* a fixed step's sub-steps (substeps) */
     sg_failure sub_first;                         /* the failure of the step they replaced */
     sg_dout dout;                                 /* t_eval rows (sg_dense_output) */
+    sg_sampler smp;                               /* a sampled controller (sg_set_sampler) */
 };
 
 /* sg_alloc.c.inc: the buffers sized by the null space's dimension (grown by the sparse step). */

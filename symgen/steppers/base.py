@@ -139,6 +139,10 @@ class Stepper:
     def start(self, t: float, x, xd, xdd, lam) -> None:
         """Called once with the (consistent) initial state before the first step."""
 
+    def restart(self, t: float, x, xd, xdd, lam) -> None:
+        """The inputs jumped at t (a sampled controller): what the step carries over from the
+        last one is restarted at (x, ẋ, ẍ⁺, λ⁺), as the C runtime's sample_at does."""
+
     def checkpoint(self):
         """What a step changes besides the new state and counters (the error control restores
         it with :meth:`rollback` when it rejects a step); None when nothing."""

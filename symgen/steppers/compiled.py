@@ -37,6 +37,7 @@ from ..signals import held_signals
 from ..settings import SPARSE_FROM_N, SPARSE_MAX_DENSITY, compiled_factorization
 from .base import FLOOR_TIMES_KEPT, Stepper
 from .compiled_rows import DenseOutput
+from .compiled_sampler import sample_failure, sampler_off, sampler_on
 from .control import dense_row_reason
 
 __all__ = ["CompiledStepper", "unsupported", "compiled_factorization", "COMPILED_METHODS",
@@ -128,6 +129,10 @@ class CompiledStepper:
         self._s = self.ffi.gc(ptr, self.lib.sg_stepper_free)
         #: the run's InputValues (simulate sets it): time-varying inputs step one step a chunk
         self.inputs = None
+        #: a sampled controller (simulate sets it): (SampledController, t0, steps per period; 0
+        #: under dt="auto"), called from the C loop at every sample (sg_set_sampler)
+        self.controller = None
+        self._sampler = None
         self._fail = self.ffi.new("sg_failure *")
         self._last = self.ffi.new("long *")
         self.floor = (math.nan, math.nan, math.nan)
@@ -179,8 +184,14 @@ class CompiledStepper:
         self.lib.sg_start(self._s, p, float(t), *(self._ptr(np.ascontiguousarray(v, dtype=float))
                                                   for v in (x, xd, xdd, lam)))
 
+    # a controller sampled and held, called from the C loop (compiled_sampler.py)
+    sampler_on, sampler_off, sample_failure = sampler_on, sampler_off, sample_failure
+
     def _reason(self, fail, t0: float, dt: float) -> tuple[str, str]:
-        """(status, reason) worded as the Python steppers and simulate's loop word them."""
+        """(status, reason) worded as the Python steppers and simulate's loop word them (a run
+        the sampled controller stopped: its exception raised)."""
+        if fail.kind == 16:                     # SG_FAIL_SAMPLE
+            self.sample_failure(fail)
         if fail.kind == 15:                     # SG_FAIL_DENSE_ROW (steploop.dense_rows)
             return "failed", dense_row_reason(fail.t)
         step = int(fail.step)
@@ -302,9 +313,7 @@ class CompiledStepper:
         last, fail = self._last, self._fail
         status, reason = "completed", ""
         chunk = min(CHUNK_MAX, max(8, FIRST_CHUNK_WORK // max(n, 1)))
-
-        RES = np.empty((R, 3))
-        NAN = np.full(R, math.nan)
+        RES, NAN = np.empty((R, 3)), np.full(R, math.nan)
 
         def take(r0: int, r1: int, step0: int) -> None:
             """Fold scratch rows r0..r1 - 1 (steps step0, …) into rec, as the loop's
@@ -349,7 +358,10 @@ class CompiledStepper:
                              (EK[rows], EP[rows]) if energy else None,
                              OUT[rows] if outputs else None,
                              W[keep] if W is not None else None)
+                if self._sampler is not None and rec.U is not None:  # the inputs each
+                    rec.U[rec.k - keep.size:rec.k] = U[rows]          # row's step used
         dense = None if te is None else DenseOutput(self, rec, te, k_eval, t0 + n_steps * dt)
+        self.sampler_on(U := np.zeros((R, kern.n_in)))         # (a controller: C calls it)
         try:
             while self.done < n_steps:
                 if row:                                        # the next chunk starts at row 0
@@ -378,6 +390,7 @@ class CompiledStepper:
                 status, reason = self._reason(fail, t0, dt)
                 break
         finally:
+            self.sampler_off()
             r = row
             for buf, v in zip(state[:4], bufs):
                 buf[:] = v[r]
@@ -414,6 +427,7 @@ class CompiledStepper:
                                                    "HS", "ERR")}
         b.update(X=np.zeros((rows, n)), XD=np.zeros((rows, n)), XDD=np.zeros((rows, n)),
                  LAM=np.zeros((rows, m)), OUT=np.zeros((rows, no)),
+                 U=np.zeros((rows, self.kernels.n_in)),
                  IT=np.zeros(rows, dtype=np.int64), FL=np.zeros(rows, dtype=np.intc))
         order = ("T", "X", "XD", "XDD", "LAM", "PE", "VE", "AE", "OM", "HM")
         b["_ptrs"] = ([self._ptr(b[k]) for k in order] + [self._ptr(b["IT"], "long long[]")]

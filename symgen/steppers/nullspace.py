@@ -127,6 +127,11 @@ class NullspaceStepper(Stepper):
             self._factor(self.lin, H, t, 0)
             self._ratio = self._s_ratio(self.lin)
 
+    def restart(self, t, x, xd, xdd, lam) -> None:
+        """A pending step-over after a landing is dropped (it would retake the last step with
+        the new inputs)."""
+        self._over = None
+
     def step(self, t, x, xd, xdd, lam) -> int:
         """One step from (t, x, ẋ, ẍ, λ) to t + h.  After a landing, the steps of h/2, h, h/2
         from the start of the step onto it instead ("Landings" in the module docstring).  Under

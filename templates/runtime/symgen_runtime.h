@@ -124,7 +124,9 @@ enum {
     SG_FAIL_DENSE_ROW = 15,          /* dense output: the t_eval row at t could not be
                                         projected onto the constraints (value0 = 1: the
                                         positions, 2: a singular reduced mass)                 */
-    SG_FAIL_KINDS = 16               /* how many kinds there are (sg_failure_message)          */
+    SG_FAIL_SAMPLE = 16,             /* the sampled controller (sg_set_sampler) stopped the run
+                                        at t                                                   */
+    SG_FAIL_KINDS = 17               /* how many kinds there are (sg_failure_message)          */
 };
 
 typedef struct sg_failure {
@@ -322,6 +324,28 @@ int sg_run_auto(sg_stepper *s, const double *p, double *t, long max_rows, double
                 double *XD, double *XDD, double *LAM, double *PE, double *VE, double *AE,
                 double *OM, double *HM, long long *IT, double *EK, double *EP, double *OUT,
                 double *HS, double *ERR, int *FL, long *rows, sg_failure *fail);
+
+/* A controller sampled and held (symgen.simulate(controller=, period=); docs/inputs.md).  In the
+ * sg_run_chunk and sg_run_auto calls that follow, at each sample time t_k = t0 + k period
+ * (k = 1, 2, ...; the caller sets the inputs of [t0, t0 + period)) the state there is copied
+ * into x[n], xd[n] and fn(ctx, t_k) is called: it writes the model's inputs into u[n_inputs]
+ * (nonzero: the run stops before the step from t_k, SG_FAILED with fail->kind SG_FAIL_SAMPLE,
+ * fail->t = t_k); they are set (sg_set_inputs) and held until the next sample.  The jump of the
+ * inputs at t_k is a discontinuity: the step from t_k starts from the accelerations and
+ * multipliers the index-1 equations give with the new inputs at the state of t_k (the row at
+ * t_k keeps those its step ended with), a pending landing step-over is dropped, and under the
+ * error control t_k is a stop time (no step crosses it; after the step cut to reach it the
+ * controller's next step and memory are those from before the cut) where the estimate's
+ * acceleration history is moved by the jump xdd+ - xdd- (so the jump is not read as error and
+ * the estimate keeps its order).  Fixed steps: period = steps h (steps >= 1: a sample every
+ * `steps` steps of the run from t0; the period is then not read).  Under the error control
+ * (steps = 0) call it after sg_control_start (the run's end is the control's).  U (may be NULL): row w of the
+ * run's arrays of sg_run_chunk and sg_run_auto gets the inputs its step used (n_inputs a row).
+ * fn NULL removes the sampler.  Not part of sg_state_get's image.  Returns 0; 1 for invalid
+ * arguments; 2 out of memory. */
+typedef int (*sg_sample_fn)(void *ctx, double t);
+int sg_set_sampler(sg_stepper *s, sg_sample_fn fn, void *ctx, double t0, double period,
+                   long steps, double *x, double *xd, const double *u, double *U);
 
 /* Dense output (t_eval; symgen/steploop.py dense_state): rows at given times, each from the step
  * across it, a step from t to t + h taking the times t_eval[next] <= t + h (1 + 1e-14): the
