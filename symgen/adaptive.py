@@ -18,6 +18,7 @@ import numpy as np
 
 from .signals import held_signals
 from .recorder import MemoryBudgetError, Recorder
+from .runtime_constants import CTL_ERR_FLOOR, STABILITY_FRACTION
 from .names import power_columns
 from .input_values import InputError
 from .settings import SimulationSettings
@@ -76,7 +77,7 @@ class _Control:
         flags = 0
         h = min(h, self.h_cap)
         if not self.stable_always and omega == omega and omega > 0.0:
-            h_stab = 0.9 * self.sch.h_max(omega)
+            h_stab = STABILITY_FRACTION * self.sch.h_max(omega)
             if h > h_stab:
                 h, flags = h_stab, Flag.STABILITY
         return stretched(h, self.t_end - t), flags
@@ -85,7 +86,7 @@ class _Control:
         self.h_used = [min(self.h_used[0], h), max(self.h_used[1], h)]
         if err == err:
             self.err_max = max(self.err_max, err)
-        return self.controller.accepted(h, err if err == err else 1e-10)
+        return self.controller.accepted(h, err if err == err else CTL_ERR_FLOOR)
 
     def take_counts(self, c: dict) -> None:
         """The counts of the C runtime's error control (the compiled stepper ran the steps)."""
@@ -324,7 +325,7 @@ def _loop_compiled(stepper, cfg, ctl: _Control, rows: _Rows, run: _State, t_end:
             st, t, k = stepper.run_auto(run.t, b, CHUNK_ROWS)
             with held_signals():        # the chunk's steps are folded whole (Ctrl-C after them)
                 _fold(rows, run, b, t, k, dense)
-            if st != 0:
+            if st != stepper.lib.SG_OK:
                 return stepper.auto_failure(run.t, run.j)
             if progress is not None:
                 progress(min(PROGRESS_UNITS, int(PROGRESS_UNITS * (run.t - t0) / (t_end - t0))),

@@ -15,6 +15,7 @@ from .assembly import consistent_state, finished_state
 from .names import work_names
 from .units import result_units
 from .result import Result
+from .runtime_constants import ROW_TIME_SLACK, ROW_TOL
 from .settings import SimulationSettings
 from .steppers import Linearization
 from .steppers.base import norm2
@@ -79,10 +80,10 @@ def step_order(cfg, sch, kernels) -> tuple[int, str]:
 
 def project_row(kernels, tau: float, x, xd, rank_tol: float = SimulationSettings.rank_tol):
     """An interpolated row (x, ẋ at ``tau``) projected onto q = q̇ = 0 as closely as a step's own
-    states (1e-15; assembly's own tolerance where Gauss–Newton stalls above it), with ẍ and λ
+    states (ROW_TOL; assembly's own tolerance where Gauss–Newton stalls above it), with ẍ and λ
     solved there: (x, ẋ, ẍ, λ, residual norms)."""
     try:
-        cs = consistent_state(kernels, tau, x, xd, tol=1e-15, rank_tol=rank_tol)
+        cs = consistent_state(kernels, tau, x, xd, tol=ROW_TOL, rank_tol=rank_tol)
     except ValueError:
         cs = consistent_state(kernels, tau, x, xd, rank_tol=rank_tol)
     return cs.x, cs.xd, cs.xdd, cs.lam, np.array(cs.residuals, dtype=float)
@@ -118,7 +119,7 @@ def dense_rows(kernels, rec, te, k: int, step: int, t: float, h: float, start, e
     outputs and the work of the power outputs at τ (the C runtime's dense_rows is this); returns
     the next k.  Call it before the step's work is integrated."""
     outputs = kernels.n_out > 0 and hasattr(kernels, "outputs")
-    while k < len(te) and (te[k] <= t + h * (1 + 1e-14) or last):
+    while k < len(te) and (te[k] <= t + h * (1 + ROW_TIME_SLACK) or last):
         tau = min(float(te[k]), t + h)
         xe, xde, xdde, lame, rese = dense_state(kernels, tau, t, h, start, end, rank_tol)
         ye = kernels.outputs(tau, xe, xde).copy() if outputs else None

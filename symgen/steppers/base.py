@@ -42,6 +42,7 @@ import math
 
 import numpy as np
 
+from ..runtime_constants import TIMES_KEPT
 from ..settings import NEWTON_TOL_FIXED, SimulationSettings
 from .schemes import Scheme
 
@@ -55,7 +56,7 @@ DEFAULT_MAX_ITER = SimulationSettings.max_iter
 #: Machine epsilon of the float64 arithmetic the steppers run in.
 EPS = float(np.finfo(float).eps)
 #: How many times of steps accepted at the round-off floor a stepper keeps (the count is exact).
-FLOOR_TIMES_KEPT = 100
+FLOOR_TIMES_KEPT = TIMES_KEPT
 
 
 def norm2(v) -> float:
