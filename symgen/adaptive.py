@@ -20,10 +20,9 @@ from .signals import held_signals
 from .recorder import MemoryBudgetError, Recorder
 from .runtime_constants import CTL_ERR_FLOOR, STABILITY_FRACTION
 from .names import power_columns
-from .input_values import InputError
 from .settings import SimulationSettings
-from .steploop import (DenseRowError, dense_rows, finish, omega_start, short_reason,
-                       start_state, stop_reason, t_eval_times)
+from .steploop import (RUN_FAILURES, DenseRowError, dense_rows, finish, omega_start,
+                       short_reason, start_state, stop_reason, stopped_reason, t_eval_times)
 from .steppers.compiled_rows import DenseOutput
 from .steppers.control import (ErrorEstimate, Flag, StepController, corrected_step, initial_step,
                                stretched, tries)
@@ -233,11 +232,9 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
         status, reason = "failed", f"stopped at t = {run.t:.9g}: {exc}"
     except DenseRowError as exc:            # (the step is taken: _Rows.step, _loop)
         status, reason = "failed", str(exc)
-    except Exception as exc:                # an internal error: the steps taken are kept too
-        status, detail = "failed", traceback.format_exc()
-        what = "" if isinstance(exc, InputError) else "internal error "
-        reason = (f"{what}after step {run.j} (t = {run.t:.9g}): {type(exc).__name__}: "
-                  f"{str(exc).splitlines()[0] if str(exc) else ''}"[:300])
+    except RUN_FAILURES as exc:             # the steps taken are kept (anything else is a bug:
+        status, detail = "failed", traceback.format_exc()           # it propagates)
+        reason = stopped_reason(exc, f"after step {run.j} (t = {run.t:.9g})")
     if status != "completed":
         log.warning("simulation of %s stopped: %s", kernels.name, short_reason(reason))
     if values is not None:

@@ -1,6 +1,6 @@
 """What the fixed-step loop (:mod:`symgen.run`) and the variable-step loop (:mod:`symgen.adaptive`)
-share: the consistent start, the divergence check of an accepted step, and the Result with its
-meta."""
+share: the consistent start, the divergence check of an accepted step, what ends a run as
+"failed" with its steps kept (:data:`RUN_FAILURES`), and the Result with its meta."""
 from __future__ import annotations
 
 import math
@@ -12,17 +12,36 @@ import warnings
 import numpy as np
 
 from .assembly import consistent_state, finished_state
+from .input_values import InputError
 from .names import work_names
 from .units import result_units
 from .result import Result
 from .runtime_constants import ROW_TIME_SLACK, ROW_TOL
 from .settings import SimulationSettings
 from .steppers import Linearization
-from .steppers.base import norm2
+from .steppers.base import NUMERICAL_ERRORS, norm2
 from .steppers.control import dense_output, dense_row_reason
 
 __all__ = ["start_state", "omega_start", "stop_reason", "finish", "short_reason", "REASON_CHARS",
-           "project_row", "dense_state", "dense_rows", "DenseRowError", "t_eval_times"]
+           "project_row", "dense_state", "dense_rows", "DenseRowError", "t_eval_times",
+           "RUN_FAILURES", "stopped_reason"]
+
+#: The exceptions that end a run as "failed" with the steps taken kept (issue 37.3): an input's
+#: error (a callable input that returned no finite number) and a numerical failure
+#: (:data:`~symgen.steppers.base.NUMERICAL_ERRORS`).  A KeyboardInterrupt ends it as
+#: "interrupted"; anything else is a bug in symgen or in the caller's code (a model's callable,
+#: a progress callback) and propagates: simulate raises it, the CLI exits 1.
+RUN_FAILURES = (InputError, *NUMERICAL_ERRORS)
+
+
+def stopped_reason(exc: BaseException, where: str) -> str:
+    """The one-line reason of a run that ``exc`` (a KeyboardInterrupt or one of
+    :data:`RUN_FAILURES`) stopped ``where`` ("after step 12 of 100 (t = 0.12)")."""
+    if isinstance(exc, KeyboardInterrupt):
+        return f"interrupted by {str(exc) or 'KeyboardInterrupt (Ctrl-C)'} {where}"
+    what = "" if isinstance(exc, InputError) else "numerical error "
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{what}{where}: {type(exc).__name__}: {first}"[:300]
 
 
 def _versions() -> dict:

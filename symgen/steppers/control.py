@@ -275,10 +275,11 @@ def tries(stepper, estimate: ErrorEstimate, controller: StepController, t: float
     one is accepted: (h, Newton iterations, error norm, whether the estimate had its D term,
     flags, the controller's next h).  ``bound(h, t)`` → (the try's h, a flag when it was cut);
     ``too_small(h, t)``: give up, returning (None, 0, nan, False, flags, h).  A try rejected by a
-    Newton failure (or a numerical error) or by the error test leaves the stepper as it was and is
-    counted in ``count.rejected_newton`` / ``count.rejected_error``; ``count.last_failure`` keeps
-    the last failure.  The one loop of the variable step and of the fixed step's sub-steps."""
-    from .base import StepFailure
+    Newton failure (or another numerical failure, :data:`~symgen.steppers.base.NUMERICAL_ERRORS`;
+    anything else propagates) or by the error test leaves the stepper as it was and is counted in
+    ``count.rejected_newton`` / ``count.rejected_error``; ``count.last_failure`` keeps the last
+    failure.  The one loop of the variable step and of the fixed step's sub-steps."""
+    from .base import NUMERICAL_ERRORS
 
     flags = 0
     while True:
@@ -299,8 +300,7 @@ def tries(stepper, estimate: ErrorEstimate, controller: StepController, t: float
                     and not estimate.index3 else 1.0)                # (the corrected step's)
             err, have_d = estimate.norm(h_try, *state[:3], stepper.x, stepper.xd, stepper.xdd,
                                         N, M, cond)
-        except (StepFailure, FloatingPointError, OverflowError, ZeroDivisionError,
-                np.linalg.LinAlgError) as exc:
+        except NUMERICAL_ERRORS as exc:
             stepper.rollback(saved)
             flags |= Flag.REJECTED_NEWTON
             count.rejected_newton += 1
