@@ -53,6 +53,7 @@ class ConsistentState:
     iterations: int            # Gauss–Newton iterations of the position projection
     rank: int                  # rank of H at the state
     residuals: tuple = field(default=(0.0, 0.0, 0.0))   # ‖q‖, ‖q̇‖, ‖q̈‖ after the projection
+    fallback: str | None = None  # how the run's start fell back from its own projection (meta)
 
     def as_dict(self) -> dict:
         return {"dx": self.dx, "dxd": self.dxd, "iterations": self.iterations, "rank": self.rank,

@@ -189,6 +189,11 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
                                  "(the C runtime's error control holds the inputs over its "
                                  "tries): use stepper='auto' or 'python', a fixed dt, or "
                                  "constant inputs")
+            if cfg.stepper == "auto" and _compiled_has(kernels, cfg):
+                meta = {**(meta or {}), "fallbacks": [      # (recorded: issue 37.7)
+                    *(meta or {}).get("fallbacks", ()),
+                    "stepper: python, not compiled (dt='auto' with time-varying inputs: the C "
+                    "runtime's error control holds the inputs over its tries)"]}
             cfg = cfg.replace(stepper="python")
 
         def loop(stepper):
@@ -240,6 +245,14 @@ def _check_auto(cfg: SimulationSettings) -> None:
         raise ValueError(f"dt='auto' is the nullspace and index3 methods' (the error estimate "
                          f"needs their accelerations; the {cfg.method} method's are not at small "
                          "steps): use method='nullspace' or a fixed dt")
+
+
+def _compiled_has(kernels, cfg: SimulationSettings) -> bool:
+    """Whether the compiled stepper has this case (what stepper="auto" takes when it has)."""
+    from .steppers.compiled import unsupported
+
+    return unsupported(kernels, cfg.method, cfg.parsed_scheme(), cfg.factorization,
+                       cfg.metric) is None
 
 
 def _make_stepper(kernels, cfg: SimulationSettings, dt: float, estimate: bool):

@@ -65,13 +65,17 @@ def start_state(kernels, stepper, cfg: SimulationSettings, t0, x0, xd0, consiste
     its partition then serves the run).  The dense compiled step starts from
     assembly.consistent_state, as the Python stepper does: the two then give the same run to
     round-off even where it is sensitive (a step onto a singular point)."""
-    cs = None
+    cs, fallback = None, None
     if _sparse_compiled(stepper):
         done = stepper.consistent_state(t0, x0, xd0, project=consistent)
         if done is not None:
             cs = finished_state(kernels, t0, x0, xd0, *done)
+        else:                           # recorded (meta["fallbacks"], the summary; issue 37.7)
+            fallback = ("start: the compiled sparse projection failed; the dense Python one "
+                        "(assembly.consistent_state) made the start")
     if cs is None:
         cs = consistent_state(kernels, t0, x0, xd0, rank_tol=cfg.rank_tol, project=consistent)
+        cs.fallback = fallback
     # the projection of a row the stepper interpolates (a grid point it crossed: nullspace.py)
     stepper.project_row = lambda tau, x, xd: project_row(kernels, tau, x, xd, cfg.rank_tol)
     if consistent:
@@ -288,6 +292,9 @@ def finish(kernels, stepper, cfg: SimulationSettings, rec, cs, status: str, reas
         meta["rank_H"] = [int(stepper.min_rank), int(stepper.max_rank)]
     if detail is not None:
         meta["failure_detail"] = detail
+    # every fallback the run took instead of what was asked or planned, one line each (issue 37.7)
+    meta["fallbacks"] = list((extra_meta or {}).get("fallbacks", [])) + (
+        [cs.fallback] if cs.fallback else [])
     for key, value in (extra_meta or {}).items():
         meta.setdefault(key, value)
     has_V = bool(getattr(kernels, "has_potential", False))
