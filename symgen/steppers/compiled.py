@@ -32,7 +32,8 @@ import time
 
 import numpy as np
 
-from ..runtime_constants import CHART_CODES, FACTORIZATION_CODES, METHOD_CODES, METRIC_CODES
+from ..runtime_constants import (C_CHARTS, C_FACTORIZATIONS, C_METHODS, C_METRICS, CHART_CODES,
+                                 METHOD_CODES, METRIC_CODES)
 from ..signals import held_signals
 # "auto"'s rule is the settings' (the generated main.c reads it too); re-exported here
 from ..settings import SPARSE_FROM_N, SPARSE_MAX_DENSITY, compiled_factorization
@@ -56,8 +57,6 @@ CHUNK_MAX = 2048
 #: run of a small model in one call (each chunk costs ~40 µs of Python around it, ~10 % of a
 #: 1000-step run of the stiff pendulum in 8, 32, 128, … step chunks), a few steps of a large one
 FIRST_CHUNK_WORK = 2048
-#: sg_options.factorization codes
-_FACTORIZATION_CODES = FACTORIZATION_CODES
 
 
 def unsupported(kernels, method: str, scheme, factorization: str,
@@ -107,15 +106,18 @@ class CompiledStepper:
         # kernels built with the runtime (build's default) carry it; others get a second module
         rt = kernels if hasattr(kernels.lib, "sg_stepper_new") else build(kernels.model, runtime=True)
         self.ffi, self.lib = rt.ffi, rt.lib
-        opts = self.ffi.new("sg_options *", self.lib.sg_options_default(COMPILED_METHODS[method]))
+
+        def code(c_names: dict, name: str) -> int:         # the compiled runtime's lib.SG_*
+            return getattr(self.lib, c_names[name])
+        opts = self.ffi.new("sg_options *", self.lib.sg_options_default(code(C_METHODS, method)))
         opts.gamma, opts.beta, opts.alpha = scheme.gamma, scheme.beta, scheme.alpha
         opts.h, opts.tol, opts.constraint_tol = self.h, self.tol, self.constraint_tol
         opts.max_iter, opts.rank_tol = self.max_iter, float(rank_tol)
         opts.estimate, opts.divergence_bound = int(self.estimate), float(divergence_bound)
         # convergence: the default, base.py's rule (the round-off floor, issue 8)
-        opts.chart = COMPILED_CHARTS[self.chart or "end"]
-        opts.factorization = _FACTORIZATION_CODES[self.factorization]
-        opts.metric = COMPILED_METRICS[self.metric]
+        opts.chart = code(C_CHARTS, self.chart or "end")
+        opts.factorization = code(C_FACTORIZATIONS, self.factorization)
+        opts.metric = code(C_METRICS, self.metric)
         ptr = self.lib.sg_stepper_new(self.lib.sg_module_model(), opts)
         if ptr == self.ffi.NULL:
             why = self.lib.sg_options_check(self.lib.sg_module_model(), opts)
