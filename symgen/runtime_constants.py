@@ -20,7 +20,7 @@ from __future__ import annotations
 
 __all__ = ["ENUMS", "DOUBLES", "CODES", "C_METHODS", "C_CHARTS", "C_METRICS", "C_FACTORIZATIONS",
            "METHOD_CODES", "CHART_CODES", "METRIC_CODES",
-           "FACTORIZATION_CODES", "STATUS_NAMES", "LANDING_RATIO", "LANDING_DROP", "T_SINGULAR",
+           "FACTORIZATION_CODES", "LANDING_RATIO", "LANDING_DROP", "T_SINGULAR",
            "SUBSTEP_RTOL", "SUBSTEP_ATOL", "SUBSTEP_FIRST", "CROSS_FIRST", "ROW_TOL",
            "CONSISTENT_TOL", "CONSISTENT_MAX_ITER", "ROW_TIME_SLACK", "CTL_SAFETY", "CTL_GROW_MAX",
            "CTL_SHRINK_MIN", "CTL_NEWTON_SHRINK", "CTL_ORDER", "CTL_ERR_FLOOR", "CTL_ROUNDOFF",
@@ -189,6 +189,3 @@ METHOD_CODES = {name: CODES[c] for name, c in C_METHODS.items()}
 CHART_CODES = {name: CODES[c] for name, c in C_CHARTS.items()}
 METRIC_CODES = {name: CODES[c] for name, c in C_METRICS.items()}
 FACTORIZATION_CODES = {name: CODES[c] for name, c in C_FACTORIZATIONS.items()}
-#: status code → the run's status word
-STATUS_NAMES = {CODES["SG_OK"]: "completed", CODES["SG_FAILED"]: "failed",
-                CODES["SG_DIVERGED"]: "diverged"}

@@ -38,6 +38,28 @@ def test_every_number_of_the_table_is_the_compiled_runtimes(lib):
     assert len({name for name, _, _ in rc.DOUBLES}) == len(rc.DOUBLES)
 
 
+def test_the_error_controls_defaults_and_first_step_are_the_python_ones(lib):
+    """What the table does not hold, the C computes as Python does: sg_control_default is
+    SimulationSettings' rtol and atol, sg_initial_step control.initial_step (the fraction of the
+    period, of the span, the stability cut) on the same inputs."""
+    import math
+
+    from symgen.settings import SimulationSettings
+    from symgen.steppers.control import initial_step
+    from symgen.steppers.schemes import parse_scheme
+
+    c, st = lib.sg_control_default(), SimulationSettings()
+    assert (c.rtol, c.atol) == (st.rtol, st.atol)
+    for name in ("trapezoidal", "fox-goodwin", "linear-acceleration"):
+        sch = parse_scheme(name)
+        for omega, span, rtol, cap in ((10.0, 5.0, 1e-6, 1.0), (1e4, 1.0, 1e-9, 0.1),
+                                       (math.nan, 2.0, 1e-4, 1.0), (0.0, 2.0, 1e-6, 1e-5),
+                                       (300.0, 10.0, 1e-3, 10.0), (300.0, 10.0, 0.1, 10.0)):
+            h_c = lib.sg_initial_step(sch.gamma, sch.beta, omega, span, rtol, cap)
+            h_py = initial_step(sch, omega, span, rtol, cap)
+            assert h_c == pytest.approx(h_py, rel=1e-14, abs=0), (name, omega, span, rtol)
+
+
 def test_no_part_of_the_runtime_defines_a_shared_name_again():
     # the runtime's copied files name the table's entries but never define one (a `#define`, an
     # enum entry or a const of its own would let the C drift from the table again)
