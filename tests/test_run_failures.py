@@ -24,7 +24,8 @@ def pendulum():
 
 
 def _fail_past(monkeypatch, cls, name, make_exc):
-    """``cls.name`` (a step method taking t first) raises make_exc() for a step ending past T_FAIL."""
+    """``cls.name`` (a step method taking t first) raises make_exc() for a step ending past
+    T_FAIL."""
     real = getattr(cls, name)
 
     def step(self, t, *args, **kw):
