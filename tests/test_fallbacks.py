@@ -1,5 +1,9 @@
 """Every fallback a run takes is recorded (issue 37.7): ``meta["fallbacks"]``, one line each, and
-a ``fallback`` line of the summary; a run that takes none records an empty list."""
+a ``fallback`` line of the summary; a run that takes none records an empty list.  The settings
+main.c and the FMU do not take from the model are named (the README, a warning of export_fmu)."""
+import re
+import warnings
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -51,3 +55,23 @@ def test_a_failed_compiled_sparse_start_records_the_dense_projection(monkeypatch
     cs = consistent_state(k, 0.0, k.model.x0, k.model.xd0)          # the start it took
     np.testing.assert_array_equal(r.x[0], cs.x)
     np.testing.assert_array_equal(r.xdd[0], cs.xdd)
+
+
+@pytest.mark.parametrize("settings, words", [
+    (dict(method="newmark"), "method 'newmark' has no compiled stepper: the nullspace method"),
+    (dict(scheme="hht:-0.1"), "scheme 'hht:-0.1' (HHT-α) is the index-3 method's: the null-space "
+                              "step takes 'trapezoidal'")])
+def test_main_c_and_the_fmu_name_the_settings_they_do_not_take(tmp_path, settings, words):
+    (x,), _ = symgen.coordinates("x")
+    mdl = symgen.Model("osc", [x], [[1]], [-4 * x], x0=[1.0],
+                       settings=dict(dt=0.1, t_end=1.0, **settings))
+    src = symgen.generate(mdl)
+    assert f"(not all of them: {words})" in src.files["README.md"]
+    assert "o = sg_options_default(SG_NULLSPACE);" in src.files["main.c"]
+    with pytest.warns(RuntimeWarning, match=re.escape(words)):
+        symgen.export_fmu(mdl, tmp_path / "osc.fmu", source_only=True)
+    plain = symgen.Model("osc", [x], [[1]], [-4 * x], x0=[1.0], settings=dict(dt=0.1, t_end=1.0))
+    assert "not all of them" not in symgen.generate(plain).files["README.md"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        symgen.export_fmu(plain, tmp_path / "plain.fmu", source_only=True)

@@ -207,18 +207,21 @@ def c_settings(model: Model, nnz_H: int, **chosen) -> dict:
     model or ``chosen`` names them); ``named_metric_<chart>``: the metric when main.c's caller
     names that CHART.  FACTORIZATION "auto" is, per chart, what simulate's is for this model
     (``compiled_factorization``; "svd", which the C runtime does not have, becomes QR); H has
-    ``nnz_H`` symbolic non-zeros."""
+    ``nnz_H`` symbolic non-zeros.  ``fallbacks``: one line for each of the model's settings the C
+    does not take (issue 37.7; the README names them, export_fmu warns)."""
     from ..settings import (NEWTON_TOL_AUTO_MAX, NEWTON_TOL_MIN, NEWTON_TOL_RTOL,
                             SimulationSettings, compiled_factorization, newton_tol)
 
-    default = SimulationSettings()
+    default, fallbacks = SimulationSettings(), []
     try:
         base = SimulationSettings.merged(model.settings).given()
-    except (TypeError, ValueError):
+    except (TypeError, ValueError) as exc:
         base = {}
+        fallbacks.append(f"the model's settings do not validate ({exc}): symgen's defaults")
     st = SimulationSettings.merged(base, **chosen)
     method = st.method if st.method in ("nullspace", "index3") else default.method
     if method != st.method:                 # the chart and metric of the null-space step it takes
+        fallbacks.append(f"method {st.method!r} has no compiled stepper: the {method} method")
         st = SimulationSettings.merged(base, **chosen, method=method)
     chart = st.chart if method == "nullspace" else "end"
     metric = st.metric if method == "nullspace" else "euclidean"
@@ -226,6 +229,8 @@ def c_settings(model: Model, nnz_H: int, **chosen) -> dict:
              else "euclidean" for c in ("end", "symmetric")}
     sch = st.parsed_scheme()
     if method == "nullspace" and sch.is_hht:
+        fallbacks.append(f"scheme {st.scheme!r} (HHT-α) is the index-3 method's: the null-space "
+                         f"step takes {default.scheme!r}")
         sch = default.parsed_scheme()
 
     def lit(v) -> str:
@@ -257,6 +262,7 @@ def c_settings(model: Model, nnz_H: int, **chosen) -> dict:
         "auto_end": auto["end"], "auto_symmetric": auto["symmetric"],
         "auto_end_code": _FACTORIZATION_C[auto["end"]],
         "auto_symmetric_code": _FACTORIZATION_C[auto["symmetric"]],
+        "fallbacks": fallbacks,
     }
 
 
