@@ -18,11 +18,11 @@ import numpy as np
 
 from .signals import held_signals
 from .recorder import MemoryBudgetError, Recorder
+from .runtime_constants import CTL_ERR_FLOOR, STABILITY_FRACTION
 from .names import power_columns
-from .input_values import InputError
 from .settings import SimulationSettings
-from .steploop import (DenseRowError, dense_rows, finish, omega_start, short_reason,
-                       start_state, stop_reason, t_eval_times)
+from .steploop import (RUN_FAILURES, DenseRowError, dense_rows, finish, omega_start,
+                       short_reason, start_state, stop_reason, stopped_reason, t_eval_times)
 from .steppers.compiled_rows import DenseOutput
 from .steppers.control import (ErrorEstimate, Flag, StepController, corrected_step, initial_step,
                                stretched, tries)
@@ -76,7 +76,7 @@ class _Control:
         flags = 0
         h = min(h, self.h_cap)
         if not self.stable_always and omega == omega and omega > 0.0:
-            h_stab = 0.9 * self.sch.h_max(omega)
+            h_stab = STABILITY_FRACTION * self.sch.h_max(omega)
             if h > h_stab:
                 h, flags = h_stab, Flag.STABILITY
         return stretched(h, self.t_end - t), flags
@@ -85,7 +85,7 @@ class _Control:
         self.h_used = [min(self.h_used[0], h), max(self.h_used[1], h)]
         if err == err:
             self.err_max = max(self.err_max, err)
-        return self.controller.accepted(h, err if err == err else 1e-10)
+        return self.controller.accepted(h, err if err == err else CTL_ERR_FLOOR)
 
     def take_counts(self, c: dict) -> None:
         """The counts of the C runtime's error control (the compiled stepper ran the steps)."""
@@ -233,11 +233,9 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
         status, reason = "failed", f"stopped at t = {run.t:.9g}: {exc}"
     except DenseRowError as exc:            # (the step is taken: _Rows.step, _loop)
         status, reason = "failed", str(exc)
-    except Exception as exc:                # an internal error: the steps taken are kept too
-        status, detail = "failed", traceback.format_exc()
-        what = "" if isinstance(exc, InputError) else "internal error "
-        reason = (f"{what}after step {run.j} (t = {run.t:.9g}): {type(exc).__name__}: "
-                  f"{str(exc).splitlines()[0] if str(exc) else ''}"[:300])
+    except RUN_FAILURES as exc:             # the steps taken are kept (anything else is a bug:
+        status, detail = "failed", traceback.format_exc()           # it propagates)
+        reason = stopped_reason(exc, f"after step {run.j} (t = {run.t:.9g})")
     if status != "completed":
         log.warning("simulation of %s stopped: %s", kernels.name, short_reason(reason))
     if values is not None:
@@ -326,7 +324,7 @@ def _loop_compiled(stepper, cfg, ctl: _Control, rows: _Rows, run: _State, t_end:
             st, t, k = stepper.run_auto(run.t, b, CHUNK_ROWS)
             with held_signals():        # the chunk's steps are folded whole (Ctrl-C after them)
                 _fold(rows, run, b, t, k, dense)
-            if st != 0:
+            if st != stepper.lib.SG_OK:
                 return stepper.auto_failure(run.t, run.j)
             if progress is not None:
                 progress(min(PROGRESS_UNITS, int(PROGRESS_UNITS * (run.t - t0) / (t_end - t0))),

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
+import warnings
 import zipfile
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -206,6 +207,9 @@ def _render(model: Model, fmi_version: int, auto: bool, dt: float, rtol: float,
     d = derive(model)
     src = generate(d)
     settings = c_settings(model, sparsity(d).nnz_H, **(step or {}))
+    for text in settings["fallbacks"]:          # (recorded: issue 37.7)
+        warnings.warn(f"the FMU of {model.name!r} does not take the model's settings as they "
+                      f"are: {text}", RuntimeWarning, stacklevel=3)
     if auto and settings["method"] != "nullspace":
         raise ValueError(f"dt='auto' needs the null-space method; model {model.name!r} "
                          f"recommends {settings['method']!r}: export it with a fixed dt")

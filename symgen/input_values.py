@@ -24,8 +24,17 @@ _TIME_EPS = 1e-12
 HINT = "a number, a callable u(t, x, xd) or a table (times, values[, 'linear' | 'hold'])"
 
 
+def raised(exc: BaseException) -> str:
+    """``TypeError: the first line of its message`` (an exception of the caller's callable, for
+    the run's one-line reason; the traceback stays on the InputError's ``__cause__``)."""
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {first}"[:200]
+
+
 class InputError(ValueError):
-    """An input's value during a run is not a finite number (the run stops: status 'failed')."""
+    """An input's value during a run is not a finite number, or the caller's callable (an input,
+    a controller) raised: the run stops with status 'failed' and its steps kept (the caller's
+    exception is the ``__cause__``); not a bug of symgen, which would propagate."""
 
 
 class Table:
@@ -119,7 +128,11 @@ class InputValues:
             elif isinstance(src, Table):
                 self.u[i] = src(t)
             else:
-                v = src(float(t), np.array(x, dtype=float), np.array(xd, dtype=float))
+                try:
+                    v = src(float(t), np.array(x, dtype=float), np.array(xd, dtype=float))
+                except Exception as exc:            # the caller's code: the run's data is kept
+                    raise InputError(f"input {name!r}: u(t, x, xd) at t = {t:.9g} raised "
+                                     f"{raised(exc)}") from exc
                 try:
                     v = float(v)
                 except (TypeError, ValueError):
@@ -191,7 +204,10 @@ class SampledController:
     def sample(self, t: float, x, xd) -> None:
         """The law at (t, x, ẋ) (copies: the caller's buffers are not the law's) into ``u``;
         :class:`InputError` in one line for a wrong count, name or a non-finite value."""
-        out = self.law(float(t), np.array(x, dtype=float), np.array(xd, dtype=float))
+        try:
+            out = self.law(float(t), np.array(x, dtype=float), np.array(xd, dtype=float))
+        except Exception as exc:                    # the caller's code: the run's data is kept
+            raise InputError(f"controller at t = {t:.9g} raised {raised(exc)}") from exc
         self.samples += 1
         self.meta["samples"] = self.samples
         k = len(self.names)

@@ -28,9 +28,10 @@ from .jit import as_kernels
 from .names import power_columns
 from .result import Result
 from .settings import SimulationSettings
-from .steploop import (DenseRowError, dense_rows, finish, omega_start, short_reason, start_state,
-                       stop_reason, t_eval_times)
+from .steploop import (RUN_FAILURES, DenseRowError, dense_rows, finish, omega_start, short_reason,
+                       start_state, stop_reason, stopped_reason, t_eval_times)
 from .steppers import StepFailure, make_stepper
+from .steppers.base import NUMERICAL_ERRORS
 
 __all__ = ["simulate"]
 
@@ -151,6 +152,10 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
     during the steps ends the run with status ``'interrupted'``; simulate returns that Result
     rather than re-raising, so a script running several simulations should check
     ``result.status`` (before the first step an interrupt propagates: nothing was computed).
+    Only numerical failures (a step that cannot be completed, a singular factorization, an
+    overflow) and an input that returns no finite number end a run as ``'failed'``; any other
+    exception during the steps (a bug in symgen, or in a callable passed in: an input, the
+    ``progress`` callback) propagates as it was raised.
     """
     t_wall = time.perf_counter()
     kernels = as_kernels(model_or_kernels)
@@ -202,6 +207,11 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
                                  "(the C runtime's error control holds the inputs over its "
                                  "tries): use stepper='auto' or 'python', a fixed dt, or "
                                  "constant inputs")
+            if cfg.stepper == "auto" and _compiled_has(kernels, cfg):
+                meta = {**(meta or {}), "fallbacks": [      # (recorded: issue 37.7)
+                    *(meta or {}).get("fallbacks", ()),
+                    "stepper: python, not compiled (dt='auto' with time-varying inputs: the C "
+                    "runtime's error control holds the inputs over its tries)"]}
             cfg = cfg.replace(stepper="python")
 
         def loop(stepper):
@@ -289,6 +299,14 @@ def _check_auto(cfg: SimulationSettings) -> None:
                          "steps): use method='nullspace' or a fixed dt")
 
 
+def _compiled_has(kernels, cfg: SimulationSettings) -> bool:
+    """Whether the compiled stepper has this case (what stepper="auto" takes when it has)."""
+    from .steppers.compiled import unsupported
+
+    return unsupported(kernels, cfg.method, cfg.parsed_scheme(), cfg.factorization,
+                       cfg.metric) is None
+
+
 def _make_stepper(kernels, cfg: SimulationSettings, dt: float, estimate: bool):
     """The compiled stepper (``cfg.stepper`` "compiled", or "auto" when it has the case) or the
     Python one; the Python stepper is made first, so both validate the options alike."""
@@ -340,17 +358,13 @@ def _step_failure(exc, j: int, t1: float, method: str) -> tuple[str, str]:
 
 
 def _stopped(exc, last: int, n_steps: int, t_last: float) -> tuple[str, str, str | None]:
-    """(status, reason, detail) of a fixed-step run that ``exc`` stopped after step ``last``
-    (at t_last): interrupted, or failed (an input's error, or an internal one: the traceback
-    in the detail)."""
+    """(status, reason, detail) of a fixed-step run that ``exc`` (a KeyboardInterrupt or one of
+    steploop.RUN_FAILURES) stopped after step ``last`` (at t_last): interrupted, or failed (the
+    traceback in the detail)."""
+    reason = stopped_reason(exc, f"after step {last} of {n_steps} (t = {t_last:.9g})")
     if isinstance(exc, KeyboardInterrupt):
-        why = str(exc) or "KeyboardInterrupt (Ctrl-C)"
-        return ("interrupted", f"interrupted by {why} after step {last} of {n_steps} "
-                f"(t = {t_last:.9g})", None)
-    what = "" if isinstance(exc, InputError) else "internal error "
-    return "failed", (f"{what}after step {last} of {n_steps} (t = {t_last:.9g}): "
-                      f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-                      [:300]), traceback.format_exc()
+        return "interrupted", reason, None
+    return "failed", reason, traceback.format_exc()
 
 
 def _restart(kernels, stepper, t: float, x, xd, rank_tol: float):
@@ -426,8 +440,7 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
                 start = _restart(kernels, stepper, t, x, xd, cfg.rank_tol)
             try:
                 iters = stepper.step(t, x, xd, *start)
-            except (StepFailure, FloatingPointError, OverflowError, ZeroDivisionError,
-                    np.linalg.LinAlgError) as exc:
+            except NUMERICAL_ERRORS as exc:
                 status, reason = _step_failure(exc, i + 1, t1, cfg.method)
                 break
             reason = stop_reason(stepper, i + 1, t1, dt, bound, iters)
@@ -462,8 +475,8 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
                 record(j, t1, iters, y)
             if progress is not None:
                 progress(j, n_steps)
-    except (KeyboardInterrupt, Exception) as exc:   # the steps taken are kept (an internal
-        if compiled:                                  # error's traceback in the detail)
+    except (KeyboardInterrupt, *RUN_FAILURES) as exc:   # the steps taken are kept (any other
+        if compiled:                                      # exception is a bug: it propagates)
             last = stepper.done
         if not whole and te is None:        # the state of step `last + 1` is half-copied
             last = rec.last_step

@@ -212,7 +212,7 @@ def test_generate_writes_the_c_sources(tmp_path, capsys):
 
 def test_generate_runtime_dir_writes_the_runtime_apart(tmp_path, capsys):
     # --runtime-dir: the model's files in -o, the runtime's (one copy for several models) in DIR
-    from symgen.codegen import RUNTIME_FILES, runtime_files
+    from symgen.codegen import RUNTIME_FILES, runtime_sources
     for name in ("stiff_pendulum", "double_pendulum"):
         proc = call(capsys, "generate", name, "-o", tmp_path / name, "--runtime-dir",
                     tmp_path / "runtime")
@@ -222,8 +222,8 @@ def test_generate_runtime_dir_writes_the_runtime_apart(tmp_path, capsys):
         assert f"to {tmp_path / name}/ (the runtime's to {tmp_path / 'runtime'}/):" in proc.stdout
         assert f"  {tmp_path / 'runtime' / 'symgen_runtime.c'}\n" in proc.stdout
     assert sorted(p.name for p in (tmp_path / "runtime").iterdir()) == sorted(RUNTIME_FILES)
-    for path in runtime_files():
-        assert (tmp_path / "runtime" / path.name).read_bytes() == path.read_bytes()
+    for name, text in runtime_sources().items():
+        assert (tmp_path / "runtime" / name).read_text() == text
     (tmp_path / "afile").write_text("not a folder")
     assert_one_line_error(call(capsys, "generate", "stiff_pendulum", "-o", tmp_path / "x",
                                "--runtime-dir", tmp_path / "afile"), "--runtime-dir", "not a folder")

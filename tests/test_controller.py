@@ -274,7 +274,7 @@ int main(void)
 {
     static double T[STEPS + 1], X[(STEPS + 1) * 3], XD[(STEPS + 1) * 3], XDD[(STEPS + 1) * 3],
         LAM[(STEPS + 1) * 2], PE[STEPS + 1], VE[STEPS + 1], AE[STEPS + 1], OM[STEPS + 1],
-        HM[STEPS + 1], EK[STEPS + 1], EP[STEPS + 1], OUT[STEPS + 1], U[STEPS + 1];
+        HM[STEPS + 1], EK[STEPS + 1], EP[STEPS + 1], OUT[(STEPS + 1) * PEND_CTRL_NY], U[STEPS + 1];
     static long long IT[STEPS + 1];
     const double p[1] = {0.0};
     long last, i;

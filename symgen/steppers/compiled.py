@@ -32,6 +32,8 @@ import time
 
 import numpy as np
 
+from ..runtime_constants import (C_CHARTS, C_FACTORIZATIONS, C_METHODS, C_METRICS, CHART_CODES,
+                                 METHOD_CODES, METRIC_CODES)
 from ..signals import held_signals
 # "auto"'s rule is the settings' (the generated main.c reads it too); re-exported here
 from ..settings import SPARSE_FROM_N, SPARSE_MAX_DENSITY, compiled_factorization
@@ -45,13 +47,9 @@ __all__ = ["CompiledStepper", "unsupported", "compiled_factorization", "COMPILED
 
 log = logging.getLogger(__name__)
 
-#: method name → the runtime's method code
-COMPILED_METHODS = {"nullspace": 0, "index3": 1}
-#: chart name → the runtime's chart code (SG_CHART_*)
-COMPILED_CHARTS = {"end": 0, "symmetric": 1}
-#: metric name → the runtime's metric code (SG_METRIC_*)
-COMPILED_METRICS = {"euclidean": 0, "mass": 1}
-_SG_OK, _SG_FAILED, _SG_DIVERGED = 0, 1, 2
+#: method, chart, metric name → the runtime's code (SG_NULLSPACE, SG_CHART_*, SG_METRIC_*: the one
+#: table, symgen.runtime_constants)
+COMPILED_METHODS, COMPILED_CHARTS, COMPILED_METRICS = METHOD_CODES, CHART_CODES, METRIC_CODES
 #: wall time one chunk of C steps aims at (progress and Ctrl-C are handled between chunks), and
 #: the most steps a chunk takes (the rows of the scratch buffer)
 CHUNK_SECONDS = 0.05
@@ -60,8 +58,6 @@ CHUNK_MAX = 2048
 #: run of a small model in one call (each chunk costs ~40 µs of Python around it, ~10 % of a
 #: 1000-step run of the stiff pendulum in 8, 32, 128, … step chunks), a few steps of a large one
 FIRST_CHUNK_WORK = 2048
-#: sg_options.factorization codes
-_FACTORIZATION_CODES = {"qr": 0, "sparse": 1}
 
 
 def unsupported(kernels, method: str, scheme, factorization: str,
@@ -111,15 +107,18 @@ class CompiledStepper:
         # kernels built with the runtime (build's default) carry it; others get a second module
         rt = kernels if hasattr(kernels.lib, "sg_stepper_new") else build(kernels.model, runtime=True)
         self.ffi, self.lib = rt.ffi, rt.lib
-        opts = self.ffi.new("sg_options *", self.lib.sg_options_default(COMPILED_METHODS[method]))
+
+        def code(c_names: dict, name: str) -> int:         # the compiled runtime's lib.SG_*
+            return getattr(self.lib, c_names[name])
+        opts = self.ffi.new("sg_options *", self.lib.sg_options_default(code(C_METHODS, method)))
         opts.gamma, opts.beta, opts.alpha = scheme.gamma, scheme.beta, scheme.alpha
         opts.h, opts.tol, opts.constraint_tol = self.h, self.tol, self.constraint_tol
         opts.max_iter, opts.rank_tol = self.max_iter, float(rank_tol)
         opts.estimate, opts.divergence_bound = int(self.estimate), float(divergence_bound)
         # convergence: the default, base.py's rule (the round-off floor, issue 8)
-        opts.chart = COMPILED_CHARTS[self.chart or "end"]
-        opts.factorization = _FACTORIZATION_CODES[self.factorization]
-        opts.metric = COMPILED_METRICS[self.metric]
+        opts.chart = code(C_CHARTS, self.chart or "end")
+        opts.factorization = code(C_FACTORIZATIONS, self.factorization)
+        opts.metric = code(C_METRICS, self.metric)
         ptr = self.lib.sg_stepper_new(self.lib.sg_module_model(), opts)
         if ptr == self.ffi.NULL:
             why = self.lib.sg_options_check(self.lib.sg_module_model(), opts)
@@ -190,17 +189,19 @@ class CompiledStepper:
     def _reason(self, fail, t0: float, dt: float) -> tuple[str, str]:
         """(status, reason) worded as the Python steppers and simulate's loop word them (a run
         the sampled controller stopped: its exception raised)."""
-        if fail.kind == 16:                     # SG_FAIL_SAMPLE
+        lib = self.lib
+        if fail.kind == lib.SG_FAIL_SAMPLE:
             self.sample_failure(fail)
-        if fail.kind == 15:                     # SG_FAIL_DENSE_ROW (steploop.dense_rows)
+        if fail.kind == lib.SG_FAIL_DENSE_ROW:              # (steploop.dense_rows)
             return "failed", dense_row_reason(fail.t)
         step = int(fail.step)
         prefix = f"step {step} (t = {t0 + step * dt:.9g}): "
-        if fail.kind == 14:                     # (dt="auto"'s is auto_failure's)
+        if fail.kind == lib.SG_FAIL_NO_STEP:                # (dt="auto"'s is auto_failure's)
             diverged, msg = self._substeps_failed(fail)
         else:
             diverged, msg = self._words(fail)
-            if self.method == "nullspace" and fail.kind not in (7, 8, 13, 14):
+            if self.method == "nullspace" and fail.kind not in (
+                    lib.SG_FAIL_RUN_NONFINITE, lib.SG_FAIL_RUN_BOUND, lib.SG_FAIL_NO_MEMORY):
                 msg += self._not_substepped()   # (a failed step is sub-stepped unless past h_max)
         return ("diverged" if diverged else "failed"), prefix + msg
 
@@ -218,11 +219,11 @@ class CompiledStepper:
 
     def _words(self, fail) -> tuple[bool, str]:
         """(non-finite, message) of one step's failure, as the Python steppers word it."""
-        kind, it, t1 = fail.kind, fail.iteration, fail.t
+        kind, it, t1, lib = fail.kind, fail.iteration, fail.t, self.lib
         diverged = True
-        if kind == 1:
+        if kind == lib.SG_FAIL_NONFINITE_ITERATE:
             msg = f"non-finite Newton iterate at t = {t1:.9g}, iteration {it}"
-        elif kind == 2:
+        elif kind == lib.SG_FAIL_NOT_CONVERGED:
             diverged = False
             if self.method == "index3":
                 extra = (f"; |q| {fail.value1:.3e} (tolerance {self.constraint_tol:.1e}); "
@@ -233,43 +234,50 @@ class CompiledStepper:
             self.floor = tuple(fail.floor)
             self._upd_abs = list(fail.upd_abs)
             msg = str(Stepper._not_converged(self, t1, it, fail.value0, extra))
-        elif kind == 3:
+        elif kind == lib.SG_FAIL_FACTOR_NONFINITE:
             diverged = False
             msg = f"factorization of H failed at t = {t1:.9g}, iteration {it}: H has non-finite entries"
-        elif kind == 4:
+        elif kind == lib.SG_FAIL_SINGULAR_REDUCED:
             diverged = False
             msg = (f"singular reduced step matrix M_R + γh C_R + βh² K_R at t = {t1:.9g}, "
                    f"iteration {it} (k = {fail.k})")
-        elif kind == 5:
+        elif kind == lib.SG_FAIL_NONFINITE_UPDATE:
             msg = f"non-finite Newton update at t = {t1:.9g}, iteration {it}"
-        elif kind == 6:
+        elif kind == lib.SG_FAIL_I3_NONFINITE:
             msg = f"non-finite state or constraint residual at t = {t1:.9g}, Newton iteration {it}"
-        elif kind == 7:
+        elif kind == lib.SG_FAIL_RUN_NONFINITE:
             msg = (f"non-finite values in the state or its constraint residuals (Newton iterations "
                    f"{it})")
-        elif kind in (9, 10, 11, 12):
+        elif kind in (lib.SG_FAIL_CHART_T_SINGULAR, lib.SG_FAIL_CHART_SINGULAR,
+                      lib.SG_FAIL_SPARSE_SINGULAR, lib.SG_FAIL_CHART_SPARSE_SINGULAR):
             diverged = False
-            msg = {9: f"symmetric chart: T = N_sᵀN_H is singular at t = {t1:.9g}, iteration {it} "
-                      f"(smallest singular value {fail.value0:.3e})",
-                   10: f"symmetric chart: singular 3k × 3k step matrix at t = {t1:.9g}, "
+            msg = {lib.SG_FAIL_CHART_T_SINGULAR:
+                       f"symmetric chart: T = N_sᵀN_H is singular at t = {t1:.9g}, iteration "
+                       f"{it} (smallest singular value {fail.value0:.3e})",
+                   lib.SG_FAIL_CHART_SINGULAR:
+                       f"symmetric chart: singular 3k × 3k step matrix at t = {t1:.9g}, "
                        f"iteration {it} (k = {fail.k})",
-                   11: f"factorization of H failed at t = {t1:.9g}, iteration {it}: sparse LU of "
+                   lib.SG_FAIL_SPARSE_SINGULAR:
+                       f"factorization of H failed at t = {t1:.9g}, iteration {it}: sparse LU of "
                        "H[R, D] failed: singular",
-                   12: f"symmetric chart: factorization of H_s failed at t = {t1:.9g}, iteration "
+                   lib.SG_FAIL_CHART_SPARSE_SINGULAR:
+                       f"symmetric chart: factorization of H_s failed at t = {t1:.9g}, iteration "
                        f"{it}: sparse LU of H_s[R, D] failed: singular"}[kind]
-        elif kind == 13:
+        elif kind == lib.SG_FAIL_NO_MEMORY:
             diverged = False
             msg = (f"the C runtime ran out of memory at t = {t1:.9g}, iteration {it}, for the "
                    "buffers of a larger null space or a new partition of H")
-        elif kind == 8:
+        elif kind == lib.SG_FAIL_RUN_BOUND:
             which = ("|x|", "h|xd|", "h²|xdd|")[fail.which]
             msg = (f"{which} = {fail.value0:.3e} exceeds the divergence bound "
                    f"{self._bound:.3e}")
+        elif kind == lib.SG_FAIL_SAMPLE:        # (_reason raises the law's own failure first)
+            diverged = False
+            msg = f"the sampled controller stopped the run at t = {t1:.9g}"
         else:
             diverged = False
             msg = f"the C runtime stopped with an unknown failure kind {kind}"
         return diverged, msg
-
 
     def _not_substepped(self) -> str:
         """Why a failed fixed step was not taken as sub-steps, as nullspace.py words it: h past
@@ -381,7 +389,7 @@ class CompiledStepper:
                         take(1, k + 1, i + 1)
                         self.done, row = i + k, k
                         self._accept_inputs()
-                if st == _SG_OK:
+                if st == lib.SG_OK:
                     # aim at CHUNK_SECONDS per chunk (grow at most 4× at a time, never past
                     # the scratch rows: unbounded, 4× per call overflowed after ~512 calls)
                     aim = CHUNK_SECONDS * chunk / max(elapsed, 1e-9)
@@ -474,10 +482,10 @@ class CompiledStepper:
         """(status, reason, detail) of a run_auto that did not return SG_OK (``j0``: the steps
         accepted before its chunk)."""
         f = self._fail
-        if f.kind == 14:
+        if f.kind == self.lib.SG_FAIL_NO_STEP:
             return ("failed", *self.no_step_reason(t))
         status, reason = self._reason(f, 0.0, 0.0)
-        if f.kind == 15:
+        if f.kind == self.lib.SG_FAIL_DENSE_ROW:
             return status, reason, None
         return status, f"step {j0 + int(f.step)} (t = {f.t:.9g}): {reason.split('): ', 1)[1]}", None
 
