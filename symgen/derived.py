@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from .model import Model, t
+from .model import Model, multipliers, t
 
 __all__ = ["Derived", "derive", "TERMS", "jacobian", "display_names", "show", "shortest_floats",
            "Sparsity", "sparsity", "mass_blocks", "splits_by_body", "show_blocks"]
@@ -276,7 +276,7 @@ def derive(model: Model) -> Derived:
     All symbols stand for real numbers: the differentiation runs on real-valued stand-ins, and the
     results are written back in the model's own symbols.
     """
-    lam0 = tuple(sp.Symbol(f"lambda_{i}") for i in range(model.m))
+    lam0 = multipliers(model.m)
     real = _real_versions((*model.coords, *model.velocities, *model.accelerations, *lam0,
                            *model.params, *model.inputs, t))
     back = {v: k for k, v in real.items()}

@@ -133,11 +133,19 @@ class Result:
         return units if isinstance(units, dict) else {}
 
     def reactions(self, model=None) -> dict:
-        """{joint: {coordinate: (N,) array}}: the generalized constraint forces H_Rᵀλ_R of each
-        joint's rows on the coordinates it acts on (:func:`symgen.reactions.reactions`; ``model``:
-        default the shipped example the result names)."""
+        """{joint: {component: (N,) array}}: each named joint's reaction, the force and moment
+        body a exerts on body b (global axes, moment about the joint's point: ``Fx``, ``Fy``,
+        ``Mz`` planar, ``Fx`` … ``Mz`` spatial; docs/reactions.md); for a model without
+        ``Model.reactions`` the rows' generalized forces (:func:`symgen.reactions.reactions`;
+        ``model``: default the shipped example the result names)."""
         from .reactions import reactions
         return reactions(self, model)
+
+    def generalized_forces(self, model=None) -> dict:
+        """{joint: {coordinate: (N,) array}}: H_Rᵀλ_R of each joint's constraint rows on every
+        coordinate (zeros included; :func:`symgen.reactions.generalized_forces`)."""
+        from .reactions import generalized_forces
+        return generalized_forces(self, model)
 
     def coord(self, name: str) -> np.ndarray:
         """The column of x for coordinate ``name``."""

@@ -42,7 +42,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from ..model import Input, Model, check_name, t
+from ..model import Input, Model, check_name, multipliers, t
 from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownElementError,
                       Deferred, DeferredRow, assembled_start, check_initial_state,
                       check_mass_properties, check_reduced_mass, claim_name, numeric,
@@ -77,6 +77,7 @@ class PlanarSystem:
                            is_ground=True)
         self.bodies: dict[str, Body] = {}
         self._joints: list[tuple[str, list]] = []         # (name, [constraint exprs])
+        self._sides: dict[str, tuple] = {}                # joint → (body a, body b, point on b)
         self._joint_init: list = []                       # deferred initial-value lengths/angles
         self._point_forces: list[tuple[str, Body, object, sp.Matrix]] = []
         self._torques: list[tuple[str, Body, sp.Expr]] = []
@@ -171,8 +172,9 @@ class PlanarSystem:
         """Pin point_a of body_a to point_b of body_b (2 rows).  ``drive``: θ_b − θ_a as a given
         function of t (a driven joint, one more rheonomic row)."""
         a, b = self._body(body_a, "revolute joint"), self._body(body_b, "revolute joint")
-        name = self._name(name, f"revolute({a.name},{b.name})")
+        name = self._name(name, f"revolute_{a.name}_{b.name}")
         sa, sb = self._point(a, point_a, name), self._point(b, point_b, name)
+        self._sides[name] = (a, b, sb)                    # for its reaction
         d = sub(b.at(sb)[1], a.at(sa)[1])
         rows = [("x", d[0]), ("y", d[1])]
         if drive is not None:
@@ -190,8 +192,9 @@ class PlanarSystem:
         coordinates); the relative angle θ_b − θ_a stays ``angle`` (default: its initial value).
         ``drive``: the displacement along the axis as a given function of t."""
         a, b = self._body(body_a, "prismatic joint"), self._body(body_b, "prismatic joint")
-        name = self._name(name, f"prismatic({a.name},{b.name})")
+        name = self._name(name, f"prismatic_{a.name}_{b.name}")
         sa, sb = self._point(a, point_a, name), self._point(b, point_b, name)
+        self._sides[name] = (a, b, sb)                    # for its reaction
         ax = _vec2(axis, f"{name}: axis")
         nrm = sp.sqrt(ax.dot(ax))
         if nrm.is_zero:
@@ -215,8 +218,9 @@ class PlanarSystem:
     def weld(self, body_a, point_a, body_b, point_b, *, angle=None, name: str | None = None):
         """Rigidly join two bodies at a point; relative angle ``angle`` (default: initial)."""
         a, b = self._body(body_a, "weld joint"), self._body(body_b, "weld joint")
-        name = self._name(name, f"weld({a.name},{b.name})")
+        name = self._name(name, f"weld_{a.name}_{b.name}")
         sa, sb = self._point(a, point_a, name), self._point(b, point_b, name)
+        self._sides[name] = (a, b, sb)                    # for its reaction
         d = sub(b.at(sb)[1], a.at(sa)[1])
         rows = [("x", d[0]), ("y", d[1]), ("angle", self._rel_angle_row(a, b, angle, name))]
         self._joints.append((name, rows))
@@ -226,8 +230,9 @@ class PlanarSystem:
         """A rigid massless truss: ``|r_b − r_a| = length`` (default: the initial distance).
         Written as (d·d − L²)/(2L) = 0, polynomial in the coordinates with unit-size gradient."""
         a, b = self._body(body_a, "distance joint"), self._body(body_b, "distance joint")
-        name = self._name(name, f"distance({a.name},{b.name})")
+        name = self._name(name, f"distance_{a.name}_{b.name}")
         sa, sb = self._point(a, point_a, name), self._point(b, point_b, name)
+        self._sides[name] = (a, b, sb)                    # for its reaction
         d = sub(b.at(sb)[1], a.at(sa)[1])
         if length is None:
             length = Deferred(sp.sqrt(dot(d, d)), name, "initial length")
@@ -408,7 +413,7 @@ class PlanarSystem:
 
         M, f, V, has_V = self._dynamics(bodies, index, n, pvals)   # M, f and the potential
         guessed = [b for b in bodies if not b.exact] if x0_given is None else []
-        q, labels = self._constraint_rows(pvals, subs0, guessed)
+        q, labels, joint_rows = self._constraint_rows(pvals, subs0, guessed)
         outs, out_units = self._all_outputs(outputs)
         outs = power_outputs(self.name, self._powers, outs)
 
@@ -430,8 +435,24 @@ class PlanarSystem:
             drawing=self._drawn.polylines(bodies, GROUND), constraint_names=row_names(labels),
             units=builder_units({c.name: "rad" if c == b.theta else "m" for b in bodies
                                  for c in b.coords}, outs, out_units, self._params, units),
-            inputs=list(self._inputs.values()),
+            inputs=list(self._inputs.values()), reactions=self._reactions(q, joint_rows),
         )
+
+    def _reactions(self, q, joint_rows) -> dict:
+        """``<joint>.Fx``, ``.Fy``, ``.Mz``: the force and moment (about the joint's point on body
+        b) that body a exerts on body b through the joint's rows R, from their generalized force
+        Q = H_Rᵀλ_R on b's (x, y, θ): F = (Q_x, Q_y), M = Q_θ − (r_P − p_b) × F
+        (docs/reactions.md).  With b the ground: minus a's, about the same point."""
+        lam = multipliers(len(q))
+        out = {}
+        for jname, rows in joint_rows.items():
+            a, b, sb = self._sides[jname]
+            sign, body = (1, b) if not b.is_ground else (-1, a)
+            Q = [sign * sp.Add(*[sp.diff(q[i], c) * lam[i] for i in rows]) for c in body.coords]
+            arm = b.arm(sb) if not b.is_ground else sub(b.position(sb), a.position((0, 0)))
+            out[f"{jname}.Fx"], out[f"{jname}.Fy"] = Q[0], Q[1]
+            out[f"{jname}.Mz"] = Q[2] - (arm[0] * Q[1] - arm[1] * Q[0])
+        return out
 
     def _dynamics(self, bodies, index, n, pvals):
         """M, f (inertial and applied forces) and the potential V of the bodies; ``has_V``."""
@@ -481,8 +502,9 @@ class PlanarSystem:
     def _constraint_rows(self, pvals, subs0, guessed=()):
         """The joints' constraint rows (deferred lengths and angles resolved at x0) and labels;
         a deferred length or angle may not come from a body in ``guessed`` (placed by a guess)."""
-        q, labels = [], []
+        q, labels, joint_rows = [], [], {}
         for jname, rows in self._joints:
+            joint_rows[jname] = []
             for tag, expr in rows:
                 if isinstance(expr, DeferredRow):
                     from_guess = [b.name for b in guessed if set(b.coords) & expr.free_symbols()]
@@ -499,10 +521,11 @@ class PlanarSystem:
                     raise MechanismError(
                         f"{self.name}: joint {jname!r} ({tag}) constrains no coordinate "
                         "(both sides on the ground?)")
+                joint_rows[jname].append(len(q))
                 q.append(expr)
                 labels.append(f"{jname!r} ({tag})")
 
-        return q, labels
+        return q, labels, joint_rows
 
     def _all_outputs(self, outputs):
         """The declared outputs plus ``outputs`` (a mapping, or ``"<body>.<point>"`` names), and
