@@ -133,17 +133,13 @@ class Result:
         return units if isinstance(units, dict) else {}
 
     def reactions(self, model=None) -> dict:
-        """{joint: {component: (N,) array}}: each named joint's reaction, the force and moment
-        body a exerts on body b (global axes, moment about the joint's point: ``Fx``, ``Fy``,
-        ``Mz`` planar, ``Fx`` … ``Mz`` spatial; docs/reactions.md); for a model without
-        ``Model.reactions`` the rows' generalized forces (:func:`symgen.reactions.reactions`;
-        ``model``: default the shipped example the result names)."""
+        """{joint: {component: (N,) array}}: each named joint's force and moment, body a on body b
+        (:func:`symgen.reactions.reactions`, docs/reactions.md; ``model``: default the example)."""
         from .reactions import reactions
         return reactions(self, model)
 
     def generalized_forces(self, model=None) -> dict:
-        """{joint: {coordinate: (N,) array}}: H_Rᵀλ_R of each joint's constraint rows on every
-        coordinate (zeros included; :func:`symgen.reactions.generalized_forces`)."""
+        """{joint: {coordinate: (N,) array}}: its rows' H_Rᵀλ_R (every coordinate)."""
         from .reactions import generalized_forces
         return generalized_forces(self, model)
 
