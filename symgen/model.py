@@ -178,8 +178,9 @@ class Model:
         Optional joint reactions: name (``<joint>.<component>``, e.g. ``pin.Fx``) → an expression
         of t, x, ẋ, the accelerations ẍ (``<coordinate>_ddot``), the multipliers λ
         (:func:`~symgen.symbols.multipliers`), parameters and inputs.  The builders give the
-        force and moment each named joint exerts (docs/reactions.md); ``Result.reactions``
-        evaluates them.  Not in :attr:`hash` (not in the C).
+        force and moment each named joint exerts (docs/reactions.md); the C kernel
+        ``<name>_reactions`` computes them (``Result`` columns ``reaction:<name>``, main.c's CSV,
+        the FMU's outputs).
     """
 
     def __init__(
@@ -395,6 +396,8 @@ class Model:
             }
             if self.inputs:             # (absent otherwise: the hash of a model without stays)
                 payload["inputs"] = [fp(u) for u in self.inputs]
+            if self.reactions:          # (the same: the C computes them, docs/reactions.md)
+                payload["reactions"] = [[k, fp(v)] for k, v in self.reactions.items()]
             blob = json.dumps(payload, sort_keys=True).encode()
             object.__setattr__(self, "_hash", hashlib.sha256(blob).hexdigest())
         return self._hash

@@ -15,7 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["reactions", "generalized_forces", "joint_of", "reaction_values"]
+__all__ = ["reactions", "generalized_forces", "joint_of", "reaction_values", "reaction_columns",
+           "REACTION_PREFIX"]
+
+#: The prefix of the reactions' columns among a Result's outputs (``reaction:pin.Fx``).
+REACTION_PREFIX = "reaction:"
 
 
 def joint_of(row_name: str) -> str:
@@ -60,6 +64,27 @@ def reaction_values(model, params, t, x, xd, xdd, lam, u=None) -> dict:
             *np.asarray(u, float).reshape(N, len(model.inputs)).T]
     vals = fn(*cols)
     return {k: np.broadcast_to(np.asarray(v, float), (N,)).copy() for k, v in zip(names, vals)}
+
+
+def reaction_columns(kernels, arrays: dict) -> tuple:
+    """(names ``reaction:<joint>.<component>``, (N, n_r) values) of the kernels' reactions at the
+    recorded rows ``arrays`` (t, x, xd, xdd, lam, u: a Recorder's): one kernel call a row, with
+    the row's inputs."""
+    names = tuple(REACTION_PREFIX + k for k in getattr(kernels, "reaction_names", ()))
+    t = arrays["t"]
+    vals = np.zeros((len(t), len(names)))
+    if not names:
+        return names, vals
+    u, saved = arrays.get("u"), kernels.u.copy()
+    try:
+        for i in range(len(t)):
+            if u is not None and kernels.u.size:
+                kernels.u[:] = u[i]
+            vals[i] = kernels.reactions(t[i], arrays["x"][i], arrays["xd"][i], arrays["xdd"][i],
+                                        arrays["lam"][i])
+    finally:
+        kernels.u[:] = saved
+    return names, vals
 
 
 def reactions(result, model=None) -> dict:
