@@ -16,6 +16,9 @@ ACCELERATION_SUFFIX = "_ddot"
 #: result's output ``work:<element>`` (docs/energy-balance.md).
 POWER_PREFIX = "power:"
 WORK_PREFIX = "work:"
+#: The prefix of a joint reaction's column among a Result's outputs, main.c's CSV and an FMU's
+#: outputs (``reaction:pin.Fx``; docs/reactions.md).
+REACTION_PREFIX = "reaction:"
 
 # fullmatch, never ``$``: ``$`` also matches before a trailing newline
 _C_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .names import REACTION_PREFIX
+
 __all__ = ["reactions", "generalized_forces", "joint_of", "reaction_values", "reaction_columns",
            "REACTION_PREFIX"]
-
-#: The prefix of the reactions' columns among a Result's outputs (``reaction:pin.Fx``).
-REACTION_PREFIX = "reaction:"
 
 
 def joint_of(row_name: str) -> str:

@@ -177,7 +177,8 @@ def sim(tmp_path_factory):
         if out.returncode != 0 or not lines:
             return out.returncode, None, out.stderr
         assert lines[0].split(",")[1:] == (list(model.coord_names)
-                                           + [f"{c}_dot" for c in model.coord_names])
+                                           + [f"{c}_dot" for c in model.coord_names]
+                                           + [f"reaction:{k}" for k in model.reactions])
         return out.returncode, np.array([[float(v) for v in ln.split(",")] for ln in lines[1:]]), \
             out.stderr
     run.exe = folder / "sim"
@@ -196,10 +197,11 @@ def _spread(kernels, res, **kw) -> tuple[float, float]:
 
 
 def _agrees(data, res, n, spread):
-    assert data.shape == (len(res.t), 1 + 2 * n)
+    n_r = sum(o.startswith("reaction:") for o in res.output_names)      # the reactions
+    assert data.shape == (len(res.t), 1 + 2 * n + n_r)
     np.testing.assert_allclose(data[:, 0], res.t, rtol=0, atol=1e-12)
     assert _rel(data[:, 1:1 + n], res.x) <= SPREAD_FACTOR * spread[0]
-    assert _rel(data[:, 1 + n:], res.xd) <= SPREAD_FACTOR * spread[1]
+    assert _rel(data[:, 1 + n:1 + 2 * n], res.xd) <= SPREAD_FACTOR * spread[1]
 
 
 @pytest.mark.parametrize("factorization", ["sparse", "qr"])
