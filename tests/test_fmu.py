@@ -76,7 +76,8 @@ def test_model_description_validates_and_lists_the_variables(pendulum, capsys):
         assert by[name].causality == "output"
     for name, value in zip(mdl.coord_names, mdl.x0):
         assert by[name].causality == "local" and float(by[name].start) == value
-    assert [u.variable.name for u in md.outputs] == list(mdl.output_names)
+    assert [u.variable.name for u in md.outputs] == (list(mdl.output_names)
+                                                      + [f"reaction:{k}" for k in mdl.reactions])
     with zipfile.ZipFile(path) as zf:
         names = zf.namelist()
     assert f"binaries/linux64/{mdl.name}.so" in names
@@ -455,7 +456,8 @@ def test_fmi3_validates_and_equals_simulate(pendulum3):
     by = {v.name: v for v in md.modelVariables}
     assert by["time"].causality == "independent"
     assert by["T0"].variability == "tunable" and by["L"].variability == "fixed"
-    assert [u.variable.name for u in md.outputs] == list(mdl.output_names)
+    assert [u.variable.name for u in md.outputs] == (list(mdl.output_names)
+                                                      + [f"reaction:{k}" for k in mdl.reactions])
     with zipfile.ZipFile(path) as zf:
         names = zf.namelist()
     assert f"binaries/{fmpy.platform_tuple}/{mdl.name}.so" in names

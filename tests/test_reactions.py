@@ -183,3 +183,75 @@ def test_spatial_default_joint_names():
     joints = {k.rpartition(".")[0] for k in mdl.reactions}
     assert joints == {"revolute_ground_crank", "spherical_crank_coupler",
                       "spherical_coupler_rocker", "revolute_ground_rocker"}
+
+
+# -- reactions as signals: the Result's columns, main.c's CSV, the FMU's outputs ----------------------
+SETTINGS = dict(dt=1e-3, t_end=0.2)
+
+
+@pytest.fixture(scope="module")
+def rssr_signals():
+    mdl = rssr().model(settings=SETTINGS)
+    return mdl, symgen.simulate(mdl)
+
+
+def _python(mdl, r) -> dict:
+    """{"reaction:<joint>.<component>": column} from Result.reactions (sympy.lambdify)."""
+    return {f"reaction:{j}.{c}": v for j, d in r.reactions(mdl).items() for c, v in d.items()}
+
+
+def test_result_columns_equal_the_python_reactions_and_the_summary_names_the_peaks(rssr_signals):
+    mdl, r = rssr_signals
+    want = _python(mdl, r)
+    assert [o for o in r.output_names if o.startswith("reaction:")] == list(want)
+    scale = max(np.abs(v).max() for v in want.values())
+    assert max(np.abs(r.output(k) - v).max() for k, v in want.items()) < 1e-13 * scale
+    assert r.units["outputs"]["reaction:ball_A.Fx"] == "N"
+    assert r.units["outputs"]["reaction:R1.Mx"] == "N·m"
+    line = next(ln for ln in r.summary() if "peak reaction" in ln)
+    peak = np.sqrt(sum(want[f"reaction:ball_A.F{c}"] ** 2 for c in "xyz")).max()
+    assert "ball_A" in line and f"ball_A {peak:.4g} N" in line
+
+
+def test_main_c_prints_the_reactions_equal_to_pythons(rssr_signals, tmp_path):
+    """main.c's reaction columns at its own steps against Result.reactions of simulate's (the same
+    C step: x, ẋ, ẍ, λ agree to round-off over 200 steps)."""
+    import shutil
+    import subprocess
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    mdl, r = rssr_signals
+    symgen.generate(mdl, tmp_path)
+    proc = subprocess.run([cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2",
+                           "-o", "sim", "main.c", f"{mdl.name}.c", "symgen_runtime.c",
+                           "symgen_sparse.c", "-lm"], cwd=tmp_path, capture_output=True,
+                          text=True)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    out = subprocess.run([str(tmp_path / "sim")], capture_output=True, text=True, check=True)
+    lines = out.stdout.splitlines()
+    header = lines[0].split(",")
+    data = np.array([[float(v) for v in ln.split(",")] for ln in lines[1:]])
+    assert len(data) == len(r.t)
+    want = _python(mdl, r)
+    scale = max(np.abs(v).max() for v in want.values())
+    for name, ref in want.items():
+        assert np.abs(data[:, header.index(name)] - ref).max() < 1e-9 * scale, name
+
+
+def test_fmu_reports_the_ball_joints_force_by_name_equal_to_simulates(rssr_signals, tmp_path):
+    fmpy = pytest.importorskip("fmpy")
+    mdl, r = rssr_signals
+    path = symgen.export_fmu(mdl, tmp_path / "rssr.fmu")
+    names = [f"reaction:ball_A.F{c}" for c in "xyz"] + ["reaction:R2.My"]
+    md = fmpy.read_model_description(str(path))
+    units = {v.name: v.unit for v in md.modelVariables if v.causality == "output"}
+    assert units["reaction:ball_A.Fx"] == "N" and units["reaction:R2.My"] == "N·m"
+    got = fmpy.simulate_fmu(str(path), stop_time=SETTINGS["t_end"], output_interval=0.01,
+                            output=names)
+    rows = np.searchsorted(r.t, got["time"] - 1e-12)
+    np.testing.assert_allclose(r.t[rows], got["time"], rtol=0, atol=1e-12)
+    want = _python(mdl, r)
+    for name in names:
+        ref = want[name][rows]
+        assert np.abs(got[name] - ref).max() < 1e-9 * np.abs(want[name]).max(), name
