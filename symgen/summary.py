@@ -112,22 +112,26 @@ def _energy_line(result) -> str:
     return f"  energy drift    max |E − E(0)| = {drift:.3g} J (E(0) = {e0:.6g} J)"
 
 
-def reaction_line(result) -> str:
-    """The summary's reactions line: each joint's peak force magnitude over the recorded rows (of
-    its ``reaction:<joint>.F*`` columns), the four largest; "" without them."""
+def peak_forces(result) -> dict:
+    """{joint: max |F|} over the recorded rows, from the ``reaction:<joint>.F*`` columns."""
     names = list(getattr(result, "output_names", ()) or ())
-    peaks: dict[str, np.ndarray] = {}
+    squares: dict[str, np.ndarray] = {}
     for i, name in enumerate(names):
         if name.startswith(REACTION_PREFIX) and name[-2:-1] == "F":
             joint = name[len(REACTION_PREFIX):].rpartition(".")[0]
             col = np.asarray(result.outputs[:, i], dtype=float)
-            peaks[joint] = peaks.get(joint, 0.0) + col * col
-    if not peaks:
+            squares[joint] = squares.get(joint, 0.0) + col * col
+    return {j: float(np.sqrt(v.max())) if v.size else math.nan for j, v in squares.items()}
+
+
+def reaction_line(result) -> str:
+    """The summary's reactions line: the four largest peak forces (:func:`peak_forces`); "" when
+    the result has no reactions."""
+    top = sorted(((f, j) for j, f in peak_forces(result).items()), reverse=True)
+    if not top:
         return ""
-    top = sorted(((float(np.sqrt(v.max())) if v.size else 0.0, j) for j, v in peaks.items()),
-                 reverse=True)
     more = f", … ({len(top)} joints)" if len(top) > 4 else ""
-    return ("  peak reaction   |F| " + ", ".join(f"{j} {f:.4g} N" for f, j in top[:4]) + more)
+    return "  peak reaction   |F| " + ", ".join(f"{j} {f:.4g} N" for f, j in top[:4]) + more
 
 
 def _pad(label: str, width: int) -> str:

@@ -255,3 +255,17 @@ def test_fmu_reports_the_ball_joints_force_by_name_equal_to_simulates(rssr_signa
     for name in names:
         ref = want[name][rows]
         assert np.abs(got[name] - ref).max() < 1e-9 * np.abs(want[name]).max(), name
+
+
+def test_reactions_can_be_left_out():
+    """``model(reactions=False)``: no reactions, no columns, and the hash a model without them has
+    (Model.reactions enters the hash only when present)."""
+    s = PlanarSystem("pend")
+    bob = s.body("bob", mass=1.0, inertia=0.1, points={"pivot": (0, 1.0)}, x0=(0, -1.0, 0))
+    s.revolute("ground", (0, 0), bob, "pivot", name="pin")
+    s.gravity(G)
+    full, bare = s.model(), s.model(reactions=False)
+    assert not bare.reactions and list(full.reactions) == ["pin.Fx", "pin.Fy", "pin.Mz"]
+    assert full.replace(reactions=None).hash == bare.hash != full.hash
+    r = symgen.simulate(symgen.LambdifyKernels(bare), dt=0.01, t_end=0.05, stepper="python")
+    assert not any(o.startswith("reaction:") for o in r.output_names)

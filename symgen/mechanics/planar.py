@@ -375,7 +375,8 @@ class PlanarSystem:
               *, x0: Sequence[float] | None = None, xd0: Sequence[float] | None = None,
               name: str | None = None, description: str = "", check: bool = True,
               max_violation: float = 1e-3, fix: Mapping | None = None,
-              xd_fix: Mapping | None = None, units: Mapping | None = None) -> Model:
+              xd_fix: Mapping | None = None, units: Mapping | None = None,
+              reactions: bool = True) -> Model:
         """The :class:`symgen.Model` of this mechanism.
 
         params: overrides of parameter defaults.  outputs: further outputs, a mapping name → expr
@@ -386,6 +387,7 @@ class PlanarSystem:
         value), or a body placed by a ``guess``: the initial state is assembled
         (:func:`symgen.assemble`) from the bodies' placements with those values held.  units:
         name → unit over the builder's (SI: m, rad, kg, N, W …; ``symgen.units``).
+        reactions: the joints' forces and moments as signals (docs/reactions.md), or not.
         """
         if not self.bodies:
             raise MechanismError(f"{self.name}: a mechanism needs at least one body")
@@ -435,14 +437,12 @@ class PlanarSystem:
             drawing=self._drawn.polylines(bodies, GROUND), constraint_names=row_names(labels),
             units=builder_units({c.name: "rad" if c == b.theta else "m" for b in bodies
                                  for c in b.coords}, outs, out_units, self._params, units),
-            inputs=list(self._inputs.values()), reactions=self._reactions(q, joint_rows),
+            inputs=list(self._inputs.values()), reactions=self._reactions(q, joint_rows) if reactions else None,
         )
 
     def _reactions(self, q, joint_rows) -> dict:
-        """``<joint>.Fx``, ``.Fy``, ``.Mz``: the force and moment (about the joint's point on body
-        b) that body a exerts on body b through the joint's rows R, from their generalized force
-        Q = H_Rᵀλ_R on b's (x, y, θ): F = (Q_x, Q_y), M = Q_θ − (r_P − p_b) × F
-        (docs/reactions.md).  With b the ground: minus a's, about the same point."""
+        """``<joint>.Fx, .Fy, .Mz``: body a's force on b and moment about the joint's point from
+        Q = H_Rᵀλ_R on b's (x, y, θ): F = Q_xy, M = Q_θ − (r_P − p_b) × F (docs/reactions.md)."""
         lam = multipliers(len(q))
         out = {}
         for jname, rows in joint_rows.items():
@@ -451,7 +451,7 @@ class PlanarSystem:
             Q = [sign * sp.Add(*[sp.diff(q[i], c) * lam[i] for i in rows]) for c in body.coords]
             arm = b.arm(sb) if not b.is_ground else sub(b.position(sb), a.position((0, 0)))
             out[f"{jname}.Fx"], out[f"{jname}.Fy"] = Q[0], Q[1]
-            out[f"{jname}.Mz"] = Q[2] - (arm[0] * Q[1] - arm[1] * Q[0])
+            out[f"{jname}.Mz"] = sp.expand(Q[2] - (arm[0] * Q[1] - arm[1] * Q[0]))  # pin: 0
         return out
 
     def _dynamics(self, bodies, index, n, pvals):

@@ -432,8 +432,10 @@ class SpatialSystem:
     def model(self, params: Mapping | None = None, outputs=None, settings: Mapping | None = None,
               *, x0=None, xd0=None, name: str | None = None, description: str = "",
               check: bool = True, max_violation: float = 1e-3, fix: Mapping | None = None,
-              xd_fix: Mapping | None = None, units: Mapping | None = None) -> Model:
-        """The :class:`symgen.Model`; arguments as for :meth:`PlanarSystem.model`.
+              xd_fix: Mapping | None = None, units: Mapping | None = None,
+              reactions: bool = True) -> Model:
+        """The :class:`symgen.Model`; arguments as for :meth:`PlanarSystem.model` (``reactions``:
+        spherical, revolute, universal and the joints with rows; docs/reactions.md).
 
         The positions given to :meth:`point` and :meth:`vector` define the bodies' geometry, so
         they are needed; ``fix``/``xd_fix`` (coordinate or output name → value) move the start
@@ -481,7 +483,7 @@ class SpatialSystem:
         M, f, q, labels, V, has_V = (asm.mass_matrix(), asm.f, asm.q, asm.labels, asm.V,
                                       asm.has_V)
 
-        reactions = joint_reactions(asm, len(q))
+        reactions = joint_reactions(asm, len(q)) if reactions else None
         if fix or xd_fix:
             x0, xd0 = assembled_start(name or self.name, coords, vels, M, f, q, labels, pvals, outs,
                                       x0, xd0, fix, xd_fix)
