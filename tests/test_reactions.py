@@ -215,7 +215,7 @@ def test_result_columns_equal_the_python_reactions_and_the_summary_names_the_pea
 
 def test_main_c_prints_the_reactions_equal_to_pythons(rssr_signals, tmp_path):
     """main.c's reaction columns at its own steps against Result.reactions of simulate's (the same
-    C step: x, ẋ, ẍ, λ agree to round-off over 200 steps)."""
+    C step: x, ẋ, ẍ, λ agree to round-off over 200 steps; measured 7e-15 N of 42 N)."""
     import shutil
     import subprocess
     cc = shutil.which("cc") or shutil.which("gcc")
@@ -236,7 +236,7 @@ def test_main_c_prints_the_reactions_equal_to_pythons(rssr_signals, tmp_path):
     want = _python(mdl, r)
     scale = max(np.abs(v).max() for v in want.values())
     for name, ref in want.items():
-        assert np.abs(data[:, header.index(name)] - ref).max() < 1e-9 * scale, name
+        assert np.abs(data[:, header.index(name)] - ref).max() < 1e-11 * scale, name
 
 
 def test_fmu_reports_the_ball_joints_force_by_name_equal_to_simulates(rssr_signals, tmp_path):
@@ -254,7 +254,7 @@ def test_fmu_reports_the_ball_joints_force_by_name_equal_to_simulates(rssr_signa
     want = _python(mdl, r)
     for name in names:
         ref = want[name][rows]
-        assert np.abs(got[name] - ref).max() < 1e-9 * np.abs(want[name]).max(), name
+        assert np.abs(got[name] - ref).max() < 1e-11 * np.abs(want[name]).max(), name
 
 
 def test_reactions_can_be_left_out():
