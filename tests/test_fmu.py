@@ -297,10 +297,10 @@ def test_c_master_warning_free_and_sanitizer_clean(pendulum, pendulum3, tmp_path
     assert fmi2[4] == "1"                                    # the FMU state round trip held
     assert "fmi2DeSerializeFMUstate: the state is corrupted" in out.stderr
     assert "not a whole number of the internal step" in out.stderr
-    assert "[a] fmi2SetReal: parameter T0 (value reference 5) cannot be nan" in out.stderr
+    assert "[a] fmi2SetReal: parameter T0 (value reference 8) cannot be nan" in out.stderr
     assert "more than the 100000 one communication step may take" in out.stderr
-    assert "[a] fmi2SetReal: parameter L (value reference 3) is a fixed parameter" in out.stderr
-    assert "[a3] fmi3SetFloat64: parameter L (value reference 3) is a fixed parameter" \
+    assert "[a] fmi2SetReal: parameter L (value reference 6) is a fixed parameter" in out.stderr
+    assert "[a3] fmi3SetFloat64: parameter L (value reference 6) is a fixed parameter" \
         in out.stderr
 
 
@@ -506,7 +506,7 @@ def test_fmi3_fixed_parameter_after_initialization_is_refused(pendulum3, tmp_pat
     assert slave.getFloat64([vr["time"]]) == [pytest.approx(0.1, abs=1e-15)]
     slave.terminate()
     slave.freeInstance()
-    assert messages[0].startswith("fmi3SetFloat64: parameter L (value reference 3) is a fixed "
+    assert messages[0].startswith("fmi3SetFloat64: parameter L (value reference 6) is a fixed "
                                   "parameter (the constraints contain it)"), messages
     assert "is the time" in messages[1]
 
