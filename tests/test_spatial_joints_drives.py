@@ -254,6 +254,12 @@ def test_driven_prismatic_moves_its_slider_as_prescribed():
     F = np.array([(np.asarray(k.constraints(ti, x, v, a)[1])[rows][:, iP].T @ lam[rows]) @ d
                   for ti, x, v, a, lam in zip(r.t, r.x, r.xd, r.xdd, r.lam)])
     assert np.abs(F - (2.0 * -np.sin(r.t) + 2.0 * 9.81 * d[2])).max() < 1e-11
+    # the joint's reaction by name (the block's only support): the ground's force on it is
+    # m s̈ d − m g, and no moment about P, its centre of mass, as it does not turn
+    R = r.reactions(mdl)["ram"]
+    F_ref = np.outer(2.0 * -np.sin(r.t), d) + np.array([0, 0, 2.0 * 9.81])
+    assert np.abs(np.stack([R[f"F{c}"] for c in "xyz"], 1) - F_ref).max() < 1e-11
+    assert max(np.abs(R[f"M{c}"]).max() for c in "xyz") < 1e-11
 
 
 # -- outputs before .model() ---------------------------------------------------------------------

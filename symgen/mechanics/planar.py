@@ -437,7 +437,8 @@ class PlanarSystem:
             drawing=self._drawn.polylines(bodies, GROUND), constraint_names=row_names(labels),
             units=builder_units({c.name: "rad" if c == b.theta else "m" for b in bodies
                                  for c in b.coords}, outs, out_units, self._params, units),
-            inputs=list(self._inputs.values()), reactions=self._reactions(q, joint_rows) if reactions else None,
+            inputs=list(self._inputs.values()),
+            reactions=self._reactions(q, joint_rows) if reactions else None,
         )
 
     def _reactions(self, q, joint_rows) -> dict:

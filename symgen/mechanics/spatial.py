@@ -246,9 +246,9 @@ class SpatialSystem:
         """Join two bodies at a point: point_b becomes point_a (they must coincide initially)."""
         a, b = self._body(body_a, "spherical joint"), self._body(body_b, "spherical joint")
         name = self._name(name, f"spherical_{a.name}_{b.name}")
-        self._sides[name] = (a.name, b.name)
         self._check_member(a, point_a, "point", name)
         self._check_member(b, point_b, "point", name)
+        self._sides[name] = (a.name, b.name)
         self._joints.append((name, [point_a, point_b], []))
         return name
 
@@ -258,9 +258,9 @@ class SpatialSystem:
         axis unit vector.  ``drive``: the rotation of body_b relative to body_a about the axis, a
         function of t measured from the initial configuration (a rheonomic row; 0 at t = 0)."""
         name = self._name(name, f"revolute_{_ref(body_a)}_{_ref(body_b)}")
-        self._sides[name] = (_ref(body_a), _ref(body_b))
         a = self._side(body_a, point_a, name, vector_a)
         b = self._side(body_b, point_b, name, vector_b)
+        self._sides[name] = (a, b)
         self._joints.append((name, [point_a, point_b], [vector_a, vector_b]))
         if drive is not None:
             self._rows.append(("revolute", name, (a, vector_a, self._driven(b, name),
@@ -332,9 +332,9 @@ class SpatialSystem:
         the initial configuration in the span of each body) keep their initial angle, 90° for the
         usual cross."""
         name = self._name(name, f"universal_{_ref(body_a)}_{_ref(body_b)}")
-        self._sides[name] = (_ref(body_a), _ref(body_b))
         a = self._side(body_a, point_a, name)
         b = self._side(body_b, point_b, name)
+        self._sides[name] = (a, b)
         self._joints.append((name, [point_a, point_b], []))
         self._rows.append(("universal", name, (a, axis_a, b, axis_b)))
         return name
