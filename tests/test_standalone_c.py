@@ -413,10 +413,11 @@ def test_main_c_dt_auto_completes_the_double_four_bar_over_100_s(sim):
     assert data[-1, 0] == 100.0 and np.all(np.diff(data[:, 0]) > 0)
     n = model.n
     zeros = np.zeros(n)
-    q = [np.abs(kernels.constraints(r[0], r[1:1 + n], r[1 + n:], zeros)[0]).max() for r in data]
+    q = [np.abs(kernels.constraints(r[0], r[1:1 + n], r[1 + n:1 + 2 * n], zeros)[0]).max()
+         for r in data]
     assert max(q) < 1e-12
     i = int(np.argmin(np.abs(data[:, 0] - 10.0)))
-    y = kernels.outputs(data[i, 0], data[i, 1:1 + n], data[i, 1 + n:])
+    y = kernels.outputs(data[i, 0], data[i, 1:1 + n], data[i, 1 + n:1 + 2 * n])
     B, _ = oracles.four_bar_reference(2, np.array([data[i, 0]]))
     assert abs(y[list(kernels.output_names).index("B0.x")] - B[0][0]) < 1e-2
 
