@@ -113,6 +113,9 @@ def _check_output_name(name, what: str = "output") -> None:
                          f"output '{POWER_PREFIX}<element>' as '{WORK_PREFIX}<element>'")
     if name == POWER_PREFIX:
         raise ModelError(f"{what} name {name!r} needs an element name: '{POWER_PREFIX}<element>'")
+    if name.startswith(REACTION_PREFIX):
+        raise ModelError(f"{what} name {name!r} is reserved: a result's joint reactions are the "
+                         f"columns '{REACTION_PREFIX}<joint>.<component>' (rename the output)")
 
 
 def _check_c_identifier(name: str, what: str, max_len: int = MAX_NAME) -> None:

@@ -287,3 +287,10 @@ def test_universal_joints_moment_drives_the_output_shaft():
     alpha2 = np.cross(r.x[:, i_r], r.xdd[:, i_r]) @ b
     assert np.abs(M @ b - s_out * alpha2).max() < 1e-10 * s_out * np.abs(alpha2).max()
     assert np.abs(alpha2).max() > 1.0                    # the output shaft does accelerate
+
+
+def test_outputs_may_not_take_the_reactions_prefix():
+    from symgen.model import ModelError
+    x = symgen.Model("p", ["x"], [[1]], [0]).coords[0]
+    with pytest.raises(ModelError, match="'reaction:pin.Fx' is reserved"):
+        symgen.Model("p", ["x"], [[1]], [0], outputs={"reaction:pin.Fx": x})
