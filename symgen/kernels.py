@@ -190,7 +190,8 @@ class LambdifyKernels(KernelsBase):
         self._en = lam_(d.T, d.V)
         self._out = lam_(d.outputs)
         self._ft = lam_(d.f_t)
-        self._re = lam_(d.reactions)
+        self._re = None                                    # lambdified on first use
+        self._lam_reactions = lambda: lam_(d.reactions)
         self.f_t_is_zero = all(e == 0 for e in d.f_t)
         self._zero_m = np.zeros(self.m)
         self._zero_n = np.zeros(self.n)
@@ -237,6 +238,8 @@ class LambdifyKernels(KernelsBase):
 
     def reactions(self, t, x, xd, xdd, lam):
         if self.r.size:
+            if self._re is None:
+                self._re = self._lam_reactions()
             (r,) = self._re(*self._args(t, x, xd, xdd, lam))
             self._fill(self.r, r)
         return self.r
