@@ -180,7 +180,7 @@ class Model:
         (:func:`~symgen.symbols.multipliers`), parameters and inputs.  The builders give the
         force and moment each named joint exerts (docs/reactions.md); the C kernel
         ``<name>_reactions`` computes them (``Result`` columns ``reaction:<name>``, main.c's CSV,
-        the FMU's outputs).
+        the FMU's outputs); in :attr:`hash` when given.
     """
 
     def __init__(
