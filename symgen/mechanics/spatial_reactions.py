@@ -171,12 +171,18 @@ class _Reactions:
                 if n != joint and (a in side) != (b in side):
                     side |= {a, b}
                     grew = True
-        return sum((residuals[c].get(root, _zero()) for c in side if c in residuals), _zero())
+        return sum((residuals(c).get(root, _zero()) for c in side if c in self.mech.bodies),
+                   _zero())
 
     def build(self) -> dict:
         mech = self.mech
         row_sides = self.row_sides()
-        residuals = {name: self.residual(b, row_sides) for name, b in mech.bodies.items()}
+        cache: dict = {}
+
+        def residuals(name):                 # R_b of the bodies a shared joint needs, once
+            if name not in cache:
+                cache[name] = self.residual(mech.bodies[name], row_sides)
+            return cache[name]
         out = {}
         named = list(mech._sides) + [n for n in row_sides if n not in mech._sides]
         for name in named:
