@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from .model import Model, t
+from .model import Model, multipliers, t
 
 __all__ = ["Derived", "derive", "TERMS", "jacobian", "display_names", "show", "shortest_floats",
            "Sparsity", "sparsity", "mass_blocks", "splits_by_body", "show_blocks"]
@@ -82,6 +82,8 @@ class Derived:
     #: f_t = ∂f/∂t + (∂H/∂t)ᵀλ at fixed x, ẋ, λ, u: the explicit time part of d/dt(f + Hᵀλ), which
     #: the corrected step's jerk needs (steppers/chart.py; the inputs' part ∂f/∂u u̇ is not known)
     f_t: sp.ImmutableMatrix = None
+    #: the joints' reactions (``Model.reactions``), expressions of t, x, ẋ, ẍ, λ
+    reactions: sp.ImmutableMatrix = None
 
     @property
     def n(self) -> int:
@@ -276,7 +278,7 @@ def derive(model: Model) -> Derived:
     All symbols stand for real numbers: the differentiation runs on real-valued stand-ins, and the
     results are written back in the model's own symbols.
     """
-    lam0 = tuple(sp.Symbol(f"lambda_{i}") for i in range(model.m))
+    lam0 = multipliers(model.m)
     real = _real_versions((*model.coords, *model.velocities, *model.accelerations, *lam0,
                            *model.params, *model.inputs, t))
     back = {v: k for k, v in real.items()}
@@ -309,10 +311,11 @@ def derive(model: Model) -> Derived:
     T = sp.Rational(1, 2) * sum((vs[i] * e for i, e in enumerate(_matvec(M, vs))), sp.S.Zero)
     V = model.V if model.V is not None else sp.S.Zero
     outputs = sp.ImmutableMatrix(len(model.outputs), 1, list(model.outputs.values()))
+    reactions = sp.ImmutableMatrix(len(model.reactions), 1, list(model.reactions.values()))
     return Derived(model=model, xdd=model.accelerations, lam=lam0, M=model.M, f=model.f,
                    q=model.q, H=B(H), q_dot=B(q_dot), H_dot=B(H_dot), q_ddot=B(q_ddot),
                    H_ddot=B(H_ddot), K=B(K), C=B(C), T=B(T), V=V, outputs=outputs,
-                   f_t=B(f_t))
+                   f_t=B(f_t), reactions=reactions)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from .codegen.render import template_environment, c_settings, template_dir
 from .derived import derive, sparsity
 from .jit import RUNTIME_SOURCES, BuildError, check_compiler, compiler_command, runtime_library
 from .model import Model
+from .names import REACTION_PREFIX
 from .settings import newton_tol
 
 __all__ = ["export_fmu", "tunable_parameters", "FMU_CFLAGS"]
@@ -173,6 +174,10 @@ def _variables(model: Model, units, fmi_version: int) -> tuple[list[dict], list[
     rows += [dict(name=n, causality="output", variability="continuous", initial="calculated",
                   start=None, unit=ou.get(n, ""), description="output")
              for n in model.output_names]
+    rows += [dict(name=REACTION_PREFIX + n, causality="output", variability="continuous",
+                  initial="calculated", start=None, unit="N" if n[-2] == "F" else "N·m",
+                  description="joint reaction: force or moment of body a on body b "
+                              "(docs/reactions.md)") for n in model.reactions]
     rows += [dict(name=n, causality="parameter", variability="tunable" if tun else "fixed",
                   initial="exact", start=repr(float(v)), unit=pu.get(n, ""),
                   description="parameter (tunable: may change between communication steps)"
@@ -188,7 +193,7 @@ def _variables(model: Model, units, fmi_version: int) -> tuple[list[dict], list[
                                   "initialization)") for n, x in zip(names, values)]
     for vr, row in enumerate(rows):
         row["vr"] = vr
-    nu, ny = len(model.input_names), len(model.output_names)
+    nu, ny = len(model.input_names), len(model.output_names) + len(model.reactions)
     if fmi_version == 3:
         rows.insert(0, dict(name="time", causality="independent", variability="continuous",
                             initial=None, start=None, unit="", description="simulation time",
@@ -221,6 +226,7 @@ def _render(model: Model, fmi_version: int, auto: bool, dt: float, rtol: float,
     ctx = {**settings, "name": model.name, "prefix": model.name, "version": __version__,
            "model_hash": model.hash, "n": model.n, "m": model.m, "np_": len(model.params),
            "ny": len(model.outputs), "nu": len(model.inputs), "auto": int(auto),
+           "nr": len(model.reactions),
            "dt": repr(float(dt) if dt else float(settings["dt"])),  # (auto: the stepper's h)
            "rtol": repr(rtol), "atol": repr(atol),
            # Newton's tolerance: the model's, else settings.newton_tol's for this step

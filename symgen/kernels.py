@@ -13,6 +13,7 @@ Both share one interface (the steppers rely on nothing else):
                                    (m, m×n, m, m×n, m, m×n)
 ``energy(t, x, xd)``               returns ``(T, V)`` as floats
 ``outputs(t, x, xd)``              fills and returns ``y`` (n_out)
+``reactions(t, x, xd, xdd, lam)``  fills and returns ``r`` (the joints' reactions)
 =================================  =====================================================
 
 Beside them, on the fixed CSR patterns of the generated code (issue 14; ``H_pattern`` shared by H,
@@ -76,6 +77,8 @@ class KernelsBase:
         self.y = np.zeros(self.n_out)
         self.f_t = np.zeros(n)
         self.f_t_is_zero = False        # set by the implementations
+        self.reaction_names = tuple(model.reactions)   # Model.reactions (docs/reactions.md)
+        self.r = np.zeros(len(self.reaction_names))
 
     def _set_patterns(self, H_indptr, H_indices, M_indptr, M_indices, col_order) -> None:
         """The CSR patterns, their value buffers and the CSR matrices on them (made once)."""
@@ -153,6 +156,10 @@ class KernelsBase:
         """f_t = ∂f/∂t + (∂H/∂t)ᵀλ at fixed x, ẋ, λ, u (``Derived.f_t``), into ``f_t``."""
         raise NotImplementedError
 
+    def reactions(self, t, x, xd, xdd, lam):
+        """The joints' reactions (``reaction_names``) into ``r``."""
+        raise NotImplementedError
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, n={self.n}, m={self.m}, n_out={self.n_out})"
 
@@ -183,6 +190,8 @@ class LambdifyKernels(KernelsBase):
         self._en = lam_(d.T, d.V)
         self._out = lam_(d.outputs)
         self._ft = lam_(d.f_t)
+        self._re = None                                    # lambdified on first use
+        self._lam_reactions = lambda: lam_(d.reactions)
         self.f_t_is_zero = all(e == 0 for e in d.f_t)
         self._zero_m = np.zeros(self.m)
         self._zero_n = np.zeros(self.n)
@@ -227,6 +236,14 @@ class LambdifyKernels(KernelsBase):
             self._fill(self.f_t, f_t)
         return self.f_t
 
+    def reactions(self, t, x, xd, xdd, lam):
+        if self.r.size:
+            if self._re is None:
+                self._re = self._lam_reactions()
+            (r,) = self._re(*self._args(t, x, xd, xdd, lam))
+            self._fill(self.r, r)
+        return self.r
+
 
 class Kernels(KernelsBase):
     """The compiled kernels of one model, what :func:`symgen.build` returns: ``ffi``/``lib`` of the
@@ -241,6 +258,7 @@ class Kernels(KernelsBase):
         self._c_energy = getattr(lib, f"{prefix}_energy")
         self._c_outputs = getattr(lib, f"{prefix}_outputs")
         self._c_dynamics_t = getattr(lib, f"{prefix}_dynamics_t")
+        self._c_reactions = getattr(lib, f"{prefix}_reactions")
         self.f_t_is_zero = bool(getattr(lib, f"{prefix.upper()}_F_T_IS_ZERO"))
         self._ft_ptr = self._out_ptr(self.f_t)
         buf = self._out_ptr
@@ -249,6 +267,7 @@ class Kernels(KernelsBase):
                                                  self.H_ddot))
         self._E_ptr = buf(self.E)
         self._y_ptr = buf(self.y)
+        self._r_ptr = buf(self.r)
         self._p_ptr = buf(self.p)
         self._u_ptr = buf(self.u)
         self._zeros_m = np.zeros(max(self.m, 1))
@@ -326,6 +345,13 @@ class Kernels(KernelsBase):
         self._c_dynamics_t(float(t), self._in(x, n, "x"), self._in(xd, n, "xd"),
                            self._in(lam, self.m, "lam"), self._p_ptr, self._u_ptr, self._ft_ptr)
         return self.f_t
+
+    def reactions(self, t, x, xd, xdd, lam):
+        n = self.n
+        self._c_reactions(float(t), self._in(x, n, "x"), self._in(xd, n, "xd"),
+                          self._in(xdd, n, "xdd"), self._in(lam, self.m, "lam"), self._p_ptr,
+                          self._u_ptr, self._r_ptr)
+        return self.r
 
     def outputs(self, t, x, xd):
         n = self.n

@@ -27,7 +27,8 @@ from .names import (ACCELERATION_SUFFIX, MAX_MODEL_NAME, MAX_NAME, VELOCITY_SUFF
                     row_names)
 from .model_drawing import normalize_drawing
 from .model_checks import check_mass_diagonal, check_symmetric
-from .symbols import Input, collect_inputs, coordinate_symbols, coordinates, t  # noqa: F401
+from .symbols import (Input, collect_inputs, coordinate_symbols, coordinates,  # noqa: F401
+                      multipliers, t)
 from .settings import SimulationSettings
 from .units import KeptUnits, normalize_units
 
@@ -173,6 +174,13 @@ class Model:
         outputs may use them.  The :class:`~symgen.symbols.Input` symbols of
         :func:`symgen.inputs` that f and the outputs use are collected without it (after the
         given ones, by name).  Their order is the order of the kernels' array ``u``.
+    reactions:
+        Optional joint reactions: name (``<joint>.<component>``, e.g. ``pin.Fx``) → an expression
+        of t, x, ẋ, the accelerations ẍ (``<coordinate>_ddot``), the multipliers λ
+        (:func:`~symgen.symbols.multipliers`), parameters and inputs.  The builders give the
+        force and moment each named joint exerts (docs/reactions.md); the C kernel
+        ``<name>_reactions`` computes them (``Result`` columns ``reaction:<name>``, main.c's CSV,
+        the FMU's outputs); in :attr:`hash` when given.
     """
 
     def __init__(
@@ -194,6 +202,7 @@ class Model:
         constraint_names: Sequence[str] | None = None,
         units: Mapping | None = None,
         inputs: Sequence | None = None,
+        reactions: Mapping | None = None,
     ):
         """Long on purpose: every check of the model runs here, once, in the order the fields
         are given (the class docstring lists them), so that a Model that exists is valid."""
@@ -283,6 +292,7 @@ class Model:
         self.units: Mapping = normalize_units(units, {
             "coords": names, "velocities": [v.name for v in vs], "outputs": list(odict),
             "params": [p.name for p in pdict]})
+        self.reactions: Mapping[str, sp.Expr] = MappingProxyType(self._reactions(reactions))
         self._hash: str | None = None
         self._frozen = True
 
@@ -358,6 +368,7 @@ class Model:
             settings=dict(self.settings), velocities=self.velocities, description=self.description,
             drawing=self.drawing, constraint_names=self.constraint_names, inputs=self.inputs,
             units=KeptUnits({k: dict(v) for k, v in self.units.items()}),
+            reactions=dict(self.reactions),
         )
 
     def __reduce__(self):
@@ -385,6 +396,8 @@ class Model:
             }
             if self.inputs:             # (absent otherwise: the hash of a model without stays)
                 payload["inputs"] = [fp(u) for u in self.inputs]
+            if self.reactions:          # (the same: the C computes them, docs/reactions.md)
+                payload["reactions"] = [[k, fp(v)] for k, v in self.reactions.items()]
             blob = json.dumps(payload, sort_keys=True).encode()
             object.__setattr__(self, "_hash", hashlib.sha256(blob).hexdigest())
         return self._hash
@@ -450,6 +463,30 @@ class Model:
                             text = f"{text[:20]}…({len(text)} characters)"
                         raise ModelError(f"{what} contains the constant {text}, which is not a "
                                          "finite non-zero double (C would compute with inf or 0)")
+
+    def _reactions(self, reactions) -> dict:
+        """The joint reactions checked: names, scalar expressions of t, x, ẋ, ẍ, λ, parameters
+        and inputs."""
+        out: dict[str, sp.Expr] = {}
+        allowed = (set(self.coords) | set(self.velocities) | set(self.accelerations)
+                   | set(multipliers(self.m)) | set(self.params) | set(self.inputs) | {t})
+        for rname, expr in (reactions or {}).items():
+            check_name(rname, "reaction")
+            refuse_text(expr, f"reaction {rname!r}")
+            try:
+                e = sp.sympify(expr)
+            except sp.SympifyError as exc:
+                raise ModelError(f"reaction {rname!r} is not a sympy expression: {exc}") from None
+            if isinstance(e, sp.MatrixBase):
+                raise ModelError(f"reaction {rname!r} must be a scalar expression")
+            unknown = _free(e) - allowed
+            if unknown:
+                raise ModelError(f"reaction {rname!r} has free symbols "
+                                 f"{sorted(s.name for s in unknown)} that are not t, coordinates, "
+                                 "velocities, accelerations, multipliers lambda_i (i < m), "
+                                 "parameters or inputs")
+            out[rname] = e
+        return out
 
     def _validate_symbols(self) -> None:
         xs, vs = set(self.coords), set(self.velocities)

@@ -16,6 +16,9 @@ ACCELERATION_SUFFIX = "_ddot"
 #: result's output ``work:<element>`` (docs/energy-balance.md).
 POWER_PREFIX = "power:"
 WORK_PREFIX = "work:"
+#: The prefix of a joint reaction's column among a Result's outputs, main.c's CSV and an FMU's
+#: outputs (``reaction:pin.Fx``; docs/reactions.md).
+REACTION_PREFIX = "reaction:"
 
 # fullmatch, never ``$``: ``$`` also matches before a trailing newline
 _C_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -110,6 +113,9 @@ def _check_output_name(name, what: str = "output") -> None:
                          f"output '{POWER_PREFIX}<element>' as '{WORK_PREFIX}<element>'")
     if name == POWER_PREFIX:
         raise ModelError(f"{what} name {name!r} needs an element name: '{POWER_PREFIX}<element>'")
+    if name.startswith(REACTION_PREFIX):
+        raise ModelError(f"{what} name {name!r} is reserved: a result's joint reactions are the "
+                         f"columns '{REACTION_PREFIX}<joint>.<component>' (rename the output)")
 
 
 def _check_c_identifier(name: str, what: str, max_len: int = MAX_NAME) -> None:

@@ -8,7 +8,8 @@ What :func:`figure` draws for each ``what``:
 
 ==============  ===========================================================================
 coordinates     x(t), one line per coordinate; a panel per unit (m, rad …) when the result has units
-outputs         the model's outputs y(t), one line per output; a panel per unit likewise
+outputs         the model's outputs y(t), one line per output (the joints' `reaction:` columns only
+                when selected); a panel per unit likewise
 constraints     ‖q‖, ‖q̇‖, ‖q̈‖ per step (log scale)
 stability       ω_max per step; h_max per step against the h used (two panels)
 energy          kinetic T, potential V and total E per step; E − E(0) below (with the work
@@ -25,6 +26,8 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
+
+from .names import REACTION_PREFIX
 
 __all__ = ["WHAT", "figure", "save", "plot_result", "panels_figure", "Series", "Panel",
            "sweep_figure"]
@@ -128,6 +131,8 @@ def _series_figure(result, what, t, select):
     if data is None or data.ndim < 2 or data.shape[1] == 0:
         raise ValueError(f"the result has no {what} to plot")
     idx = list(range(data.shape[1]))
+    if what == "outputs":        # the joints' reactions only when selected (docs/reactions.md)
+        idx = [i for i in idx if not names[i].startswith(REACTION_PREFIX)] or idx
     if select:
         missing = [s for s in select if s not in names]
         if missing:

@@ -133,11 +133,15 @@ class Result:
         return units if isinstance(units, dict) else {}
 
     def reactions(self, model=None) -> dict:
-        """{joint: {coordinate: (N,) array}}: the generalized constraint forces H_Rᵀλ_R of each
-        joint's rows on the coordinates it acts on (:func:`symgen.reactions.reactions`; ``model``:
-        default the shipped example the result names)."""
+        """{joint: {component: (N,) array}}: each named joint's force and moment, body a on body b
+        (:func:`symgen.reactions.reactions`, docs/reactions.md; ``model``: default the example)."""
         from .reactions import reactions
         return reactions(self, model)
+
+    def generalized_forces(self, model=None) -> dict:
+        """{joint: {coordinate: (N,) array}}: its rows' H_Rᵀλ_R (every coordinate)."""
+        from .reactions import generalized_forces
+        return generalized_forces(self, model)
 
     def coord(self, name: str) -> np.ndarray:
         """The column of x for coordinate ``name``."""

@@ -23,7 +23,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from .recorder import Recorder, check_memory, recorded_outputs
-from .input_values import InputError, InputValues, SampledController
+from .input_values import InputValues, SampledController
 from .jit import as_kernels
 from .names import power_columns
 from .result import Result

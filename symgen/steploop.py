@@ -302,6 +302,15 @@ def finish(kernels, stepper, cfg: SimulationSettings, rec, cs, status: str, reas
     has_energy = hasattr(kernels, "energy")
     arrays = rec.arrays()
     EK, EP = arrays["energy_kinetic"], arrays["energy_potential"]
+    if getattr(kernels, "reaction_names", ()):       # the joints' reactions as columns
+        from .reactions import reaction_columns
+        rnames, rvals = reaction_columns(kernels, arrays)
+        outs = arrays.get("outputs")
+        arrays["outputs"] = rvals if outs is None else np.concatenate([outs, rvals], axis=1)
+        names = names + rnames
+        if meta["units"]:
+            meta["units"].setdefault("outputs", {}).update(
+                {k: "N" if k[-2] == "F" else "N·m" for k in rnames})
     return Result(coords=kernels.coord_names, output_names=names,
                   input_names=() if arrays["u"] is None else kernels.input_names,
                   energy=np.add(EK, EP) if (has_energy and has_V) else None,

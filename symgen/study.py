@@ -27,9 +27,8 @@ Results, under ``out``:
   when the model has ``power:`` outputs), ``min_h_max`` (steps and the maxima over
   every step taken, also with ``every`` > 1: :func:`symgen.summary.run_stats`), and for every
   output (the coordinates when the model has none) ``final.<name>`` and ``max_abs.<name>`` (over
-  the recorded rows).  Written after
-  every finished run, so an interrupted study keeps its rows; ``table.parquet`` too when pandas
-  and pyarrow are installed.  ``pandas.read_csv`` loads it directly.
+  the recorded rows), ``peak_force.<joint>`` (max |F|) of each joint's reactions.  Written after
+  every finished run (an interrupted study keeps its rows); ``table.parquet`` too with pyarrow.
 
 A run that fails or diverges is a row with its status; a task that raises (bad option, a worker
 that died ``retries`` times) is a ``failed`` row whose reason names the exception, without a
@@ -165,7 +164,8 @@ def _finite_max(a) -> float:
 
 def summarize(result) -> dict:
     """The table columns of one Result (without the run id and grid keys)."""
-    from .summary import energy_balance, energy_drift, run_stats
+    from .names import REACTION_PREFIX
+    from .summary import energy_balance, energy_drift, peak_forces, run_stats
     drift, _ = energy_drift(result)
     balance = energy_balance(result)        # a driven or damped model: its balance, not drift
     if balance is not None:
@@ -181,14 +181,14 @@ def summarize(result) -> dict:
         "energy_drift": math.nan if drift is None else drift,
         "min_h_max": float(stats["h_max_min"]),
     }
-    if result.output_names:
-        names, data = result.output_names, result.outputs
-    else:
-        names, data = result.coords, result.x
+    keep = [i for i, o in enumerate(result.output_names) if not o.startswith(REACTION_PREFIX)]
+    names, data = (([result.output_names[i] for i in keep], result.outputs[:, keep]) if keep
+                   else (result.coords, result.x))
     for i, name in enumerate(names):
         col = data[:, i]
         row[f"final.{name}"] = float(col[-1]) if col.size else math.nan
         row[f"max_abs.{name}"] = _finite_max(col)
+    row.update({f"peak_force.{j}": f for j, f in peak_forces(result).items()})  # the reactions
     return row
 
 

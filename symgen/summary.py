@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .names import WORK_PREFIX
+from .names import REACTION_PREFIX, WORK_PREFIX
 
 __all__ = ["summary_lines", "run_stats", "energy_drift", "energy_balance"]
 
@@ -112,6 +112,28 @@ def _energy_line(result) -> str:
     return f"  energy drift    max |E − E(0)| = {drift:.3g} J (E(0) = {e0:.6g} J)"
 
 
+def peak_forces(result) -> dict:
+    """{joint: max |F|} over the recorded rows, from the ``reaction:<joint>.F*`` columns."""
+    names = list(getattr(result, "output_names", ()) or ())
+    squares: dict[str, np.ndarray] = {}
+    for i, name in enumerate(names):
+        if name.startswith(REACTION_PREFIX) and name[-2:-1] == "F":
+            joint = name[len(REACTION_PREFIX):].rpartition(".")[0]
+            col = np.asarray(result.outputs[:, i], dtype=float)
+            squares[joint] = squares.get(joint, 0.0) + col * col
+    return {j: float(np.sqrt(v.max())) if v.size else math.nan for j, v in squares.items()}
+
+
+def reaction_line(result) -> str:
+    """The summary's reactions line: the four largest peak forces (:func:`peak_forces`); "" when
+    the result has no reactions."""
+    top = sorted(((f, j) for j, f in peak_forces(result).items()), reverse=True)
+    if not top:
+        return ""
+    more = f", … ({len(top)} joints)" if len(top) > 4 else ""
+    return "  peak reaction   |F| " + ", ".join(f"{j} {f:.4g} N" for f, j in top[:4]) + more
+
+
 def _pad(label: str, width: int) -> str:
     """Left-justify by displayed width (combining dots such as q̇ take no column)."""
     import unicodedata
@@ -203,6 +225,9 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
                        ("max_acc_err", "max ‖q̈‖")):
         lines.append(f"  {_pad(label, 15)} {_fmt(float(stats[key]))}")
     lines.append(_energy_line(result))
+    react = reaction_line(result)
+    if react:
+        lines.append(react)
     hmax = getattr(result, "h_max", None)
     if hmax is not None and np.size(hmax):
         hm = np.asarray(hmax, dtype=float)

@@ -18,7 +18,8 @@ import sympy as sp
 from .names import (VELOCITY_SUFFIX, ModelError, _check_allowed_name, _check_c_identifier,
                     _check_not_reserved)
 
-__all__ = ["t", "coordinates", "coordinate_symbols", "Input", "inputs", "collect_inputs"]
+__all__ = ["t", "coordinates", "coordinate_symbols", "Input", "inputs", "collect_inputs",
+           "multipliers"]
 
 #: The time symbol shared by every model.
 t = sp.Symbol("t")
@@ -66,6 +67,12 @@ def coordinate_symbols(coords, velocities=None) -> tuple[tuple, tuple]:
 
 class Input(sp.Symbol):
     """A Symbol whose value is an input of the model, set at run time (not a parameter)."""
+
+
+def multipliers(m: int) -> tuple:
+    """The Lagrange multipliers λ_0 … λ_{m-1} of M ẍ = f + Hᵀλ as Symbols (``lambda_<i>``): the
+    extra inputs of K (``derive``) and of a model's joint reactions (``Model.reactions``)."""
+    return tuple(sp.Symbol(f"lambda_{i}") for i in range(m))
 
 
 def inputs(names: str | Iterable[str]):

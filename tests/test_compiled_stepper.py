@@ -271,14 +271,15 @@ def test_standalone_main_c_agrees_with_simulate(name, chart, tmp_path, kernels):
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
-    assert lines[0].split(",")[1:] == list(model.coord_names) + [f"{c}_dot" for c in model.coord_names]
+    assert lines[0].split(",")[1:] == (list(model.coord_names) + [f"{c}_dot" for c in model.coord_names]
+                                       + [f"reaction:{k}" for k in model.reactions])
     data = np.array([[float(v) for v in ln.split(",")] for ln in lines[1:]])
     res = symgen.simulate(kernels(name), t_end=200 * dt, stepper="python", factorization="qr",
                           chart=chart)        # (no chart: simulate's default step, as main.c's)
     n = model.n
-    assert data.shape == (201, 1 + 2 * n)
+    assert data.shape == (201, 1 + 2 * n + len(model.reactions))
     np.testing.assert_array_equal(data[:, 0], res.t)
-    assert _rel(data[:, 1:1 + n], res.x) < 1e-10 and _rel(data[:, 1 + n:], res.xd) < 1e-10
+    assert _rel(data[:, 1:1 + n], res.x) < 1e-10 and _rel(data[:, 1 + n:1 + 2 * n], res.xd) < 1e-10
 
 
 @pytest.mark.parametrize("chart", CHARTS)

@@ -76,7 +76,8 @@ def test_model_description_validates_and_lists_the_variables(pendulum, capsys):
         assert by[name].causality == "output"
     for name, value in zip(mdl.coord_names, mdl.x0):
         assert by[name].causality == "local" and float(by[name].start) == value
-    assert [u.variable.name for u in md.outputs] == list(mdl.output_names)
+    assert [u.variable.name for u in md.outputs] == (list(mdl.output_names)
+                                                      + [f"reaction:{k}" for k in mdl.reactions])
     with zipfile.ZipFile(path) as zf:
         names = zf.namelist()
     assert f"binaries/linux64/{mdl.name}.so" in names
@@ -296,10 +297,10 @@ def test_c_master_warning_free_and_sanitizer_clean(pendulum, pendulum3, tmp_path
     assert fmi2[4] == "1"                                    # the FMU state round trip held
     assert "fmi2DeSerializeFMUstate: the state is corrupted" in out.stderr
     assert "not a whole number of the internal step" in out.stderr
-    assert "[a] fmi2SetReal: parameter T0 (value reference 7) cannot be nan" in out.stderr
+    assert "[a] fmi2SetReal: parameter T0 (value reference 10) cannot be nan" in out.stderr
     assert "more than the 100000 one communication step may take" in out.stderr
-    assert "[a] fmi2SetReal: parameter L (value reference 5) is a fixed parameter" in out.stderr
-    assert "[a3] fmi3SetFloat64: parameter L (value reference 5) is a fixed parameter" \
+    assert "[a] fmi2SetReal: parameter L (value reference 8) is a fixed parameter" in out.stderr
+    assert "[a3] fmi3SetFloat64: parameter L (value reference 8) is a fixed parameter" \
         in out.stderr
 
 
@@ -453,7 +454,8 @@ def test_fmi3_validates_and_equals_simulate(pendulum3):
     by = {v.name: v for v in md.modelVariables}
     assert by["time"].causality == "independent"
     assert by["T0"].variability == "tunable" and by["L"].variability == "fixed"
-    assert [u.variable.name for u in md.outputs] == list(mdl.output_names)
+    assert [u.variable.name for u in md.outputs] == (list(mdl.output_names)
+                                                      + [f"reaction:{k}" for k in mdl.reactions])
     with zipfile.ZipFile(path) as zf:
         names = zf.namelist()
     assert f"binaries/{fmpy.platform_tuple}/{mdl.name}.so" in names
@@ -502,7 +504,7 @@ def test_fmi3_fixed_parameter_after_initialization_is_refused(pendulum3, tmp_pat
     assert slave.getFloat64([vr["time"]]) == [pytest.approx(0.1, abs=1e-15)]
     slave.terminate()
     slave.freeInstance()
-    assert messages[0].startswith("fmi3SetFloat64: parameter L (value reference 5) is a fixed "
+    assert messages[0].startswith("fmi3SetFloat64: parameter L (value reference 8) is a fixed "
                                   "parameter (the constraints contain it)"), messages
     assert "is the time" in messages[1]
 

@@ -69,7 +69,8 @@ def _run_clean(exe: Path, n: int, *args) -> np.ndarray:
               if "runtime error" in ln or "Sanitizer" in ln or "ERROR" in ln]
     assert run.returncode == 0 and not report, run.stderr[-4000:]
     rows = np.array([[float(v) for v in ln.split(",")] for ln in run.stdout.splitlines()[1:]])
-    assert rows.shape[1] == 1 + 2 * n and np.isfinite(rows).all()
+    n_r = sum(c.startswith("reaction:") for c in run.stdout.splitlines()[0].split(","))
+    assert rows.shape[1] == 1 + 2 * n + n_r and np.isfinite(rows).all()
     return rows
 
 

@@ -175,7 +175,7 @@ def test_driven_crank_follows_its_drive_with_the_inverse_dynamics_torque():
     th = W0 * r.t + ALPHA_DOT * r.t ** 2 / 2
     assert np.abs(np.unwrap(r.output("theta")) - th).max() < 1e-12
     # the drive's torque about x: its generalized force on cy times ∂cy/∂θ = e_x × cy
-    G = r.reactions(mdl)["motor"]
+    G = r.generalized_forces(mdl)["motor"]
     cy = r.x[:, cols(mdl, "cy")]
     dcy = np.stack([np.zeros(len(r.t)), -cy[:, 2], cy[:, 1]], axis=1)
     tau = sum(G[f"cy.{c}"] * dcy[:, k] for k, c in enumerate("xyz") if f"cy.{c}" in G)
@@ -183,6 +183,8 @@ def test_driven_crank_follows_its_drive_with_the_inverse_dynamics_torque():
     I_A = I_XX + M_CRANK * (R_CRANK / 2) ** 2
     tau_ref = I_A * ALPHA_DOT - M_CRANK * 9.81 * R_CRANK / 2 * np.sin(th)
     assert np.abs(tau - tau_ref).max() < 1e-12 * M_CRANK * 9.81 * R_CRANK
+    # the joint's reaction: the ground's moment on the crank about the axis x is the drive's τ
+    assert np.abs(r.reactions(mdl)["motor"]["Mx"] - tau_ref).max() < 1e-12 * M_CRANK * 9.81 * R_CRANK
 
 
 def test_a_drive_that_contradicts_the_start_is_refused_by_name():
@@ -252,6 +254,12 @@ def test_driven_prismatic_moves_its_slider_as_prescribed():
     F = np.array([(np.asarray(k.constraints(ti, x, v, a)[1])[rows][:, iP].T @ lam[rows]) @ d
                   for ti, x, v, a, lam in zip(r.t, r.x, r.xd, r.xdd, r.lam)])
     assert np.abs(F - (2.0 * -np.sin(r.t) + 2.0 * 9.81 * d[2])).max() < 1e-11
+    # the joint's reaction by name (the block's only support): the ground's force on it is
+    # m s̈ d − m g, and no moment about P, its centre of mass, as it does not turn
+    R = r.reactions(mdl)["ram"]
+    F_ref = np.outer(2.0 * -np.sin(r.t), d) + np.array([0, 0, 2.0 * 9.81])
+    assert np.abs(np.stack([R[f"F{c}"] for c in "xyz"], 1) - F_ref).max() < 1e-11
+    assert max(np.abs(R[f"M{c}"]).max() for c in "xyz") < 1e-11
 
 
 # -- outputs before .model() ---------------------------------------------------------------------

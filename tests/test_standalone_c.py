@@ -177,7 +177,8 @@ def sim(tmp_path_factory):
         if out.returncode != 0 or not lines:
             return out.returncode, None, out.stderr
         assert lines[0].split(",")[1:] == (list(model.coord_names)
-                                           + [f"{c}_dot" for c in model.coord_names])
+                                           + [f"{c}_dot" for c in model.coord_names]
+                                           + [f"reaction:{k}" for k in model.reactions])
         return out.returncode, np.array([[float(v) for v in ln.split(",")] for ln in lines[1:]]), \
             out.stderr
     run.exe = folder / "sim"
@@ -196,10 +197,11 @@ def _spread(kernels, res, **kw) -> tuple[float, float]:
 
 
 def _agrees(data, res, n, spread):
-    assert data.shape == (len(res.t), 1 + 2 * n)
+    n_r = sum(o.startswith("reaction:") for o in res.output_names)      # the reactions
+    assert data.shape == (len(res.t), 1 + 2 * n + n_r)
     np.testing.assert_allclose(data[:, 0], res.t, rtol=0, atol=1e-12)
     assert _rel(data[:, 1:1 + n], res.x) <= SPREAD_FACTOR * spread[0]
-    assert _rel(data[:, 1 + n:], res.xd) <= SPREAD_FACTOR * spread[1]
+    assert _rel(data[:, 1 + n:1 + 2 * n], res.xd) <= SPREAD_FACTOR * spread[1]
 
 
 @pytest.mark.parametrize("factorization", ["sparse", "qr"])
@@ -380,7 +382,8 @@ def test_main_c_dt_auto_is_simulates_auto(sim, chart):
     status, data, err = run("auto", 3.0, chart, "qr", 1e-5, 1e-5)
     assert status == 0, err
     res = symgen.simulate(kernels, stepper="compiled", **kw)
-    assert res.status == "completed" and data.shape == (len(res.t), 1 + 2 * model.n)
+    assert res.status == "completed" and data.shape == (len(res.t),
+                                                        1 + 2 * model.n + len(model.reactions))
     assert data[-1, 0] == 3.0 and np.all(np.diff(data[:, 0]) > 0)
     # the step times move with the start too (the error norm divides small differences of ẍ)
     xd0 = np.asarray(model.xd0, float)
@@ -392,7 +395,7 @@ def test_main_c_dt_auto_is_simulates_auto(sim, chart):
         (1e-12, lambda r: _rel(r.xd, res.xd)))]
     assert np.abs(data[:, 0] - res.t).max() <= SPREAD_FACTOR * spread[0]
     assert _rel(data[:, 1:1 + model.n], res.x) <= SPREAD_FACTOR * spread[1]
-    assert _rel(data[:, 1 + model.n:], res.xd) <= SPREAD_FACTOR * spread[2]
+    assert _rel(data[:, 1 + model.n:1 + 2 * model.n], res.xd) <= SPREAD_FACTOR * spread[2]
     assert re.search(rf"{len(res.t) - 1} steps to t = 3 \(DT auto, RTOL 1e-05, ATOL 1e-05: "
                      rf"h \S+ \.\.\. \S+ s, \d+ \+ \d+ tries rejected", err), err
 
@@ -410,10 +413,11 @@ def test_main_c_dt_auto_completes_the_double_four_bar_over_100_s(sim):
     assert data[-1, 0] == 100.0 and np.all(np.diff(data[:, 0]) > 0)
     n = model.n
     zeros = np.zeros(n)
-    q = [np.abs(kernels.constraints(r[0], r[1:1 + n], r[1 + n:], zeros)[0]).max() for r in data]
+    q = [np.abs(kernels.constraints(r[0], r[1:1 + n], r[1 + n:1 + 2 * n], zeros)[0]).max()
+         for r in data]
     assert max(q) < 1e-12
     i = int(np.argmin(np.abs(data[:, 0] - 10.0)))
-    y = kernels.outputs(data[i, 0], data[i, 1:1 + n], data[i, 1 + n:])
+    y = kernels.outputs(data[i, 0], data[i, 1:1 + n], data[i, 1 + n:1 + 2 * n])
     B, _ = oracles.four_bar_reference(2, np.array([data[i, 0]]))
     assert abs(y[list(kernels.output_names).index("B0.x")] - B[0][0]) < 1e-2
 

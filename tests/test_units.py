@@ -38,8 +38,8 @@ def test_builders_fill_units():
                                      "bob.theta_dot": "rad/s"}
     assert dict(u["outputs"]) == {"tip.x": "m", "tip.y": "m", "tip.vx": "m/s", "tip.vy": "m/s",
                                   "angle": "rad", "power:motor": "W", "power:damper": "W",
-                                  "revolute.ground.bob.angle": "rad",
-                                  "revolute.ground.bob.angle_dot": "rad/s"}
+                                  "revolute_ground_bob.angle": "rad",
+                                  "revolute_ground_bob.angle_dot": "rad/s"}
     # m: a mass (kg); L: a point coordinate (m); k: a torsional stiffness; T0: declared
     assert dict(u["params"]) == {"m": "kg", "L": "m", "k": "N·m/rad", "T0": "N·m"}
     assert _pendulum(units={"L": "mm"}).units["params"]["L"] == "mm"     # model() overrides
@@ -139,8 +139,8 @@ def test_plots_have_a_panel_per_unit(run):
 
     labels = [ax.get_ylabel() for ax in figure(run, "outputs").axes]
     assert labels == ["tip.x, tip.y [m]", "tip.vx, tip.vy [m/s]",
-                      "angle, revolute.ground.bob.angle [rad]",
-                      "revolute.ground.bob.angle_dot [rad/s]", "power:motor, power:damper [W]",
+                      "angle, revolute_ground_bob.angle [rad]",
+                      "revolute_ground_bob.angle_dot [rad/s]", "power:motor, power:damper [W]",
                       "work:motor, work:damper [J]"]
     fig = figure(run, "coordinates")
     assert [ax.get_ylabel() for ax in fig.axes] == ["bob.x, bob.y [m]", "bob.theta [rad]"]

@@ -1023,6 +1023,19 @@ void bricard_dynamics_t(double t, const double *x, const double *xd, const doubl
     }
 }
 
+/* the joints' reactions (force and moment of body a on body b) */
+void bricard_reactions(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *r)
+{
+    (void)t;
+    (void)x;
+    (void)xd;
+    (void)xdd;
+    (void)lam;
+    (void)p;
+    (void)u;
+    (void)r;
+}
+
 static const char *const bricard_coord_names[24] = {
     "P1.x",
     "P1.y",

@@ -83,6 +83,8 @@
  *       y        [6 x 1]  outputs
  *   bricard_dynamics_t: explicit time derivative of the forces (the corrected step's jerk)
  *       f_t      [24 x 1]  df/dt + (dH/dt)^T lam at fixed x, xd, lam, u
+ *   bricard_reactions: the joints' reactions (force and moment of body a on body b)
+ *       r        [0 x 1]  reactions, in the order of reaction_names
  */
 #ifndef BRICARD_SYMGEN_H
 #define BRICARD_SYMGEN_H
@@ -98,6 +100,7 @@ extern "C" {
 #define BRICARD_NP 2
 #define BRICARD_NY 6
 #define BRICARD_NU 0
+#define BRICARD_NR 0
 #define BRICARD_F_T_IS_ZERO 1
 #define BRICARD_X_P1_x 0
 #define BRICARD_X_P1_y 1
@@ -148,6 +151,7 @@ void bricard_constraints_csr(double t, const double *x, const double *xd, const 
 void bricard_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void bricard_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
 void bricard_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
+void bricard_reactions(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *r);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model bricard_model;

@@ -19,7 +19,8 @@
  * takes for this model, decided when this file was generated: "qr" with CHART end,
  * "qr" with CHART symmetric.  The two agree to round-off (amplified near singular
  * configurations).
- * Columns: t, the coordinates, their velocities (one row per step, 17 significant digits).
+ * Columns: t, the coordinates, their velocities
+ * (one row per step, 17 significant digits).
  * Last line on stderr: the steps done, the chart, metric and factorization
  * taken (with the sparse step's partitions of H, rows and independent coordinates when it
  * ran).
@@ -132,10 +133,15 @@ static double newton_tol_auto(double rtol)
     return tol < 1e-14 ? 1e-14 : tol;
 }
 
-/* One CSV row: t, the coordinates, their velocities; 0, or -1 when stdout did not take it. */
-static int print_row(double t, const double *x, const double *xd)
+/* One CSV row: t, the coordinates, their velocities;
+ * 0, or -1 when stdout did not take it. */
+static int print_row(double t, const double *x, const double *xd, const double *xdd,
+                     const double *lam, const double *p)
 {
     int j;
+    (void)xdd;
+    (void)lam;
+    (void)p;
     errno = 0;
     if (out(printf("%.17g", t))) return -1;
     for (j = 0; j < 3; ++j)
@@ -177,7 +183,7 @@ static int run_auto(sg_stepper *s, const double *p, double t0, double t_end, dou
         say("%s: cannot start the error control (RTOL %g, ATOL %g)\n", what, c->rtol, c->atol);
         return -1;
     }
-    if (print_row(t, x, xd)) return SG_OK;
+    if (print_row(t, x, xd, xdd, lam, p)) return SG_OK;
     while (t < t_end) {
         status = sg_step_auto(s, p, &t, x, xd, xdd, lam, &info, &fail);
         if (status != SG_OK) {
@@ -192,7 +198,7 @@ static int run_auto(sg_stepper *s, const double *p, double t0, double t_end, dou
             xdd[j] = nxdd[j];
         }
         for (j = 0; j < 2; ++j) lam[j] = nlam[j];
-        if (print_row(t, x, xd)) return SG_OK;
+        if (print_row(t, x, xd, xdd, lam, p)) return SG_OK;
         ++steps;
     }
     sg_stats_get(s, &st);
@@ -285,7 +291,7 @@ int main(int argc, char **argv)
         double om;
         int iters;
         t = t0 + (double)i * dt;
-        if (print_row(t, x, xd)) break;            /* the output is lost: the run ends */
+        if (print_row(t, x, xd, xdd, lam, p)) break;            /* the output is lost: the run ends */
         if (i == steps) break;
         status = sg_step(s, p, t, x, xd, xdd, lam, &iters, &fail);
         if (status != SG_OK) {

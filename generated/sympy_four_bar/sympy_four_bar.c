@@ -398,6 +398,19 @@ void sympy_four_bar_dynamics_t(double t, const double *x, const double *xd, cons
     }
 }
 
+/* the joints' reactions (force and moment of body a on body b) */
+void sympy_four_bar_reactions(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *r)
+{
+    (void)t;
+    (void)x;
+    (void)xd;
+    (void)xdd;
+    (void)lam;
+    (void)p;
+    (void)u;
+    (void)r;
+}
+
 static const char *const sympy_four_bar_coord_names[3] = {
     "q_crank",
     "q_coupler",

@@ -64,6 +64,8 @@
  *       y        [4 x 1]  outputs
  *   sympy_four_bar_dynamics_t: explicit time derivative of the forces (the corrected step's jerk)
  *       f_t      [3 x 1]  df/dt + (dH/dt)^T lam at fixed x, xd, lam, u
+ *   sympy_four_bar_reactions: the joints' reactions (force and moment of body a on body b)
+ *       r        [0 x 1]  reactions, in the order of reaction_names
  */
 #ifndef SYMPY_FOUR_BAR_SYMGEN_H
 #define SYMPY_FOUR_BAR_SYMGEN_H
@@ -79,6 +81,7 @@ extern "C" {
 #define SYMPY_FOUR_BAR_NP 6
 #define SYMPY_FOUR_BAR_NY 4
 #define SYMPY_FOUR_BAR_NU 0
+#define SYMPY_FOUR_BAR_NR 0
 #define SYMPY_FOUR_BAR_F_T_IS_ZERO 1
 #define SYMPY_FOUR_BAR_X_q_crank 0
 #define SYMPY_FOUR_BAR_X_q_coupler 1
@@ -110,6 +113,7 @@ void sympy_four_bar_constraints_csr(double t, const double *x, const double *xd,
 void sympy_four_bar_energy(double t, const double *x, const double *xd, const double *p, double *E);
 void sympy_four_bar_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
 void sympy_four_bar_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
+void sympy_four_bar_reactions(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *r);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model sympy_four_bar_model;

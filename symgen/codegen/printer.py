@@ -67,6 +67,18 @@ def slot_map(model: Model, d: Derived) -> dict:
     return mapping
 
 
+def _used(reps: list, reduced: list) -> list:
+    """The temporaries the outputs need: an entry that cancels to 0 after ``cse`` (a moment
+    Q_θ − r × F of a pin) leaves its subexpressions unused, which C99 warns about."""
+    need = set().union(*(sp.sympify(e).free_symbols for e in reduced)) if reduced else set()
+    kept = []
+    for sym, value in reversed(reps):
+        if sym in need:
+            kept.append((sym, value))
+            need |= value.free_symbols
+    return kept[::-1]
+
+
 def print_kernel(name: str, inputs: list, outputs: list, mapping: dict, printer) -> dict:
     entries = []       # (target, expression)
     out_info = []
@@ -94,6 +106,7 @@ def print_kernel(name: str, inputs: list, outputs: list, mapping: dict, printer)
     if entries:
         reps, reduced = sp.cse([e for _, e in entries], symbols=sp.numbered_symbols("w"),
                                order="none")
+        reps = _used(reps, reduced)
         try:
             temporaries = [(str(s), printer.doprint(v)) for s, v in reps]
             assignments = [(target, printer.doprint(v)) for (target, _), v in zip(entries, reduced)]

@@ -312,6 +312,7 @@ def generate(model_or_derived: Model | Derived, outdir=None) -> GeneratedSource:
         "outputs": list(model.output_names),
         "nu": len(model.inputs), "inputs": list(model.input_names),
         "output_cnames": [c_name(o) for o in model.output_names],
+        "nr": len(model.reactions), "reaction_names": list(model.reactions),
         "kernels": kernels,
         "nnz_H": sparse.nnz_H, "nnz_M": sparse.nnz_M,
         "H_indptr": _ints(sparse.H_indptr), "H_indices": _ints(sparse.H_indices),

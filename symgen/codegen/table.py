@@ -28,6 +28,7 @@ KERNEL_DOC = {
     "energy": "kinetic and potential energy",
     "outputs": "the model's named outputs",
     "dynamics_t": "explicit time derivative of the forces (the corrected step's jerk)",
+    "reactions": "the joints' reactions (force and moment of body a on body b)",
 }
 
 OUTPUT_DOC = {
@@ -44,6 +45,7 @@ OUTPUT_DOC = {
     "E": "[kinetic T, potential V]",
     "y": "outputs",
     "f_t": "df/dt + (dH/dt)^T lam at fixed x, xd, lam, u",
+    "r": "reactions, in the order of reaction_names",
 }
 
 
@@ -71,4 +73,5 @@ def kernel_terms(d: Derived, sparsity: Sparsity | None = None) -> Mapping[str, l
         "energy": (["t", "x", "xd", "p"], [("E", sp.ImmutableMatrix([d.T, d.V]))]),
         "outputs": (["t", "x", "xd", "p", "u"], [("y", d.outputs)]),
         "dynamics_t": (["t", "x", "xd", "lam", "p", "u"], [("f_t", d.f_t)]),
+        "reactions": (["t", "x", "xd", "xdd", "lam", "p", "u"], [("r", d.reactions)]),
     }

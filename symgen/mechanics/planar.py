@@ -47,18 +47,14 @@ from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownEle
                       Deferred, DeferredRow, assembled_start, check_initial_state,
                       check_mass_properties, check_reduced_mass, claim_name, numeric,
                       numeric_matrix, power_outputs, row_names, builder_units, POINT_UNITS)
-from .planar_actuators import JointActuators, time_rate
+from .planar_actuators import JointActuators, has_input, time_rate
 from .planar_body import Body, _perp, _vec2, dot, sub
 from .planar_drawing import PlanarDrawing
+from .planar_reactions import joint_reactions
 
 __all__ = ["PlanarSystem", "Body", "GROUND"]
 
 GROUND = "ground"
-
-
-def _has_input(expr) -> bool:
-    """``expr`` uses an input (a spring's potential then stays out of V: V is the state's)."""
-    return any(isinstance(s, Input) for s in sp.sympify(expr).free_symbols)
 
 
 class PlanarSystem(JointActuators):
@@ -78,6 +74,7 @@ class PlanarSystem(JointActuators):
                            is_ground=True)
         self.bodies: dict[str, Body] = {}
         self._joints: list[tuple[str, list]] = []         # (name, [constraint exprs])
+        self._sides: dict[str, tuple] = {}                # joint → (body a, body b, point on b)
         self._joint_init: list = []                       # deferred initial-value lengths/angles
         self._point_forces: list[tuple[str, Body, object, sp.Matrix]] = []
         self._torques: list[tuple[str, Body, sp.Expr]] = []
@@ -174,8 +171,9 @@ class PlanarSystem(JointActuators):
         """Pin point_a of body_a to point_b of body_b (2 rows).  ``drive``: θ_b − θ_a as a given
         function of t (a driven joint, one more rheonomic row)."""
         a, b = self._body(body_a, "revolute joint"), self._body(body_b, "revolute joint")
-        name = self._name(name, f"revolute({a.name},{b.name})")
+        name = self._name(name, f"revolute_{a.name}_{b.name}")
         sa, sb = self._point(a, point_a, name), self._point(b, point_b, name)
+        self._sides[name] = (a, b, sb)                    # for its reaction
         d = sub(b.at(sb)[1], a.at(sa)[1])
         rows = [("x", d[0]), ("y", d[1])]
         if drive is not None:
@@ -194,8 +192,9 @@ class PlanarSystem(JointActuators):
         coordinates); the relative angle θ_b − θ_a stays ``angle`` (default: its initial value).
         ``drive``: the displacement along the axis as a given function of t."""
         a, b = self._body(body_a, "prismatic joint"), self._body(body_b, "prismatic joint")
-        name = self._name(name, f"prismatic({a.name},{b.name})")
+        name = self._name(name, f"prismatic_{a.name}_{b.name}")
         sa, sb = self._point(a, point_a, name), self._point(b, point_b, name)
+        self._sides[name] = (a, b, sb)                    # for its reaction
         ax = _vec2(axis, f"{name}: axis")
         nrm = sp.sqrt(ax.dot(ax))
         if nrm.is_zero:
@@ -220,8 +219,9 @@ class PlanarSystem(JointActuators):
     def weld(self, body_a, point_a, body_b, point_b, *, angle=None, name: str | None = None):
         """Rigidly join two bodies at a point; relative angle ``angle`` (default: initial)."""
         a, b = self._body(body_a, "weld joint"), self._body(body_b, "weld joint")
-        name = self._name(name, f"weld({a.name},{b.name})")
+        name = self._name(name, f"weld_{a.name}_{b.name}")
         sa, sb = self._point(a, point_a, name), self._point(b, point_b, name)
+        self._sides[name] = (a, b, sb)                    # for its reaction
         d = sub(b.at(sb)[1], a.at(sa)[1])
         rows = [("x", d[0]), ("y", d[1]), ("angle", self._rel_angle_row(a, b, angle, name))]
         self._joints.append((name, rows))
@@ -231,8 +231,9 @@ class PlanarSystem(JointActuators):
         """A rigid massless truss: ``|r_b − r_a| = length`` (default: the initial distance).
         Written as (d·d − L²)/(2L) = 0, polynomial in the coordinates with unit-size gradient."""
         a, b = self._body(body_a, "distance joint"), self._body(body_b, "distance joint")
-        name = self._name(name, f"distance({a.name},{b.name})")
+        name = self._name(name, f"distance_{a.name}_{b.name}")
         sa, sb = self._point(a, point_a, name), self._point(b, point_b, name)
+        self._sides[name] = (a, b, sb)                    # for its reaction
         d = sub(b.at(sb)[1], a.at(sa)[1])
         if length is None:
             length = Deferred(sp.sqrt(dot(d, d)), name, "initial length")
@@ -309,7 +310,7 @@ class PlanarSystem(JointActuators):
             self._powers[name] = [P]
         self._point_forces.append((name, b, sb, Fb))
         self._point_forces.append((name, a, sa, -Fb))
-        if k != 0 and not _has_input(V):        # (an input's energy is not the state's)
+        if k != 0 and not has_input(V):        # (an input's energy is not the state's)
             self._potentials.append((name, V))
         return name
 
@@ -330,7 +331,7 @@ class PlanarSystem(JointActuators):
         self._torques.append((name, b, T))
         self._torques.append((name, a, -T))
         power = [-c * (phi_dot - phi0_dot) * phi_dot] if c != 0 else []
-        if k != 0 and not _has_input(k * phi0):
+        if k != 0 and not has_input(k * phi0):
             self._potentials.append((name, k * (phi - phi0) ** 2 / 2))
             power.append(-k * (phi - phi0) * phi0_dot)      # ∂V/∂t: the moving angle's work
         elif k != 0:
@@ -383,7 +384,7 @@ class PlanarSystem(JointActuators):
               name: str | None = None, description: str = "", check: bool = True,
               max_violation: float = 1e-3, fix: Mapping | None = None,
               xd_fix: Mapping | None = None, units: Mapping | None = None,
-              joint_outputs: bool = True) -> Model:
+              joint_outputs: bool = True, reactions: bool = True) -> Model:
         """The :class:`symgen.Model` of this mechanism.
 
         params: overrides of parameter defaults.  outputs: further outputs, a mapping name → expr
@@ -396,6 +397,7 @@ class PlanarSystem(JointActuators):
         name → unit over the builder's (SI: m, rad, kg, N, W …; ``symgen.units``).
         joint_outputs: each revolute and prismatic joint's coordinate and rate as outputs
         (``<joint>.angle``, ``<joint>.angle_dot`` …; :mod:`.planar_actuators`).
+        reactions: the joints' forces and moments as signals (docs/reactions.md), or not.
         """
         if not self.bodies:
             raise MechanismError(f"{self.name}: a mechanism needs at least one body")
@@ -423,7 +425,7 @@ class PlanarSystem(JointActuators):
 
         M, f, V, has_V = self._dynamics(bodies, index, n, pvals)   # M, f and the potential
         guessed = [b for b in bodies if not b.exact] if x0_given is None else []
-        q, labels = self._constraint_rows(pvals, subs0, guessed)
+        q, labels, joint_rows = self._constraint_rows(pvals, subs0, guessed)
         outs, out_units = self._all_outputs(outputs)
         self._joint_outputs(outs, out_units, joint_outputs)
         outs = power_outputs(self.name, self._powers, outs)
@@ -447,6 +449,7 @@ class PlanarSystem(JointActuators):
             units=builder_units({c.name: "rad" if c == b.theta else "m" for b in bodies
                                  for c in b.coords}, outs, out_units, self._params, units),
             inputs=list(self._inputs.values()),
+            reactions=joint_reactions(q, joint_rows, self._sides) if reactions else None,
         )
 
     def _dynamics(self, bodies, index, n, pvals):
@@ -498,8 +501,9 @@ class PlanarSystem(JointActuators):
     def _constraint_rows(self, pvals, subs0, guessed=()):
         """The joints' constraint rows (deferred lengths and angles resolved at x0) and labels;
         a deferred length or angle may not come from a body in ``guessed`` (placed by a guess)."""
-        q, labels = [], []
+        q, labels, joint_rows = [], [], {}
         for jname, rows in self._joints:
+            joint_rows[jname] = []
             for tag, expr in rows:
                 if isinstance(expr, DeferredRow):
                     from_guess = [b.name for b in guessed if set(b.coords) & expr.free_symbols()]
@@ -516,10 +520,11 @@ class PlanarSystem(JointActuators):
                     raise MechanismError(
                         f"{self.name}: joint {jname!r} ({tag}) constrains no coordinate "
                         "(both sides on the ground?)")
+                joint_rows[jname].append(len(q))
                 q.append(expr)
                 labels.append(f"{jname!r} ({tag})")
 
-        return q, labels
+        return q, labels, joint_rows
 
     def _all_outputs(self, outputs):
         """The declared outputs plus ``outputs`` (a mapping, or ``"<body>.<point>"`` names), and

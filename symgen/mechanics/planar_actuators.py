@@ -20,7 +20,7 @@ import re
 
 import sympy as sp
 
-from ..model import t
+from ..model import Input, t
 from ._common import DuplicateNameError, MechanismError, UnknownElementError
 
 __all__ = ["JointActuators", "clip", "output_key", "time_rate", "servo_law", "motor_law"]
@@ -48,6 +48,11 @@ def clip(effort, limit):
         raise MechanismError(f"the effort limit must be a positive number or parameter, got "
                              f"{limit}")
     return sp.Piecewise((limit, effort > limit), (-limit, effort < -limit), (effort, True))
+
+
+def has_input(expr) -> bool:
+    """``expr`` uses an input (a spring's potential then stays out of V: V is the state's)."""
+    return any(isinstance(s, Input) for s in sp.sympify(expr).free_symbols)
 
 
 def time_rate(expr, coords, velocities):

@@ -58,6 +58,7 @@ from .spatial_assembly import NeglectedInertiaWarning, SpatialAssembly
 from .spatial_body import SpatialBody, _Element, _inertia3, _ref, _vec3
 from .spatial_coordinates import SpatialActuators, add_joint_outputs
 from .spatial_joints import GROUND, element_symbols, joint_rows
+from .spatial_reactions import joint_reactions
 
 __all__ = ["SpatialSystem", "SpatialBody", "NeglectedInertiaWarning"]
 
@@ -83,6 +84,7 @@ class SpatialSystem(SpatialActuators):
         self._alias: dict[str, str] = {}
         self.bodies: dict[str, SpatialBody] = {}
         self._joints: list[tuple[str, list[str], list[str]]] = []
+        self._sides: dict[str, tuple] = {}                # joint → (body a, body b): reactions
         self._rows: list[tuple[str, str, tuple]] = []   # prismatic, universal, custom rows
         self._coord_joints: list[tuple[str, str, tuple]] = []   # joints with a coordinate output
         self._actuators: list[tuple] = []       # (name, joint, kind, law): spatial_coordinates
@@ -246,9 +248,10 @@ class SpatialSystem(SpatialActuators):
     def spherical(self, body_a, point_a: str, body_b, point_b: str, *, name: str | None = None):
         """Join two bodies at a point: point_b becomes point_a (they must coincide initially)."""
         a, b = self._body(body_a, "spherical joint"), self._body(body_b, "spherical joint")
-        name = self._name(name, f"spherical({a.name},{b.name})")
+        name = self._name(name, f"spherical_{a.name}_{b.name}")
         self._check_member(a, point_a, "point", name)
         self._check_member(b, point_b, "point", name)
+        self._sides[name] = (a.name, b.name)
         self._joints.append((name, [point_a, point_b], []))
         return name
 
@@ -257,9 +260,10 @@ class SpatialSystem(SpatialActuators):
         """Join two bodies (body_a may be ``"ground"``) by a hinge: they share the point and the
         axis unit vector.  ``drive``: the rotation of body_b relative to body_a about the axis, a
         function of t measured from the initial configuration (a rheonomic row; 0 at t = 0)."""
-        name = self._name(name, f"revolute({_ref(body_a)},{_ref(body_b)})")
+        name = self._name(name, f"revolute_{_ref(body_a)}_{_ref(body_b)}")
         a = self._side(body_a, point_a, name, vector_a)
         b = self._side(body_b, point_b, name, vector_b)
+        self._sides[name] = (a, b)
         self._joints.append((name, [point_a, point_b], [vector_a, vector_b]))
         self._coord_joints.append(("revolute", name, (a, point_a, vector_a, b)))
         if drive is not None:
@@ -295,7 +299,7 @@ class SpatialSystem(SpatialActuators):
         of body_a, or a direction (global, at the initial configuration) in the span of body_a's
         points and vectors.  The points must lie on the axis initially.  ``drive``: the
         displacement u·(point_b − point_a) as a function of t (a rheonomic row)."""
-        name = self._name(name, f"prismatic({_ref(body_a)},{_ref(body_b)})")
+        name = self._name(name, f"prismatic_{_ref(body_a)}_{_ref(body_b)}")
         a = self._side(body_a, point_a, name)
         b = self._side(body_b, point_b, name)
         drive = None if drive is None else sp.sympify(drive)
@@ -309,7 +313,7 @@ class SpatialSystem(SpatialActuators):
         and body_b turns about it (its direction along the axis, in its span, stays parallel).
         ``drive_angle``/``drive_slide``: the rotation about the axis (from the initial
         configuration) and the displacement u·(point_b − point_a), functions of t."""
-        name = self._name(name, f"cylindrical({_ref(body_a)},{_ref(body_b)})")
+        name = self._name(name, f"cylindrical_{_ref(body_a)}_{_ref(body_b)}")
         a = self._side(body_a, point_a, name)
         b = self._side(body_b, point_b, name)
         drives = [None if d is None else sp.sympify(d) for d in (drive_angle, drive_slide)]
@@ -321,7 +325,7 @@ class SpatialSystem(SpatialActuators):
         """A planar joint: point_b stays in the plane through point_a across ``normal`` (a unit
         vector's name of body_a or a direction in its span, as a prismatic axis) and body_b turns
         only about the normal (its direction along it, in its span, stays parallel)."""
-        name = self._name(name, f"planar({_ref(body_a)},{_ref(body_b)})")
+        name = self._name(name, f"planar_{_ref(body_a)}_{_ref(body_b)}")
         a = self._side(body_a, point_a, name)
         b = self._side(body_b, point_b, name)
         self._rows.append(("planar", name, (a, point_a, b, point_b, normal)))
@@ -333,9 +337,10 @@ class SpatialSystem(SpatialActuators):
         and the axis of body_b (the arms of the cross: unit vector names or global directions at
         the initial configuration in the span of each body) keep their initial angle, 90° for the
         usual cross."""
-        name = self._name(name, f"universal({_ref(body_a)},{_ref(body_b)})")
+        name = self._name(name, f"universal_{_ref(body_a)}_{_ref(body_b)}")
         a = self._side(body_a, point_a, name)
         b = self._side(body_b, point_b, name)
+        self._sides[name] = (a, b)
         self._joints.append((name, [point_a, point_b], []))
         self._rows.append(("universal", name, (a, axis_a, b, axis_b)))
         return name
@@ -434,9 +439,10 @@ class SpatialSystem(SpatialActuators):
               *, x0=None, xd0=None, name: str | None = None, description: str = "",
               check: bool = True, max_violation: float = 1e-3, fix: Mapping | None = None,
               xd_fix: Mapping | None = None, units: Mapping | None = None,
-              joint_outputs: bool = True) -> Model:
+              joint_outputs: bool = True, reactions: bool = True) -> Model:
         """The :class:`symgen.Model`; arguments as for :meth:`PlanarSystem.model` (joint_outputs:
-        :mod:`.spatial_coordinates`).
+        :mod:`.spatial_coordinates`; ``reactions``: spherical, revolute, universal and the joints
+        with rows; docs/reactions.md).
 
         The positions given to :meth:`point` and :meth:`vector` define the bodies' geometry, so
         they are needed; ``fix``/``xd_fix`` (coordinate or output name → value) move the start
@@ -487,6 +493,7 @@ class SpatialSystem(SpatialActuators):
         M, f, q, labels, V, has_V = (asm.mass_matrix(), asm.f, asm.q, asm.labels, asm.V,
                                       asm.has_V)
 
+        reactions = joint_reactions(asm, len(q)) if reactions else None
         if fix or xd_fix:
             x0, xd0 = assembled_start(name or self.name, coords, vels, M, f, q, labels, pvals, outs,
                                       x0, xd0, fix, xd_fix)
@@ -502,7 +509,7 @@ class SpatialSystem(SpatialActuators):
                          {c.name: "m" if el.kind == "point" else "1" for el in moving
                           for c in el.syms}, outs, {**self._point_units(outputs), **joint_units},
                          self._params, units),
-                     inputs=list(self._inputs.values()))
+                     inputs=list(self._inputs.values()), reactions=reactions)
 
     def _point_units(self, outputs) -> dict:
         """The outputs' units: those given to :meth:`output`, m and m/s for points' outputs

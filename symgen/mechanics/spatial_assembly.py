@@ -36,6 +36,10 @@ class SpatialAssembly:
         self.has_V = False
         self.q, self.labels, self.seen = [], [], set()
         self.powers: dict[str, list] = {}     # non-conservative elements' power terms
+        # for the joints' reactions (spatial_reactions): each body's rigid rows (row, {direction
+        # key: ∂row/∂direction}) and the loads at its markers (body, where, F)
+        self.rigid: dict[str, list] = {}
+        self.loads: list = []
 
     def exact(self, e, what):
         """The exact value of an expression of parameters (mechanics._exact)."""
@@ -105,7 +109,7 @@ class SpatialAssembly:
             r0 = tuple(self.exact(v, what) for v in where)
             return b.position(local(r0, what))
 
-        b._body_pos = body_pos
+        b._body_pos, b._local, b.keys = body_pos, local, [d[0] for d in basis]
         cbar = self._mass(b, local, basis, pinv)
         self._rigid_rows(b, basis, extra, pinv)
         m = b.mass
@@ -151,6 +155,7 @@ class SpatialAssembly:
             Mz[0, a_ + 1] = Mz[a_ + 1, 0] = m * sp.Rational(cbar[a_])
             for b_ in range(len(basis)):
                 Mz[a_ + 1, b_ + 1] = J[a_, b_]
+        b.Mz, b.cbar = Mz, cbar
         # scatter: z_a = Σ_j ∂z_a/∂x_j x_j (+ const); M += Mz[a,b] ∂z_aᵀ ∂z_b
         Jz = []
         for za in z:
@@ -175,6 +180,7 @@ class SpatialAssembly:
         """The rigid-body constraints of the basis (rows shared by bodies kept once) and of the
         directions that depend on it."""
         index, q, labels, seen = self.index, self.q, self.labels, self.seen
+        rigid = self.rigid.setdefault(b.name, [])
         # rigid-body constraints of the basis (shared rows kept once)
         for i_, (ka, da, d0a) in enumerate(basis):
             for kb, db, d0b in basis[i_:]:
@@ -190,13 +196,17 @@ class SpatialAssembly:
                     L = _exact.sqrt(c0)                     # correctly rounded
                     expr = (row - _exact.number(c0)) / sp.Float(2 * L, 17)
                     what = "length" if ka[0] == "pp" else "unit length"
+                    grad = {ka: da / sp.Float(L, 17)}
                 else:
                     # √(|d_a| |d_b|), correctly rounded: the 4th root of d_a·d_a d_b·d_b
                     sc = _exact._root(_exact.dot(d0a, d0a) * _exact.dot(d0b, d0b), 2)
                     expr = row - _exact.number(c0) if c0 != 0 else row
+                    scale = sp.Float(sc, 17) if abs(sc - 1.0) > 1e-15 else 1
                     if abs(sc - 1.0) > 1e-15:
                         expr = expr / sp.Float(sc, 17)
                     what = "angle"
+                    grad = {ka: db / scale, kb: da / scale}
+                rigid.append((len(q), grad))
                 q.append(expr)
                 labels.append(f"body {b.name!r} ({what} {_dname(ka)}·{_dname(kb)})")
         for kw, dw, d0w in extra:
@@ -205,6 +215,12 @@ class SpatialAssembly:
                             if a[k] != 0), sp.zeros(3, 1))
             for comp in range(3):
                 if res[comp].free_symbols & set(index):
+                    e = sp.Matrix([int(i == comp) for i in range(3)])
+                    grad = {kw: e}
+                    for k in range(len(basis)):
+                        if a[k] != 0:
+                            grad[basis[k][0]] = -_exact.number(a[k]) * e
+                    rigid.append((len(q), grad))
                     q.append(res[comp])
                     labels.append(f"body {b.name!r} (direction {_dname(kw)}, {'xyz'[comp]})")
 
@@ -227,6 +243,7 @@ class SpatialAssembly:
         for fname, b, where, F in mech._forces:
             r, F = b._body_pos(where, fname), F.xreplace(subs)
             add_force(r, F)
+            self.loads.append((b, where, F))
             self.powers[fname] = [F.dot(self._rate(r))]
         for sname, a, wa, b, wb, k, c, L0 in mech._springs:
             ra, rb = a._body_pos(wa, sname), b._body_pos(wb, sname)
@@ -246,6 +263,7 @@ class SpatialAssembly:
                 self.powers[sname] = [P]
             add_force(rb, Fb)
             add_force(ra, -Fb)
+            self.loads += [(b, wb, Fb), (a, wa, -Fb)]
             if k != 0 and not any(isinstance(s, Input) for s in Vs.free_symbols):
                 V += Vs                 # (an input's energy is not the state's: not in V)
                 has_V = True
