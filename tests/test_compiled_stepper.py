@@ -101,7 +101,17 @@ def _same_run(c, p, k):
     np.testing.assert_allclose(c.omega_max, p.omega_max, rtol=1e-6, atol=0, equal_nan=True)
     np.testing.assert_allclose(c.h_max, p.h_max, rtol=1e-6, atol=0, equal_nan=True)
     assert _rel(c.energy_kinetic, p.energy_kinetic) < 1e-9
-    assert _rel(c.outputs, p.outputs) < 1e-9
+    # the outputs of (t, x, ẋ) to the states' agreement; the joints' reactions are λ's and ẍ's
+    # (H_Rᵀλ_R, what a body's own equations leave over: docs/reactions.md), so they share those
+    # arrays' spread between the steppers (round-off amplified near rank-deficient passages and
+    # by 1/(βh²) in index 3: the tests below)
+    names = list(c.output_names)
+    reac = [i for i, s in enumerate(names) if s.startswith("reaction:")]
+    rest = [i for i in range(len(names)) if i not in reac]
+    assert _rel(c.outputs[:, rest], p.outputs[:, rest]) < 1e-9
+    if reac:
+        spread = max(_rel(c.lam, p.lam), _rel(c.xdd, p.xdd))
+        assert _rel(c.outputs[:, reac], p.outputs[:, reac]) < max(1e-9, 10 * spread)
 
 
 @pytest.mark.parametrize("chart", CHARTS)
