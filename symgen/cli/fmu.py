@@ -34,7 +34,7 @@ def cmd_export(args) -> int:
     from ..fmu import export_fmu
 
     dt = _dt(args.dt) if args.dt is not None else None
-    if (args.rtol is not None or args.atol is not None) and dt != "auto":
+    if (args.rtol is not None or args.atol is not None) and dt not in ("auto", None):
         raise UsageError("--rtol and --atol are the error control's: give them with --dt auto")
     if args.output:
         _check_output_file(args.output, "-o")
@@ -46,7 +46,8 @@ def cmd_export(args) -> int:
     path = export_fmu(mdl, out, fmi_version=args.fmi, dt=dt, rtol=args.rtol, atol=args.atol,
                       source_only=args.source_only, chart=args.chart, metric=args.metric,
                       preset=args.preset)
-    step = "error-controlled steps" if dt == "auto" else "a fixed internal step"
+    auto = dt == "auto" or (dt is None and str(mdl.settings.get("dt")).strip().lower() == "auto")
+    step = "error-controlled steps" if auto else "a fixed internal step"
     what = "sources only" if args.source_only else step
     print(f"wrote {path} (FMI {args.fmi}.0 co-simulation, model {mdl.name}, {what})")
     return EXIT_OK
