@@ -13,13 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .names import joint_of
+
 __all__ = ["reactions", "joint_of"]
-
-
-def joint_of(row_name: str) -> str:
-    """The joint a constraint row belongs to: ``pin.x`` → ``pin``; ``q[3]`` → ``q[3]``."""
-    head, dot, _ = row_name.rpartition(".")
-    return head if dot and head else row_name
 
 
 def reactions(result, model=None, *, tol: float = 0.0) -> dict:

@@ -124,7 +124,7 @@ def dense_rows(kernels, rec, te, k: int, step: int, t: float, h: float, start, e
         ye = kernels.outputs(tau, xe, xde).copy() if outputs else None
         e = kernels.energy(float(te[k]), xe, xde) if rec.EK is not None else None
         rec.add(step, float(te[k]), xe, xde, xdde, lame, rese, iters, w, hm, e, ye,
-                step_info=info, work=rec.work_to(tau, ye) if ye is not None else None)
+                step_info=info, work=rec.work_to(tau, ye, xe, lame) if rec.n_work else None)
         k += 1
     return k
 
@@ -212,8 +212,9 @@ def finish(kernels, stepper, cfg: SimulationSettings, rec, cs, status: str, reas
     n, m = kernels.n, kernels.m
     compiled = getattr(stepper, "compiled", False)
     model = getattr(kernels, "model", None)
-    names = tuple(kernels.output_names) + tuple(work_names(kernels.output_names)
-                                                if rec.power.size else ())
+    names = (tuple(kernels.output_names)
+             + tuple(work_names(kernels.output_names) if rec.power.size else ())
+             + rec.drive_names)
     meta = _versions()
     meta.update({
         "model": kernels.name,
