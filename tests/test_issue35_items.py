@@ -1,0 +1,26 @@
+"""Issue 35's smaller items (7), each against an independent oracle or the message a user needs."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import symgen
+from symgen.mechanics import SpatialSystem
+
+
+def test_spherical_joint_to_the_ground():
+    """SpatialSystem.spherical("ground", O, body, P) as prismatic takes the ground (before:
+    "unknown body 'ground'").  Oracle: a point mass m on a massless rod of length L swinging about
+    a ball joint has two pendulum modes of ω = √(g/L)."""
+    s = SpatialSystem("ball_pendulum")
+    s.ground_point("O", (0, 0, 0))
+    s.point("P", (0, 0, 0))
+    s.point("Q", (0, -1.5, 0))
+    s.body("rod", mass=2.0, inertia=0, com=(0, -1.5, 0), points=["P", "Q"])
+    assert s.spherical("ground", "O", "rod", "P") == "spherical(ground,rod)"
+    s.gravity(9.81)
+    mdl = s.model()
+    assert mdl.coord_names == ("Q.x", "Q.y", "Q.z")
+    np.testing.assert_allclose(symgen.modes(mdl).omega, math.sqrt(9.81 / 1.5), rtol=1e-9)
