@@ -24,3 +24,17 @@ def test_spherical_joint_to_the_ground():
     mdl = s.model()
     assert mdl.coord_names == ("Q.x", "Q.y", "Q.z")
     np.testing.assert_allclose(symgen.modes(mdl).omega, math.sqrt(9.81 / 1.5), rtol=1e-9)
+
+
+def test_model_replace_q_names_follow_the_new_rows():
+    """Model.replace(q=...) keeps the names of the rows it keeps and names the new ones q[i]
+    (before: "constraint_names has 2 names for 3 constraint rows")."""
+    mdl = symgen.load_model("double_pendulum")
+    names = mdl.constraint_names
+    extra = mdl.coords[2] - mdl.x0[2]           # hold bar1's angle where it starts
+    more = mdl.replace(q=list(mdl.q) + [extra])
+    assert more.constraint_names == (*names, f"q[{len(names)}]")
+    fewer = mdl.replace(q=list(mdl.q)[1:])
+    assert fewer.constraint_names == names[1:]
+    named = mdl.replace(q=list(mdl.q) + [extra], constraint_names=[*names, "hold"])
+    assert named.constraint_names[-1] == "hold"
