@@ -247,9 +247,22 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
     if compiled:
         stepper._collect()
         ctl.take_counts(stepper.control_info())
-    meta.setdefault("step_control", ctl.meta())
+    control = meta.setdefault("step_control", ctl.meta())
+    if isinstance(control, dict):
+        control["degrees_of_freedom"] = _dof(kernels, t0, cs, cfg.rank_tol)
     return finish(kernels, stepper, cfg, rec, cs, status, reason, detail, t_wall, meta,
                   h="auto", t0=t0, n_steps=None, last=run.j, every=every, bound=bound)
+
+
+def _dof(kernels, t0: float, cs, rank_tol: float) -> int:
+    """n − rank H at the consistent start: 0 for a fully driven model, whose steps the error
+    estimate cannot bound (nothing moves but what the drives prescribe: the summary says so)."""
+    if not kernels.m:
+        return kernels.n
+    H = np.asarray(kernels.constraints(t0, cs.x, cs.xd, cs.xdd)[1], dtype=float)
+    s = np.linalg.svd(H, compute_uv=False)
+    rank = int((s > rank_tol * s[0]).sum()) if s.size and s[0] > 0 else 0
+    return kernels.n - rank
 
 
 class _State:

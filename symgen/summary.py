@@ -130,6 +130,13 @@ def _control_lines(control: dict) -> list[str]:
                  f"error test, {int(control.get('rejected_newton') or 0)} Newton failures)")
     lines.append(f"  error estimate  max {float(control.get('err_est_max') or 0.0):.3g} of the "
                  "tolerance (WRMS, local)")
+    if control.get("degrees_of_freedom") == 0:      # a fully driven model (issue 35)
+        cap = control.get("h_max_step")
+        cap = f" = {float(cap):.3g} s" if cap is not None else ""
+        pad = " " * 18
+        lines += ["  0 dof           the drives prescribe the whole motion: the error estimate has "
+                  "nothing", f"{pad}to measure, so the steps go up to h_max{cap} (h_max=, "
+                  "--h-max: finer", f"{pad}steps; t_eval=, --t-eval: rows between them)"]
     return lines
 
 

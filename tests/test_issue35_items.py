@@ -38,3 +38,18 @@ def test_model_replace_q_names_follow_the_new_rows():
     assert fewer.constraint_names == names[1:]
     named = mdl.replace(q=list(mdl.q) + [extra], constraint_names=[*names, "hold"])
     assert named.constraint_names[-1] == "hold"
+
+
+def test_fully_driven_model_under_auto_says_why_its_steps_are_h_max():
+    """The slider-crank (crank driven: 0 degrees of freedom) under dt="auto": the error estimate
+    has nothing to measure, so the steps are h_max = span/10; meta and summary say so, a model with
+    a free motion does not."""
+    res = symgen.simulate(symgen.load_model("slider_crank"), dt="auto", t_end=2.0)
+    control = res.meta["step_control"]
+    assert control["degrees_of_freedom"] == 0
+    assert max(np.diff(res.t)) == pytest.approx(0.2)
+    text = "\n".join(res.summary())
+    assert "0 dof" in text and "h_max = 0.2 s" in text
+    free = symgen.simulate(symgen.load_model("double_pendulum"), dt="auto", t_end=0.3)
+    assert free.meta["step_control"]["degrees_of_freedom"] == 2
+    assert "0 dof" not in "\n".join(free.summary())
