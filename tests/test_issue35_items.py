@@ -53,3 +53,46 @@ def test_fully_driven_model_under_auto_says_why_its_steps_are_h_max():
     free = symgen.simulate(symgen.load_model("double_pendulum"), dt="auto", t_end=0.3)
     assert free.meta["step_control"]["degrees_of_freedom"] == 2
     assert "0 dof" not in "\n".join(free.summary())
+
+
+def _ball_pendulum_run():
+    s = SpatialSystem("ball_pendulum")
+    s.ground_point("O", (0, 0, 0))
+    s.point("P", (0, 0, 0))
+    s.point("Q", (0, -1.5, 0))
+    s.body("rod", mass=2.0, inertia=0, com=(0, -1.5, 0), points=["P", "Q"],
+           velocity=(0.5, 0, 0.3))
+    s.spherical("ground", "O", "rod", "P")
+    s.gravity(9.81)
+    s.output_point("rod", "Q", name="tip")
+    mdl = s.model()
+    return mdl, symgen.simulate(mdl, dt=0.01, t_end=0.5)
+
+
+def test_trace_takes_an_output_point_or_names_both_lists():
+    pytest.importorskip("matplotlib")
+    from symgen.animation import DrawingError, evaluate, trace_path
+
+    mdl, res = _ball_pendulum_run()
+    frames = evaluate(mdl, res)
+    # the output point tip is the drawn point Q: the same path, from the outputs
+    np.testing.assert_allclose(trace_path(frames, res, "tip"), frames.point("Q"), atol=1e-12)
+    with pytest.raises(DrawingError, match="drawn points: O, Q; output points: tip"):
+        trace_path(frames, res, "nope")
+
+
+@pytest.mark.parametrize("up", ["y", "z"])
+def test_spatial_drawing_draws_the_gravity_axis_vertical(up):
+    """The 3-D drawing's vertical is y by default (SpatialSystem.gravity()'s default −y; before:
+    z), or the axis named: a step along it projects onto the screen's vertical."""
+    pytest.importorskip("matplotlib")
+    from mpl_toolkits.mplot3d import proj3d
+
+    from symgen.animation import strobe_figure
+
+    mdl, res = _ball_pendulum_run()
+    fig = strobe_figure(res, mdl, trace="tip", **({} if up == "y" else {"up": up}))
+    P = fig.axes[0].get_proj()
+    o = np.array(proj3d.proj_transform(0, 0, 0, P)[:2])
+    d = np.array(proj3d.proj_transform(*(np.eye(3)["xyz".index(up)]), P)[:2]) - o
+    assert d[1] > 0 and abs(d[0]) < 0.05 * d[1], d
