@@ -96,3 +96,25 @@ def test_spatial_drawing_draws_the_gravity_axis_vertical(up):
     o = np.array(proj3d.proj_transform(0, 0, 0, P)[:2])
     d = np.array(proj3d.proj_transform(*(np.eye(3)["xyz".index(up)]), P)[:2]) - o
     assert d[1] > 0 and abs(d[0]) < 0.05 * d[1], d
+
+
+def test_a_folder_named_symgen_that_shadows_the_package_is_named(tmp_path):
+    """`python -m symgen` in a directory holding a folder named symgen (a clone of the sources)
+    that Python takes for the package: one line naming the folder and what to do, exit 2 (before:
+    "module 'symgen' has no attribute 'Model'" from inside a model file).  Only where the folder
+    does shadow the package (an editable install; a regular one wins over a namespace folder)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "symgen" / "examples").mkdir(parents=True)
+    probe = subprocess.run([sys.executable, "-c", "import symgen; print(symgen.__file__)"],
+                           cwd=tmp_path, capture_output=True, text=True)
+    if probe.stdout.strip() != "None":
+        pytest.skip("here a folder named symgen does not shadow the installed package")
+    out = subprocess.run([sys.executable, "-m", "symgen", "show", "slider_crank"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        f"error: the folder {tmp_path / 'symgen'} shadows the symgen package (Python imports a "
+        "folder named symgen from the current directory or sys.path first); run symgen from "
+        "another directory, or rename that folder"]
