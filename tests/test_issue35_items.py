@@ -118,3 +118,26 @@ def test_a_folder_named_symgen_that_shadows_the_package_is_named(tmp_path):
         f"error: the folder {tmp_path / 'symgen'} shadows the symgen package (Python imports a "
         "folder named symgen from the current directory or sys.path first); run symgen from "
         "another directory, or rename that folder"]
+
+
+def _show(capsys, *args) -> str:
+    from symgen.cli import main
+    capsys.readouterr()
+    assert main(["show", *map(str, args)]) == 0
+    return capsys.readouterr().out
+
+
+def test_show_wraps_long_lines_and_prints_numbers_short(capsys, monkeypatch):
+    """`show` in 100 columns (before: a 1,600-character M line, a 3,900-character energy line):
+    a matrix too wide is listed entry by entry, each entry and each list wrapped; every body's
+    subscript the same way (x_u1 as x_P1, before xᵤ₁ beside x_P1); a parameter's value as the
+    number it is (ω = 2π, before 6.28319) and a root as a root (5/√2, before 3.5355339059327378)."""
+    monkeypatch.setenv("COLUMNS", "100")
+    for args in (["slider_crank_3d"], ["slider_crank_3d", "--term", "energy"], ["bricard"]):
+        out = _show(capsys, *args)
+        assert max(len(ln) for ln in out.splitlines()) <= 100, args
+    q = _show(capsys, "bricard", "--term", "q")
+    assert "x_P1⋅x_u1" in q and not any(ch in q for ch in "ᵤₑₓ")
+    assert "omega = 2⋅π" in _show(capsys, "slider_crank")
+    q3 = _show(capsys, "slider_crank_3d", "--term", "q")
+    assert "5⋅√2⋅x_B" in q3 and "3.5355339059327378" not in q3
