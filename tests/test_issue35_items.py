@@ -91,7 +91,7 @@ def test_spatial_drawing_draws_the_gravity_axis_vertical(up):
     from symgen.animation import strobe_figure
 
     mdl, res = _ball_pendulum_run()
-    fig = strobe_figure(res, mdl, trace="tip", **({} if up == "y" else {"up": up}))
+    fig = strobe_figure(res, mdl, **({} if up == "y" else {"up": up}))
     P = fig.axes[0].get_proj()
     o = np.array(proj3d.proj_transform(0, 0, 0, P)[:2])
     d = np.array(proj3d.proj_transform(*(np.eye(3)["xyz".index(up)]), P)[:2]) - o
