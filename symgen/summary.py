@@ -233,6 +233,10 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
                            else f"  (h exceeds h_max on {over} steps)")
             lines.append(f"  stability       smallest h_max = {float(stats['h_max_min']):.6g} s"
                          f"{when}; h used = {h if h == 'auto' else _fmt(h, ' s')}{verdict}")
-    lines.append(f"  wall time       {wall:.2f} s"
-                 + (f" ({steps / wall:.0f} steps/s)" if wall > 0 and steps else ""))
+    dense = float(meta.get("t_eval_seconds") or 0.0)        # the t_eval rows: not stepping
+    stepping = wall - dense if 0 < dense < wall else wall
+    rate = f"{steps / stepping:.0f} steps/s" if stepping > 0 and steps else ""
+    if rate and stepping < wall:
+        rate = f"{rate} over the {stepping:.2f} s of stepping; the t_eval rows took {dense:.2f} s"
+    lines.append(f"  wall time       {wall:.2f} s" + (f" ({rate})" if rate else ""))
     return lines

@@ -141,3 +141,23 @@ def test_show_wraps_long_lines_and_prints_numbers_short(capsys, monkeypatch):
     assert "omega = 2⋅π" in _show(capsys, "slider_crank")
     q3 = _show(capsys, "slider_crank_3d", "--term", "q")
     assert "5⋅√2⋅x_B" in q3 and "3.5355339059327378" not in q3
+
+
+@pytest.mark.parametrize("stepper", ["compiled", "python"])
+@pytest.mark.parametrize("dt", [1e-2, "auto"])
+def test_steps_per_second_leave_the_t_eval_rows_out(stepper, dt):
+    """With t_eval the summary's steps/s divides by the stepping time: the wall time less the
+    time the rows' interpolation and projection took (meta t_eval_seconds; the C runtime's by
+    clock(), sg_dense_seconds), which a run without t_eval does not have."""
+    import re
+
+    kern = symgen.build(symgen.load_model("double_pendulum"))
+    plain = symgen.simulate(kern, dt=dt, t_end=0.5, stepper=stepper)
+    assert plain.meta["t_eval_seconds"] == 0.0
+    res = symgen.simulate(kern, dt=dt, t_end=0.5, stepper=stepper, t_eval=np.linspace(0, 0.5, 400))
+    meta = res.meta
+    assert 0 < meta["t_eval_seconds"] < meta["wall_time"]
+    line = res.summary()[-1]
+    stepping = meta["wall_time"] - meta["t_eval_seconds"]
+    rate = int(re.search(r"\((\d+) steps/s over the", line).group(1))
+    assert rate == round(meta["steps_done"] / stepping)

@@ -46,7 +46,9 @@ class DenseOutput:
                    else ValueError("the C runtime refused the dense output's rows"))
 
     def stop(self) -> None:
-        """No t_eval rows in the runs that follow."""
+        """No t_eval rows in the runs that follow; the time the C runtime's rows took is added to
+        the Recorder's ``dense_seconds``."""
+        self.rec.dense_seconds += float(self.stepper.lib.sg_dense_seconds(self.stepper._s))
         self.stepper.lib.sg_dense_output(self.stepper._s, self.stepper.ffi.NULL)
 
     def fold(self, step_of_row0: int, r0: int, r1: int, T, OUT, IT, OM, HM, W_prev, tP_prev, W,
