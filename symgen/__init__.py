@@ -32,6 +32,7 @@ _LAZY = {
     "sweep": ("study", "sweep"),        # the module is `study`: `symgen.sweep` stays the function
     "linearize": ("linear", "linearize"), "modes": ("linear", "modes"),
     "LinearSystem": ("linear", "LinearSystem"),
+    "equilibrium": ("statics", "equilibrium"), "Equilibrium": ("statics", "Equilibrium"),
     "export_fmu": ("fmu", "export_fmu"),
 }
 #: The public API, as the reference (docs/api) documents it.

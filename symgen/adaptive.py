@@ -18,11 +18,11 @@ import numpy as np
 
 from .signals import held_signals
 from .recorder import MemoryBudgetError, Recorder, drive_of
+from .runtime_constants import CTL_ERR_FLOOR, STABILITY_FRACTION
 from .names import power_columns
-from .input_values import InputError
 from .settings import SimulationSettings
-from .steploop import (DenseRowError, dense_rows, finish, omega_start, short_reason,
-                       start_state, stop_reason, t_eval_times)
+from .steploop import (RUN_FAILURES, DenseRowError, dense_rows, finish, omega_start,
+                       short_reason, start_state, stop_reason, stopped_reason, t_eval_times)
 from .steppers.compiled_rows import DenseOutput
 from .steppers.control import (ErrorEstimate, Flag, StepController, corrected_step, initial_step,
                                stretched, tries)
@@ -76,7 +76,7 @@ class _Control:
         flags = 0
         h = min(h, self.h_cap)
         if not self.stable_always and omega == omega and omega > 0.0:
-            h_stab = 0.9 * self.sch.h_max(omega)
+            h_stab = STABILITY_FRACTION * self.sch.h_max(omega)
             if h > h_stab:
                 h, flags = h_stab, Flag.STABILITY
         return stretched(h, self.t_end - t), flags
@@ -85,7 +85,7 @@ class _Control:
         self.h_used = [min(self.h_used[0], h), max(self.h_used[1], h)]
         if err == err:
             self.err_max = max(self.err_max, err)
-        return self.controller.accepted(h, err if err == err else 1e-10)
+        return self.controller.accepted(h, err if err == err else CTL_ERR_FLOOR)
 
     def take_counts(self, c: dict) -> None:
         """The counts of the C runtime's error control (the compiled stepper ran the steps)."""
@@ -209,6 +209,7 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
                    inputs=values.u if values is not None else None,
                    **dict(zip(("drive", "drive_names"), drive_of(kernels))))
     rows = _Rows(kernels, rec, every, te, t_end, cfg.rank_tol)
+    rows.sampled = getattr(stepper, "controller", None) is not None
     cs = start_state(kernels, stepper, cfg, t0, x0, xd0, consistent)
     run = _State(t0, (cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()),
                  np.array(cs.residuals, dtype=float))
@@ -233,11 +234,9 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
         status, reason = "failed", f"stopped at t = {run.t:.9g}: {exc}"
     except DenseRowError as exc:            # (the step is taken: _Rows.step, _loop)
         status, reason = "failed", str(exc)
-    except Exception as exc:                # an internal error: the steps taken are kept too
-        status, detail = "failed", traceback.format_exc()
-        what = "" if isinstance(exc, InputError) else "internal error "
-        reason = (f"{what}after step {run.j} (t = {run.t:.9g}): {type(exc).__name__}: "
-                  f"{str(exc).splitlines()[0] if str(exc) else ''}"[:300])
+    except RUN_FAILURES as exc:             # the steps taken are kept (anything else is a bug:
+        status, detail = "failed", traceback.format_exc()           # it propagates)
+        reason = stopped_reason(exc, f"after step {run.j} (t = {run.t:.9g})")
     if status != "completed":
         log.warning("simulation of %s stopped: %s", kernels.name, short_reason(reason))
     if values is not None:
@@ -333,17 +332,19 @@ def _loop_compiled(stepper, cfg, ctl: _Control, rows: _Rows, run: _State, t_end:
     b["T"][0] = t0
     dense = (None if rows.te is None
              else DenseOutput(stepper, rows.rec, rows.te, rows.k_eval, t_end))
+    stepper.sampler_on(b["U"])              # (a controller: each sample a stop of the control)
     try:
         while run.t < t_end:
             st, t, k = stepper.run_auto(run.t, b, CHUNK_ROWS)
             with held_signals():        # the chunk's steps are folded whole (Ctrl-C after them)
                 _fold(rows, run, b, t, k, dense)
-            if st != 0:
+            if st != stepper.lib.SG_OK:
                 return stepper.auto_failure(run.t, run.j)
             if progress is not None:
                 progress(min(PROGRESS_UNITS, int(PROGRESS_UNITS * (run.t - t0) / (t_end - t0))),
                          PROGRESS_UNITS)
     finally:
+        stepper.sampler_off()
         if dense is not None:
             dense.stop()
             rows.k_eval = rows.rec.k
@@ -361,12 +362,15 @@ def _fold_fast(rows: _Rows, run: _State, b: dict, k: int) -> None:
     work = rows.rec.integrate_rows(b["T"][sl], b["OUT"][sl], b["X"][sl], b["LAM"][sl])
     steps = run.j + np.arange(1, k + 1)
     keep = np.flatnonzero((steps % rows.every == 0) | (b["T"][sl] >= rows.t_end)) + 1
+    k0 = rows.rec.k
     rows.rec.add_rows(steps[keep - 1], b["T"][keep], b["X"][keep], b["XD"][keep], b["XDD"][keep],
                       b["LAM"][keep], res[keep - 1], b["IT"][keep], b["OM"][keep], b["HM"][keep],
                       (b["EK"][keep], b["EP"][keep]) if rows.energy else None,
                       b["OUT"][keep] if rows.outputs else None,
                       None if work is None else work[keep - 1],
                       (b["HS"][keep], b["ERR"][keep], b["FL"][keep]))
+    if rows.rec.U is not None and getattr(rows, "sampled", False):
+        rows.rec.U[k0:rows.rec.k] = b["U"][keep]        # the inputs each row's step used
 
 
 def _fold(rows: _Rows, run: _State, b: dict, t: float, k: int, dense) -> None:

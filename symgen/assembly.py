@@ -31,6 +31,7 @@ from .derived import jacobian
 from .gauss_newton import Rows, solve, velocity_rows
 from .jit import as_kernels
 from .model import Model, ModelError, t
+from .runtime_constants import CONSISTENT_MAX_ITER, CONSISTENT_TOL
 from .settings import SimulationSettings
 from .steppers.linalg import Linearization
 
@@ -52,13 +53,15 @@ class ConsistentState:
     iterations: int            # Gauss–Newton iterations of the position projection
     rank: int                  # rank of H at the state
     residuals: tuple = field(default=(0.0, 0.0, 0.0))   # ‖q‖, ‖q̇‖, ‖q̈‖ after the projection
+    fallback: str | None = None  # how the run's start fell back from its own projection (meta)
 
     def as_dict(self) -> dict:
         return {"dx": self.dx, "dxd": self.dxd, "iterations": self.iterations, "rank": self.rank,
                 "residuals": list(self.residuals)}
 
 
-def consistent_state(kernels, t: float, x0, xd0, *, tol: float = 1e-13, max_iter: int = 50,
+def consistent_state(kernels, t: float, x0, xd0, *, tol: float = CONSISTENT_TOL,
+                     max_iter: int = CONSISTENT_MAX_ITER,
                      rank_tol: float = SimulationSettings.rank_tol, project: bool = True) -> ConsistentState:
     """Project (x0, ẋ0) onto q = 0 and q̇ = 0 and solve the index-1 system for ẍ0, λ0 (issue §5).
 

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
+import warnings
 import zipfile
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -139,6 +140,32 @@ def _step(model: Model, dt, rtol, atol) -> tuple:
     return auto, (None if auto else dt), rtol, atol
 
 
+#: Which variable keeps a name two kinds share, first first: an FMU has one flat namespace where
+#: symgen has one per kind (an output may be named like a coordinate, an output point ``slider``
+#: gives outputs ``slider.x``, ``slider.y`` beside the body's coordinates of the same names).
+_NAME_PRIORITY = ("independent", "input", "parameter", "output", "coordinate", "velocity")
+
+
+def _distinct_names(rows: list[dict]) -> None:
+    """Give every variable a name of its own: where kinds share one, the kind first in
+    :data:`_NAME_PRIORITY` keeps it and the others become ``<kind>[<name>]`` (no symgen name holds
+    '[', so these are new); the description says so.  ``time`` is the independent variable's in
+    both standards (FMI 3.0 lists it; FMI 2.0 importers such as FMPy name their time column so)."""
+    def kind(row):
+        c = row["causality"]
+        return row["kind"] if c == "local" else c
+    taken: set[str] = set() if any(r["causality"] == "independent" for r in rows) else {"time"}
+    for k in _NAME_PRIORITY:
+        for row in rows:
+            if kind(row) != k:
+                continue
+            if row["name"] in taken:
+                plain = row["name"]
+                row["name"] = f"{k}[{plain}]"
+                row["description"] += f" (named {plain!r} in symgen; that name is another variable's)"
+            taken.add(row["name"])
+
+
 def _variables(model: Model, units, fmi_version: int) -> tuple[list[dict], list[int]]:
     """The variables in value-reference order (inputs, outputs, parameters, coordinates,
     velocities; FMI 3.0 also the time, first in the list, last in value references:
@@ -163,7 +190,7 @@ def _variables(model: Model, units, fmi_version: int) -> tuple[list[dict], list[
             ("coordinate", model.coord_names, model.x0, cu),
             ("velocity", [v.name for v in model.velocities], model.xd0, vu)):
         rows += [dict(name=n, causality="local", variability="continuous", initial="approx",
-                      start=repr(float(x)), unit=un.get(n, ""),
+                      start=repr(float(x)), unit=un.get(n, ""), kind=kind,
                       description=f"{kind} (start projected onto the constraints at "
                                   "initialization)") for n, x in zip(names, values)]
     for vr, row in enumerate(rows):
@@ -173,14 +200,7 @@ def _variables(model: Model, units, fmi_version: int) -> tuple[list[dict], list[
         rows.insert(0, dict(name="time", causality="independent", variability="continuous",
                             initial=None, start=None, unit="", description="simulation time",
                             vr=len(rows)))
-    seen = set()
-    for row in rows:
-        if row["name"] in seen:
-            raise ValueError(f"model {model.name!r}: the name {row['name']!r} is used twice among "
-                             "its inputs, outputs, parameters, coordinates and velocities (and "
-                             "an FMI 3.0 FMU's time); an FMU's variables need distinct names "
-                             "(rename one)")
-        seen.add(row["name"])
+    _distinct_names(rows)
     if fmi_version == 3:
         return rows, [nu + i for i in range(ny)]
     return rows, [nu + 1 + i for i in range(ny)]
@@ -194,6 +214,9 @@ def _render(model: Model, fmi_version: int, auto: bool, dt: float, rtol: float,
     d = derive(model)
     src = generate(d)
     settings = c_settings(model, sparsity(d).nnz_H, **(step or {}))
+    for text in settings["fallbacks"]:          # (recorded: issue 37.7)
+        warnings.warn(f"the FMU of {model.name!r} does not take the model's settings as they "
+                      f"are: {text}", RuntimeWarning, stacklevel=3)
     if auto and settings["method"] != "nullspace":
         raise ValueError(f"dt='auto' needs the null-space method; model {model.name!r} "
                          f"recommends {settings['method']!r}: export it with a fixed dt")

@@ -16,7 +16,7 @@ from typing import Mapping
 import numpy as np
 
 __all__ = ["InputValues", "InputError", "Table", "INTERPOLATIONS", "read_table", "parse_input_options",
-           "check_names"]
+           "check_names", "SampledController"]
 
 INTERPOLATIONS = ("linear", "hold")
 #: a table time within this fraction of max(1, |t|) of t counts as t (t0 + j·h carries round-off)
@@ -24,8 +24,17 @@ _TIME_EPS = 1e-12
 HINT = "a number, a callable u(t, x, xd) or a table (times, values[, 'linear' | 'hold'])"
 
 
+def raised(exc: BaseException) -> str:
+    """``TypeError: the first line of its message`` (an exception of the caller's callable, for
+    the run's one-line reason; the traceback stays on the InputError's ``__cause__``)."""
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {first}"[:200]
+
+
 class InputError(ValueError):
-    """An input's value during a run is not a finite number (the run stops: status 'failed')."""
+    """An input's value during a run is not a finite number, or the caller's callable (an input,
+    a controller) raised: the run stops with status 'failed' and its steps kept (the caller's
+    exception is the ``__cause__``); not a bug of symgen, which would propagate."""
 
 
 class Table:
@@ -119,7 +128,11 @@ class InputValues:
             elif isinstance(src, Table):
                 self.u[i] = src(t)
             else:
-                v = src(float(t), np.array(x, dtype=float), np.array(xd, dtype=float))
+                try:
+                    v = src(float(t), np.array(x, dtype=float), np.array(xd, dtype=float))
+                except Exception as exc:            # the caller's code: the run's data is kept
+                    raise InputError(f"input {name!r}: u(t, x, xd) at t = {t:.9g} raised "
+                                     f"{raised(exc)}") from exc
                 try:
                     v = float(v)
                 except (TypeError, ValueError):
@@ -146,6 +159,88 @@ class InputValues:
             out[name] = (src if isinstance(src, float) else src.describe()
                          if isinstance(src, Table) else "callable")
         return out
+
+
+class SampledController:
+    """A controller sampled and held (``simulate(..., controller=law, period=Ts)``; docs/inputs.md):
+    ``law(t, x, xd)`` returns the values of the model's inputs that ``inputs=`` does not give (a
+    sequence in the model's order of those inputs, a number when there is one, or a dict by
+    name), called at t_k = t0 + k·Ts with the state there and held on [t_k, t_(k+1)).
+    :meth:`sample` writes them into the kernels' ``u``; the others stay the numbers given."""
+
+    def __init__(self, kernels, law, period, given: Mapping | None):
+        names = tuple(getattr(kernels, "input_names", ()))
+        given = dict(given or {})
+        if not callable(law):
+            raise ValueError(f"controller must be a callable law(t, x, xd) returning the inputs' "
+                             f"values, got {type(law).__name__}")
+        if not names:
+            raise ValueError(f"model {kernels.name!r} has no inputs for a controller to drive "
+                             "(declare them with symgen.inputs and use them in f)")
+        check_names(kernels.name, names, {**{n: 0.0 for n in names}, **given})
+        for name, value in given.items():
+            if not isinstance(_value(name, value), float):
+                raise ValueError(f"input {name!r}: beside a controller the other inputs must be "
+                                 "numbers; return its value from the controller instead")
+        self.names = tuple(n for n in names if n not in given)
+        if not self.names:
+            raise ValueError("controller= has no input to drive: inputs= gives every input "
+                             f"({list(names)}); leave out those the controller sets")
+        try:
+            ts = float(period)
+        except (TypeError, ValueError):
+            raise ValueError(f"period must be a positive number of seconds (the controller's "
+                             f"sample period), got {period!r}") from None
+        if not (math.isfinite(ts) and ts > 0):
+            raise ValueError(f"period must be positive and finite (the controller's sample "
+                             f"period in s), got {ts}")
+        self.period, self.law, self.u = ts, law, getattr(kernels, "u", np.zeros(0))
+        index = [names.index(n) for n in self.names]
+        # (a slice when the law sets a contiguous run of inputs: the common case, all of them)
+        self.index = (slice(index[0], index[-1] + 1) if index == list(range(index[0], index[-1] + 1))
+                      else np.array(index, dtype=np.intp))
+        self.samples, self.meta = 0, {}
+
+    def sample(self, t: float, x, xd) -> None:
+        """The law at (t, x, ẋ) (copies: the caller's buffers are not the law's) into ``u``;
+        :class:`InputError` in one line for a wrong count, name or a non-finite value."""
+        try:
+            out = self.law(float(t), np.array(x, dtype=float), np.array(xd, dtype=float))
+        except Exception as exc:                    # the caller's code: the run's data is kept
+            raise InputError(f"controller at t = {t:.9g} raised {raised(exc)}") from exc
+        self.samples += 1
+        self.meta["samples"] = self.samples
+        k = len(self.names)
+        if isinstance(out, dict):
+            unknown, missing = set(out) - set(self.names), [n for n in self.names if n not in out]
+            if unknown or missing:
+                raise InputError(f"controller at t = {t:.9g} returned names {sorted(map(str, out))}"
+                                 f"; expected exactly {list(self.names)}")
+            out = [out[n] for n in self.names]
+        try:
+            v = np.asarray(out, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            raise InputError(f"controller at t = {t:.9g} returned {type(out).__name__}, not "
+                             f"numbers for inputs {list(self.names)}") from None
+        if v.size != k:
+            raise InputError(f"controller at t = {t:.9g} returned {v.size} values; expected {k} "
+                             f"(inputs {list(self.names)}, in this order, or a dict by name)")
+        if not math.isfinite(v.sum()):          # (the one check per sample; the names below)
+            bad = [n for n, ok in zip(self.names, np.isfinite(v)) if not ok]
+            if bad:
+                raise InputError(f"controller at t = {t:.9g} returned non-finite values for "
+                                 f"{bad}: {v.tolist()}")
+        self.u[self.index] = v
+
+    def describe(self, steps: int | None) -> dict:
+        """``meta['controller']`` (kept up to date as the run samples): what was sampled and
+        held, and how the steps met it."""
+        self.meta = {"inputs": list(self.names), "period": self.period, "hold": "zero-order",
+                "samples": self.samples,
+                "steps_per_period": steps,      # None: dt="auto" (each sample a stop time)
+                "restart": "ẍ, λ from the index-1 equations with the new inputs at each sample"
+                           + ("" if steps else "; the error estimate's ẍ history moved by the jump")}
+        return self.meta
 
 
 def read_table(path, name: str, interpolation: str = "linear") -> Table:

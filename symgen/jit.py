@@ -416,11 +416,12 @@ def runtime_library(files: dict, cflags=DEFAULT_CFLAGS, *, compiler: str | None 
 
 def _runtime_cdef(src) -> tuple[str, str]:
     """cdef and source of the module that adds the stepper runtime (templates/runtime/, linked
-    from :func:`runtime_library`) to the model's kernels: the runtime's API, and
+    from :func:`runtime_library`) to the model's kernels: the runtime's API (its shared
+    constants, ``sg_constants.h``, first), and
     ``sg_module_model()`` returning the model's descriptor."""
-    header = src.files["symgen_runtime.h"]
     begin, end = "/* SG_CDEF_BEGIN */", "/* SG_CDEF_END */"
-    cdef_rt = header[header.index(begin) + len(begin):header.index(end)]
+    cdef_rt = "\n".join(header[header.index(begin) + len(begin):header.index(end)]
+                         for header in (src.files["sg_constants.h"], src.files["symgen_runtime.h"]))
     cdef = src.cdef + "\n" + cdef_rt + "\nconst sg_model *sg_module_model(void);\n"
     source = (src.source + f"\nstatic const sg_model *sg_module_model(void) "
                            f"{{ return &{src.name}_model; }}\n")

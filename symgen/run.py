@@ -23,14 +23,15 @@ from typing import Callable, Mapping
 import numpy as np
 
 from .recorder import Recorder, check_memory, drive_of, recorded_outputs
-from .input_values import InputError, InputValues
+from .input_values import InputError, InputValues, SampledController
 from .jit import as_kernels
 from .names import power_columns
 from .result import Result
 from .settings import SimulationSettings
-from .steploop import (DenseRowError, dense_rows, finish, omega_start, short_reason, start_state,
-                       stop_reason, t_eval_times)
+from .steploop import (RUN_FAILURES, DenseRowError, dense_rows, finish, omega_start, short_reason,
+                       start_state, stop_reason, stopped_reason, t_eval_times)
 from .steppers import StepFailure, make_stepper
+from .steppers.base import NUMERICAL_ERRORS
 
 __all__ = ["simulate"]
 
@@ -61,7 +62,8 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
              estimate: bool = True, consistent: bool = True,
              blas_threads: int | None = 1, rtol: float | None = None, atol=None,
              h_init: float | None = None, h_min: float | None = None,
-             h_max: float | None = None, t_eval=None, inputs: Mapping | None = None) -> Result:
+             h_max: float | None = None, t_eval=None, inputs: Mapping | None = None,
+             controller: Callable | None = None, period: float | None = None) -> Result:
     """Integrate a model from t0 to t_end with fixed steps dt, or steps chosen by the error
     control (dt="auto"); returns a :class:`~symgen.Result`.
 
@@ -125,6 +127,17 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         ``(times, values[, "linear" | "hold"])``; every input needs one.  The step from t to t + h
         uses them at t + h, callables with the state at t (docs/inputs.md).  Recorded in the
         result's ``u`` (the values each row's step used) and ``meta['inputs']``.
+    controller, period:
+        a controller sampled and held (docs/inputs.md): ``controller(t, x, xd)`` returns the
+        values of every input ``inputs=`` does not give (those must then be numbers): a sequence
+        in the model's order of those inputs (a number for one), or a dict by name.  It is
+        called at t_k = t0 + k·period with the state there (k = 0: the start as given) and its
+        values are held until t_(k+1); between samples the run stays in C (the compiled stepper
+        calls the law from its loop).  The jump of the inputs at t_k is a discontinuity: the step
+        from t_k starts from ẍ, λ of the new inputs.  A fixed dt must divide the period (every
+        k-th step is a sample); with dt="auto" each t_k is a stop time of the error control, and
+        its estimate's history of ẍ is moved by the jump there (so the jump is not read as
+        error).  ``meta['controller']`` says what was sampled.
     meta:
         extra entries for the result's ``meta`` (e.g. the ``model()`` options the model was built
         with); they do not replace the entries simulate writes.
@@ -139,6 +152,10 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
     during the steps ends the run with status ``'interrupted'``; simulate returns that Result
     rather than re-raising, so a script running several simulations should check
     ``result.status`` (before the first step an interrupt propagates: nothing was computed).
+    Only numerical failures (a step that cannot be completed, a singular factorization, an
+    overflow) and an input that returns no finite number end a run as ``'failed'``; any other
+    exception during the steps (a bug in symgen, or in a callable passed in: an input, the
+    ``progress`` callback) propagates as it was raised.
     """
     t_wall = time.perf_counter()
     kernels = as_kernels(model_or_kernels)
@@ -169,9 +186,15 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
     if isinstance(every, bool) or int(every) != every or every < 1:
         raise ValueError(f"every must be a positive integer, got {every!r}")
     every = int(every)
+    ctl, inputs, steps_per_period = _controller(kernels, cfg, controller, period, inputs, t_eval)
     values = InputValues(kernels, inputs)
     if values.names:
-        meta = {**(meta or {}), "inputs": values.describe()}
+        described = values.describe()
+        for name in (ctl.names if ctl is not None else ()):
+            described[name] = "controller"
+        meta = {**(meta or {}), "inputs": described}
+    if ctl is not None:
+        meta = {**(meta or {}), "controller": ctl.describe(steps_per_period)}
     te = t_eval_times(t_eval, t0, t_end)
     if te is not None:                      # (the rows, allocated once: they must fit)
         check_memory(0, 1, n, kernels.m, recorded_outputs(kernels.output_names), t_eval=te)
@@ -184,6 +207,11 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
                                  "(the C runtime's error control holds the inputs over its "
                                  "tries): use stepper='auto' or 'python', a fixed dt, or "
                                  "constant inputs")
+            if cfg.stepper == "auto" and _compiled_has(kernels, cfg):
+                meta = {**(meta or {}), "fallbacks": [      # (recorded: issue 37.7)
+                    *(meta or {}).get("fallbacks", ()),
+                    "stepper: python, not compiled (dt='auto' with time-varying inputs: the C "
+                    "runtime's error control holds the inputs over its tries)"]}
             cfg = cfg.replace(stepper="python")
 
         def loop(stepper):
@@ -210,9 +238,17 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         if params:
             kernels.set_params(dict(params))
         values.set(t0, x0, xd0)                 # the start's inputs: u(t0, x0, xd0)
+        if ctl is not None:                     # (the law's first sample: the start as given)
+            ctl.sample(t0, x0, xd0)
         values.accept()
         stepper = _make_stepper(kernels, cfg, dt, estimate)
         stepper.inputs = values
+        if ctl is not None:
+            if cfg.auto and not getattr(stepper, "compiled", False):
+                raise ValueError("dt='auto' with a controller runs on the compiled stepper (its "
+                                 "error control stops at every sample): use compiled kernels "
+                                 "and stepper='auto' or 'compiled', or a fixed dt")
+            stepper.controller = (ctl, t0, steps_per_period or 0)
         # overflow/invalid values in a diverging run are reported as status, not as warnings
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"), \
                 _blas_limit(blas_threads):
@@ -220,6 +256,32 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
     finally:
         kernels.p[:] = saved_p
         values.u[:] = saved_u
+
+
+def _controller(kernels, cfg: SimulationSettings, law, period, inputs, t_eval):
+    """(the SampledController or None, the inputs with its own set to 0 until sampled, the
+    fixed steps a period: the fixed dt must divide it); one-line errors for what cannot run."""
+    if law is None and period is None:
+        return None, inputs, None
+    if law is None:
+        raise ValueError("period= is a controller's sample period: give controller=law(t, x, "
+                         "xd) with it")
+    if period is None:
+        raise ValueError("controller= needs period= (its sample period in s; the law's values "
+                         "are held between samples)")
+    ctl = SampledController(kernels, law, period, inputs)
+    if t_eval is not None:
+        raise ValueError("t_eval with a controller is not supported: record the steps "
+                         "(every=K) instead")
+    steps = None
+    if not cfg.auto:
+        ratio = ctl.period / float(cfg.dt)
+        steps = int(round(ratio))
+        if steps < 1 or abs(ratio - steps) > 1e-9 * steps:
+            raise ValueError(f"period = {ctl.period:g} s is not a whole number of steps of dt = "
+                             f"{float(cfg.dt):g} s: choose dt = period/k (the steps land on every "
+                             "sample) or dt='auto'")
+    return ctl, {**(inputs or {}), **{name: 0.0 for name in ctl.names}}, steps
 
 
 def _check_auto(cfg: SimulationSettings) -> None:
@@ -235,6 +297,14 @@ def _check_auto(cfg: SimulationSettings) -> None:
         raise ValueError(f"dt='auto' is the nullspace and index3 methods' (the error estimate "
                          f"needs their accelerations; the {cfg.method} method's are not at small "
                          "steps): use method='nullspace' or a fixed dt")
+
+
+def _compiled_has(kernels, cfg: SimulationSettings) -> bool:
+    """Whether the compiled stepper has this case (what stepper="auto" takes when it has)."""
+    from .steppers.compiled import unsupported
+
+    return unsupported(kernels, cfg.method, cfg.parsed_scheme(), cfg.factorization,
+                       cfg.metric) is None
 
 
 def _make_stepper(kernels, cfg: SimulationSettings, dt: float, estimate: bool):
@@ -288,17 +358,24 @@ def _step_failure(exc, j: int, t1: float, method: str) -> tuple[str, str]:
 
 
 def _stopped(exc, last: int, n_steps: int, t_last: float) -> tuple[str, str, str | None]:
-    """(status, reason, detail) of a fixed-step run that ``exc`` stopped after step ``last``
-    (at t_last): interrupted, or failed (an input's error, or an internal one: the traceback
-    in the detail)."""
+    """(status, reason, detail) of a fixed-step run that ``exc`` (a KeyboardInterrupt or one of
+    steploop.RUN_FAILURES) stopped after step ``last`` (at t_last): interrupted, or failed (the
+    traceback in the detail)."""
+    reason = stopped_reason(exc, f"after step {last} of {n_steps} (t = {t_last:.9g})")
     if isinstance(exc, KeyboardInterrupt):
-        why = str(exc) or "KeyboardInterrupt (Ctrl-C)"
-        return ("interrupted", f"interrupted by {why} after step {last} of {n_steps} "
-                f"(t = {t_last:.9g})", None)
-    what = "" if isinstance(exc, InputError) else "internal error "
-    return "failed", (f"{what}after step {last} of {n_steps} (t = {t_last:.9g}): "
-                      f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-                      [:300]), traceback.format_exc()
+        return "interrupted", reason, None
+    return "failed", reason, traceback.format_exc()
+
+
+def _restart(kernels, stepper, t: float, x, xd, rank_tol: float):
+    """ẍ, λ at (t, x, ẋ) from the index-1 equations with the inputs just sampled, and what the
+    stepper carries restarted there (the step from a sample starts after the jump of the inputs,
+    as the C runtime's sample_at)."""
+    from .assembly import consistent_state
+
+    cs = consistent_state(kernels, t, x, xd, rank_tol=rank_tol, project=False)
+    stepper.restart(t, x, xd, cs.xdd, cs.lam)
+    return cs.xdd, cs.lam
 
 
 def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progress, consistent,
@@ -352,15 +429,19 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
         if compiled:                        # C steps chunk by chunk into rec (steppers/compiled.py)
             status, reason = stepper.advance(t0, n_steps, (x, xd, xdd, lam, res), rec, progress,
                                              bound, te, k_eval)
+        ctl, _, spp = getattr(stepper, "controller", None) or (None, 0.0, 0)
         for i in range(0 if compiled else n_steps):
             t = t0 + i * dt
             t1 = t0 + (i + 1) * dt
             if values.varying:              # u(t + h), callables with the state at t
                 values.set(t1, x, xd)
+            start = (xdd, lam)
+            if ctl is not None and i and i % spp == 0:      # a sample: the law, then ẍ, λ of
+                ctl.sample(t, x, xd)                         # the new inputs (sg_run.c.inc)
+                start = _restart(kernels, stepper, t, x, xd, cfg.rank_tol)
             try:
-                iters = stepper.step(t, x, xd, xdd, lam)
-            except (StepFailure, FloatingPointError, OverflowError, ZeroDivisionError,
-                    np.linalg.LinAlgError) as exc:
+                iters = stepper.step(t, x, xd, *start)
+            except NUMERICAL_ERRORS as exc:
                 status, reason = _step_failure(exc, i + 1, t1, cfg.method)
                 break
             reason = stop_reason(stepper, i + 1, t1, dt, bound, iters)
@@ -395,8 +476,8 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
                 record(j, t1, iters, y)
             if progress is not None:
                 progress(j, n_steps)
-    except (KeyboardInterrupt, Exception) as exc:   # the steps taken are kept (an internal
-        if compiled:                                  # error's traceback in the detail)
+    except (KeyboardInterrupt, *RUN_FAILURES) as exc:   # the steps taken are kept (any other
+        if compiled:                                      # exception is a bug: it propagates)
             last = stepper.done
         if not whole and te is None:        # the state of step `last + 1` is half-copied
             last = rec.last_step

@@ -1,6 +1,6 @@
 """What the fixed-step loop (:mod:`symgen.run`) and the variable-step loop (:mod:`symgen.adaptive`)
-share: the consistent start, the divergence check of an accepted step, and the Result with its
-meta."""
+share: the consistent start, the divergence check of an accepted step, what ends a run as
+"failed" with its steps kept (:data:`RUN_FAILURES`), and the Result with its meta."""
 from __future__ import annotations
 
 import math
@@ -12,16 +12,37 @@ import warnings
 import numpy as np
 
 from .assembly import consistent_state, finished_state
+from .input_values import InputError
 from .names import work_names
 from .units import result_units
 from .result import Result
+from .runtime_constants import ROW_TIME_SLACK, ROW_TOL
 from .settings import SimulationSettings
 from .steppers import Linearization
-from .steppers.base import norm2
+from .steppers.base import NUMERICAL_ERRORS, norm2
 from .steppers.control import dense_output, dense_row_reason
 
 __all__ = ["start_state", "omega_start", "stop_reason", "finish", "short_reason", "REASON_CHARS",
-           "project_row", "dense_state", "dense_rows", "DenseRowError", "t_eval_times"]
+           "project_row", "dense_state", "dense_rows", "DenseRowError", "t_eval_times",
+           "RUN_FAILURES", "stopped_reason"]
+
+#: The exceptions that end a run as "failed" with the steps taken kept (issue 37.3): an input's
+#: error (a callable input or controller that returned no finite number or raised: the caller's
+#: code, whose run keeps its data) and a numerical failure
+#: (:data:`~symgen.steppers.base.NUMERICAL_ERRORS`).  A KeyboardInterrupt ends it as
+#: "interrupted"; anything else is a bug (in symgen, or a progress callback) and propagates:
+#: simulate raises it, the CLI exits 1.
+RUN_FAILURES = (InputError, *NUMERICAL_ERRORS)
+
+
+def stopped_reason(exc: BaseException, where: str) -> str:
+    """The one-line reason of a run that ``exc`` (a KeyboardInterrupt or one of
+    :data:`RUN_FAILURES`) stopped ``where`` ("after step 12 of 100 (t = 0.12)")."""
+    if isinstance(exc, KeyboardInterrupt):
+        return f"interrupted by {str(exc) or 'KeyboardInterrupt (Ctrl-C)'} {where}"
+    what = "" if isinstance(exc, InputError) else "numerical error "
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{what}{where}: {type(exc).__name__}: {first}"[:300]
 
 
 def _versions() -> dict:
@@ -45,13 +66,17 @@ def start_state(kernels, stepper, cfg: SimulationSettings, t0, x0, xd0, consiste
     its partition then serves the run).  The dense compiled step starts from
     assembly.consistent_state, as the Python stepper does: the two then give the same run to
     round-off even where it is sensitive (a step onto a singular point)."""
-    cs = None
+    cs, fallback = None, None
     if _sparse_compiled(stepper):
         done = stepper.consistent_state(t0, x0, xd0, project=consistent)
         if done is not None:
             cs = finished_state(kernels, t0, x0, xd0, *done)
+        else:                           # recorded (meta["fallbacks"], the summary; issue 37.7)
+            fallback = ("start: the compiled sparse projection failed; the dense Python one "
+                        "(assembly.consistent_state) made the start")
     if cs is None:
         cs = consistent_state(kernels, t0, x0, xd0, rank_tol=cfg.rank_tol, project=consistent)
+        cs.fallback = fallback
     # the projection of a row the stepper interpolates (a grid point it crossed: nullspace.py)
     stepper.project_row = lambda tau, x, xd: project_row(kernels, tau, x, xd, cfg.rank_tol)
     if consistent:
@@ -79,10 +104,10 @@ def step_order(cfg, sch, kernels) -> tuple[int, str]:
 
 def project_row(kernels, tau: float, x, xd, rank_tol: float = SimulationSettings.rank_tol):
     """An interpolated row (x, ẋ at ``tau``) projected onto q = q̇ = 0 as closely as a step's own
-    states (1e-15; assembly's own tolerance where Gauss–Newton stalls above it), with ẍ and λ
+    states (ROW_TOL; assembly's own tolerance where Gauss–Newton stalls above it), with ẍ and λ
     solved there: (x, ẋ, ẍ, λ, residual norms)."""
     try:
-        cs = consistent_state(kernels, tau, x, xd, tol=1e-15, rank_tol=rank_tol)
+        cs = consistent_state(kernels, tau, x, xd, tol=ROW_TOL, rank_tol=rank_tol)
     except ValueError:
         cs = consistent_state(kernels, tau, x, xd, rank_tol=rank_tol)
     return cs.x, cs.xd, cs.xdd, cs.lam, np.array(cs.residuals, dtype=float)
@@ -119,7 +144,7 @@ def dense_rows(kernels, rec, te, k: int, step: int, t: float, h: float, start, e
     the next k.  Call it before the step's work is integrated.  The time the rows take is added
     to ``rec.dense_seconds`` (the summary's stepping rate leaves it out)."""
     outputs = kernels.n_out > 0 and hasattr(kernels, "outputs")
-    if not (k < len(te) and (te[k] <= t + h * (1 + 1e-14) or last)):
+    if not (k < len(te) and (te[k] <= t + h * (1 + ROW_TIME_SLACK) or last)):
         return k
     tic = time.perf_counter()
     try:
@@ -131,7 +156,7 @@ def dense_rows(kernels, rec, te, k: int, step: int, t: float, h: float, start, e
 
 def _dense_rows(kernels, rec, te, k, step, t, h, start, end, iters, w, hm, info, rank_tol,
                 last, outputs) -> int:
-    while k < len(te) and (te[k] <= t + h * (1 + 1e-14) or last):
+    while k < len(te) and (te[k] <= t + h * (1 + ROW_TIME_SLACK) or last):
         tau = min(float(te[k]), t + h)
         xe, xde, xdde, lame, rese = dense_state(kernels, tau, t, h, start, end, rank_tol)
         ye = kernels.outputs(tau, xe, xde).copy() if outputs else None
@@ -284,6 +309,9 @@ def finish(kernels, stepper, cfg: SimulationSettings, rec, cs, status: str, reas
         meta["rank_H"] = [int(stepper.min_rank), int(stepper.max_rank)]
     if detail is not None:
         meta["failure_detail"] = detail
+    # every fallback the run took instead of what was asked or planned, one line each (issue 37.7)
+    meta["fallbacks"] = list((extra_meta or {}).get("fallbacks", [])) + (
+        [cs.fallback] if cs.fallback else [])
     for key, value in (extra_meta or {}).items():
         meta.setdefault(key, value)
     has_V = bool(getattr(kernels, "has_potential", False))

@@ -204,6 +204,8 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
         lines.append(f"  {_pad('crossed', 15)} {count} {what} no step could end on (a singular "
                      f"configuration; t = {times}{' …' if count > 5 else ''} s): recorded from "
                      "the interpolant of a sub-step across")
+    for text in meta.get("fallbacks") or ():  # what the run took instead (issue 37.7)
+        lines.append(f"  {_pad('fallback', 15)} {text}")
     for key, label in (("max_pos_err", "max ‖q‖"), ("max_vel_err", "max ‖q̇‖"),
                        ("max_acc_err", "max ‖q̈‖")):
         lines.append(f"  {_pad(label, 15)} {_fmt(float(stats[key]))}")

@@ -295,11 +295,11 @@ def test_runtime_key_follows_its_text_flags_and_environment(monkeypatch):
     """The runtime library's key changes with any runtime file, the flags, the compiler's
     environment (CFLAGS) and the compiler (setuptools' or the FMU's plain command); the module's
     key with the runtime library's key."""
-    from symgen.codegen import RUNTIME_FILES, runtime_files
+    from symgen.codegen import RUNTIME_FILES, runtime_sources
     from symgen.jit import DEFAULT_CFLAGS, _module_key, _runtime_flags, _runtime_key
 
     monkeypatch.delenv("CFLAGS", raising=False)
-    files = {p.name: p.read_text() for p in runtime_files()}
+    files = runtime_sources()
     flags = _runtime_flags(DEFAULT_CFLAGS, None)
     assert "-fvisibility=hidden" in flags and flags[-2:] == DEFAULT_CFLAGS
     base = _runtime_key(files, flags, None)

@@ -212,7 +212,7 @@ def test_generate_writes_the_c_sources(tmp_path, capsys):
 
 def test_generate_runtime_dir_writes_the_runtime_apart(tmp_path, capsys):
     # --runtime-dir: the model's files in -o, the runtime's (one copy for several models) in DIR
-    from symgen.codegen import RUNTIME_FILES, runtime_files
+    from symgen.codegen import RUNTIME_FILES, runtime_sources
     for name in ("stiff_pendulum", "double_pendulum"):
         proc = call(capsys, "generate", name, "-o", tmp_path / name, "--runtime-dir",
                     tmp_path / "runtime")
@@ -222,8 +222,8 @@ def test_generate_runtime_dir_writes_the_runtime_apart(tmp_path, capsys):
         assert f"to {tmp_path / name}/ (the runtime's to {tmp_path / 'runtime'}/):" in proc.stdout
         assert f"  {tmp_path / 'runtime' / 'symgen_runtime.c'}\n" in proc.stdout
     assert sorted(p.name for p in (tmp_path / "runtime").iterdir()) == sorted(RUNTIME_FILES)
-    for path in runtime_files():
-        assert (tmp_path / "runtime" / path.name).read_bytes() == path.read_bytes()
+    for name, text in runtime_sources().items():
+        assert (tmp_path / "runtime" / name).read_text() == text
     (tmp_path / "afile").write_text("not a folder")
     assert_one_line_error(call(capsys, "generate", "stiff_pendulum", "-o", tmp_path / "x",
                                "--runtime-dir", tmp_path / "afile"), "--runtime-dir", "not a folder")
@@ -249,8 +249,8 @@ def test_stability_other_schemes_and_params(capsys):
     assert_one_line_error(call(capsys, "stability", "stiff_pendulum", "--scheme", "nope"), "nope")
 
 
-# outputs: θ, the drive torque's power and work; energy: T, V, E, E − E(0), W_ext, the balance
-@pytest.mark.parametrize("what, n_lines", [("coordinates", 3), ("outputs", 3),
+# outputs: θ, the pivot's angle and rate, the drive torque's power and work; energy: T, V, E, E − E(0), W_ext, the balance
+@pytest.mark.parametrize("what, n_lines", [("coordinates", 3), ("outputs", 5),
                                            ("constraints", 3), ("stability", 3), ("energy", 6),
                                            ("reactions", 2)])
 def test_plot_command(short_run, what, n_lines, tmp_path, capsys):

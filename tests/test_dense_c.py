@@ -11,10 +11,9 @@ import scipy.linalg
 
 from symgen import jit as _jit
 from symgen.codegen import GeneratedSource
-from symgen.codegen.render import RUNTIME_FILES, template_dir
+from symgen.codegen.render import runtime_sources
 
 CC = shutil.which("cc") or shutil.which("gcc")
-RUNTIME = template_dir() / "runtime"
 pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler")
 
 CDEF = """
@@ -51,7 +50,7 @@ void t_mtm(const double *A, const double *B, double *Out, int r, int c, int k)
 
 @pytest.fixture(scope="module")
 def dense(tmp_path_factory):
-    files = {name: (RUNTIME / name).read_text() for name in RUNTIME_FILES}
+    files = runtime_sources()
     src = GeneratedSource(name="dense", model_hash="", files=files, cdef=CDEF)
     work = tmp_path_factory.mktemp("dense")
     path = _jit._compile(src, "_symgen_test_dense", ("-O1", "-std=c99"), work, source=DRIVER)

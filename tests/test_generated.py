@@ -37,7 +37,7 @@ import pytest
 import sympy
 
 import symgen
-from symgen.codegen import RUNTIME_FILES, GeneratedSource, runtime_files
+from symgen.codegen import RUNTIME_FILES, GeneratedSource, runtime_sources
 from symgen.loader import known_examples
 
 from symgen import jit as _jit
@@ -102,19 +102,20 @@ def test_no_example_folder_holds_the_runtime():
 
 def test_committed_runtime_is_the_generators(tmp_path):
     # what generate writes with runtime_dir (the CLI's --runtime-dir), byte for byte, for any
-    # model: the runtime is copied from templates/runtime/, not generated
+    # model: the runtime is copied from templates/runtime/ (sg_constants.h rendered from
+    # symgen.runtime_constants), not generated per model
     (x,), _ = symgen.coordinates("x")
     src = symgen.generate(symgen.Model("spring", [x], [[1]], [-x]))
     src.write(tmp_path / "spring", tmp_path / "runtime")
     assert sorted(p.name for p in (tmp_path / "spring").iterdir()) == sorted(_model_files(src))
     written = sorted(p.name for p in (tmp_path / "runtime").iterdir())
-    assert written == sorted(RUNTIME_FILES) == sorted(p.name for p in runtime_files())
+    assert written == sorted(RUNTIME_FILES) == sorted(runtime_sources())
     assert sorted(p.name for p in RUNTIME.iterdir()) == written, (
         "generated/runtime/ holds other files than the runtime's: regenerate (generated/README.md)")
-    for path in runtime_files():
-        committed = (RUNTIME / path.name).read_bytes()
-        assert committed == (tmp_path / "runtime" / path.name).read_bytes() == path.read_bytes(), (
-            f"generated/runtime/{path.name} differs from templates/runtime/: regenerate "
+    for name, text in runtime_sources().items():
+        committed = (RUNTIME / name).read_text()
+        assert committed == (tmp_path / "runtime" / name).read_text() == text, (
+            f"generated/runtime/{name} differs from templates/runtime/: regenerate "
             "(generated/README.md)")
 
 

@@ -11,7 +11,7 @@ import scipy.sparse as sps
 import symgen
 from symgen import jit as _jit
 from symgen.codegen import GeneratedSource
-from symgen.codegen.render import template_dir
+from symgen.codegen.render import runtime_sources, template_dir
 from symgen.loader import load_model
 from symgen.steppers.sparse import SparseLinearization
 
@@ -24,7 +24,8 @@ pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler")
 def lu(tmp_path_factory):
     header = (RUNTIME / "symgen_sparse.h").read_text()
     cdef = header[header.index("/* SG_CDEF_BEGIN */") + 19:header.index("/* SG_CDEF_END */")]
-    files = {"symgen_sparse.h": header, "symgen_sparse.c": (RUNTIME / "symgen_sparse.c").read_text()}
+    files = {name: runtime_sources()[name]
+             for name in ("symgen_sparse.h", "symgen_sparse.c", "sg_constants.h")}
     src = GeneratedSource(name="sparse_lu", model_hash="", files=files, cdef=cdef)
     work = tmp_path_factory.mktemp("splu")
     path = _jit._compile(src, "_symgen_test_splu", ("-O1", "-std=c99"), work,
@@ -136,8 +137,10 @@ def test_lu_of_the_sparse_steps_block_in_the_generated_column_order(lu):
 
 
 def test_sparse_lu_compiles_strictly(tmp_path):
+    for name in ("symgen_sparse.h", "symgen_sparse.c", "sg_constants.h"):
+        (tmp_path / name).write_text(runtime_sources()[name])
     proc = subprocess.run([CC, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-c",
-                           str(RUNTIME / "symgen_sparse.c"), "-o", str(tmp_path / "s.o")],
+                           str(tmp_path / "symgen_sparse.c"), "-o", str(tmp_path / "s.o")],
                           capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
 

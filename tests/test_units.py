@@ -37,7 +37,9 @@ def test_builders_fill_units():
     assert dict(u["velocities"]) == {"bob.x_dot": "m/s", "bob.y_dot": "m/s",
                                      "bob.theta_dot": "rad/s"}
     assert dict(u["outputs"]) == {"tip.x": "m", "tip.y": "m", "tip.vx": "m/s", "tip.vy": "m/s",
-                                  "angle": "rad", "power:motor": "W", "power:damper": "W"}
+                                  "angle": "rad", "power:motor": "W", "power:damper": "W",
+                                  "revolute.ground.bob.angle": "rad",
+                                  "revolute.ground.bob.angle_dot": "rad/s"}
     # m: a mass (kg); L: a point coordinate (m); k: a torsional stiffness; T0: declared
     assert dict(u["params"]) == {"m": "kg", "L": "m", "k": "N·m/rad", "T0": "N·m"}
     assert _pendulum(units={"L": "mm"}).units["params"]["L"] == "mm"     # model() overrides
@@ -136,8 +138,10 @@ def test_plots_have_a_panel_per_unit(run):
     from symgen.plot import figure
 
     labels = [ax.get_ylabel() for ax in figure(run, "outputs").axes]
-    assert labels == ["tip.x, tip.y [m]", "tip.vx, tip.vy [m/s]", "angle [rad]",
-                      "power:motor, power:damper [W]", "work:motor, work:damper [J]"]
+    assert labels == ["tip.x, tip.y [m]", "tip.vx, tip.vy [m/s]",
+                      "angle, revolute.ground.bob.angle [rad]",
+                      "revolute.ground.bob.angle_dot [rad/s]", "power:motor, power:damper [W]",
+                      "work:motor, work:damper [J]"]
     fig = figure(run, "coordinates")
     assert [ax.get_ylabel() for ax in fig.axes] == ["bob.x, bob.y [m]", "bob.theta [rad]"]
     assert [len(ax.get_lines()) for ax in fig.axes] == [2, 1]

@@ -95,7 +95,8 @@ static const char *const sg_failure_messages[] = {
     /* SG_FAIL_NO_STEP */               "no step met the error tolerance (or converged) down to "
                                         "h_min or round-off",
     /* SG_FAIL_DENSE_ROW */             "dense output: a t_eval row could not be projected onto "
-                                        "the constraints"
+                                        "the constraints",
+    /* SG_FAIL_SAMPLE */                "the sampled controller stopped the run"
 };
 /* one message per kind (a compile error otherwise) */
 typedef char sg_failure_messages_complete[

@@ -17,14 +17,16 @@
                        [--workers N] [--scheduler tcp://HOST:8786]
                        [--chart FILE.png --x KEY --y COLUMN]
     symgen stability MODEL [--scheme S]
-    symgen modes MODEL [--param NAME=VALUE]... [--set NAME=VALUE]... [--from RESULT --at T]
-                       [--out modes.csv]
+    symgen modes MODEL [--param NAME=VALUE]... [--set NAME=VALUE]...
+                       [--from RESULT --at T | --at-equilibrium] [--out modes.csv]
+    symgen equilibrium MODEL [--param NAME=VALUE]... [--set NAME=VALUE]... [--t T]
     symgen reproduce [--out DIR] [--quick]
 
 MODEL is the name of a shipped example (``stiff_pendulum``) or a path to a Python file that
 defines ``model()``.  Exit codes: 0 success; 2 bad usage, a model error, a file that cannot be
 read or written, a compiler failure, or a ``--plot`` that could not be drawn (one line on stderr,
-no traceback); 3 a simulation that diverged or failed (its result file is still written); 130
+no traceback); 3 a simulation that diverged or failed (its result file is still written), an equilibrium
+Newton's method did not find; 130
 (Ctrl-C) or 143 (SIGTERM): interrupted (a simulation interrupted while stepping still writes the
 steps it took, status ``interrupted``); 1 an internal error (one line).  ``simulate --quiet``
 prints nothing but errors (a failed or interrupted run: one line on stderr).  The first run of a
@@ -169,9 +171,11 @@ def cmd_simulate(args) -> int:
                              "give --dt auto, or leave them out")
         _check_memory(dt, float(settings.t_end), args.every, mdl)
     from ..input_values import check_names, parse_input_options
+    law = _controller_law(args)
     try:
         inputs = parse_input_options(args.input, args.input_interpolation)
-        check_names(mdl.name, mdl.input_names, inputs)      # before a build
+        check_names(mdl.name, mdl.input_names,              # before a build
+                    {**{n: 0.0 for n in (mdl.input_names if law else ())}, **inputs})
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     t_eval = _t_eval_times(args.t_eval, mdl)                # before a build
@@ -189,7 +193,7 @@ def cmd_simulate(args) -> int:
         with _warnings_as_notes(quiet=args.quiet):
             result = simulate(kernels, settings, params=numeric or None, progress=progress,
                               every=args.every, x0=x0, xd0=xd0, t_eval=t_eval,
-                              inputs=inputs,
+                              inputs=inputs, controller=law, period=args.period,
                               meta={"model_spec": str(args.model), "model_options": options})
     finally:
         progress.close()
@@ -227,6 +231,24 @@ def cmd_simulate(args) -> int:
         print(f"error: {plot_error}", file=sys.stderr)
         return EXIT_USAGE
     return EXIT_OK
+
+
+def _controller_law(args):
+    """``--controller NAME``: the function law(t, x, xd) of that name in the model's file, with
+    ``--period TS`` (simulate's controller=, period=; docs/inputs.md), or None."""
+    if args.controller is None and args.period is None:
+        return None
+    if args.controller is None or args.period is None:
+        raise UsageError("--controller NAME and --period TS go together: a function law(t, x, xd) "
+                         "of the model's file, sampled every TS s (docs/inputs.md)")
+    from ..loader import load_module
+
+    law = getattr(load_module(args.model), args.controller, None)
+    if not callable(law):
+        raise UsageError(f"the file of model {args.model!r} defines no function "
+                         f"{args.controller!r} (a controller law(t, x, xd) returning the inputs' "
+                         "values)")
+    return law
 
 
 def cmd_plot(args) -> int:
@@ -332,6 +354,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--input-interpolation", choices=("linear", "hold"), default="linear",
                    help="between the times of an --input CSV: 'linear' (default) or 'hold' (a "
                    "value applies after its time)")
+    s.add_argument("--controller", metavar="NAME", help="a controller: the function NAME(t, x, "
+                   "xd) of the model's file, returning the inputs --input does not give; "
+                   "sampled every --period and held (docs/inputs.md)")
+    s.add_argument("--period", type=float, metavar="TS", help="the --controller's sample period (s)")
     s.add_argument("--out", metavar="FILE", help="write the result (.npz or .csv)")
     s.add_argument("--plot", metavar="FILE.png", help="plot the result to a PNG")
     s.add_argument("--what", choices=_what(), default=None,

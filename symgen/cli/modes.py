@@ -1,10 +1,14 @@
 """The ``symgen modes`` command (issue 24): the natural modes of a model at a state, a table.
 
     symgen modes MODEL [--param NAME=VALUE]... [--set NAME=VALUE]... [--set-velocity NAME=VALUE]...
-                       [--from RESULT --at T] [--out modes.csv] [--animate K -o mode.gif]
+                       [--from RESULT --at T | --at-equilibrium] [--out modes.csv]
+                       [--animate K -o mode.gif]
+    symgen equilibrium MODEL [--param NAME=VALUE]... [--set NAME=VALUE]... [--t T]
 
-The state is the model's initial state (with ``--set`` held as ``simulate`` does), or the
-recorded row of RESULT nearest to T.  The linearization and modes are :mod:`symgen.linear`'s.
+The state is the model's initial state (with ``--set`` held as ``simulate`` does), the recorded
+row of RESULT nearest to T, or (``--at-equilibrium``) the state at rest that Newton's method finds
+from there (:func:`symgen.equilibrium`; the ``equilibrium`` command prints it: coordinates, λ,
+residuals, stability).  The linearization and modes are :mod:`symgen.linear`'s.
 ``--animate K`` draws mode K oscillating about the state (:mod:`symgen.animation`), each frame's
 x* + a·sin(2πs)·shape projected back onto the constraints q = 0.
 """
@@ -16,11 +20,11 @@ import io
 import math
 from pathlib import Path
 
-from .terminal import (EXIT_OK, UsageError, _check_output_file, _need_matplotlib, _one_line,
+from .terminal import (EXIT_FAILED, EXIT_OK, UsageError, _check_output_file, _need_matplotlib, _one_line,
                        _result_path,
                        add_assembly_options, parse_params)
 
-__all__ = ["add_parser", "cmd_modes"]
+__all__ = ["add_parser", "cmd_modes", "cmd_equilibrium"]
 
 #: Coordinates (or outputs) named per mode in the table.
 SHOWN = 3
@@ -77,6 +81,13 @@ def cmd_modes(args, load, kernels_for) -> int:
     mdl, numeric = load(args.model, parse_params(args.param))
     kw, where = _state(args, mdl, numeric)
     kernels = kernels_for(mdl, args.backend, {})
+    if args.at_equilibrium:
+        if "source" in kw:
+            raise UsageError("--at-equilibrium and --from exclude each other")
+        eq = _equilibrium(kernels, kw.get("x"), 0.0, numeric)
+        kw = {"x": eq.x, "xd": [0.0] * len(eq.x)}
+        where = (f"the equilibrium found from {where} ({eq.iterations} Newton step"
+                 f"{'s' if eq.iterations != 1 else ''})")
     if "source" in kw:
         ls = linearize(kw.pop("source"), model=kernels, params=numeric or None, **kw)
     else:
@@ -90,6 +101,53 @@ def cmd_modes(args, load, kernels_for) -> int:
         print(f"  table           {args.out}")
     if args.animate is not None:
         _animate_mode(args, mdl, kernels, ls, md)
+    return EXIT_OK
+
+
+def _equilibrium(kernels, x0, t, numeric):
+    """:func:`symgen.equilibrium` from ``x0`` (None: the model's x0) with the command's parameters."""
+    from ..statics import equilibrium
+    return equilibrium(kernels, x0=x0, t=t, params=numeric or None)
+
+
+def cmd_equilibrium(args, load, kernels_for) -> int:
+    """The ``equilibrium`` command: the state at rest from the model's start (``--set`` held while
+    assembling it), its coordinates, λ, residuals and stability; exit 3 when Newton's method does
+    not converge."""
+    import math as _math
+    from ..statics import EquilibriumError
+
+    if not _math.isfinite(args.t):
+        raise UsageError(f"--t must be a finite time, got {args.t}")
+    mdl, numeric = load(args.model, parse_params(args.param))
+    kw, where = _state(args, mdl, numeric)
+    kernels = kernels_for(mdl, args.backend, {})
+    try:
+        eq = _equilibrium(kernels, kw.get("x"), args.t, numeric)
+    except EquilibriumError as exc:
+        import sys
+        print(f"error: {mdl.name}: {_one_line(exc, 400)}", file=sys.stderr)
+        return EXIT_FAILED
+    width = max([len(c) for c in eq.coord_names] + [len(c) for c in eq.constraint_names] + [8])
+    lines = [f"{mdl.name}: equilibrium at t = {eq.t:g} s, found from {where.split(' (t =')[0]} "
+             f"in {eq.iterations} Newton step{'s' if eq.iterations != 1 else ''}",
+             "  coordinates"]
+    lines += [f"    {c:<{width}}  {v:.12g}" for c, v in zip(eq.coord_names, eq.x)]
+    if len(eq.lam):
+        lines.append("  λ (the constraint forces Hᵀλ balance f)")
+        names = eq.constraint_names or tuple(f"row {i}" for i in range(len(eq.lam)))
+        lines += [f"    {c:<{width}}  {v:.12g}" for c, v in zip(names, eq.lam)]
+    lines.append(f"  residuals       max |f + Hᵀλ| = {eq.force_residual:.3g}, max |q| = "
+                 f"{eq.constraint_residual:.3g}")
+    md = eq.modes
+    if len(md):
+        lines.append("  modes           ω = " + ", ".join(f"{w:.7g}" for w in md.omega[:6])
+                     + (" …" if len(md) > 6 else "") + " rad/s"
+                     + ("" if all(_math.isfinite(float(w)) for w in md.omega2.real) and
+                        min(md.omega2.real) >= 0 else " (ω² < 0 counted by modulus)"))
+    lines.append(f"  stability       {eq.verdict}")
+    for line in lines:
+        print(line)
     return EXIT_OK
 
 
@@ -216,6 +274,8 @@ def add_parser(sub, model_help: str, param_help: str, load, kernels_for) -> None
                    help="take the state from a result file (.npz or .csv of simulate --out)")
     s.add_argument("--at", type=float, metavar="T", help="with --from: the time of the state "
                    "(the recorded row nearest to T)")
+    s.add_argument("--at-equilibrium", action="store_true", help="at the state at rest found "
+                   "from the initial (or --set assembled) state, as `symgen equilibrium`")
     s.add_argument("--out", metavar="FILE.csv", help="also write the table with the mode shapes")
     s.add_argument("--animate", type=int, metavar="K", help="draw mode K (1 = the slowest) "
                    "oscillating about the state into -o FILE.gif or .mp4")
@@ -225,3 +285,15 @@ def add_parser(sub, model_help: str, param_help: str, load, kernels_for) -> None
     s.add_argument("--backend", choices=("c", "lambdify"), default="c",
                    help="kernels: compiled C (default) or sympy.lambdify (slow, no compiler)")
     s.set_defaults(func=functools.partial(cmd_modes, load=load, kernels_for=kernels_for))
+
+    s = sub.add_parser("equilibrium", help="the state at rest (ẋ = ẍ = 0, constraints held) "
+                       "nearest the initial state, its λ and stability")
+    s.add_argument("model", metavar="MODEL", help=model_help)
+    s.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
+    add_assembly_options(s, "start of the search", "bar1.theta=0.5")
+    s.add_argument("--t", type=float, default=0.0, metavar="T",
+                   help="the time (of rheonomic constraints and forces of t; default 0)")
+    s.add_argument("--backend", choices=("c", "lambdify"), default="c",
+                   help="kernels: compiled C (default) or sympy.lambdify (slow, no compiler)")
+    s.set_defaults(func=functools.partial(cmd_equilibrium, load=load, kernels_for=kernels_for),
+                   source=None, at=None)

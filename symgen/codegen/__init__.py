@@ -5,8 +5,8 @@
 * :mod:`.render` — the templates filled in: :func:`generate` → :class:`GeneratedSource`.
 """
 from .render import (RUNTIME_FILES, GeneratedSource, generate, generator_fingerprint,
-                     runtime_files, template_dir)
+                     runtime_files, runtime_sources, template_dir)
 from .table import kernel_terms
 
 __all__ = ["generate", "GeneratedSource", "template_dir", "generator_fingerprint", "kernel_terms",
-           "RUNTIME_FILES", "runtime_files"]
+           "RUNTIME_FILES", "runtime_files", "runtime_sources"]

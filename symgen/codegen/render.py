@@ -24,11 +24,12 @@ from .. import derived as _derived_module
 from .. import settings as _settings_module
 from ..derived import Derived, derive, sparsity
 from ..model import Model, c_name
+from .. import runtime_constants as rc
 from .printer import Printer, print_kernel, slot_map
 from .table import kernel_terms
 
 __all__ = ["generate", "GeneratedSource", "template_dir", "generator_fingerprint", "RUNTIME_FILES",
-           "runtime_files", "c_settings", "template_environment"]
+           "runtime_files", "runtime_sources", "c_settings", "template_environment"]
 
 #: The model-independent C runtime of the steppers (templates/runtime/), copied verbatim next to
 #: every model's generated C.  symgen_runtime.c is a unity build: it includes the sg_*.c.inc parts
@@ -38,10 +39,13 @@ RUNTIME_PARTS = ("sg_internal.h", "sg_dense.c.inc", "sg_linearization.c.inc",
                  "sg_convergence.c.inc", "sg_chart.c.inc", "sg_nullspace.c.inc", "sg_index3.c.inc",
                  "sg_start.c.inc", "sg_interp.c.inc", "sg_run.c.inc", "sg_control.c.inc",
                  "sg_state.c.inc", "sg_alloc.c.inc")
+#: The runtime's file rendered from a table, not copied: the codes and constants it shares with the
+#: Python steppers (``sg_constants.h`` from :mod:`symgen.runtime_constants`; issue 37.1).
+RUNTIME_RENDERED = ("sg_constants.h",)
 RUNTIME_FILES = ("symgen_runtime.h", "symgen_runtime.c", "symgen_sparse.h", "symgen_sparse.c",
-                 *RUNTIME_PARTS)
-#: main.c's FACTORIZATION → the runtime's sg_options.factorization constant
-_FACTORIZATION_C = {"qr": "SG_DENSE_QR", "sparse": "SG_SPARSE"}
+                 *RUNTIME_PARTS, *RUNTIME_RENDERED)
+#: main.c's FACTORIZATION, CHART, METRIC → the runtime's constants (the one table's names)
+_FACTORIZATION_C, _CHART_C, _METRIC_C = rc.C_FACTORIZATIONS, rc.C_CHARTS, rc.C_METRICS
 
 
 def template_dir() -> Path:
@@ -57,8 +61,44 @@ def template_dir() -> Path:
 
 
 def runtime_files() -> list[Path]:
-    """Paths of the C runtime's files (``templates/runtime/``), in :data:`RUNTIME_FILES` order."""
-    return [template_dir() / "runtime" / name for name in RUNTIME_FILES]
+    """Paths of the C runtime's templates (``templates/runtime/``): the files copied verbatim, in
+    :data:`RUNTIME_FILES` order, then the Jinja template of each rendered one (``.j2``)."""
+    return [template_dir() / "runtime" / (name if name not in RUNTIME_RENDERED else name + ".j2")
+            for name in RUNTIME_FILES]
+
+
+def runtime_sources() -> dict[str, str]:
+    """The C runtime's files by name, in :data:`RUNTIME_FILES` order: ``templates/runtime/``
+    copied, ``sg_constants.h`` rendered from :mod:`symgen.runtime_constants`."""
+    out = {name: (template_dir() / "runtime" / name).read_text()
+           for name in RUNTIME_FILES if name not in RUNTIME_RENDERED}
+    out["sg_constants.h"] = _constants_header()
+    return out
+
+
+def _constants_header() -> str:
+    """``sg_constants.h``: every entry of :mod:`symgen.runtime_constants` (its comments wrapped)."""
+    import textwrap
+
+    width = 100                                   # the runtime's line length
+
+    def entries(rows, fmt, indent):
+        codes = [fmt(name, value, i == len(rows) - 1) for i, (name, value, _) in enumerate(rows)]
+        return [{"code": code, "doc": textwrap.wrap(doc, width - indent - 3,
+                                                    break_on_hyphens=False)}
+                for code, (_, _, doc) in zip(codes, rows)]
+
+    def enum_code(name, value, last):
+        return f"{name} = {int(value)}{'' if last else ','}"
+
+    code_width = 1 + max(len(enum_code(n, v, False)) for _, g in rc.ENUMS for n, v, _ in g)
+    double_width = 1 + max(len(f"{n} = {float(v)!r};") for n, v, _ in rc.DOUBLES)
+    enums = [{"lines": textwrap.wrap(comment, width - 6),
+              "entries": entries(group, enum_code, 4 + code_width + 3)}
+             for comment, group in rc.ENUMS]
+    doubles = entries(rc.DOUBLES, lambda n, v, last: f"{n} = {float(v)!r};", 20 + double_width + 3)
+    return template_environment().get_template("runtime/sg_constants.h.j2").render(
+        enums=enums, doubles=doubles, code_width=code_width, double_width=double_width)
 
 
 def _c_string(value: str) -> str:
@@ -90,9 +130,12 @@ def generator_fingerprint() -> str:
         h.update(path.read_bytes())
     h.update(Path(_derived_module.__file__).read_bytes())      # derive shapes every expression
     h.update(Path(_settings_module.__file__).read_bytes())     # main.c's defaults (factorization)
-    for path in sorted(template_dir().glob("*.j2")) + runtime_files():
+    for path in sorted(template_dir().glob("*.j2")):
         h.update(path.name.encode())
         h.update(path.read_bytes())
+    for name, text in runtime_sources().items():
+        h.update(name.encode())
+        h.update(text.encode())
     h.update(sp.__version__.encode())
     return h.hexdigest()
 
@@ -155,10 +198,6 @@ def _start_literal(values) -> str:
     return ", ".join(repr(0.0 if abs(v) <= START_ZERO * scale else v) for v in vals)
 
 
-_CHART_C = {"end": "SG_CHART_END", "symmetric": "SG_CHART_SYMMETRIC"}
-_METRIC_C = {"euclidean": "SG_METRIC_EUCLIDEAN", "mass": "SG_METRIC_MASS"}
-
-
 def c_settings(model: Model, nnz_H: int, **chosen) -> dict:
     """The recommended settings of ``model`` as C literals for main.c and the FMU's
     ``fmu_model.h`` (simulate's defaults; the compiled stepper's methods only, nullspace with its
@@ -168,18 +207,21 @@ def c_settings(model: Model, nnz_H: int, **chosen) -> dict:
     model or ``chosen`` names them); ``named_metric_<chart>``: the metric when main.c's caller
     names that CHART.  FACTORIZATION "auto" is, per chart, what simulate's is for this model
     (``compiled_factorization``; "svd", which the C runtime does not have, becomes QR); H has
-    ``nnz_H`` symbolic non-zeros."""
+    ``nnz_H`` symbolic non-zeros.  ``fallbacks``: one line for each of the model's settings the C
+    does not take (issue 37.7; the README names them, export_fmu warns)."""
     from ..settings import (NEWTON_TOL_AUTO_MAX, NEWTON_TOL_MIN, NEWTON_TOL_RTOL,
                             SimulationSettings, compiled_factorization, newton_tol)
 
-    default = SimulationSettings()
+    default, fallbacks = SimulationSettings(), []
     try:
         base = SimulationSettings.merged(model.settings).given()
-    except (TypeError, ValueError):
+    except (TypeError, ValueError) as exc:
         base = {}
+        fallbacks.append(f"the model's settings do not validate ({exc}): symgen's defaults")
     st = SimulationSettings.merged(base, **chosen)
     method = st.method if st.method in ("nullspace", "index3") else default.method
     if method != st.method:                 # the chart and metric of the null-space step it takes
+        fallbacks.append(f"method {st.method!r} has no compiled stepper: the {method} method")
         st = SimulationSettings.merged(base, **chosen, method=method)
     chart = st.chart if method == "nullspace" else "end"
     metric = st.metric if method == "nullspace" else "euclidean"
@@ -187,6 +229,8 @@ def c_settings(model: Model, nnz_H: int, **chosen) -> dict:
              else "euclidean" for c in ("end", "symmetric")}
     sch = st.parsed_scheme()
     if method == "nullspace" and sch.is_hht:
+        fallbacks.append(f"scheme {st.scheme!r} (HHT-α) is the index-3 method's: the null-space "
+                         f"step takes {default.scheme!r}")
         sch = default.parsed_scheme()
 
     def lit(v) -> str:
@@ -202,7 +246,7 @@ def c_settings(model: Model, nnz_H: int, **chosen) -> dict:
         fac = compiled_factorization(shape, method, st.factorization, c)
         auto[c] = fac if fac == "sparse" else "qr"
     return {
-        "method": method, "method_code": "SG_NULLSPACE" if method == "nullspace" else "SG_INDEX3",
+        "method": method, "method_code": rc.C_METHODS[method],
         "gamma": lit(sch.gamma), "beta": lit(sch.beta), "hht_alpha": lit(sch.alpha),
         # (under auto o.h is only the stepper's first h, which the error control replaces)
         "dt": lit(st.dt if st.dt is not None and not st.auto else 1e-3),
@@ -223,6 +267,7 @@ def c_settings(model: Model, nnz_H: int, **chosen) -> dict:
         "auto_end": auto["end"], "auto_symmetric": auto["symmetric"],
         "auto_end_code": _FACTORIZATION_C[auto["end"]],
         "auto_symmetric_code": _FACTORIZATION_C[auto["symmetric"]],
+        "fallbacks": fallbacks,
     }
 
 
@@ -293,8 +338,7 @@ def generate(model_or_derived: Model | Derived, outdir=None) -> GeneratedSource:
         f"{prefix}.c": env.get_template("source.c.j2").render(ctx),
         "README.md": env.get_template("README.md.j2").render(main),
     }
-    for path in runtime_files():
-        files[path.name] = path.read_text()
+    files.update(runtime_sources())
     files["main.c"] = env.get_template("main.c.j2").render(main)
     src = GeneratedSource(name=prefix, model_hash=model.hash, files=files, cdef=declarations)
     if outdir is not None:

@@ -13,12 +13,17 @@ Planar (``symgen.mechanics.planar``), coordinates ``<body>.x``, ``<body>.y``, ``
 
 Joints: ``revolute``, ``driven_revolute``, ``prismatic``, ``driven_prismatic``, ``weld``,
 ``distance``.  Forces: ``gravity``, ``force`` (any expression of t, x, ẋ, parameters), ``torque``,
-``spring`` (translational spring-damper with free length), ``torsional_spring``.
+``spring`` (translational spring-damper with free length), ``torsional_spring``.  Actuators on a
+revolute or prismatic joint: ``servo`` (a clipped PD toward a reference), ``motor`` (a clipped
+effort).  Each revolute and prismatic joint's coordinate and its rate are outputs
+(``<joint>.angle``, ``<joint>.angle_dot``, ``<joint>.displacement`` …; ``planar_actuators``).
 
 Spatial (``symgen.mechanics.spatial``), natural coordinates ``<point>.x|y|z`` and
 ``<vector>.x|y|z``: ``point``, ``vector``, ``ground_point``, ``ground_vector``, ``body`` (made of
 points and unit vectors; shared names are joints), ``spherical``, ``revolute``, ``gravity``,
-``force``, ``spring``, ``output_point``.
+``force``, ``spring``, ``output_point``; ``prismatic``, ``cylindrical``, ``planar``, ``universal``,
+drives; ``servo`` and ``motor`` on revolute and prismatic joints, whose coordinates are outputs as in
+the planar builder (a revolute's rotation from the start, wrapped: ``spatial_coordinates``).
 
 A body may be placed by a rough ``guess=(x, y, θ)`` instead of an exact ``x0``; ``model(fix={...},
 xd_fix={...})`` then assembles the start (:func:`symgen.assemble`) with those coordinates or

@@ -47,6 +47,7 @@ from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownEle
                       Deferred, DeferredRow, assembled_start, check_initial_state,
                       check_mass_properties, check_reduced_mass, claim_name, numeric,
                       numeric_matrix, power_outputs, row_names, builder_units, POINT_UNITS)
+from .planar_actuators import JointActuators, time_rate
 from .planar_body import Body, _perp, _vec2, dot, sub
 from .planar_drawing import PlanarDrawing
 
@@ -60,7 +61,7 @@ def _has_input(expr) -> bool:
     return any(isinstance(s, Input) for s in sp.sympify(expr).free_symbols)
 
 
-class PlanarSystem:
+class PlanarSystem(JointActuators):
     """A planar mechanism under construction; :meth:`model` turns it into a :class:`symgen.Model`.
 
     Bodies and points are referred to by object or name; a point is a name (declared on the body,
@@ -88,6 +89,8 @@ class PlanarSystem:
         self._names: set[str] = set()
         self._inputs: dict[str, sp.Symbol] = {}
         self._drawn = PlanarDrawing()                     # attachments, for Model.drawing
+        self._joint_coords: dict[str, tuple] = {}         # joint → (kind, s, ṡ): planar_actuators
+        self._actuators: list[tuple] = []                 # (name, kind, s, effort)
 
     # -- elements --------------------------------------------------------------------------------
     def input(self, name: str) -> sp.Symbol:
@@ -178,6 +181,7 @@ class PlanarSystem:
         if drive is not None:
             rows.append(("drive", b.theta - a.theta - sp.sympify(drive)))
         self._joints.append((name, rows))
+        self._joint_coordinate(name, "revolute", a, b, b.theta - a.theta)
         return name
 
     def driven_revolute(self, body_a, point_a, body_b, point_b, angle, *, name=None):
@@ -204,6 +208,7 @@ class PlanarSystem:
         if drive is not None:
             rows.append(("drive", dot(e, d) - sp.sympify(drive)))
         self._joints.append((name, rows))
+        self._joint_coordinate(name, "prismatic", a, b, dot(e, d))
         return name
 
     def driven_prismatic(self, body_a, point_a, body_b, point_b, displacement, axis=(1, 0), *,
@@ -310,7 +315,9 @@ class PlanarSystem:
 
     def torsional_spring(self, body_a, body_b, k, c=0, angle=0, *, name: str | None = None):
         """A torsional spring-damper on the relative angle φ = θ_b − θ_a (ground: θ = 0):
-        torque −k(φ − angle) − c φ̇ on body b and the opposite on body a."""
+        torque −k(φ − angle) − c(φ̇ − anglė) on body b and the opposite on body a.  An angle
+        that moves (a function of t) is a PD toward it: the damper follows its rate ∂angle/∂t
+        (inputs held); the work the moving angle does on the spring is in ``power:<name>``."""
         a, b = self._body(body_a, "torsional spring"), self._body(body_b, "torsional spring")
         name = self._name(name, f"torsional_spring({a.name},{b.name})")
         k, c, phi0 = sp.sympify(k), sp.sympify(c), sp.sympify(angle)
@@ -318,13 +325,18 @@ class PlanarSystem:
             self._params.note(value, unit)
         phi = b.theta - a.theta
         phi_dot = b.theta_dot - a.theta_dot
-        T = -k * (phi - phi0) - c * phi_dot
+        phi0_dot = time_rate(phi0, (), ())                  # the reference's rate, inputs held
+        T = -k * (phi - phi0) - c * (phi_dot - phi0_dot)
         self._torques.append((name, b, T))
         self._torques.append((name, a, -T))
-        if c != 0:
-            self._powers[name] = [-c * phi_dot ** 2]
+        power = [-c * (phi_dot - phi0_dot) * phi_dot] if c != 0 else []
         if k != 0 and not _has_input(k * phi0):
             self._potentials.append((name, k * (phi - phi0) ** 2 / 2))
+            power.append(-k * (phi - phi0) * phi0_dot)      # ∂V/∂t: the moving angle's work
+        elif k != 0:
+            power.append(-k * (phi - phi0) * phi_dot)       # not in V (an input): its power
+        if any(p != 0 for p in power):
+            self._powers[name] = [p for p in power if p != 0]
         return name
 
     # outputs --------------------------------------------------------------------------------
@@ -370,7 +382,8 @@ class PlanarSystem:
               *, x0: Sequence[float] | None = None, xd0: Sequence[float] | None = None,
               name: str | None = None, description: str = "", check: bool = True,
               max_violation: float = 1e-3, fix: Mapping | None = None,
-              xd_fix: Mapping | None = None, units: Mapping | None = None) -> Model:
+              xd_fix: Mapping | None = None, units: Mapping | None = None,
+              joint_outputs: bool = True) -> Model:
         """The :class:`symgen.Model` of this mechanism.
 
         params: overrides of parameter defaults.  outputs: further outputs, a mapping name → expr
@@ -381,6 +394,8 @@ class PlanarSystem:
         value), or a body placed by a ``guess``: the initial state is assembled
         (:func:`symgen.assemble`) from the bodies' placements with those values held.  units:
         name → unit over the builder's (SI: m, rad, kg, N, W …; ``symgen.units``).
+        joint_outputs: each revolute and prismatic joint's coordinate and rate as outputs
+        (``<joint>.angle``, ``<joint>.angle_dot`` …; :mod:`.planar_actuators`).
         """
         if not self.bodies:
             raise MechanismError(f"{self.name}: a mechanism needs at least one body")
@@ -410,6 +425,7 @@ class PlanarSystem:
         guessed = [b for b in bodies if not b.exact] if x0_given is None else []
         q, labels = self._constraint_rows(pvals, subs0, guessed)
         outs, out_units = self._all_outputs(outputs)
+        self._joint_outputs(outs, out_units, joint_outputs)
         outs = power_outputs(self.name, self._powers, outs)
 
         # assembly and checks -----------------------------------------------------------------
@@ -472,6 +488,7 @@ class PlanarSystem:
         for _, b, T in self._torques:
             if not b.is_ground:
                 f[index[b.theta]] += T
+        self._actuator_forces(f, index)
         for _, pot in self._potentials:
             V.append(pot)
             has_V = True

@@ -56,13 +56,14 @@ from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownEle
                       POINT_UNITS)
 from .spatial_assembly import NeglectedInertiaWarning, SpatialAssembly
 from .spatial_body import SpatialBody, _Element, _inertia3, _ref, _vec3
+from .spatial_coordinates import SpatialActuators, add_joint_outputs
 from .spatial_joints import GROUND, element_symbols, joint_rows
 
 __all__ = ["SpatialSystem", "SpatialBody", "NeglectedInertiaWarning"]
 
 
 
-class SpatialSystem:
+class SpatialSystem(SpatialActuators):
     """A spatial mechanism in natural coordinates; :meth:`model` gives the :class:`symgen.Model`.
 
     Positions, directions, centres of mass, inertia tensors and markers are given in global
@@ -83,6 +84,8 @@ class SpatialSystem:
         self.bodies: dict[str, SpatialBody] = {}
         self._joints: list[tuple[str, list[str], list[str]]] = []
         self._rows: list[tuple[str, str, tuple]] = []   # prismatic, universal, custom rows
+        self._coord_joints: list[tuple[str, str, tuple]] = []   # joints with a coordinate output
+        self._actuators: list[tuple] = []       # (name, joint, kind, law): spatial_coordinates
         self._forces: list = []           # (name, body, marker/local r0, F 3-vector)
         self._springs: list = []
         self._gravity: sp.Matrix | None = None
@@ -258,6 +261,7 @@ class SpatialSystem:
         a = self._side(body_a, point_a, name, vector_a)
         b = self._side(body_b, point_b, name, vector_b)
         self._joints.append((name, [point_a, point_b], [vector_a, vector_b]))
+        self._coord_joints.append(("revolute", name, (a, point_a, vector_a, b)))
         if drive is not None:
             self._rows.append(("revolute", name, (a, vector_a, self._driven(b, name),
                                                   sp.sympify(drive))))
@@ -296,6 +300,7 @@ class SpatialSystem:
         b = self._side(body_b, point_b, name)
         drive = None if drive is None else sp.sympify(drive)
         self._rows.append(("prismatic", name, (a, point_a, b, point_b, axis, drive)))
+        self._coord_joints.append(("prismatic", name, (a, point_a, b, point_b, axis)))
         return name
 
     def cylindrical(self, body_a, point_a, body_b, point_b, axis, *, drive_angle=None,
@@ -309,6 +314,7 @@ class SpatialSystem:
         b = self._side(body_b, point_b, name)
         drives = [None if d is None else sp.sympify(d) for d in (drive_angle, drive_slide)]
         self._rows.append(("cylindrical", name, (a, point_a, b, point_b, axis, *drives)))
+        self._coord_joints.append(("cylindrical", name, (a, point_a, b, point_b, axis)))
         return name
 
     def planar(self, body_a, point_a, body_b, point_b, normal, *, name: str | None = None):
@@ -427,8 +433,10 @@ class SpatialSystem:
     def model(self, params: Mapping | None = None, outputs=None, settings: Mapping | None = None,
               *, x0=None, xd0=None, name: str | None = None, description: str = "",
               check: bool = True, max_violation: float = 1e-3, fix: Mapping | None = None,
-              xd_fix: Mapping | None = None, units: Mapping | None = None) -> Model:
-        """The :class:`symgen.Model`; arguments as for :meth:`PlanarSystem.model`.
+              xd_fix: Mapping | None = None, units: Mapping | None = None,
+              joint_outputs: bool = True) -> Model:
+        """The :class:`symgen.Model`; arguments as for :meth:`PlanarSystem.model` (joint_outputs:
+        :mod:`.spatial_coordinates`).
 
         The positions given to :meth:`point` and :meth:`vector` define the bodies' geometry, so
         they are needed; ``fix``/``xd_fix`` (coordinate or output name → value) move the start
@@ -472,7 +480,10 @@ class SpatialSystem:
             asm.body(b)
         joint_rows(asm, self._rows)
         asm.forces_and_springs()
-        outs = power_outputs(self.name, asm.powers, asm.outputs(outputs))
+        outs = asm.outputs(outputs)
+        joint_units = add_joint_outputs(self.name, asm, self._coord_joints, outs, joint_outputs,
+                                        self._actuators)
+        outs = power_outputs(self.name, asm.powers, outs)
         M, f, q, labels, V, has_V = (asm.mass_matrix(), asm.f, asm.q, asm.labels, asm.V,
                                       asm.has_V)
 
@@ -489,7 +500,8 @@ class SpatialSystem:
                      velocities=vels, description=description, drawing=asm.drawing(),
                      constraint_names=row_names(labels), units=builder_units(
                          {c.name: "m" if el.kind == "point" else "1" for el in moving
-                          for c in el.syms}, outs, self._point_units(outputs), self._params, units),
+                          for c in el.syms}, outs, {**self._point_units(outputs), **joint_units},
+                         self._params, units),
                      inputs=list(self._inputs.values()))
 
     def _point_units(self, outputs) -> dict:

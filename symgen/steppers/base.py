@@ -42,11 +42,12 @@ import math
 
 import numpy as np
 
+from ..runtime_constants import TIMES_KEPT
 from ..settings import NEWTON_TOL_FIXED, SimulationSettings
 from .schemes import Scheme
 
 __all__ = ["norm2", "StepFailure", "Stepper", "DEFAULT_TOL", "DEFAULT_CONSTRAINT_TOL", "DEFAULT_MAX_ITER",
-           "EPS", "FLOOR_TIMES_KEPT"]
+           "EPS", "FLOOR_TIMES_KEPT", "NUMERICAL_ERRORS"]
 
 # the defaults are SimulationSettings' (symgen/settings.py), named here for the steppers' signatures
 DEFAULT_TOL = NEWTON_TOL_FIXED          # a fixed step's (settings.newton_tol)
@@ -55,7 +56,7 @@ DEFAULT_MAX_ITER = SimulationSettings.max_iter
 #: Machine epsilon of the float64 arithmetic the steppers run in.
 EPS = float(np.finfo(float).eps)
 #: How many times of steps accepted at the round-off floor a stepper keeps (the count is exact).
-FLOOR_TIMES_KEPT = 100
+FLOOR_TIMES_KEPT = TIMES_KEPT
 
 
 def norm2(v) -> float:
@@ -79,6 +80,15 @@ class StepFailure(RuntimeError):
         self.iteration = iteration
         self.nonfinite = nonfinite
         self.crossable = crossable  # a fixed step whose sub-steps failed too (nullspace.py _cross)
+
+
+#: What a step raises for a numerical failure, which the run loops take as data (the run "failed"
+#: or "diverged", the fixed step's sub-steps and the error control's smaller tries): StepFailure
+#: (the steppers' own), LAPACK's LinAlgError (a singular or non-finite factorization), and the
+#: floating-point errors of Python's and numpy's arithmetic on a diverging state (OverflowError:
+#: ``x ** 2`` past the largest double; FloatingPointError where numpy is set to raise).  Anything
+#: else, a ZeroDivisionError, TypeError or IndexError, is a bug and propagates (issue 37.3).
+NUMERICAL_ERRORS = (StepFailure, np.linalg.LinAlgError, OverflowError, FloatingPointError)
 
 
 class Stepper:
@@ -138,6 +148,10 @@ class Stepper:
 
     def start(self, t: float, x, xd, xdd, lam) -> None:
         """Called once with the (consistent) initial state before the first step."""
+
+    def restart(self, t: float, x, xd, xdd, lam) -> None:
+        """The inputs jumped at t (a sampled controller): what the step carries over from the
+        last one is restarted at (x, ẋ, ẍ⁺, λ⁺), as the C runtime's sample_at does."""
 
     def checkpoint(self):
         """What a step changes besides the new state and counters (the error control restores

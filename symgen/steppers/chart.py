@@ -28,17 +28,16 @@ import math
 import numpy as np
 from scipy.linalg.lapack import dgeqp3, dgesdd, dgesvd, dormqr
 
+from ..runtime_constants import T_SINGULAR
 from ..settings import CHARTS
 from .base import StepFailure
 from .linalg import solve_small
 
 __all__ = ["CHARTS", "SymmetricChart", "solve_chart_step", "null_basis"]
 
-#: T = N_sᵀN_H with a singular value below this is treated as singular (the tangent spaces at
-#: t + h and mid-step nearly orthogonal: a rotation of about π per step).  Never seen: T is
-#: orthogonal up to O(h²).
-T_SINGULAR = 1e-6
-
+# T_SINGULAR (symgen.runtime_constants, the C runtime's too): T = N_sᵀN_H with a singular value
+# below it is treated as singular (the tangent spaces at t + h and mid-step nearly orthogonal: a
+# rotation of about π per step).  Never seen: T is orthogonal up to O(h²).
 
 def null_basis(A: np.ndarray, k: int, factorization: str) -> np.ndarray:
     """An orthonormal basis (n × k) of the k-dimensional numerical right null space of A (m × n):

@@ -32,11 +32,14 @@ import time
 
 import numpy as np
 
+from ..runtime_constants import (C_CHARTS, C_FACTORIZATIONS, C_METHODS, C_METRICS, CHART_CODES,
+                                 METHOD_CODES, METRIC_CODES)
 from ..signals import held_signals
 # "auto"'s rule is the settings' (the generated main.c reads it too); re-exported here
 from ..settings import SPARSE_FROM_N, SPARSE_MAX_DENSITY, compiled_factorization
 from .base import FLOOR_TIMES_KEPT, Stepper
 from .compiled_rows import DenseOutput
+from .compiled_sampler import sample_failure, sampler_off, sampler_on
 from .control import dense_row_reason
 
 __all__ = ["CompiledStepper", "unsupported", "compiled_factorization", "COMPILED_METHODS",
@@ -44,13 +47,9 @@ __all__ = ["CompiledStepper", "unsupported", "compiled_factorization", "COMPILED
 
 log = logging.getLogger(__name__)
 
-#: method name → the runtime's method code
-COMPILED_METHODS = {"nullspace": 0, "index3": 1}
-#: chart name → the runtime's chart code (SG_CHART_*)
-COMPILED_CHARTS = {"end": 0, "symmetric": 1}
-#: metric name → the runtime's metric code (SG_METRIC_*)
-COMPILED_METRICS = {"euclidean": 0, "mass": 1}
-_SG_OK, _SG_FAILED, _SG_DIVERGED = 0, 1, 2
+#: method, chart, metric name → the runtime's code (SG_NULLSPACE, SG_CHART_*, SG_METRIC_*: the one
+#: table, symgen.runtime_constants)
+COMPILED_METHODS, COMPILED_CHARTS, COMPILED_METRICS = METHOD_CODES, CHART_CODES, METRIC_CODES
 #: wall time one chunk of C steps aims at (progress and Ctrl-C are handled between chunks), and
 #: the most steps a chunk takes (the rows of the scratch buffer)
 CHUNK_SECONDS = 0.05
@@ -59,8 +58,6 @@ CHUNK_MAX = 2048
 #: run of a small model in one call (each chunk costs ~40 µs of Python around it, ~10 % of a
 #: 1000-step run of the stiff pendulum in 8, 32, 128, … step chunks), a few steps of a large one
 FIRST_CHUNK_WORK = 2048
-#: sg_options.factorization codes
-_FACTORIZATION_CODES = {"qr": 0, "sparse": 1}
 
 
 def unsupported(kernels, method: str, scheme, factorization: str,
@@ -110,15 +107,18 @@ class CompiledStepper:
         # kernels built with the runtime (build's default) carry it; others get a second module
         rt = kernels if hasattr(kernels.lib, "sg_stepper_new") else build(kernels.model, runtime=True)
         self.ffi, self.lib = rt.ffi, rt.lib
-        opts = self.ffi.new("sg_options *", self.lib.sg_options_default(COMPILED_METHODS[method]))
+
+        def code(c_names: dict, name: str) -> int:         # the compiled runtime's lib.SG_*
+            return getattr(self.lib, c_names[name])
+        opts = self.ffi.new("sg_options *", self.lib.sg_options_default(code(C_METHODS, method)))
         opts.gamma, opts.beta, opts.alpha = scheme.gamma, scheme.beta, scheme.alpha
         opts.h, opts.tol, opts.constraint_tol = self.h, self.tol, self.constraint_tol
         opts.max_iter, opts.rank_tol = self.max_iter, float(rank_tol)
         opts.estimate, opts.divergence_bound = int(self.estimate), float(divergence_bound)
         # convergence: the default, base.py's rule (the round-off floor, issue 8)
-        opts.chart = COMPILED_CHARTS[self.chart or "end"]
-        opts.factorization = _FACTORIZATION_CODES[self.factorization]
-        opts.metric = COMPILED_METRICS[self.metric]
+        opts.chart = code(C_CHARTS, self.chart or "end")
+        opts.factorization = code(C_FACTORIZATIONS, self.factorization)
+        opts.metric = code(C_METRICS, self.metric)
         ptr = self.lib.sg_stepper_new(self.lib.sg_module_model(), opts)
         if ptr == self.ffi.NULL:
             why = self.lib.sg_options_check(self.lib.sg_module_model(), opts)
@@ -128,6 +128,10 @@ class CompiledStepper:
         self._s = self.ffi.gc(ptr, self.lib.sg_stepper_free)
         #: the run's InputValues (simulate sets it): time-varying inputs step one step a chunk
         self.inputs = None
+        #: a sampled controller (simulate sets it): (SampledController, t0, steps per period; 0
+        #: under dt="auto"), called from the C loop at every sample (sg_set_sampler)
+        self.controller = None
+        self._sampler = None
         self._fail = self.ffi.new("sg_failure *")
         self._last = self.ffi.new("long *")
         self.floor = (math.nan, math.nan, math.nan)
@@ -179,17 +183,25 @@ class CompiledStepper:
         self.lib.sg_start(self._s, p, float(t), *(self._ptr(np.ascontiguousarray(v, dtype=float))
                                                   for v in (x, xd, xdd, lam)))
 
+    # a controller sampled and held, called from the C loop (compiled_sampler.py)
+    sampler_on, sampler_off, sample_failure = sampler_on, sampler_off, sample_failure
+
     def _reason(self, fail, t0: float, dt: float) -> tuple[str, str]:
-        """(status, reason) worded as the Python steppers and simulate's loop word them."""
-        if fail.kind == 15:                     # SG_FAIL_DENSE_ROW (steploop.dense_rows)
+        """(status, reason) worded as the Python steppers and simulate's loop word them (a run
+        the sampled controller stopped: its exception raised)."""
+        lib = self.lib
+        if fail.kind == lib.SG_FAIL_SAMPLE:
+            self.sample_failure(fail)
+        if fail.kind == lib.SG_FAIL_DENSE_ROW:              # (steploop.dense_rows)
             return "failed", dense_row_reason(fail.t)
         step = int(fail.step)
         prefix = f"step {step} (t = {t0 + step * dt:.9g}): "
-        if fail.kind == 14:                     # (dt="auto"'s is auto_failure's)
+        if fail.kind == lib.SG_FAIL_NO_STEP:                # (dt="auto"'s is auto_failure's)
             diverged, msg = self._substeps_failed(fail)
         else:
             diverged, msg = self._words(fail)
-            if self.method == "nullspace" and fail.kind not in (7, 8, 13, 14):
+            if self.method == "nullspace" and fail.kind not in (
+                    lib.SG_FAIL_RUN_NONFINITE, lib.SG_FAIL_RUN_BOUND, lib.SG_FAIL_NO_MEMORY):
                 msg += self._not_substepped()   # (a failed step is sub-stepped unless past h_max)
         return ("diverged" if diverged else "failed"), prefix + msg
 
@@ -207,11 +219,11 @@ class CompiledStepper:
 
     def _words(self, fail) -> tuple[bool, str]:
         """(non-finite, message) of one step's failure, as the Python steppers word it."""
-        kind, it, t1 = fail.kind, fail.iteration, fail.t
+        kind, it, t1, lib = fail.kind, fail.iteration, fail.t, self.lib
         diverged = True
-        if kind == 1:
+        if kind == lib.SG_FAIL_NONFINITE_ITERATE:
             msg = f"non-finite Newton iterate at t = {t1:.9g}, iteration {it}"
-        elif kind == 2:
+        elif kind == lib.SG_FAIL_NOT_CONVERGED:
             diverged = False
             if self.method == "index3":
                 extra = (f"; |q| {fail.value1:.3e} (tolerance {self.constraint_tol:.1e}); "
@@ -222,43 +234,50 @@ class CompiledStepper:
             self.floor = tuple(fail.floor)
             self._upd_abs = list(fail.upd_abs)
             msg = str(Stepper._not_converged(self, t1, it, fail.value0, extra))
-        elif kind == 3:
+        elif kind == lib.SG_FAIL_FACTOR_NONFINITE:
             diverged = False
             msg = f"factorization of H failed at t = {t1:.9g}, iteration {it}: H has non-finite entries"
-        elif kind == 4:
+        elif kind == lib.SG_FAIL_SINGULAR_REDUCED:
             diverged = False
             msg = (f"singular reduced step matrix M_R + γh C_R + βh² K_R at t = {t1:.9g}, "
                    f"iteration {it} (k = {fail.k})")
-        elif kind == 5:
+        elif kind == lib.SG_FAIL_NONFINITE_UPDATE:
             msg = f"non-finite Newton update at t = {t1:.9g}, iteration {it}"
-        elif kind == 6:
+        elif kind == lib.SG_FAIL_I3_NONFINITE:
             msg = f"non-finite state or constraint residual at t = {t1:.9g}, Newton iteration {it}"
-        elif kind == 7:
+        elif kind == lib.SG_FAIL_RUN_NONFINITE:
             msg = (f"non-finite values in the state or its constraint residuals (Newton iterations "
                    f"{it})")
-        elif kind in (9, 10, 11, 12):
+        elif kind in (lib.SG_FAIL_CHART_T_SINGULAR, lib.SG_FAIL_CHART_SINGULAR,
+                      lib.SG_FAIL_SPARSE_SINGULAR, lib.SG_FAIL_CHART_SPARSE_SINGULAR):
             diverged = False
-            msg = {9: f"symmetric chart: T = N_sᵀN_H is singular at t = {t1:.9g}, iteration {it} "
-                      f"(smallest singular value {fail.value0:.3e})",
-                   10: f"symmetric chart: singular 3k × 3k step matrix at t = {t1:.9g}, "
+            msg = {lib.SG_FAIL_CHART_T_SINGULAR:
+                       f"symmetric chart: T = N_sᵀN_H is singular at t = {t1:.9g}, iteration "
+                       f"{it} (smallest singular value {fail.value0:.3e})",
+                   lib.SG_FAIL_CHART_SINGULAR:
+                       f"symmetric chart: singular 3k × 3k step matrix at t = {t1:.9g}, "
                        f"iteration {it} (k = {fail.k})",
-                   11: f"factorization of H failed at t = {t1:.9g}, iteration {it}: sparse LU of "
+                   lib.SG_FAIL_SPARSE_SINGULAR:
+                       f"factorization of H failed at t = {t1:.9g}, iteration {it}: sparse LU of "
                        "H[R, D] failed: singular",
-                   12: f"symmetric chart: factorization of H_s failed at t = {t1:.9g}, iteration "
+                   lib.SG_FAIL_CHART_SPARSE_SINGULAR:
+                       f"symmetric chart: factorization of H_s failed at t = {t1:.9g}, iteration "
                        f"{it}: sparse LU of H_s[R, D] failed: singular"}[kind]
-        elif kind == 13:
+        elif kind == lib.SG_FAIL_NO_MEMORY:
             diverged = False
             msg = (f"the C runtime ran out of memory at t = {t1:.9g}, iteration {it}, for the "
                    "buffers of a larger null space or a new partition of H")
-        elif kind == 8:
+        elif kind == lib.SG_FAIL_RUN_BOUND:
             which = ("|x|", "h|xd|", "h²|xdd|")[fail.which]
             msg = (f"{which} = {fail.value0:.3e} exceeds the divergence bound "
                    f"{self._bound:.3e}")
+        elif kind == lib.SG_FAIL_SAMPLE:        # (_reason raises the law's own failure first)
+            diverged = False
+            msg = f"the sampled controller stopped the run at t = {t1:.9g}"
         else:
             diverged = False
             msg = f"the C runtime stopped with an unknown failure kind {kind}"
         return diverged, msg
-
 
     def _not_substepped(self) -> str:
         """Why a failed fixed step was not taken as sub-steps, as nullspace.py words it: h past
@@ -302,9 +321,7 @@ class CompiledStepper:
         last, fail = self._last, self._fail
         status, reason = "completed", ""
         chunk = min(CHUNK_MAX, max(8, FIRST_CHUNK_WORK // max(n, 1)))
-
-        RES = np.empty((R, 3))
-        NAN = np.full(R, math.nan)
+        RES, NAN = np.empty((R, 3)), np.full(R, math.nan)
 
         def take(r0: int, r1: int, step0: int) -> None:
             """Fold scratch rows r0..r1 - 1 (steps step0, …) into rec, as the loop's
@@ -337,9 +354,8 @@ class CompiledStepper:
             W = rec.integrate_rows(T[sl], OUT[sl], X[sl], LAM[sl])   # the work, every step
             rec.observe_rows(T[sl], RES[sl], IT[sl], om, hm)
             if dense is not None:                           # the t_eval rows of these steps
-                dense.fold(step0 - r0, r0, r1, T, OUT, IT,
-                           *((OM, HM) if self.estimate else (NAN, NAN)), W_prev, tP_prev, W, dt,
-                           X=X, LAM=LAM)
+                est = (OM, HM) if self.estimate else (NAN, NAN)
+                dense.fold(step0 - r0, r0, r1, T, OUT, IT, *est, W_prev, tP_prev, W, dt, X=X, LAM=LAM)
                 return
             steps = np.arange(step0, step0 + r1 - r0)
             keep = np.flatnonzero(steps % every == 0)
@@ -350,7 +366,10 @@ class CompiledStepper:
                              (EK[rows], EP[rows]) if energy else None,
                              OUT[rows] if outputs else None,
                              W[keep] if W is not None else None)
+                if self._sampler is not None and rec.U is not None:  # the inputs each
+                    rec.U[rec.k - keep.size:rec.k] = U[rows]          # row's step used
         dense = None if te is None else DenseOutput(self, rec, te, k_eval, t0 + n_steps * dt)
+        self.sampler_on(U := np.zeros((R, kern.n_in)))         # (a controller: C calls it)
         try:
             while self.done < n_steps:
                 if row:                                        # the next chunk starts at row 0
@@ -370,7 +389,7 @@ class CompiledStepper:
                         take(1, k + 1, i + 1)
                         self.done, row = i + k, k
                         self._accept_inputs()
-                if st == _SG_OK:
+                if st == lib.SG_OK:
                     # aim at CHUNK_SECONDS per chunk (grow at most 4× at a time, never past
                     # the scratch rows: unbounded, 4× per call overflowed after ~512 calls)
                     aim = CHUNK_SECONDS * chunk / max(elapsed, 1e-9)
@@ -379,6 +398,7 @@ class CompiledStepper:
                 status, reason = self._reason(fail, t0, dt)
                 break
         finally:
+            self.sampler_off()
             r = row
             for buf, v in zip(state[:4], bufs):
                 buf[:] = v[r]
@@ -415,6 +435,7 @@ class CompiledStepper:
                                                    "HS", "ERR")}
         b.update(X=np.zeros((rows, n)), XD=np.zeros((rows, n)), XDD=np.zeros((rows, n)),
                  LAM=np.zeros((rows, m)), OUT=np.zeros((rows, no)),
+                 U=np.zeros((rows, self.kernels.n_in)),
                  IT=np.zeros(rows, dtype=np.int64), FL=np.zeros(rows, dtype=np.intc))
         order = ("T", "X", "XD", "XDD", "LAM", "PE", "VE", "AE", "OM", "HM")
         b["_ptrs"] = ([self._ptr(b[k]) for k in order] + [self._ptr(b["IT"], "long long[]")]
@@ -461,10 +482,10 @@ class CompiledStepper:
         """(status, reason, detail) of a run_auto that did not return SG_OK (``j0``: the steps
         accepted before its chunk)."""
         f = self._fail
-        if f.kind == 14:
+        if f.kind == self.lib.SG_FAIL_NO_STEP:
             return ("failed", *self.no_step_reason(t))
         status, reason = self._reason(f, 0.0, 0.0)
-        if f.kind == 15:
+        if f.kind == self.lib.SG_FAIL_DENSE_ROW:
             return status, reason, None
         return status, f"step {j0 + int(f.step)} (t = {f.t:.9g}): {reason.split('): ', 1)[1]}", None
 

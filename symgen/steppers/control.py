@@ -33,6 +33,10 @@ import math
 
 import numpy as np
 
+from ..runtime_constants import (CODES, CTL_ERR_FLOOR, CTL_GROW_MAX, CTL_NEWTON_SHRINK, CTL_ORDER,
+                                 CTL_ROUNDOFF, CTL_SAFETY, CTL_SHRINK_MIN, HHT_DEGREE as _HHT,
+                                 HIST_DEGREE, SLIVER, STABILITY_FRACTION, SUBSTEP_ATOL,
+                                 SUBSTEP_FIRST, SUBSTEP_RTOL)
 from ..settings import corrected_step
 from .linalg import solve_small
 
@@ -42,15 +46,15 @@ __all__ = ["ErrorEstimate", "StepController", "FLAGS", "Flag", "substeps", "herm
 #: Degree of the acceleration polynomial of the corrected step's estimate (measured on Andrews and
 #: the double four-bar: degree 3 overestimates 2.8–25× where the step is fourth order, 5 is within
 #: 1.6× of the true local error in x; docs/variable-step.md)
-HISTORY_DEGREE = 5
+HISTORY_DEGREE = HIST_DEGREE
 #: Degree of the polynomial through the index-3 step's true accelerations b̃ (HHT's local error is
 #: O(h³); degree 2 leaves O(h⁴): within 1.4 % of the true local error, docs/variable-step.md)
-HHT_DEGREE = 2
+HHT_DEGREE = _HHT
 #: The corrected step's estimate is never taken below this times |x₁| + |x₀| + h|ẋ₀| (for ẋ:
 #: |ẋ₁| + |ẋ₀|), the round-off of its differences (64 ε), nor its weights below that times
 #: s_max/s_min of H (the constraint solve's round-off: 1e-8 in ẋ at s_min/s_max ~ 1e-7 on the
 #: double four-bar, where rtol 1e-11 found no step before)
-ROUNDOFF = 64 * 2.220446049250313e-16
+ROUNDOFF = CTL_ROUNDOFF
 #: Gauss–Legendre nodes and weights on [0, 1] (4 points: exact for the degree-6 integrand (h − s) p)
 _GL_S = (0.5 - 0.8611363115940526 / 2, 0.5 - 0.3399810435848563 / 2,
          0.5 + 0.3399810435848563 / 2, 0.5 + 0.8611363115940526 / 2)
@@ -61,12 +65,12 @@ _GL_W = (0.3478548451374538 / 2, 0.6521451548625461 / 2,
 class Flag:
     """Bits of ``Result.flags`` (one integer per recorded row)."""
 
-    REJECTED_ERROR = 1       #: a try of this step was rejected by the error test
-    REJECTED_NEWTON = 2      #: a try of this step was rejected because Newton did not converge
-    FLOOR = 4                #: accepted at the round-off floor of Newton (steppers.base)
-    STABILITY = 8            #: h was cut to the stability limit 0.9·h_max(ω_max)
-    SUBSTEPPED = 16          #: the row's interval was covered by more than one internal step
-    NO_ESTIMATE = 32         #: no error estimate (the first step; see docs/variable-step.md)
+    REJECTED_ERROR = CODES["SG_FLAG_REJECTED_ERROR"]  #: a try was rejected by the error test
+    REJECTED_NEWTON = CODES["SG_FLAG_REJECTED_NEWTON"]  #: … because Newton did not converge
+    FLOOR = CODES["SG_FLAG_FLOOR"]          #: accepted at the round-off floor of Newton (base)
+    STABILITY = CODES["SG_FLAG_STABILITY"]  #: h was cut to the stability limit 0.9·h_max(ω_max)
+    SUBSTEPPED = CODES["SG_FLAG_SUBSTEPPED"]  #: the row's interval took more than one step
+    NO_ESTIMATE = CODES["SG_FLAG_NO_ESTIMATE"]  #: no error estimate (the first step)
 
 
 #: name → bit, as documented in the Result and the docs
@@ -214,11 +218,11 @@ class StepController:
     next step may not grow; a Newton failure quarters h.  ``cap`` bounds every step (h_max, the
     stability limit, the end of the span)."""
 
-    ORDER = 3
-    SAFETY = 0.9
-    GROW_MAX = 5.0
-    SHRINK_MIN = 0.2
-    NEWTON_SHRINK = 0.25
+    ORDER = CTL_ORDER
+    SAFETY = CTL_SAFETY
+    GROW_MAX = CTL_GROW_MAX
+    SHRINK_MIN = CTL_SHRINK_MIN
+    NEWTON_SHRINK = CTL_NEWTON_SHRINK
 
     def __init__(self):
         self._err_prev = math.nan
@@ -227,10 +231,10 @@ class StepController:
     def accepted(self, h: float, err: float) -> float:
         """The next h after an accepted step of h with error norm ``err`` (≤ 1)."""
         k = self.ORDER
-        e = max(err, 1e-10)
+        e = max(err, CTL_ERR_FLOOR)
         fac = self.SAFETY * e ** (-0.7 / k)
         if self._err_prev == self._err_prev:
-            fac *= max(self._err_prev, 1e-10) ** (0.4 / k)
+            fac *= max(self._err_prev, CTL_ERR_FLOOR) ** (0.4 / k)
         fac = min(self.GROW_MAX, max(self.SHRINK_MIN, fac))
         if self._no_grow:
             fac = min(fac, 1.0)
@@ -259,7 +263,7 @@ def initial_step(scheme, omega: float, span: float, rtol: float, h_cap: float) -
         h = 0.01 * 2.0 * math.pi / omega * scale
         h_stab = scheme.h_max(omega)
         if h_stab == h_stab:
-            h = min(h, 0.9 * h_stab)
+            h = min(h, STABILITY_FRACTION * h_stab)
     else:
         h = 1e-3 * span * scale
     return min(h, h_cap)
@@ -271,10 +275,11 @@ def tries(stepper, estimate: ErrorEstimate, controller: StepController, t: float
     one is accepted: (h, Newton iterations, error norm, whether the estimate had its D term,
     flags, the controller's next h).  ``bound(h, t)`` → (the try's h, a flag when it was cut);
     ``too_small(h, t)``: give up, returning (None, 0, nan, False, flags, h).  A try rejected by a
-    Newton failure (or a numerical error) or by the error test leaves the stepper as it was and is
-    counted in ``count.rejected_newton`` / ``count.rejected_error``; ``count.last_failure`` keeps
-    the last failure.  The one loop of the variable step and of the fixed step's sub-steps."""
-    from .base import StepFailure
+    Newton failure (or another numerical failure, :data:`~symgen.steppers.base.NUMERICAL_ERRORS`;
+    anything else propagates) or by the error test leaves the stepper as it was and is counted in
+    ``count.rejected_newton`` / ``count.rejected_error``; ``count.last_failure`` keeps the last
+    failure.  The one loop of the variable step and of the fixed step's sub-steps."""
+    from .base import NUMERICAL_ERRORS
 
     flags = 0
     while True:
@@ -295,8 +300,7 @@ def tries(stepper, estimate: ErrorEstimate, controller: StepController, t: float
                     and not estimate.index3 else 1.0)                # (the corrected step's)
             err, have_d = estimate.norm(h_try, *state[:3], stepper.x, stepper.xd, stepper.xdd,
                                         N, M, cond)
-        except (StepFailure, FloatingPointError, OverflowError, ZeroDivisionError,
-                np.linalg.LinAlgError) as exc:
+        except NUMERICAL_ERRORS as exc:
             stepper.rollback(saved)
             flags |= Flag.REJECTED_NEWTON
             count.rejected_newton += 1
@@ -322,12 +326,12 @@ def _cond(lin) -> float:
 
 def stretched(h: float, rest: float) -> float:
     """``h``, or the whole ``rest`` of a span when h reaches it or would leave a sliver (< 1 %)."""
-    return rest if (h >= rest or rest - h <= 0.01 * h) else h
+    return rest if (h >= rest or rest - h <= SLIVER * h) else h
 
 
-def substeps(stepper, t: float, x, xd, xdd, lam, *, rtol: float = 1e-6,
-             atol: float = 1e-8, t_end: float | None = None, h_cap: float = math.inf,
-             first: float = 0.25, cross: float | None = None):
+def substeps(stepper, t: float, x, xd, xdd, lam, *, rtol: float = SUBSTEP_RTOL,
+             atol: float = SUBSTEP_ATOL, t_end: float | None = None, h_cap: float = math.inf,
+             first: float = SUBSTEP_FIRST, cross: float | None = None):
     """A fixed step of ``stepper.h`` that Newton could not close, as internal sub-steps chosen by
     the error control (issue 21 §2; :func:`tries`, the first ``first``·h, none longer than
     ``h_cap``; the C runtime's ``substeps`` is this), ending on ``t_end`` (default t + h).
@@ -363,7 +367,7 @@ def substeps(stepper, t: float, x, xd, xdd, lam, *, rtol: float = 1e-6,
                 seg = (tc, h_try, cur[0], cur[1], stepper.x.copy(), stepper.xd.copy())
             cur = (stepper.x.copy(), stepper.xd.copy(), stepper.xdd.copy(), stepper.lam.copy())
             tc = t1
-            h = ctl.accepted(h_try, err if have_d else 1e-10)
+            h = ctl.accepted(h_try, err if have_d else CTL_ERR_FLOOR)
     finally:
         stepper.h, stepper.controlled = H, controlled
     return iters, seg

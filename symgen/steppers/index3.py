@@ -81,6 +81,13 @@ class Index3Stepper(Stepper):
             if self.m:
                 self._g_n += H.T @ lam
 
+    def restart(self, t, x, xd, xdd, lam) -> None:
+        """HHT-α's (f + Hᵀλ)(t) with the new inputs (the rank decision stays)."""
+        if self.scheme.is_hht:
+            M, f, _, _ = self.kernels.dynamics(t, x, xd, xdd, lam)
+            _, H, *_ = self.kernels.constraints(t, x, xd, xdd)
+            self._g_n[:] = f + (H.T @ lam if self.m else 0.0)
+
     def checkpoint(self):
         """HHT-α carries (f + Hᵀλ) of the last accepted state into the next step."""
         return self._g_n.copy()

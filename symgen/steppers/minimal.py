@@ -43,6 +43,10 @@ class NewmarkStepper(Stepper):
             _, f, _, _ = self.kernels.dynamics(t, x, xd, xdd, self._lam0)
             self._f_n[:] = f
 
+    def restart(self, t, x, xd, xdd, lam) -> None:
+        """HHT's f(t) with the new inputs (a sampled controller)."""
+        self.start(t, x, xd, xdd, lam)
+
     def step(self, t, x, xd, xdd, lam) -> int:
         kern = self.kernels
         h = self.h

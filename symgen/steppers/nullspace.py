@@ -48,6 +48,7 @@ import math
 
 import numpy as np
 
+from ..runtime_constants import CROSS_FIRST, LANDING_DROP, LANDING_RATIO
 from ..settings import METRICS, resolve_factorization
 from .base import FLOOR_TIMES_KEPT, Stepper, StepFailure, norm2
 from .chart import CHARTS, SymmetricChart, solve_chart_step
@@ -61,11 +62,10 @@ __all__ = ["NullspaceStepper", "METRICS"]
 #: "mass" (N_Hᵀ M(·) = 0, M-orthogonal; docs/spatial-accuracy.md).
 
 #: A landing near a singular configuration (module docstring, "Landings"): an accepted state where
-#: s_min/s_max of the kept singular values of H is below LANDING_RATIO …
-LANDING_RATIO = 1e-4
-#: … and below LANDING_DROP times its value at the start of the step (so that a mechanism whose H
-#: is merely ill-scaled everywhere is never stepped over).
-LANDING_DROP = 0.5
+#: s_min/s_max of the kept singular values of H is below LANDING_RATIO and below LANDING_DROP times
+#: its value at the start of the step (so that a mechanism whose H is merely ill-scaled everywhere
+#: is never stepped over); both, and a crossing's first sub-step CROSS_FIRST, are the C runtime's
+#: too (symgen.runtime_constants).
 
 
 class NullspaceStepper(Stepper):
@@ -127,6 +127,11 @@ class NullspaceStepper(Stepper):
             self._factor(self.lin, H, t, 0)
             self._ratio = self._s_ratio(self.lin)
 
+    def restart(self, t, x, xd, xdd, lam) -> None:
+        """A pending step-over after a landing is dropped (it would retake the last step with
+        the new inputs)."""
+        self._over = None
+
     def step(self, t, x, xd, xdd, lam) -> int:
         """One step from (t, x, ẋ, ẍ, λ) to t + h.  After a landing, the steps of h/2, h, h/2
         from the start of the step onto it instead ("Landings" in the module docstring).  Under
@@ -161,7 +166,7 @@ class NullspaceStepper(Stepper):
             raise failure
         try:
             it, (ts, hs, x0, v0, x1, v1) = substeps(self, *start, t_end=T + h, h_cap=h,
-                                                    first=0.3, cross=T)
+                                                    first=CROSS_FIRST, cross=T)
             row = project(T, *hermite(T, ts, hs, x0, v0, x1, v1))
         except (StepFailure, ValueError, np.linalg.LinAlgError):
             raise failure from None

@@ -44,16 +44,17 @@ import scipy.sparse as sps
 from scipy.linalg.lapack import dgeqp3
 from scipy.sparse.linalg import splu
 
+from ..runtime_constants import SPARSE_CONFIRM, SPARSE_SIGMA_STEPS_NEW, SPARSE_VOLUME_DROP
 from .linalg import DEFAULT_RANK_TOL, Linearization
 
 __all__ = ["SparseLinearization", "make_linearization", "CONFIRM", "VOLUME_DROP"]
 
 #: a rank estimate within this factor of the threshold is decided by the dense pivoted QR of Hᵀ
-CONFIRM = 100.0
+CONFIRM = SPARSE_CONFIRM
 #: choose new independent coordinates when |det N_I| falls below this fraction of its best
-VOLUME_DROP = 0.5
+VOLUME_DROP = SPARSE_VOLUME_DROP
 #: inverse-iteration steps for σ_min(H_R) after a new partition (then one per iteration, warm)
-SIGMA_STEPS_NEW = 6
+SIGMA_STEPS_NEW = SPARSE_SIGMA_STEPS_NEW
 
 
 def make_linearization(kernels, rank_tol: float | None, factorization: str) -> Linearization:

@@ -15,13 +15,10 @@
 
 /* An update within this factor of the tolerance that no longer shrinks is accepted (round-off). */
 #define SG_EPS 2.220446049250313e-16
-/* chart.py T_SINGULAR: T = N_s^T N_H with a singular value below this is treated as singular. */
-#define SG_T_SINGULAR 1e-6
-/* nullspace.py LANDING_RATIO, LANDING_DROP: a landing next to a singular configuration ("Landings"
- * in that module's docstring) has s_min/s_max of H below the first and below the second times its
- * value at the start of the step. */
-#define SG_LANDING_RATIO 1e-4
-#define SG_LANDING_DROP 0.5
+/* The thresholds the steps share with the Python steppers (SG_T_SINGULAR: chart.py's;
+ * SG_LANDING_RATIO, SG_LANDING_DROP: a landing, nullspace.py "Landings"; the error control's
+ * SG_CTL_*, the sub-steps' SG_SUBSTEP_*, a crossing's SG_CROSS_FIRST, ...) are in sg_constants.h,
+ * generated from symgen/runtime_constants.py. */
 
 /* The operations of one factorization of H behind the linearization (SUNDIALS' SUNLinearSolver
  * is the model): a dense instance (pivoted QR of H^T, sg_lin_dense) and a sparse one (sg_splin of
@@ -150,11 +147,8 @@ typedef struct sg_step_over {
  * relations do not depend on beta and are A-stable, as trapezoidal's (beta = 1/4: no limit). */
 #define SG_STABILITY_BETA(s) (SG_CORRECTED_STEP(s) ? 0.25 : (s)->o.beta)
 
-/* control.py HISTORY_DEGREE: the degree of the corrected step's acceleration polynomial. */
-#define SG_HIST_DEGREE 5
-/* control.py HHT_DEGREE: the degree of the index-3 step's polynomial through its true
- * accelerations b~ (hist_on 2; at most SG_HIST_DEGREE). */
-#define SG_HHT_DEGREE 2
+/* SG_HIST_DEGREE, SG_HHT_DEGREE (sg_constants.h): the degrees of the corrected step's and the
+ * index-3 step's acceleration polynomials (control.py HISTORY_DEGREE, HHT_DEGREE). */
 
 typedef struct sg_ctl {
     int on;
@@ -199,6 +193,20 @@ typedef struct sg_dout {
     double seconds;                               /* clock() time the rows took (sg_dense_seconds) */
 } sg_dout;
 
+/* A controller sampled and held (sg_set_sampler; sg_run.c.inc): the caller's function and
+ * buffers, the sample times t0 + k period (fixed steps: every `steps` steps), the run's end under
+ * the error control (ctl.t_end is the next stop), the accelerations and multipliers the step
+ * from a sample starts from (xdd[n], lam[m]; one block `blk`). */
+typedef struct sg_sampler {
+    sg_sample_fn fn;
+    void *ctx;
+    double t0, period, t_end;
+    long steps, next;
+    double *x, *xd, *U;
+    const double *u;
+    double *xdd, *lam, *blk;
+} sg_sampler;
+
 struct sg_stepper {
     const sg_model *mdl;
     sg_options o;
@@ -232,6 +240,7 @@ struct sg_stepper {
     sg_ctl sub;                                   /* a fixed step's sub-steps (substeps) */
     sg_failure sub_first;                         /* the failure of the step they replaced */
     sg_dout dout;                                 /* t_eval rows (sg_dense_output) */
+    sg_sampler smp;                               /* a sampled controller (sg_set_sampler) */
 };
 
 /* sg_alloc.c.inc: the buffers sized by the null space's dimension (grown by the sparse step). */

@@ -30,6 +30,9 @@
 
 #include <stddef.h>
 
+#include "sg_constants.h"   /* the enums (methods, charts, metrics, factorizations, statuses,
+                               failure kinds, flags): generated from symgen/runtime_constants.py */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -83,50 +86,6 @@ typedef struct sg_model {
     int f_t_is_zero;                   /* f_t vanishes identically: the steps skip it */
 } sg_model;
 
-/* Methods. */
-enum { SG_NULLSPACE = 0, SG_INDEX3 = 1 };
-
-/* Tangent charts of the null-space step (sg_options.chart). */
-enum { SG_CHART_END = 0, SG_CHART_SYMMETRIC = 1 };
-
-/* Status of a step or a chunk of steps. */
-enum { SG_OK = 0, SG_FAILED = 1, SG_DIVERGED = 2 };
-
-/* What went wrong (sg_failure.kind); the Python side words each kind as its steppers do. */
-enum {
-    SG_FAIL_NONE = 0,
-    SG_FAIL_NONFINITE_ITERATE = 1,   /* nullspace: non-finite Newton iterate (iteration)       */
-    SG_FAIL_NOT_CONVERGED = 2,       /* Newton ran out of iterations (value0 = update,
-                                        value1 = max(|q|, h|q_dot|, h^2|q_ddot|) or |q|,
-                                        value2 = max|lambda| for index3)                       */
-    SG_FAIL_FACTOR_NONFINITE = 3,    /* H has non-finite entries (iteration)                  */
-    SG_FAIL_SINGULAR_REDUCED = 4,    /* singular M_R + gh C_R + bh^2 K_R (iteration, k)        */
-    SG_FAIL_NONFINITE_UPDATE = 5,    /* non-finite Newton update (iteration = it + 1)          */
-    SG_FAIL_I3_NONFINITE = 6,        /* index3: non-finite state or |q| (iteration)           */
-    SG_FAIL_RUN_NONFINITE = 7,       /* the accepted state or residuals are not finite
-                                        (iteration = Newton iterations of the step)            */
-    SG_FAIL_RUN_BOUND = 8,           /* value0 = the size, which = 0 |x|, 1 h|xd|, 2 h^2|xdd| */
-    SG_FAIL_CHART_T_SINGULAR = 9,    /* symmetric chart: T = N_s^T N_H singular (iteration,
-                                        value0 = its smallest singular value)                  */
-    SG_FAIL_CHART_SINGULAR = 10,     /* symmetric chart: singular 3k x 3k step matrix
-                                        (iteration, k)                                         */
-    SG_FAIL_SPARSE_SINGULAR = 11,    /* sparse step: singular LU of H[R, D] (iteration)        */
-    SG_FAIL_CHART_SPARSE_SINGULAR = 12, /* symmetric chart on the sparse step: singular LU of
-                                        H_s[R, D] (iteration)                                  */
-    SG_FAIL_NO_MEMORY = 13,          /* out of memory for the buffers of a larger null space
-                                        or a new partition (iteration, k)                      */
-    SG_FAIL_NO_STEP = 14,            /* error control: no try from t was accepted down to
-                                        value0 = h (value1 = h_min, 0: round-off); k = the kind
-                                        of the last Newton failure (0: the error test rejected
-                                        every try), iteration its iteration, s_ratio.  A fixed
-                                        step's sub-steps: t and iteration the step's own,
-                                        value2 = where they stopped (sg_stats.substep_*)      */
-    SG_FAIL_DENSE_ROW = 15,          /* dense output: the t_eval row at t could not be
-                                        projected onto the constraints (value0 = 1: the
-                                        positions, 2: a singular reduced mass)                 */
-    SG_FAIL_KINDS = 16               /* how many kinds there are (sg_failure_message)          */
-};
-
 typedef struct sg_failure {
     int kind;            /* SG_FAIL_* */
     long step;           /* the step that failed (1-based: the state it would have produced) */
@@ -158,13 +117,6 @@ typedef struct sg_options {
     int metric;                  /* nullspace: SG_METRIC_EUCLIDEAN (the paper's N_s^T R = 0) or
                                     SG_METRIC_MASS (N_s^T M R = 0); index3: SG_METRIC_EUCLIDEAN */
 } sg_options;
-
-/* sg_options.factorization */
-enum { SG_DENSE_QR = 0, SG_SPARSE = 1 };
-
-/* sg_options.metric: how the null-space step takes the Newmark relations' tangent part
- * (symgen/steppers/nullspace.py; SG_METRIC_MASS beyond the paper, docs/spatial-accuracy.md). */
-enum { SG_METRIC_EUCLIDEAN = 0, SG_METRIC_MASS = 1 };
 
 /* The options symgen.SimulationSettings defaults to, for `method`: the trapezoidal rule, tol 1e-12,
  * constraint_tol 1e-8, max_iter 25, rank_tol 1e-10, divergence_bound 1e8, SG_DENSE_QR, no
@@ -278,14 +230,6 @@ typedef struct sg_step_info {
     int flags;                   /* SG_FLAG_* */
     int iterations;              /* Newton iterations of the accepted try */
 } sg_step_info;
-enum {
-    SG_FLAG_REJECTED_ERROR = 1,  /* a try of this step was rejected by the error test */
-    SG_FLAG_REJECTED_NEWTON = 2, /* a try of this step was rejected: Newton did not converge */
-    SG_FLAG_FLOOR = 4,           /* accepted at Newton's round-off floor */
-    SG_FLAG_STABILITY = 8,       /* h was cut to 0.9 h_max(omega_max) */
-    SG_FLAG_SUBSTEPPED = 16,     /* (a fixed step covered by sub-steps; symgen's Python side) */
-    SG_FLAG_NO_ESTIMATE = 32     /* no error estimate (the first step) */
-};
 
 /* rtol 1e-6, atol 1e-8, no atol_vec, h_init, h_min, h_max 0 (their defaults). */
 sg_control sg_control_default(void);
@@ -302,6 +246,12 @@ double sg_initial_step(double gamma, double beta, double omega_max, double span,
  * method or t_end <= t0; 2 out of memory. */
 int sg_control_start(sg_stepper *s, const sg_control *c, double t0, double t_end, double omega0);
 
+/* The running error control goes on past its end: to t_end (> t, the time it reached), its
+ * history, last error and bounds kept, its next try h_next when > 0 (else its own).  For a caller
+ * that stops at points of its own while nothing jumps there (an FMU's communication points).
+ * Returns 0; 1 when no control runs or t_end is not after t. */
+int sg_control_extend(sg_stepper *s, double t, double t_end, double h_next);
+
 /* One accepted step from (x, xd, xdd, lam) at *t (to *t + info->h, within t_end; *t advanced,
  * the new state in sg_state).  Returns SG_OK, or SG_FAILED with fail->kind SG_FAIL_NO_STEP (or
  * SG_FAIL_NO_MEMORY). */
@@ -316,6 +266,28 @@ int sg_run_auto(sg_stepper *s, const double *p, double *t, long max_rows, double
                 double *XD, double *XDD, double *LAM, double *PE, double *VE, double *AE,
                 double *OM, double *HM, long long *IT, double *EK, double *EP, double *OUT,
                 double *HS, double *ERR, int *FL, long *rows, sg_failure *fail);
+
+/* A controller sampled and held (symgen.simulate(controller=, period=); docs/inputs.md).  In the
+ * sg_run_chunk and sg_run_auto calls that follow, at each sample time t_k = t0 + k period
+ * (k = 1, 2, ...; the caller sets the inputs of [t0, t0 + period)) the state there is copied
+ * into x[n], xd[n] and fn(ctx, t_k) is called: it writes the model's inputs into u[n_inputs]
+ * (nonzero: the run stops before the step from t_k, SG_FAILED with fail->kind SG_FAIL_SAMPLE,
+ * fail->t = t_k); they are set (sg_set_inputs) and held until the next sample.  The jump of the
+ * inputs at t_k is a discontinuity: the step from t_k starts from the accelerations and
+ * multipliers the index-1 equations give with the new inputs at the state of t_k (the row at
+ * t_k keeps those its step ended with), a pending landing step-over is dropped, and under the
+ * error control t_k is a stop time (no step crosses it; after the step cut to reach it the
+ * controller's next step and memory are those from before the cut) where the estimate's
+ * acceleration history is moved by the jump xdd+ - xdd- (so the jump is not read as error and
+ * the estimate keeps its order).  Fixed steps: period = steps h (steps >= 1: a sample every
+ * `steps` steps of the run from t0; the period is then not read).  Under the error control
+ * (steps = 0) call it after sg_control_start (the run's end is the control's).  U (may be NULL): row w of the
+ * run's arrays of sg_run_chunk and sg_run_auto gets the inputs its step used (n_inputs a row).
+ * fn NULL removes the sampler.  Not part of sg_state_get's image.  Returns 0; 1 for invalid
+ * arguments; 2 out of memory. */
+typedef int (*sg_sample_fn)(void *ctx, double t);
+int sg_set_sampler(sg_stepper *s, sg_sample_fn fn, void *ctx, double t0, double period,
+                   long steps, double *x, double *xd, const double *u, double *U);
 
 /* Dense output (t_eval; symgen/steploop.py dense_state): rows at given times, each from the step
  * across it, a step from t to t + h taking the times t_eval[next] <= t + h (1 + 1e-14): the
@@ -370,7 +342,6 @@ int sg_dense_state(sg_stepper *s, const double *p, double tau, double t, double 
 /* Run statistics (sg_stats_get): what a stepper has counted since sg_stepper_new (the error
  * control's since sg_control_start).  Times are kept of the first SG_TIMES_KEPT events a counter
  * counts (min(count, SG_TIMES_KEPT) entries are valid). */
-enum { SG_TIMES_KEPT = 100 };
 typedef struct sg_stats {
     long steps;                  /* steps accepted by sg_step and sg_step_auto (a step-over after
                                     a landing or a fixed step's sub-steps count as the one step) */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sg_constants.h"
 #include "symgen_sparse.h"
 
 struct sg_splu {
@@ -726,9 +727,8 @@ void sg_csr_mm(const sg_csr *A, const double *a, const double *B, double *Out, i
 }
 
 /* ---- the sparse linearization (symgen/steppers/sparse.py: SparseLinearization) ----------------- */
-#define SG_SP_CONFIRM 100.0      /* sparse.py CONFIRM */
-#define SG_SP_VOLUME_DROP 0.5    /* sparse.py VOLUME_DROP */
-#define SG_SP_SIGMA_STEPS_NEW 6  /* sparse.py SIGMA_STEPS_NEW */
+/* SG_SP_CONFIRM, SG_SP_VOLUME_DROP, SG_SP_SIGMA_STEPS_NEW: sg_constants.h (sparse.py's
+ * CONFIRM, VOLUME_DROP, SIGMA_STEPS_NEW; symgen/runtime_constants.py) */
 #define SG_SP_PIVOT_TOL 0.1      /* refactorize while every pivot is >= 0.1 of its column's largest */
 
 struct sg_splin {

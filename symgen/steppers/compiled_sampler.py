@@ -1,0 +1,59 @@
+"""The compiled stepper's controller sampled and held (``simulate(..., controller=, period=)``;
+docs/inputs.md): the law handed to the C loop as a callback (``sg_set_sampler``), so that between
+samples the run stays in C and each sample costs one call into Python; the law's failure raised
+again once the chunk's steps are kept.  Methods of :class:`~symgen.steppers.compiled.CompiledStepper`
+(``self``: the stepper)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..input_values import InputError
+
+__all__ = ["sampler_on", "sampler_off", "sample_failure"]
+
+
+def sampler_on(self, U: np.ndarray) -> None:
+    """Hand the run's controller to the C loop: at each sample C copies the state into our
+    buffers and calls back here (the law writes ``kernels.u``); ``U``: the scratch rows the
+    C run writes each row's inputs into.  An exception of the law is kept (``_sample_exc``)
+    and the run stops there (SG_FAIL_SAMPLE): :meth:`sample_failure` raises it."""
+    if self.controller is None:
+        return
+    ctl, t0, steps = self.controller
+    xs, xds = np.zeros(self.n), np.zeros(self.n)
+    self._sample_exc = None
+
+    def call(_ctx, t):
+        try:
+            ctl.sample(t, xs, xds)
+            return 0
+        except BaseException as exc:        # noqa: B036 (raised again after the chunk)
+            self._sample_exc = exc
+            return 1
+    cb = self.ffi.callback("sg_sample_fn", call)
+    st = self.lib.sg_set_sampler(self._s, cb, self.ffi.NULL, float(t0), ctl.period,
+                                 int(steps), self._ptr(xs), self._ptr(xds),
+                                 self._ptr(self.kernels.u), self._ptr(U))
+    if st:
+        raise (MemoryError("the C runtime ran out of memory for the controller") if st == 2
+               else ValueError("the C runtime refused the controller's sample period"))
+    self._sampler = (cb, xs, xds, U)        # (alive while C holds the pointers)
+
+
+def sampler_off(self) -> None:
+    """The C loop without the controller (after the run, also when it stopped)."""
+    if self._sampler is not None:
+        self.lib.sg_set_sampler(self._s, self.ffi.NULL, self.ffi.NULL, 0.0, 0.0, 0,
+                                self.ffi.NULL, self.ffi.NULL, self.ffi.NULL, self.ffi.NULL)
+        self._sampler = None
+
+
+def sample_failure(self, fail) -> None:
+    """A run the controller stopped (SG_FAIL_SAMPLE): the law's exception, or the index-1
+    solve that failed with its values, as an InputError."""
+    exc, self._sample_exc = self._sample_exc, None
+    if exc is not None:
+        raise exc
+    what = ("the positions" if fail.value0 == 1 else "a singular reduced mass")
+    raise InputError(f"controller at t = {fail.t:.9g}: the accelerations with its inputs "
+                     f"could not be solved for ({what})")
