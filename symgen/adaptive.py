@@ -17,7 +17,7 @@ import traceback
 import numpy as np
 
 from .signals import held_signals
-from .recorder import MemoryBudgetError, Recorder
+from .recorder import MemoryBudgetError, Recorder, drive_of
 from .runtime_constants import CTL_ERR_FLOOR, STABILITY_FRACTION
 from .names import power_columns
 from .settings import SimulationSettings
@@ -135,18 +135,18 @@ class _Rows:
             e = kern.energy(t, x, xd)
         self.rec.add(j, t, x, xd, xdd, lam, res, iters, w, hm, e, y, step_info=info, work=work)
 
-    def integrate(self, t: float, x, xd, y=None):
-        """The work of the power outputs up to the accepted state at t; returns its outputs
-        (None without power outputs and ``y``)."""
-        if not self.rec.power.size:
+    def integrate(self, t: float, x, xd, y=None, lam=None):
+        """The work of the power outputs and driven joints up to the accepted state at t (``lam``
+        its multipliers); returns its outputs (None without work to integrate and ``y``)."""
+        if not self.rec.n_work:
             return y
-        if y is None:
+        if y is None and self.outputs:
             y = self.kernels.outputs(t, x, xd)
-        self.rec.integrate(t, y)
+        self.rec.integrate(t, y, x, lam)
         return y
 
     def first(self, t0: float, state, res, w, hm) -> None:
-        y0 = self.integrate(t0, state[0], state[1])
+        y0 = self.integrate(t0, state[0], state[1], lam=state[3])
         self.rec.observe(t0, res, 0, w, hm)
         if self.te is None or self.te[0] == t0:
             self.add(0, t0, *state, res, 0, w, hm, None, y0)
@@ -167,7 +167,7 @@ class _Rows:
                                          t1 >= self.t_end)
             except DenseRowError as exc:
                 failed = exc
-        y = self.integrate(t1, end[0], end[1], y)
+        y = self.integrate(t1, end[0], end[1], y, lam=end[3])
         rec.h = h
         rec.observe(t1, res, iters, w, hm)
         if te is None and (j % self.every == 0 or t1 >= self.t_end):
@@ -206,7 +206,8 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
     rec = Recorder(n, m, n_out, 1024 if te is None else len(te), every if te is None else 1,
                    math.nan, energy=hasattr(kernels, "energy"), outputs=outputs, variable=True,
                    power=power_columns(kernels.output_names) if outputs else (),
-                   inputs=values.u if values is not None else None)
+                   inputs=values.u if values is not None else None,
+                   **dict(zip(("drive", "drive_names"), drive_of(kernels))))
     rows = _Rows(kernels, rec, every, te, t_end, cfg.rank_tol)
     rows.sampled = getattr(stepper, "controller", None) is not None
     cs = start_state(kernels, stepper, cfg, t0, x0, xd0, consistent)
@@ -245,9 +246,22 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
     if compiled:
         stepper._collect()
         ctl.take_counts(stepper.control_info())
-    meta.setdefault("step_control", ctl.meta())
+    control = meta.setdefault("step_control", ctl.meta())
+    if isinstance(control, dict):
+        control["degrees_of_freedom"] = _dof(kernels, t0, cs, cfg.rank_tol)
     return finish(kernels, stepper, cfg, rec, cs, status, reason, detail, t_wall, meta,
                   h="auto", t0=t0, n_steps=None, last=run.j, every=every, bound=bound)
+
+
+def _dof(kernels, t0: float, cs, rank_tol: float) -> int:
+    """n − rank H at the consistent start: 0 for a fully driven model, whose steps the error
+    estimate cannot bound (nothing moves but what the drives prescribe: the summary says so)."""
+    if not kernels.m:
+        return kernels.n
+    H = np.asarray(kernels.constraints(t0, cs.x, cs.xd, cs.xdd)[1], dtype=float)
+    s = np.linalg.svd(H, compute_uv=False)
+    rank = int((s > rank_tol * s[0]).sum()) if s.size and s[0] > 0 else 0
+    return kernels.n - rank
 
 
 class _State:
@@ -345,7 +359,7 @@ def _fold_fast(rows: _Rows, run: _State, b: dict, k: int) -> None:
     sl = slice(1, k + 1)
     res = np.column_stack((b["PE"][sl], b["VE"][sl], b["AE"][sl]))
     rows.rec.observe_rows(b["T"][sl], res, b["IT"][sl], b["OM"][sl], b["HM"][sl], h=b["HS"][sl])
-    work = rows.rec.integrate_rows(b["T"][sl], b["OUT"][sl]) if rows.outputs else None
+    work = rows.rec.integrate_rows(b["T"][sl], b["OUT"][sl], b["X"][sl], b["LAM"][sl])
     steps = run.j + np.arange(1, k + 1)
     keep = np.flatnonzero((steps % rows.every == 0) | (b["T"][sl] >= rows.t_end)) + 1
     k0 = rows.rec.k
@@ -387,9 +401,9 @@ def _fold_dense(rows: _Rows, run: _State, b: dict, k: int, dense) -> None:
     res = np.column_stack((b["PE"][sl], b["VE"][sl], b["AE"][sl]))
     rec.observe_rows(b["T"][sl], res, b["IT"][sl], b["OM"][sl], b["HM"][sl], h=b["HS"][sl])
     W_prev, tP_prev = rec.work_mark()
-    W = rec.integrate_rows(b["T"][sl], b["OUT"][sl]) if rows.outputs else None
+    W = rec.integrate_rows(b["T"][sl], b["OUT"][sl], b["X"][sl], b["LAM"][sl])
     dense.fold(run.j, 1, k + 1, b["T"], b["OUT"], b["IT"], b["OM"], b["HM"], W_prev, tP_prev, W,
-               b["HS"], (b["HS"], b["ERR"], b["FL"]))
+               b["HS"], (b["HS"], b["ERR"], b["FL"]), X=b["X"], LAM=b["LAM"])
 
 
 def _tries(ctl: _Control, stepper, m: int, t: float, h: float, omega: float, state,

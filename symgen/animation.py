@@ -26,7 +26,7 @@ import numpy as np
 import sympy as sp
 
 __all__ = ["DrawingError", "Frames", "model_for", "evaluate", "animate", "strobe_figure",
-           "frame_rows", "max_frames", "MAX_FRAMES"]
+           "frame_rows", "max_frames", "MAX_FRAMES", "trace_path", "UP"]
 
 #: Colours: bodies, joint markers, trace.
 BODY_COLOUR, JOINT_COLOUR, TRACE_COLOUR = "#1f3b73", "#d62728", "#2ca02c"
@@ -65,6 +65,36 @@ class Frames:
         centre, span = 0.5 * (lo + hi), float(np.max(hi - lo))
         half = 0.5 * (span if span > 0 else 1.0) * (1 + 2 * margin)
         return np.stack([centre - half, centre + half], axis=1)
+
+
+def trace_path(frames: Frames, result, name: str) -> np.ndarray:
+    """(N, d): the path of ``name``, a drawn point or an output point of ``result`` (its outputs
+    ``<name>.x``, ``<name>.y`` and, in 3-D, ``<name>.z``); DrawingError naming both lists."""
+    try:
+        return frames.point(name)
+    except DrawingError:
+        pass
+    axes = "xyz"[:frames.dim]
+    outs = list(getattr(result, "output_names", ()) or ())
+    if all(f"{name}.{a}" in outs for a in axes):
+        cols = [outs.index(f"{name}.{a}") for a in axes]
+        return np.asarray(result.outputs, dtype=float)[:, cols]
+    drawn = sorted({p for pts in frames.names for p in pts})
+    points = sorted({o[:-2] for o in outs if o.endswith(".x")
+                     and all(f"{o[:-2]}.{a}" in outs for a in axes)})
+    raise DrawingError(f"no drawn point or output point {name!r}; drawn points: "
+                       f"{', '.join(drawn)}; output points: {', '.join(points) or 'none'}")
+
+
+#: The axis drawn vertical in 3-D (spatial drawings): y, as SpatialSystem.gravity()'s default
+#: direction (0, −1, 0) and the planar drawings (docs/guide.md, "Which way is up")
+UP = "y"
+
+
+def _check_up(up: str) -> str:
+    if up not in ("x", "y", "z"):
+        raise DrawingError(f"up must be x, y or z (the axis drawn vertical), got {up!r}")
+    return up
 
 
 def model_for(result, model=None):
@@ -165,7 +195,7 @@ def frame_rows(t, fps: float = 20.0, speed: float = 1.0, every: int | None = Non
     return rows
 
 
-def _figure(frames: Frames, size: float, dpi: float):
+def _figure(frames: Frames, size: float, dpi: float, up: str = UP):
     from .plot import _mpl
     _, Figure, FigureCanvasAgg = _mpl()
     fig = Figure(figsize=(size, size), dpi=dpi)
@@ -178,6 +208,7 @@ def _figure(frames: Frames, size: float, dpi: float):
         ax.set_zlim(*lim[2])
         ax.set_box_aspect((1, 1, 1))
         ax.set_zlabel("z [m]")
+        ax.view_init(elev=30, azim=-60, vertical_axis=_check_up(up))
     else:
         ax = fig.add_subplot(1, 1, 1)
         ax.set_xlim(*lim[0])
@@ -234,12 +265,13 @@ class Animation:
 
 def animate(result, model, path, *, fps: float = 20.0, speed: float = 1.0,
             trace: str | None = None, every: int | None = None, size: float = 5.0,
-            dpi: float = 80.0) -> Animation:
+            dpi: float = 80.0, up: str = UP) -> Animation:
     """Write an animation of ``result`` (a ``.gif``, or ``.mp4`` with ffmpeg) to ``path``.
 
     ``speed`` simulated seconds per real second, ``fps`` frames per real second, or ``every``:
     one frame per ``every`` recorded rows (then ``speed`` is not used).  ``trace``: the name of a
-    drawn point whose path is drawn up to the current time.  Joints and points are red markers,
+    drawn point or an output point whose path is drawn up to the current time.  ``up``: the axis
+    drawn vertical in 3-D (default y, as the default gravity, 0, −1, 0).  Joints and points are red markers,
     bodies dark blue lines, the time is in the upper left corner."""
     from matplotlib import animation
 
@@ -247,8 +279,8 @@ def animate(result, model, path, *, fps: float = 20.0, speed: float = 1.0,
     writer = _writer(path, fps)
     rows = frame_rows(result.t, fps, speed, every, limit=max_frames(path, size, dpi))
     frames = evaluate(model, result)
-    trace_path = frames.point(trace) if trace else None
-    fig, ax = _figure(frames, size, dpi)
+    path_of_trace = trace_path(frames, result, trace) if trace else None
+    fig, ax = _figure(frames, size, dpi, up)
     dim = frames.dim
     arts = []
     for arr in frames.lines:
@@ -256,7 +288,7 @@ def animate(result, model, path, *, fps: float = 20.0, speed: float = 1.0,
         line = _plot(ax, pts, dim, color=BODY_COLOUR, lw=2.5, solid_capstyle="round",
                      marker="o", ms=6, mfc=JOINT_COLOUR, mec=JOINT_COLOUR)
         arts.append(line)
-    tr = _plot(ax, trace_path[:1], dim, color=TRACE_COLOUR, lw=1.2) if trace else None
+    tr = _plot(ax, path_of_trace[:1], dim, color=TRACE_COLOUR, lw=1.2) if trace else None
     if dim == 3:
         label = ax.text2D(0.02, 0.95, "", transform=ax.transAxes)
     else:
@@ -267,7 +299,7 @@ def animate(result, model, path, *, fps: float = 20.0, speed: float = 1.0,
         for art, arr in zip(arts, frames.lines):
             _set(art, arr[r], dim)
         if tr is not None:
-            _set(tr, trace_path[:r + 1], dim)
+            _set(tr, path_of_trace[:r + 1], dim)
         label.set_text(f"t = {frames.t[r]:.3f} s")
         return arts + [label] + ([tr] if tr is not None else [])
 
@@ -303,12 +335,12 @@ def snapshot_rows(n_rows: int, snapshots: int) -> np.ndarray:
     return np.unique(np.linspace(0, n_rows - 1, count).round().astype(int))
 
 
-def strobe_figure(result, model, snapshots: int = 6, trace: str | None = None):
+def strobe_figure(result, model, snapshots: int = 6, trace: str | None = None, up: str = UP):
     """One figure with ``snapshots`` positions of the mechanism over the run (light → dark with
-    time); returns the Figure."""
+    time; ``up``: the axis drawn vertical in 3-D); returns the Figure."""
     frames = evaluate(model, result)
     rows = snapshot_rows(len(frames.t), snapshots)
-    fig, ax = _figure(frames, 6.0, 110)
+    fig, ax = _figure(frames, 6.0, 110, up)
     import matplotlib
     cmap = matplotlib.colormaps["Blues"]
     for j, r in enumerate(rows):
@@ -317,7 +349,8 @@ def strobe_figure(result, model, snapshots: int = 6, trace: str | None = None):
             _plot(ax, arr[r], frames.dim, color=c, lw=2, marker="o", ms=4,
                   label=f"t = {frames.t[r]:.3g} s" if arr is frames.lines[0] else None)
     if trace:
-        _plot(ax, frames.point(trace), frames.dim, color=TRACE_COLOUR, lw=1, label=trace)
+        _plot(ax, trace_path(frames, result, trace), frames.dim, color=TRACE_COLOUR, lw=1,
+              label=trace)
     ax.legend(loc="upper right", fontsize="x-small")
     meta = result.meta or {}
     ax.set_title(f"{meta.get('model', model.name)}: {len(rows)} snapshots")

@@ -134,6 +134,7 @@ def display_names(model: Model, lam=()) -> tuple[dict, dict]:
     the body as a subscript (θ_pend, ``\\theta_{\\mathrm{pend}}``), its velocity and acceleration
     with dots, λ_i as λ_i."""
     pretty_map, latex_names = {}, {}
+    _TEXTS.clear()
     for x, v, a in zip(model.coords, model.velocities, model.accelerations):
         body, _, base = x.name.rpartition(".")
         sub = f"_{{\\mathrm{{{body}}}}}" if body else ""
@@ -142,6 +143,10 @@ def display_names(model: Model, lam=()) -> tuple[dict, dict]:
                               (a, "ddot", f"\\ddot{{{base_tex}}}")):
             shown = f"{base}{mod}" + (f"_{body}" if body else "")
             pretty_map[sym] = sp.Symbol(shown)
+            # always base_body: sympy would set some bodies in subscript glyphs (xᵤ₁, xₑₓ) and
+            # others not (x_P1, x_cy)
+            _TEXTS[pretty_map[sym]] = (sp.pretty(sp.Symbol(f"{base}{mod}"), use_unicode=True)
+                                       + (f"_{body}" if body else ""))
             latex_names[sym] = (f"{{{tex}}}" + sub) if body else tex
     for i, lm in enumerate(lam):
         pretty_map[lm] = sp.Symbol(f"lambda_{i}")
@@ -149,11 +154,41 @@ def display_names(model: Model, lam=()) -> tuple[dict, dict]:
     return pretty_map, latex_names
 
 
+#: display symbol → its Unicode text (display_names; read by _pretty)
+_TEXTS: dict = {}
+
+
+def _pretty(expr, width: int | None = None) -> str:
+    """sympy's Unicode pretty print with the display symbols' texts (:data:`_TEXTS`); wider than
+    ``width`` columns (None: no limit), the one-line form wrapped at ``width`` instead (sympy's
+    own wrapping cuts a 2-D form into strips)."""
+    import textwrap
+
+    from sympy.printing.pretty.pretty import PrettyPrinter
+    from sympy.printing.pretty.stringpict import prettyForm
+    from sympy.printing.str import StrPrinter
+
+    class _Printer(PrettyPrinter):
+        def _print_Symbol(self, e, bold_name=False):
+            text = _TEXTS.get(e)
+            return prettyForm(text) if text is not None else super()._print_Symbol(e, bold_name)
+
+    class _Line(StrPrinter):
+        def _print_Symbol(self, e):
+            return _TEXTS.get(e, e.name)
+
+    text = _Printer({"use_unicode": True, "wrap_line": False}).doprint(expr)
+    if width is None or max(map(len, text.splitlines() or [""])) <= width:
+        return text
+    return textwrap.fill(_Line().doprint(expr), width, subsequent_indent="    ",
+                         break_long_words=False, break_on_hyphens=False)
+
+
 def shortest_floats(expr):
     """``expr`` with every Float that holds a double printed as its shortest repr (-9.81, not
     -9.8100000000000005), or, when that repr is long (round-off of a fraction: 0.0033333333333334,
-    math.radians(80) = 1.3962634015954636), as the fraction p/q or p·π/q (q ≤ 10000) it is within
-    4 ulp of; Floats beyond double precision are left as they are."""
+    math.radians(80) = 1.3962634015954636), as the fraction p/q, p·π/q or √(p/q) (q ≤ 10000) it is
+    within 4 ulp of; Floats beyond double precision are left as they are."""
     import mpmath
 
     floats = expr.atoms(sp.Float) if hasattr(expr, "atoms") else set()
@@ -180,12 +215,19 @@ def _fraction_of(d: float):
         if r.denominator > 1 or unit != 1.0:
             if r != 0 and abs(float(r) * unit - d) <= tol:
                 return sp.Rational(r.numerator, r.denominator) * factor
+    r = Fraction(d * d).limit_denominator(10000)              # a root: 5/√2 = 3.5355339059327378
+    if r != 0 and abs(math.copysign(math.sqrt(r), d) - d) <= tol:
+        root = sp.sqrt(sp.Rational(r.numerator, r.denominator))
+        if not root.is_Rational:
+            return root if d > 0 else -root
     return None
 
 
-def show(expr, model: Model, latex: bool = False, lam=(), label: str = "") -> str:
+def show(expr, model: Model, latex: bool = False, lam=(), label: str = "",
+         width: int | None = None) -> str:
     """``expr`` (a term of ``model``) as Unicode or LaTeX, with display names and short floats;
-    ``label = expr`` with a label (Unicode only: LaTeX callers write their own)."""
+    ``label = expr`` with a label (Unicode only: LaTeX callers write their own); Unicode lines
+    wrapped at ``width`` columns (None: not wrapped)."""
     pretty_map, latex_names = display_names(model, lam)
     expr = shortest_floats(expr)
     if latex:
@@ -193,7 +235,7 @@ def show(expr, model: Model, latex: bool = False, lam=(), label: str = "") -> st
     expr = expr.xreplace(pretty_map)
     if label:      # an Eq built after the replacement: xreplace would evaluate it
         expr = sp.Eq(sp.Symbol(label), expr, evaluate=False)
-    return sp.pretty(expr, use_unicode=True, wrap_line=False)
+    return _pretty(expr, width)
 
 
 def mass_blocks(model: Model) -> list[tuple[str, tuple[int, ...]]]:
@@ -231,18 +273,24 @@ def splits_by_body(model: Model, most: int, widest: int) -> bool:
             and all(len(idx) <= widest for _, idx in blocks))
 
 
-def show_blocks(model: Model, latex: bool = False, widest: int = 12) -> str:
+def show_blocks(model: Model, latex: bool = False, widest: int = 12,
+                width: int | None = None) -> str:
     """M one block a body (``mass_blocks``): a header saying over which coordinates (a LaTeX
     comment with ``latex``), then ``M[crank] = diag(m, m, I)`` a block; where M couples a block's
-    coordinates, the block itself, or when wider than ``widest`` its non-zero entries by name."""
+    coordinates, the block itself, or when wider than ``widest`` coordinates or ``width`` columns
+    its non-zero entries by name."""
     M, names, lines, kinds = sp.ImmutableMatrix(model.M), model.coord_names, [], set()
 
-    def say(label, value):
+    def say(label, value, fit=False):
         if latex:
             tex = r",\,".join(r"\mathrm{%s}" % w.replace("_", r"\_") for w in label)
             lines.append(f"M_{{{tex}}} = {show(value, model, True)}")
-        else:
-            lines.append(show(value, model, label=f"M[{', '.join(label)}]"))
+            return True
+        text = show(value, model, label=f"M[{', '.join(label)}]", width=None if fit else width)
+        if fit and width is not None and max(map(len, text.splitlines())) > width:
+            return False
+        lines.append(text)
+        return True
 
     for name, idx in mass_blocks(model):
         kinds.add(tuple(names[i].rpartition(".")[2] for i in idx))
@@ -250,14 +298,14 @@ def show_blocks(model: Model, latex: bool = False, widest: int = 12) -> str:
         pairs = [(i, j) for i in range(B.rows) for j in range(B.cols) if B[i, j] != 0]
         if all(i == j for i, j in pairs) or B.rows <= widest:
             diagonal = all(i == j for i, j in pairs)
-            say(name.split(", "), B[0, 0] if B.rows == 1 else
-                sp.Function("diag")(*B.diagonal()) if diagonal else B)
-            continue
+            if say(name.split(", "), B[0, 0] if B.rows == 1 else
+                   sp.Function("diag")(*B.diagonal()) if diagonal else B, fit=not diagonal):
+                continue
         for i, j in pairs:
             say((names[idx[i]], names[idx[j]]), B[i, j])
     over = (f"each body's {', '.join(kinds.pop())}" if len(kinds) == 1
             else "each block's coordinates in the model's order")
-    header = f"M  per body (rows and columns: {over}; the entries between blocks are 0)"
+    header = f"M  per body (rows and columns: {over}; 0 between blocks)"
     return "\n".join([("% " if latex else "") + header, *lines])
 
 

@@ -34,7 +34,7 @@ from .derived import derive, sparsity
 from .jit import RUNTIME_SOURCES, BuildError, check_compiler, compiler_command, runtime_library
 from .model import Model
 from .names import REACTION_PREFIX
-from .settings import newton_tol
+from .settings import SimulationSettings, newton_tol
 
 __all__ = ["export_fmu", "tunable_parameters", "FMU_CFLAGS"]
 
@@ -116,7 +116,14 @@ def tunable_parameters(model: Model) -> tuple[bool, ...]:
 
 
 def _step(model: Model, dt, rtol, atol) -> tuple:
-    """(auto, dt, rtol, atol) checked: dt a number > 0, "auto" or None (the model's)."""
+    """(auto, dt, rtol, atol) checked: dt a number > 0, "auto" or None (the model's: "auto" when
+    it recommends so)."""
+    if dt is None:
+        try:
+            recommended = SimulationSettings.merged(model.settings)
+        except (TypeError, ValueError):
+            recommended = None
+        dt = "auto" if recommended is not None and recommended.auto else None
     auto = isinstance(dt, str) and dt == "auto"
     if not auto and dt is not None:
         try:

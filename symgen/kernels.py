@@ -43,7 +43,7 @@ import numpy as np
 
 from .model import Model
 
-__all__ = ["KernelsBase", "LambdifyKernels", "Kernels"]
+__all__ = ["KernelsBase", "LambdifyKernels", "Kernels", "Drives"]
 
 
 class KernelsBase:
@@ -160,8 +160,72 @@ class KernelsBase:
         """The joints' reactions (``reaction_names``) into ``r``."""
         raise NotImplementedError
 
+    @property
+    def drives(self) -> "Drives":
+        """The driven joints' power (:class:`Drives`), made on first use."""
+        d = self.__dict__.get("_drives")
+        if d is None:
+            d = self.__dict__["_drives"] = Drives(self.model)
+        return d
+
+    def drive_power(self, t, X, LAM) -> np.ndarray:
+        """:meth:`Drives.power` with this object's parameters."""
+        return self.drives.power(t, X, LAM, self.p)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, n={self.n}, m={self.m}, n_out={self.n_out})"
+
+
+class Drives:
+    """The work of the driven joints (rheonomic rows, ∂q/∂t ≠ 0) on the system: with
+    M ẍ = f + Hᵀλ and H ẋ + ∂q/∂t = 0 the rows' power is ẋᵀHᵀλ = −λᵀ ∂q/∂t, summed per joint
+    (rows grouped by :func:`~symgen.names.joint_of`; docs/energy-balance.md).  ``names``: the
+    result's ``work:<joint>`` columns; calling it gives the powers of k states at once (numpy on
+    ``∂q/∂t`` lambdified once: no per-row Python)."""
+
+    def __init__(self, model: Model):
+        import sympy as sp
+
+        from .names import POWER_PREFIX, WORK_PREFIX, joint_of
+        from .symbols import t as tsym
+
+        rows = [i for i, e in enumerate(model.q) if sp.sympify(e).has(tsym)]
+        groups: dict[str, list[int]] = {}
+        for i in rows:
+            groups.setdefault(joint_of(model.constraint_names[i]), []).append(i)
+        taken = {o[len(POWER_PREFIX):] for o in model.output_names if o.startswith(POWER_PREFIX)}
+        self.joints = tuple(j if j not in taken else f"{j}_drive" for j in groups)
+        self.names = tuple(WORK_PREFIX + j for j in self.joints)
+        self.rows = [np.asarray(g, dtype=np.intp) for g in groups.values()]
+        self._rows = np.asarray(rows, dtype=np.intp)
+        tr = sp.Dummy("t", real=True)        # (as derive: |t|, sign(t) differentiate as reals)
+        q_t = [sp.diff(sp.sympify(model.q[i]).xreplace({tsym: tr}), tr).xreplace({tr: tsym})
+               for i in rows]
+        self._q_t = (sp.lambdify([tsym, list(model.coords), list(model.params)], q_t,
+                                 modules="numpy", cse=True) if rows else None)
+        self._p = model.param_values
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def power(self, t, X, LAM, p=None) -> np.ndarray:
+        """(k × joints) powers −Σ λ_i ∂q_i/∂t at k states (t: k times, X: k × n, LAM: k × m;
+        ``p``: the parameters, default the model's)."""
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        X, LAM = np.atleast_2d(X), np.atleast_2d(LAM)
+        k = len(t)
+        P = np.zeros((k, len(self.names)))
+        if not len(self.names) or not k:
+            return P
+        q_t = np.empty((k, self._rows.size))
+        vals = self._q_t(t, list(X.T), list(self._p if p is None else p))
+        for c, v in enumerate(vals):
+            q_t[:, c] = np.broadcast_to(np.asarray(v, dtype=float), (k,))
+        pos = {int(r): c for c, r in enumerate(self._rows)}
+        for g, rows in enumerate(self.rows):
+            cols = [pos[int(r)] for r in rows]
+            P[:, g] = -np.einsum("ij,ij->i", LAM[:, rows], q_t[:, cols])
+        return P
 
 
 class LambdifyKernels(KernelsBase):

@@ -358,7 +358,27 @@ class Model:
             if key not in args:
                 raise TypeError(f"Model.replace() got an unknown argument {key!r}")
             args[key] = value
+        if "q" in changes and "constraint_names" not in changes:
+            args["constraint_names"] = self._names_for(changes["q"])
         return Model(**args)
+
+    def _names_for(self, q) -> tuple | None:
+        """The constraint rows' names for new rows ``q`` (Model.replace): a row equal to one of
+        this model's keeps its name, any other is ``q[i]`` (i its index in the new rows)."""
+        rows = list(_as_column(q, "q"))
+        old = {}
+        for e, name in zip(self.q, self.constraint_names):
+            old.setdefault(sp.sympify(e), []).append(name)
+        names = [old[e].pop(0) if old.get(e) else None for e in rows]
+        taken = {n for n in names if n is not None}
+        for i, n in enumerate(names):
+            if n is None:
+                n = f"q[{i}]"
+                while n in taken:
+                    n += "'"
+                names[i] = n
+                taken.add(n)
+        return tuple(names)
 
     def _args(self) -> dict:
         """The constructor arguments that make this model again."""

@@ -7,7 +7,7 @@ import re
 
 __all__ = ["ModelError", "c_name", "check_name", "refuse_text", "check_model_name", "VELOCITY_SUFFIX",
            "ACCELERATION_SUFFIX", "MAX_MODEL_NAME", "MAX_NAME", "row_names", "POWER_PREFIX",
-           "WORK_PREFIX", "power_columns", "work_names"]
+           "WORK_PREFIX", "power_columns", "work_names", "joint_of"]
 
 VELOCITY_SUFFIX = "_dot"
 ACCELERATION_SUFFIX = "_ddot"
@@ -125,6 +125,12 @@ def _check_c_identifier(name: str, what: str, max_len: int = MAX_NAME) -> None:
             f"{what} name {name!r} cannot become a C identifier "
             "(use letters, digits and '_', not starting with a digit, not a C keyword)"
         )
+
+
+def joint_of(row_name: str) -> str:
+    """The joint a constraint row belongs to: ``pin.x`` → ``pin``; ``q[3]`` → ``q[3]``."""
+    head, dot, _ = row_name.rpartition(".")
+    return head if dot and head else row_name
 
 
 def row_names(names, m: int) -> tuple:

@@ -15,17 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .names import REACTION_PREFIX
+from .names import REACTION_PREFIX, joint_of
 
 __all__ = ["reactions", "generalized_forces", "joint_of", "reaction_values", "reaction_columns",
            "REACTION_PREFIX"]
-
-
-def joint_of(row_name: str) -> str:
-    """The joint a constraint row or a reaction belongs to: ``pin.x`` → ``pin``; ``q[3]`` →
-    ``q[3]``."""
-    head, dot, _ = row_name.rpartition(".")
-    return head if dot and head else row_name
 
 
 def _context(result, model):

@@ -11,7 +11,9 @@ is exact over the whole run also when only every K-th step is kept.
 The ``power:<element>`` outputs (``power``: their columns) are integrated over every step, by
 the trapezoidal rule on the steps' own times (:meth:`Recorder.integrate`), into the work
 columns ``work:<element>`` appended to the outputs: the Newmark update of x with γ = ½ is the
-same rule on ẋ, so the work matches the step (docs/energy-balance.md).
+same rule on ẋ, so the work matches the step (docs/energy-balance.md).  The driven joints'
+work (``drive``: the rheonomic rows' power −λᵀ ∂q/∂t, :class:`~symgen.kernels.Drives`) is
+integrated the same way, after the power outputs' columns, as ``work:<joint>``.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from ._io import memory_budget
 from .names import power_columns
 
 __all__ = ["Recorder", "n_records", "bytes_per_record", "check_memory", "MemoryBudgetError",
-           "recorded_outputs"]
+           "recorded_outputs", "drive_of"]
 
 
 class MemoryBudgetError(ValueError):
@@ -33,6 +35,15 @@ class MemoryBudgetError(ValueError):
 def recorded_outputs(output_names) -> int:
     """The output columns a result holds: the outputs and a work column per power output."""
     return len(output_names) + len(power_columns(output_names))
+
+
+def drive_of(kernels) -> tuple:
+    """(the kernels' driven joints' power function, its ``work:<joint>`` names), or (None, ())
+    for a model without driven joints (or kernels without :class:`~symgen.kernels.Drives`)."""
+    drives = getattr(kernels, "drives", None)
+    if drives is None or not len(drives):
+        return None, ()
+    return kernels.drive_power, tuple(drives.names)
 
 
 def n_records(n_steps: int, every: int) -> int:
@@ -87,19 +98,24 @@ class Recorder:
     """Preallocated rows of one run (see the module docstring)."""
 
     def __init__(self, n: int, m: int, n_out: int, n_steps: int, every: int, h: float, *,
-                 energy: bool, outputs: bool, variable: bool = False, power=(), inputs=None):
+                 energy: bool, outputs: bool, variable: bool = False, power=(), inputs=None,
+                 drive=None, drive_names=()):
         """``power``: the columns of the power outputs (integrated, see :meth:`integrate`);
         ``inputs``: the array the model's inputs are set in (Kernels.u), copied into ``U`` with
-        every row (None: the model has none)."""
+        every row (None: the model has none); ``drive``, ``drive_names``: :func:`drive_of`'s
+        (the driven joints' power at k states, integrated after the power outputs)."""
         if int(every) != every or every < 1:
             raise ValueError(f"every must be a positive integer, got {every!r}")
         self.every, self.h = int(every), float(h)
         # the power outputs' columns (integrated every step, see integrate), the work so far
         self.power = np.asarray(power if outputs else (), dtype=np.intp)
+        self.drive = drive if drive_names else None
+        self.drive_names = tuple(drive_names) if drive is not None else ()
+        self.n_work = len(self.power) + len(self.drive_names)
         self.n_out = n_out
-        self.W = np.zeros(len(self.power))
+        self.W = np.zeros(self.n_work)
         self._tP: tuple | None = None          # (t, power) of the last state integrated
-        n_out += len(self.power)
+        n_out += self.n_work
         R = n_records(n_steps, self.every)
         # variable steps (dt="auto"): the step of each row, its error estimate and flags; the
         # rows grow (doubling) since the number of steps is not known in advance
@@ -129,33 +145,47 @@ class Recorder:
         self.t_h_max_min = math.nan
         self.over = 0              # steps whose h_max is below the h used
         self.observed = 0
+        self.dense_seconds = 0.0   # the t_eval rows' time (steploop.dense_rows, the C runtime's)
 
-    def integrate(self, t: float, y) -> None:
-        """Advance the work to the state at ``t`` whose outputs are ``y`` (the first call starts
-        it at 0): W += (t − t_prev)/2 (P_prev + P)."""
-        if not self.power.size:
+    def powers(self, t, Y, X=None, LAM=None) -> np.ndarray:
+        """(k × n_work) powers of k states: their power outputs (``Y``: k × n_out outputs) and
+        the driven joints' (from ``X``, ``LAM``)."""
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        P = (np.asarray(Y, dtype=float).reshape(len(t), -1)[:, self.power] if self.power.size
+             else np.zeros((len(t), 0)))
+        if self.drive is None:
+            return P
+        return np.hstack((P, self.drive(t, np.atleast_2d(X), np.atleast_2d(LAM))))
+
+    def integrate(self, t: float, y, x=None, lam=None) -> None:
+        """Advance the work to the state at ``t`` whose outputs are ``y`` (and coordinates ``x``,
+        multipliers ``lam``: the driven joints' power; the first call starts it at 0):
+        W += (t − t_prev)/2 (P_prev + P)."""
+        if not self.n_work:
             return
-        P = np.asarray(y, dtype=float)[self.power]
+        P = self.powers(t, y, x, lam)[0]
         if self._tP is not None:
             t_prev, P_prev = self._tP
             self.W = self.W + 0.5 * (t - t_prev) * (P_prev + P)
         self._tP = (float(t), P)
 
-    def work_to(self, t: float, y) -> np.ndarray:
+    def work_to(self, t: float, y, x=None, lam=None) -> np.ndarray:
         """The work at ``t`` inside the step after the last integrated state (a ``t_eval`` row,
-        outputs ``y``), by the same rule; nothing is advanced."""
-        if not self.power.size or self._tP is None:
+        outputs ``y``, coordinates ``x``, multipliers ``lam``), by the same rule; nothing is
+        advanced."""
+        if not self.n_work or self._tP is None:
             return self.W.copy()
         t_prev, P_prev = self._tP
-        return self.W + 0.5 * (t - t_prev) * (P_prev + np.asarray(y, dtype=float)[self.power])
+        return self.W + 0.5 * (t - t_prev) * (P_prev + self.powers(t, y, x, lam)[0])
 
-    def integrate_rows(self, t, Y) -> np.ndarray | None:
-        """:meth:`integrate` of k states at once (``Y``: their k × n_out outputs); returns the
-        work after each of them (k × number of power outputs), None without power outputs."""
-        if not self.power.size or len(t) == 0:
+    def integrate_rows(self, t, Y, X=None, LAM=None) -> np.ndarray | None:
+        """:meth:`integrate` of k states at once (``Y``: their k × n_out outputs, ``X``, ``LAM``
+        their coordinates and multipliers); returns the work after each of them (k × n_work),
+        None without power outputs or driven joints."""
+        if not self.n_work or len(t) == 0:
             return None
         t = np.asarray(t, dtype=float)
-        P = np.asarray(Y, dtype=float)[:, self.power]
+        P = self.powers(t, Y, X, LAM)
         if self._tP is None:
             self._tP = (float(t[0]), P[0].copy())
         t_all = np.concatenate(([self._tP[0]], t))
@@ -172,8 +202,9 @@ class Recorder:
     def work_within(self, k0: int, k1: int, tau, t_prev, W_prev, P_prev) -> np.ndarray:
         """:meth:`work_to` of rows k0..k1 − 1 at once, each at ``tau`` inside a step from
         ``t_prev`` whose work and power there are ``W_prev``, ``P_prev`` (arrays of k1 − k0 rows;
-        the rows' outputs already in ``OUT``: the C runtime's t_eval rows)."""
-        P = self.OUT[k0:k1, self.power]
+        the rows' outputs, coordinates and multipliers already in ``OUT``, ``X``, ``LAM``: the C
+        runtime's t_eval rows)."""
+        P = self.powers(tau, self.OUT[k0:k1, :self.n_out], self.X[k0:k1], self.LAM[k0:k1])
         return W_prev + 0.5 * (np.asarray(tau) - np.asarray(t_prev))[:, None] * (P_prev + P)
 
     def fill_rows(self, k1: int, steps, iters, omega, h_max, work=None, step_info=None) -> None:
@@ -302,6 +333,7 @@ class Recorder:
             self.EK[k], self.EP[k] = energy
         if out is not None:
             self.OUT[k, :self.n_out] = out
+        if self.n_work:
             self.OUT[k, self.n_out:] = self.W if work is None else work
         if self.U is not None:
             self.U[k] = self.u_ref

@@ -22,7 +22,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from .recorder import Recorder, check_memory, recorded_outputs
+from .recorder import Recorder, check_memory, drive_of, recorded_outputs
 from .input_values import InputValues, SampledController
 from .jit import as_kernels
 from .names import power_columns
@@ -393,7 +393,7 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
     rec = Recorder(n, m, n_out, n_steps if te is None else len(te), every if te is None else 1,
                    dt, energy=has_energy, outputs=has_outputs,
                    power=power_columns(kernels.output_names) if has_outputs else (),
-                   inputs=values.u)
+                   inputs=values.u, **dict(zip(("drive", "drive_names"), drive_of(kernels))))
     cs = start_state(kernels, stepper, cfg, t0, x0, xd0, consistent)
     x, xd, xdd, lam = cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()
     res = np.array(cs.residuals, dtype=float)
@@ -406,11 +406,12 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
                 y if y is not None else kernels.outputs(t, x, xd) if has_outputs else None)
 
     def integrate(t):
-        """The work of the power outputs up to the state at t (every step, recorded or not)."""
-        if not rec.power.size:
+        """The work of the power outputs and driven joints up to the state at t (every step,
+        recorded or not); the outputs there (None without outputs)."""
+        if not rec.n_work:
             return None
-        y = kernels.outputs(t, x, xd)
-        rec.integrate(t, y)
+        y = kernels.outputs(t, x, xd) if has_outputs else None
+        rec.integrate(t, y, x, lam)
         return y
 
     rec.observe(t0, res, 0, w, hm)

@@ -141,15 +141,28 @@ def dense_rows(kernels, rec, te, k: int, step: int, t: float, h: float, start, e
     τ = min(te[k], t + h), into the Recorder ``rec`` with the step's Newton iterations, ω_max,
     h_max and ``info`` (variable steps: h, error estimate, flags), the energy at te[k], the
     outputs and the work of the power outputs at τ (the C runtime's dense_rows is this); returns
-    the next k.  Call it before the step's work is integrated."""
+    the next k.  Call it before the step's work is integrated.  The time the rows take is added
+    to ``rec.dense_seconds`` (the summary's stepping rate leaves it out)."""
     outputs = kernels.n_out > 0 and hasattr(kernels, "outputs")
+    if not (k < len(te) and (te[k] <= t + h * (1 + ROW_TIME_SLACK) or last)):
+        return k
+    tic = time.perf_counter()
+    try:
+        return _dense_rows(kernels, rec, te, k, step, t, h, start, end, iters, w, hm, info,
+                           rank_tol, last, outputs)
+    finally:
+        rec.dense_seconds += time.perf_counter() - tic
+
+
+def _dense_rows(kernels, rec, te, k, step, t, h, start, end, iters, w, hm, info, rank_tol,
+                last, outputs) -> int:
     while k < len(te) and (te[k] <= t + h * (1 + ROW_TIME_SLACK) or last):
         tau = min(float(te[k]), t + h)
         xe, xde, xdde, lame, rese = dense_state(kernels, tau, t, h, start, end, rank_tol)
         ye = kernels.outputs(tau, xe, xde).copy() if outputs else None
         e = kernels.energy(float(te[k]), xe, xde) if rec.EK is not None else None
         rec.add(step, float(te[k]), xe, xde, xdde, lame, rese, iters, w, hm, e, ye,
-                step_info=info, work=rec.work_to(tau, ye) if ye is not None else None)
+                step_info=info, work=rec.work_to(tau, ye, xe, lame) if rec.n_work else None)
         k += 1
     return k
 
@@ -237,8 +250,9 @@ def finish(kernels, stepper, cfg: SimulationSettings, rec, cs, status: str, reas
     n, m = kernels.n, kernels.m
     compiled = getattr(stepper, "compiled", False)
     model = getattr(kernels, "model", None)
-    names = tuple(kernels.output_names) + tuple(work_names(kernels.output_names)
-                                                if rec.power.size else ())
+    names = (tuple(kernels.output_names)
+             + tuple(work_names(kernels.output_names) if rec.power.size else ())
+             + rec.drive_names)
     meta = _versions()
     meta.update({
         "model": kernels.name,
@@ -275,6 +289,8 @@ def finish(kernels, stepper, cfg: SimulationSettings, rec, cs, status: str, reas
         "run_stats": rec.stats(),
         "units": result_units(model, names),        # {"x": {coord: unit}, "outputs": …}
         "wall_time": time.perf_counter() - t_wall,
+        # the t_eval rows' interpolation and projection, left out of the stepping rate
+        "t_eval_seconds": float(getattr(rec, "dense_seconds", 0.0)),
     })
     meta["step_order"], meta["step_order_why"] = step_order(cfg, sch, kernels)
     meta["floor_steps"] = int(getattr(stepper, "floor_steps", 0))      # accepted at the round-off floor

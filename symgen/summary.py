@@ -152,6 +152,13 @@ def _control_lines(control: dict) -> list[str]:
                  f"error test, {int(control.get('rejected_newton') or 0)} Newton failures)")
     lines.append(f"  error estimate  max {float(control.get('err_est_max') or 0.0):.3g} of the "
                  "tolerance (WRMS, local)")
+    if control.get("degrees_of_freedom") == 0:      # a fully driven model (issue 35)
+        cap = control.get("h_max_step")
+        cap = f" = {float(cap):.3g} s" if cap is not None else ""
+        pad = " " * 18
+        lines += ["  0 dof           the drives prescribe the whole motion: the error estimate has "
+                  "nothing", f"{pad}to measure, so the steps go up to h_max{cap} (h_max=, "
+                  "--h-max: finer", f"{pad}steps; t_eval=, --t-eval: rows between them)"]
     return lines
 
 
@@ -253,6 +260,10 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
                            else f"  (h exceeds h_max on {over} steps)")
             lines.append(f"  stability       smallest h_max = {float(stats['h_max_min']):.6g} s"
                          f"{when}; h used = {h if h == 'auto' else _fmt(h, ' s')}{verdict}")
-    lines.append(f"  wall time       {wall:.2f} s"
-                 + (f" ({steps / wall:.0f} steps/s)" if wall > 0 and steps else ""))
+    dense = float(meta.get("t_eval_seconds") or 0.0)        # the t_eval rows: not stepping
+    stepping = wall - dense if 0 < dense < wall else wall
+    rate = f"{steps / stepping:.0f} steps/s" if stepping > 0 and steps else ""
+    if rate and stepping < wall:
+        rate = f"{rate} over the {stepping:.2f} s of stepping; the t_eval rows took {dense:.2f} s"
+    lines.append(f"  wall time       {wall:.2f} s" + (f" ({rate})" if rate else ""))
     return lines

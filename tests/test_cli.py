@@ -661,13 +661,15 @@ def test_show_latex_uses_display_names_and_floats_print_shortest(tmp_path, capsy
         "    (th,), _ = symgen.coordinates('pendulum.theta')\n"
         "    return symgen.Model('gm', [th], [[1]],\n"
         "        [sp.Float(-9.81, 17) * sp.sin(th) + sp.Float(0.1 + 0.2, 17)\n"
-        "         + sp.Float(2 ** 0.5, 17) * th ** 2])\n")
+        "         + sp.Float(2 ** 0.5, 17) * th ** 2 + sp.Float(2.718281828459045, 17) * th])\n")
     out = call(capsys, "show", tmp_path / "gm.py", "--latex").stdout
     assert r"{\theta}_{\mathrm{pendulum}}" in out and "pendulum.theta}" not in out.split("\n", 3)[3]
     assert "- 9.81 " in out and "9.8100000000000005" not in out
     # round-off of a fraction shows as the fraction (issue 25 §6); a real long float as it is
     assert r"\frac{3}{10}" in out and "0.30000000000000004" not in out
-    assert "1.4142135623730951" in out
+    # … and the root of one (issue 35): 1.4142135623730951 is √2 to 4 ulp; e is none of these
+    assert r"\sqrt{2}" in out and "1.4142135623730951" not in out
+    assert "2.718281828459045" in out
     out = call(capsys, "show", tmp_path / "gm.py").stdout
     assert "9.81⋅sin(θ_pendulum)" in out and "9.8100000000000005" not in out
     out = call(capsys, "show", tmp_path / "gm.py", "--term", "K", "--latex").stdout

@@ -319,6 +319,10 @@ typedef struct sg_dense {
  * caller's.  Returns 0; 1 when d's sizes or arrays are invalid (nothing set); 2 out of memory. */
 int sg_dense_output(sg_stepper *s, sg_dense *d);
 
+/* The processor time (C's clock(), in seconds) the rows of the dense output took since the last
+ * sg_dense_output that set rows: what a run's stepping rate leaves out. */
+double sg_dense_seconds(const sg_stepper *s);
+
 /* The quintic Hermite interpolant at tau of a step from t to t + h through (x0, xd0, xdd0) and
  * (x1, xd1, xdd1), and its first and second derivatives (n each; symgen's
  * steppers.control.dense_output, operation for operation). */

@@ -223,7 +223,7 @@ int main(int argc, char **argv)
     sg_stats st;
     int r, k, autostep;
     sg_control c = sg_control_default();
-    autostep = argc > 1 && strcmp(argv[1], "auto") == 0;
+    autostep = argc > 1 ? strcmp(argv[1], "auto") == 0 : 0;   /* the model's: 0.001 */
     if (argc > 1 && !autostep && !positive(argv[1], &dt)) return usage(argv[0], "bad DT", argv[1]);
     memcpy(x, sympy_four_bar_x0, sizeof x);     /* the model's start, as simulate's */
     memcpy(xd, sympy_four_bar_xd0, sizeof xd);

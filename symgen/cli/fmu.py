@@ -34,19 +34,22 @@ def cmd_export(args) -> int:
     from ..fmu import export_fmu
 
     dt = _dt(args.dt) if args.dt is not None else None
-    if (args.rtol is not None or args.atol is not None) and dt != "auto":
+    if (args.rtol is not None or args.atol is not None) and dt not in ("auto", None):
         raise UsageError("--rtol and --atol are the error control's: give them with --dt auto")
     if args.output:
         _check_output_file(args.output, "-o")
     mdl, numeric = _load(args.model, parse_params(args.param))
     mdl = _with_defaults(mdl, numeric)
+    auto = dt == "auto" or (dt is None and str(mdl.settings.get("dt")).strip().lower() == "auto")
+    if (args.rtol is not None or args.atol is not None) and not auto:   # (the model's dt: auto)
+        raise UsageError("--rtol and --atol are the error control's: give them with --dt auto")
     out = Path(args.output) if args.output else Path(f"{mdl.name}.fmu")
     if not args.output:
         _check_output_file(out, "the FMU")
     path = export_fmu(mdl, out, fmi_version=args.fmi, dt=dt, rtol=args.rtol, atol=args.atol,
                       source_only=args.source_only, chart=args.chart, metric=args.metric,
                       preset=args.preset)
-    step = "error-controlled steps" if dt == "auto" else "a fixed internal step"
+    step = "error-controlled steps" if auto else "a fixed internal step"
     what = "sources only" if args.source_only else step
     print(f"wrote {path} (FMI {args.fmi}.0 co-simulation, model {mdl.name}, {what})")
     return EXIT_OK

@@ -54,7 +54,7 @@ def cmd_animate(args) -> int:
     model = _drawing_model(args, result)
     from ..animation import animate
     anim = animate(result, model, out, fps=args.fps, speed=args.speed, trace=args.trace,
-                   every=args.every)
+                   every=args.every, up=args.up)
     span = anim.frames.t[anim.rows[-1]] - anim.frames.t[anim.rows[0]]
     print(f"wrote {out}: {len(anim.rows)} frames at {args.fps:g} fps, t = "
           f"{anim.frames.t[anim.rows[0]]:g} … {anim.frames.t[anim.rows[-1]]:g} s "
@@ -87,7 +87,7 @@ def cmd_plot_extra(args) -> int:
     result = _load_result_arg(args.result)
     model = _drawing_model(args, result)
     from ..animation import snapshot_rows, strobe_figure
-    fig = strobe_figure(result, model, snapshots=args.snapshots)
+    fig = strobe_figure(result, model, snapshots=args.snapshots, up=args.up)
     save(fig, args.output)
     drawn = len(snapshot_rows(len(result.t), args.snapshots))
     print(f"wrote {args.output}: mechanism, {drawn} snapshots of {model.name}"
@@ -104,6 +104,8 @@ def add_plot_arguments(s) -> None:
     s.add_argument("--param", action="append", metavar="NAME=VALUE",
                    help="--what mechanism: a model() option of --model (e.g. N=40)")
     s.add_argument("--snapshots", type=int, default=6, help="--what mechanism: positions drawn")
+    s.add_argument("--up", choices=("x", "y", "z"), default="y", help="--what mechanism, 3-D: "
+                   "the axis drawn vertical (default y, as the default gravity along -y)")
     s.add_argument("--x", metavar="COLUMN", help="--what sweep: the grid key on the x axis")
     s.add_argument("--y", metavar="COLUMN", help="--what sweep: the table column plotted "
                    "(e.g. max_abs.theta)")
@@ -124,5 +126,8 @@ def add_parser(sub) -> None:
                    help="simulated seconds per real second (default 1)")
     s.add_argument("--every", type=int, metavar="K", help="one frame every K recorded steps "
                    "(instead of --speed)")
-    s.add_argument("--trace", metavar="POINT", help="draw the path of a point (e.g. V0.B)")
+    s.add_argument("--trace", metavar="POINT", help="draw the path of a point (e.g. V0.B): a "
+                   "drawn point or an output point")
+    s.add_argument("--up", choices=("x", "y", "z"), default="y", help="3-D: the axis drawn "
+                   "vertical (default y, as the default gravity along -y)")
     s.set_defaults(func=cmd_animate)

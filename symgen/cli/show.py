@@ -17,6 +17,23 @@ __all__ = ["add_parser", "cmd_show"]
 MAX_COLS, MAX_ENTRIES, SUMMARY_ROWS = 12, 300, 20
 
 
+def width() -> int:
+    """The columns lines are wrapped at: the terminal's (or $COLUMNS), 100 when not a terminal;
+    a matrix wider than that is listed entry by entry, an entry or a list wider wrapped."""
+    import shutil
+
+    return max(40, shutil.get_terminal_size((100, 24)).columns)
+
+
+def _wrapped(text: str, indent: str = "    ") -> str:
+    """A line of ``name: a, b, …`` text wrapped at :func:`width` (continuation lines indented)."""
+    import textwrap
+
+    nb = text.replace(" [", "\xa0[").replace(" = ", "\xa0=\xa0")    # a unit, a value stay
+    return textwrap.fill(nb, width(), subsequent_indent=indent, break_long_words=False,
+                         break_on_hyphens=False).replace("\xa0", " ")
+
+
 def _nonzeros(A):
     return [(i, j, A[i, j]) for i in range(A.rows) for j in range(A.cols) if A[i, j] != 0]
 
@@ -32,18 +49,23 @@ def _print_term(name, A, latex: bool, model=None, lam=()) -> None:
     (display names θ_body and shortest floats, see ``symgen.derived.show``)."""
     from ..derived import show
 
+    cols = width()
     if A.cols <= MAX_COLS and A.rows * A.cols <= MAX_ENTRIES:
-        print(show(A, model, latex, lam))
-        return
+        text = show(A, model, latex, lam)
+        if latex or max(map(len, text.splitlines() or [""])) <= cols:
+            print(text)
+            return
     entries = _nonzeros(A)
+    wide = "" if A.cols > MAX_COLS or A.rows * A.cols > MAX_ENTRIES else \
+        f"; as a matrix wider than {cols} columns"
     print(f"{'% ' if latex else ''}{A.rows}×{A.cols}, {len(entries)} non-zero entries (the others "
-          "are 0):")
+          f"are 0{wide}):")
     for i, j, e in entries:
         if latex:
             print(f"{name}_{{{i},{j}}} = {show(e, model, True, lam)}")
             continue
-        text = show(e, model, False, lam)
-        if "\n" in text:
+        text = show(e, model, False, lam, width=cols - 4)
+        if "\n" in text or len(f"{name}[{i}, {j}] = {text}") > cols:
             print(f"{name}[{i}, {j}] =")
             print("\n".join("    " + ln for ln in text.splitlines()))
         else:
@@ -56,20 +78,22 @@ def cmd_show(args) -> int:
     mdl, numeric = _load(args.model, parse_params(args.param))
     mdl = _with_defaults(mdl, numeric)
     # with --latex every line that is not LaTeX is a LaTeX comment: the output pastes as it is
-    say = (lambda text="": print(f"% {text}" if text else "")) if args.latex else print
+    def say(text="", indent=" " * 15):
+        for line in (_wrapped(text, indent) if indent else text).splitlines() or [""]:
+            print(f"% {line}" if args.latex and line else line)
     if args.term is None:
         import sympy as sp
 
-        say(f"model {mdl.name}: n = {mdl.n} coordinates, m = {mdl.m} constraints")
+        say(f"model {mdl.name}: n = {mdl.n} coordinates, m = {mdl.m} constraints", indent="")
         if mdl.description:
-            say("  " + mdl.description.strip().splitlines()[0])
+            say("  " + mdl.description.strip().splitlines()[0], indent="")
         from ..units import label
 
         units = {kind: getattr(mdl, "units", {}).get(kind, {}) for kind in
                  ("coords", "params", "outputs")}
         say("  coordinates: " + ", ".join(label(c, units["coords"].get(c, ""))
                                           for c in mdl.coord_names))
-        say("  parameters:  " + (", ".join(f"{k} = {v:g}" + (f" {units['params'][k]}"
+        say("  parameters:  " + (", ".join(f"{k} = {_value(v)}" + (f" {units['params'][k]}"
                                                                if k in units["params"] else "")
                                            for k, v in zip(mdl.param_names, mdl.param_values))
                                  or "none"))
@@ -86,10 +110,10 @@ def cmd_show(args) -> int:
             A = sp.ImmutableMatrix(getattr(mdl, name))
             say()
             if name == "M" and (args.per_body or splits_by_body(mdl, SUMMARY_ROWS, MAX_COLS)):
-                print(show_blocks(mdl, args.latex))
+                print(show_blocks(mdl, args.latex, width=width()))
                 continue
             if A.rows > SUMMARY_ROWS or A.cols > MAX_COLS:
-                say(_size_line(name, A, args.model))
+                say(_size_line(name, A, args.model), indent="")
                 continue
             say(f"{name}  ({_labels(mdl, name)})")
             _print_term(name, A, args.latex, mdl)
@@ -101,12 +125,25 @@ def cmd_show(args) -> int:
         if name != "M":
             raise UsageError(f"--per-body prints M only, not {name} (symgen show MODEL --term M "
                              "--per-body)")
-        print(show_blocks(mdl, args.latex))
+        print(show_blocks(mdl, args.latex, width=width()))
         return EXIT_OK
     d = derive(mdl)
     say(f"{name}  ({d.labels(name)})")
     _print_term(name, d.term(name), args.latex, mdl, d.lam)
     return EXIT_OK
+
+
+def _value(v) -> str:
+    """A parameter's value as show prints numbers (symgen.derived.shortest_floats: the shortest
+    round-trip decimal, or the fraction, multiple of π or root it is; an integer without ".0")."""
+    import sympy as sp
+
+    from ..derived import shortest_floats
+
+    d = float(v)
+    if d.is_integer() and abs(d) < 1e15:
+        return str(int(d))
+    return sp.pretty(shortest_floats(sp.Float(d)), use_unicode=True)
 
 
 def _labels(mdl, name) -> str:

@@ -515,13 +515,23 @@ def report_error(exc: BaseException) -> int:
 
 def _load(spec: str, params: dict):
     """The model and the numeric parameter overrides: a --param naming an option of ``model()``
-    (like ``N`` of n_four_bar) goes to ``model()``; every other must be a model parameter."""
+    (``N`` of n_four_bar) goes to ``model()``; every other must be a model parameter."""
     from ..loader import load_model, load_module, model_options
 
     module = load_module(spec)
     opts = model_options(module)
     structural = {k: v for k, v in params.items() if k in opts}
     mdl = load_model(spec, **structural)
+    # an option named like a parameter: the parameter, on the default model (its hash kept),
+    # unless the option changes which parameters there are (issue 35; docs/cli.md)
+    clash = [k for k in structural if k in mdl.param_names]
+    if clash:
+        alt = load_model(spec, **{k: v for k, v in structural.items() if k not in clash})
+        if all(k in alt.param_names for k in clash):
+            mdl = alt
+            structural = {k: v for k, v in structural.items() if k not in clash}
+            print(f"note: --param {', '.join(clash)} sets the parameter (model()'s option of the "
+                  "same name keeps its default: rename it to set it)", file=sys.stderr)
     numeric = {k: float(v) for k, v in params.items() if k not in structural}
     unknown = [k for k in numeric if k not in mdl.param_names]
     if unknown:

@@ -236,6 +236,9 @@ def c_settings(model: Model, nnz_H: int, **chosen) -> dict:
     def lit(v) -> str:
         return repr(float(v))
 
+    # dt "auto" (a model's recommended settings name no rtol or atol: the defaults, as simulate's)
+    auto_step = st.auto and method == "nullspace"
+
     named_tol = st.given()["tol"]             # Newton's tolerance if the model names one
     shape = SimpleNamespace(n=model.n, m=model.m, nnz_H=nnz_H)
     auto = {}
@@ -245,7 +248,9 @@ def c_settings(model: Model, nnz_H: int, **chosen) -> dict:
     return {
         "method": method, "method_code": rc.C_METHODS[method],
         "gamma": lit(sch.gamma), "beta": lit(sch.beta), "hht_alpha": lit(sch.alpha),
-        "dt": lit(st.dt if st.dt is not None else 1e-3),
+        # (under auto o.h is only the stepper's first h, which the error control replaces)
+        "dt": lit(st.dt if st.dt is not None and not st.auto else 1e-3),
+        "dt_auto": int(auto_step), "model_dt_auto": st.auto,
         "t_end": lit(st.t_end if st.t_end is not None else 1.0),
         # Newton's tolerance (settings.newton_tol): the model's if it names one, else a fixed
         # step's; under DT auto main.c takes newton_tol_rtol · RTOL within [min, auto_max]

@@ -246,12 +246,12 @@ class SpatialSystem(SpatialActuators):
                                       f"{kind}s are {body.points if kind == 'point' else body.vectors}")
 
     def spherical(self, body_a, point_a: str, body_b, point_b: str, *, name: str | None = None):
-        """Join two bodies at a point: point_b becomes point_a (they must coincide initially)."""
-        a, b = self._body(body_a, "spherical joint"), self._body(body_b, "spherical joint")
-        name = self._name(name, f"spherical_{a.name}_{b.name}")
-        self._check_member(a, point_a, "point", name)
-        self._check_member(b, point_b, "point", name)
-        self._sides[name] = (a.name, b.name)
+        """Join two bodies (body_a may be ``"ground"``, point_a then a ground point) at a point:
+        point_b becomes point_a (they must coincide initially)."""
+        name = self._name(name, f"spherical_{_ref(body_a)}_{_ref(body_b)}")
+        a = self._side(body_a, point_a, name)
+        b = self._side(body_b, point_b, name)
+        self._sides[name] = (a, b)
         self._joints.append((name, [point_a, point_b], []))
         return name
 

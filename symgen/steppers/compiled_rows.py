@@ -46,17 +46,20 @@ class DenseOutput:
                    else ValueError("the C runtime refused the dense output's rows"))
 
     def stop(self) -> None:
-        """No t_eval rows in the runs that follow."""
+        """No t_eval rows in the runs that follow; the time the C runtime's rows took is added to
+        the Recorder's ``dense_seconds``."""
+        self.rec.dense_seconds += float(self.stepper.lib.sg_dense_seconds(self.stepper._s))
         self.stepper.lib.sg_dense_output(self.stepper._s, self.stepper.ffi.NULL)
 
     def fold(self, step_of_row0: int, r0: int, r1: int, T, OUT, IT, OM, HM, W_prev, tP_prev, W,
-             h, info=None) -> None:
+             h, info=None, X=None, LAM=None) -> None:
         """Complete the rows rec.k, … that C wrote during the steps of scratch rows r0..r1 − 1
         (the steps ``step_of_row0`` + row; ``T``, ``OUT``, ``IT``, ``OM``, ``HM``: the scratch
         rows' arrays; ``W``: the work after each of rows r0..r1 − 1, ``W_prev`` and ``tP_prev``
         the Recorder's work and (t, power) before them, Recorder.work_mark; ``h``: the fixed
         step, or the scratch rows' steps; ``info``: the scratch rows' (h, error estimate, flags)
-        of variable steps): each row with its step's values and the work of the power outputs
+        of variable steps; ``X``, ``LAM``: the scratch rows' coordinates and multipliers, for the
+        driven joints' power): each row with its step's values and the work of the power outputs
         up to its time (Recorder.work_to, at once: Recorder.work_within)."""
         rec, te = self.rec, self.te
         k0 = rec.k
@@ -66,12 +69,14 @@ class DenseOutput:
         if k1 == k0:
             return
         work = None
-        if rec.power.size:
+        if rec.n_work:
             prev = w - 1                            # the scratch row each step starts from …
             first = prev < r0                       # … or the state before r0: the Recorder's
             j = np.maximum(prev - r0, 0)
             W_start = np.where(first[:, None], W_prev, W[j])
-            P_start = np.where(first[:, None], tP_prev[1], OUT[prev][:, rec.power])
+            P_start = np.where(first[:, None], tP_prev[1],
+                               rec.powers(T[prev], OUT[prev], None if X is None else X[prev],
+                                          None if LAM is None else LAM[prev]))
             t_start = np.where(first, tP_prev[0], T[prev])
             tau = np.minimum(te[k0:k1], t_start + (h[w] if isinstance(h, np.ndarray) else h))
             work = rec.work_within(k0, k1, tau, t_start, W_start, P_start)

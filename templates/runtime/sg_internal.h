@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "symgen_runtime.h"
 #include "symgen_sparse.h"
@@ -189,6 +190,7 @@ typedef struct sg_dout {
     int *ipiv;                                    /* [n] */
     double *blk;
     int *ib;
+    double seconds;                               /* clock() time the rows took (sg_dense_seconds) */
 } sg_dout;
 
 /* A controller sampled and held (sg_set_sampler; sg_run.c.inc): the caller's function and
