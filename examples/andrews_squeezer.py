@@ -57,8 +57,6 @@ def _frames(angles, G):
 
 
 def model(**params) -> symgen.Model:
-    mpmath.mp.dps = 40
-    G = {k: mpmath.mpf(v) for k, v in GEOMETRY.items()}
     g = {k: float(v) for k, v in GEOMETRY.items()}
     sys = PlanarSystem("andrews_squeezer")
     m = {k: sys.parameter(k, v) for k, v in MASSES.items()}
@@ -75,14 +73,22 @@ def model(**params) -> symgen.Model:
            5: {"A": (0, 0), "E": (g["zt"], 0)},
            6: {"C": (0, 0), "G": (-g["zf"], 0)},
            7: {"A": (0, 0), "G": (0, -g["u"])}}
-    th, org = _frames(ANGLES0, G)
+    # the start from PyMbs' angles at 40 digits, rounded once; the caller's mpmath precision is
+    # left as it was (setting mp.dps here changed every later sympy Float of the process)
+    with mpmath.workdps(40):
+        th, org = _frames(ANGLES0, {k: mpmath.mpf(v) for k, v in GEOMETRY.items()})
+        x0 = {}
+        for i in range(1, 8):
+            cx, cy = com[i]
+            c, s = mpmath.cos(th[i]), mpmath.sin(th[i])
+            x0[i] = (float(org[i][0] + c * cx - s * cy), float(org[i][1] + s * cx + c * cy),
+                     float(th[i]))
     bodies = {}
     for i in range(1, 8):
         cx, cy = com[i]
-        c, s = mpmath.cos(th[i]), mpmath.sin(th[i])
-        x0 = (float(org[i][0] + c * cx - s * cy), float(org[i][1] + s * cx + c * cy), float(th[i]))
         local = {name: (px - cx, py - cy) for name, (px, py) in pts[i].items()}
-        bodies[i] = sys.body(f"K{i}", mass=m[f"m{i}"], inertia=I[f"I{i}"], points=local, x0=x0)
+        bodies[i] = sys.body(f"K{i}", mass=m[f"m{i}"], inertia=I[f"I{i}"], points=local,
+                             x0=x0[i])
     K = bodies
     sys.revolute("ground", (0, 0), K[1], "O", name="O")
     sys.revolute(K[1], "F", K[2], "F", name="F")

@@ -27,6 +27,7 @@ from .names import (ACCELERATION_SUFFIX, MAX_MODEL_NAME, MAX_NAME, VELOCITY_SUFF
                     row_names)
 from .model_drawing import normalize_drawing
 from .model_checks import check_mass_diagonal, check_symmetric
+from .model_rows import names_for, reactions_for
 from .symbols import (Input, collect_inputs, coordinate_symbols, coordinates,  # noqa: F401
                       multipliers, t)
 from .settings import SimulationSettings
@@ -358,27 +359,13 @@ class Model:
             if key not in args:
                 raise TypeError(f"Model.replace() got an unknown argument {key!r}")
             args[key] = value
-        if "q" in changes and "constraint_names" not in changes:
-            args["constraint_names"] = self._names_for(changes["q"])
+        if "q" in changes:          # the rows' names and the reactions' λ follow the rows
+            rows = list(_as_column(changes["q"], "q"))
+            if "constraint_names" not in changes:
+                args["constraint_names"] = names_for(self, rows)
+            if "reactions" not in changes:
+                args["reactions"] = reactions_for(self, rows)
         return Model(**args)
-
-    def _names_for(self, q) -> tuple | None:
-        """The constraint rows' names for new rows ``q`` (Model.replace): a row equal to one of
-        this model's keeps its name, any other is ``q[i]`` (i its index in the new rows)."""
-        rows = list(_as_column(q, "q"))
-        old = {}
-        for e, name in zip(self.q, self.constraint_names):
-            old.setdefault(sp.sympify(e), []).append(name)
-        names = [old[e].pop(0) if old.get(e) else None for e in rows]
-        taken = {n for n in names if n is not None}
-        for i, n in enumerate(names):
-            if n is None:
-                n = f"q[{i}]"
-                while n in taken:
-                    n += "'"
-                names[i] = n
-                taken.add(n)
-        return tuple(names)
 
     def _args(self) -> dict:
         """The constructor arguments that make this model again."""

@@ -57,7 +57,8 @@ def test_main_c_runs_the_models_auto_by_default(model_file, tmp_path):
     data = np.array([[float(v) for v in ln.split(",")] for ln in out.stdout.splitlines()[1:]])
     res = symgen.simulate(model, stepper="compiled")           # the model's auto, in Python
     # the same control from the same start: the same steps (to round-off of the step times)
-    assert data.shape == (len(res.t), 1 + 2 * model.n)
+    # (t, x, ẋ, then the joints' reactions: docs/reactions.md)
+    assert data.shape == (len(res.t), 1 + 2 * model.n + len(model.reactions))
     assert np.abs(data[:, 0] - res.t).max() < 1e-9
     assert np.abs(data[:, 1:1 + model.n] - res.x).max() < 1e-9
     # a number for DT is still a fixed step
