@@ -32,9 +32,10 @@ class MemoryBudgetError(ValueError):
     """A run whose recorded steps would not fit in the memory a result may take."""
 
 
-def recorded_outputs(output_names) -> int:
-    """The output columns a result holds: the outputs and a work column per power output."""
-    return len(output_names) + len(power_columns(output_names))
+def recorded_outputs(output_names, reactions=(), drives=()) -> int:
+    """The output columns a result holds: the outputs, a work column per power output, and
+    (added at the end of the run) a column per joint reaction and per driven joint's work."""
+    return len(output_names) + len(power_columns(output_names)) + len(reactions) + len(drives)
 
 
 def drive_of(kernels) -> tuple:

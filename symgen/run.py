@@ -197,7 +197,7 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         meta = {**(meta or {}), "controller": ctl.describe(steps_per_period)}
     te = t_eval_times(t_eval, t0, t_end)
     if te is not None:                      # (the rows, allocated once: they must fit)
-        check_memory(0, 1, n, kernels.m, recorded_outputs(kernels.output_names), t_eval=te)
+        check_memory(0, 1, n, kernels.m, _columns(kernels), t_eval=te)
     if cfg.auto:
         _check_auto(cfg)
         dt, estimate = 1.0, True            # (each try sets h); ω_max: the stability bound
@@ -227,7 +227,7 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
                           f"steps (ending at t = {t0 + n_steps * dt:.12g})", RuntimeWarning,
                           stacklevel=2)
         if te is None:
-            check_memory(n_steps, every, n, kernels.m, recorded_outputs(kernels.output_names))
+            check_memory(n_steps, every, n, kernels.m, _columns(kernels))
 
         def loop(stepper):
             return _run(kernels, stepper, cfg, t0, n_steps, x0, xd0, progress, consistent,
@@ -305,6 +305,12 @@ def _compiled_has(kernels, cfg: SimulationSettings) -> bool:
 
     return unsupported(kernels, cfg.method, cfg.parsed_scheme(), cfg.factorization,
                        cfg.metric) is None
+
+
+def _columns(kernels) -> int:
+    """The output columns the run's result will hold (recorder.recorded_outputs)."""
+    return recorded_outputs(kernels.output_names, getattr(kernels, "reaction_names", ()),
+                            drive_of(kernels)[1])
 
 
 def _make_stepper(kernels, cfg: SimulationSettings, dt: float, estimate: bool):

@@ -294,3 +294,22 @@ def test_outputs_may_not_take_the_reactions_prefix():
     x = symgen.Model("p", ["x"], [[1]], [0]).coords[0]
     with pytest.raises(ModelError, match="'reaction:pin.Fx' is reserved"):
         symgen.Model("p", ["x"], [[1]], [0], outputs={"reaction:pin.Fx": x})
+
+
+def test_the_memory_check_counts_the_reaction_columns(monkeypatch):
+    """The reaction columns are part of the result: the run's memory check counts them (3 a pin
+    here), so a budget that holds the rows without them refuses the run, naming the `every` that
+    fits (before, it passed and the columns were added past the budget)."""
+    from symgen.recorder import MemoryBudgetError, bytes_per_record
+
+    mdl = _pendulum()
+    kern = symgen.build(mdl)
+    assert len(kern.reaction_names) == 3
+    steps = 1000
+    n_out = len(mdl.output_names)            # (the pendulum declares no power outputs)
+    without = (steps + 1) * bytes_per_record(mdl.n, mdl.m, n_out)
+    monkeypatch.setenv("SYMGEN_MEMORY_LIMIT", str(without + 8))
+    with pytest.raises(MemoryBudgetError, match="every"):
+        symgen.simulate(kern, dt=1e-3, t_end=steps * 1e-3)
+    lean = symgen.build(_pendulum().replace(reactions={}))
+    assert symgen.simulate(lean, dt=1e-3, t_end=steps * 1e-3).status == "completed"

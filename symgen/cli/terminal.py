@@ -344,7 +344,8 @@ def _check_memory(dt: float, t_end: float, every: int, mdl) -> None:
 
     steps = max(int(round(t_end / dt)), 1)
     try:
-        check_memory(steps, every, mdl.n, mdl.m, recorded_outputs(mdl.output_names))
+        check_memory(steps, every, mdl.n, mdl.m,
+                     recorded_outputs(mdl.output_names, getattr(mdl, "reactions", ())))
     except MemoryBudgetError as exc:
         raise UsageError(f"--dt {dt:g} with --t-end {t_end:g}: {exc}") from None
 
