@@ -153,9 +153,9 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
     rather than re-raising, so a script running several simulations should check
     ``result.status`` (before the first step an interrupt propagates: nothing was computed).
     Only numerical failures (a step that cannot be completed, a singular factorization, an
-    overflow) and an input that returns no finite number end a run as ``'failed'``; any other
-    exception during the steps (a bug in symgen, or in a callable passed in: an input, the
-    ``progress`` callback) propagates as it was raised.
+    overflow) and an input or controller that returns no finite number or raises (the caller's
+    code: the reason names its exception) end a run as ``'failed'``; any other exception during
+    the steps (a bug in symgen, or in the ``progress`` callback) propagates as it was raised.
     """
     t_wall = time.perf_counter()
     kernels = as_kernels(model_or_kernels)
