@@ -344,8 +344,7 @@ def _check_memory(dt: float, t_end: float, every: int, mdl) -> None:
 
     steps = max(int(round(t_end / dt)), 1)
     try:
-        check_memory(steps, every, mdl.n, mdl.m,
-                     recorded_outputs(mdl.output_names, getattr(mdl, "reactions", ())))
+        check_memory(steps, every, mdl.n, mdl.m, recorded_outputs(mdl.output_names, mdl.reactions))
     except MemoryBudgetError as exc:
         raise UsageError(f"--dt {dt:g} with --t-end {t_end:g}: {exc}") from None
 
@@ -433,7 +432,7 @@ def _t_eval_times(spec, mdl):
     from ..recorder import bytes_per_record, recorded_outputs
 
     start, stop, count, text = spec
-    per = bytes_per_record(mdl.n, mdl.m, recorded_outputs(mdl.output_names))
+    per = bytes_per_record(mdl.n, mdl.m, recorded_outputs(mdl.output_names, mdl.reactions))
     budget = memory_budget()
     need = (count + 1) * (per + 8)           # the rows (and the last state) and the times
     if need > budget:
