@@ -17,10 +17,9 @@ import math
 
 import sympy as sp
 
-from . import _exact
 from ._common import DuplicateNameError, MechanismError, UnknownElementError
 from .planar_actuators import COORDINATE, EFFORT_UNIT, motor_law, output_key, servo_law, time_rate
-from .spatial_joints import GROUND, _across, _float, _point, direction
+from .spatial_joints import GROUND, _point, direction, rotation_frame
 
 __all__ = ["joint_coordinates", "add_joint_outputs", "SpatialActuators"]
 
@@ -32,14 +31,7 @@ def _body(asm, ref):
 
 def _angle(asm, name, a, b, u, u0):
     """(φ − φ₀ wrapped, its rate) of body b relative to a (None: the ground) about u."""
-    eb, eb0 = _across(asm, b, u0, name)
-    if a is None:
-        ea0 = eb0
-        ea = sp.Matrix([_float(v) for v in ea0])
-    else:
-        ea, ea0 = _across(asm, a, u0, name)
-    fa, fa0 = u.cross(ea), _exact.cross(u0, ea0)
-    phi0 = _exact.atan2(_exact.dot(fa0, eb0), _exact.dot(ea0, eb0))
+    ea, fa, eb, phi0 = rotation_frame(asm, name, a, b, u, u0)
     S, C = fa.dot(eb), ea.dot(eb)
     c0, s0 = sp.Float(math.cos(phi0), 17), sp.Float(math.sin(phi0), 17)
     rate = ((C * time_rate(S, list(asm.index), asm.vels) - S * time_rate(C, list(asm.index),

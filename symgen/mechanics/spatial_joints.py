@@ -194,10 +194,10 @@ def _across(asm, body, u0, role):
     return direction(asm, body, best, role)
 
 
-def _drive_angle(asm, name, a, b, u, u0, angle):
-    """The row sin(φ − φ₀ − θ(t)) of a rotation drive (module docstring): the rotation of body b
-    relative to a (None: the ground) about the axis u (a's), measured from the initial
-    configuration."""
+def rotation_frame(asm, name, a, b, u, u0):
+    """(ea, fa, eb, φ₀) of the rotation of body b relative to a (None: the ground) about the axis
+    u (a's; u0 at the start): ea, fa = u × ea across the axis on a, eb on b, so that
+    sin φ = fa·eb and cos φ = ea·eb up to the common length, and φ₀ the initial angle."""
     eb, eb0 = _across(asm, b, u0, name)
     if a is None:
         ea0 = eb0
@@ -205,7 +205,15 @@ def _drive_angle(asm, name, a, b, u, u0, angle):
     else:
         ea, ea0 = _across(asm, a, u0, name)
     fa, fa0 = u.cross(ea), _exact.cross(u0, ea0)
-    phi = sp.Float(_exact.atan2(_exact.dot(fa0, eb0), _exact.dot(ea0, eb0)), 17) + angle
+    return ea, fa, eb, _exact.atan2(_exact.dot(fa0, eb0), _exact.dot(ea0, eb0))
+
+
+def _drive_angle(asm, name, a, b, u, u0, angle):
+    """The row sin(φ − φ₀ − θ(t)) of a rotation drive (module docstring): the rotation of body b
+    relative to a (None: the ground) about the axis u (a's), measured from the initial
+    configuration."""
+    ea, fa, eb, phi0 = rotation_frame(asm, name, a, b, u, u0)
+    phi = sp.Float(phi0, 17) + angle
     return [("drive", fa.dot(eb) * sp.cos(phi) - ea.dot(eb) * sp.sin(phi))]
 
 
