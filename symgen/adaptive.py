@@ -332,7 +332,7 @@ def _loop_compiled(stepper, cfg, ctl: _Control, rows: _Rows, run: _State, t_end:
     b["T"][0] = t0
     dense = (None if rows.te is None
              else DenseOutput(stepper, rows.rec, rows.te, rows.k_eval, t_end))
-    stepper.sampler_on(b["U"])              # (a controller: each sample a stop of the control)
+    stepper.sampler_on(b["U"], rows.rec)    # (a controller: each sample a stop of the control)
     try:
         while run.t < t_end:
             st, t, k = stepper.run_auto(run.t, b, CHUNK_ROWS)

@@ -116,6 +116,7 @@ class Recorder:
         self.n_out = n_out
         self.W = np.zeros(self.n_work)
         self._tP: tuple | None = None          # (t, power) of the last state integrated
+        self._jumps: dict = {}                  # t → the power just after t (see jump)
         n_out += self.n_work
         R = n_records(n_steps, self.every)
         # variable steps (dt="auto"): the step of each row, its error estimate and flags; the
@@ -158,6 +159,22 @@ class Recorder:
             return P
         return np.hstack((P, self.drive(t, np.atleast_2d(X), np.atleast_2d(LAM))))
 
+    def jump(self, t: float, y, x=None, lam=None) -> None:
+        """The inputs jumped at ``t`` (a controller's sample): the power just after it, from the
+        outputs ``y`` with the new inputs (and ``x``, the multipliers ``lam`` re-solved with
+        them), starts the step from ``t`` in place of the power the state at ``t`` was recorded
+        with.  Without it the trapezoid spans the jump with the old power and the work is first
+        order in h (1.3 J on the 3R arm of examples/benchmarks/controller.py at h = 1 ms)."""
+        if self.n_work:
+            self._jumps[float(t)] = self.powers(t, y, x, lam)[0]
+
+    def _start(self) -> tuple | None:
+        """(t, power) the next step starts from: the last state integrated, after a jump."""
+        if self._tP is None or not self._jumps:
+            return self._tP
+        t_prev, P_prev = self._tP
+        return t_prev, self._jumps.get(t_prev, P_prev)
+
     def integrate(self, t: float, y, x=None, lam=None) -> None:
         """Advance the work to the state at ``t`` whose outputs are ``y`` (and coordinates ``x``,
         multipliers ``lam``: the driven joints' power; the first call starts it at 0):
@@ -166,7 +183,8 @@ class Recorder:
             return
         P = self.powers(t, y, x, lam)[0]
         if self._tP is not None:
-            t_prev, P_prev = self._tP
+            t_prev, P_prev = self._start()
+            self._jumps.pop(t_prev, None)
             self.W = self.W + 0.5 * (t - t_prev) * (P_prev + P)
         self._tP = (float(t), P)
 
@@ -176,7 +194,7 @@ class Recorder:
         advanced."""
         if not self.n_work or self._tP is None:
             return self.W.copy()
-        t_prev, P_prev = self._tP
+        t_prev, P_prev = self._start()
         return self.W + 0.5 * (t - t_prev) * (P_prev + self.powers(t, y, x, lam)[0])
 
     def integrate_rows(self, t, Y, X=None, LAM=None) -> np.ndarray | None:
@@ -191,14 +209,19 @@ class Recorder:
             self._tP = (float(t[0]), P[0].copy())
         t_all = np.concatenate(([self._tP[0]], t))
         P_all = np.vstack((self._tP[1], P))
-        W = self.W + np.cumsum(0.5 * np.diff(t_all)[:, None] * (P_all[1:] + P_all[:-1]), axis=0)
+        left = P_all[:-1]
+        if self._jumps:                     # the steps from a jump start from its power
+            left = left.copy()
+            for i in np.flatnonzero(np.isin(t_all[:-1], list(self._jumps))):
+                left[i] = self._jumps.pop(float(t_all[i]))
+        W = self.W + np.cumsum(0.5 * np.diff(t_all)[:, None] * (P_all[1:] + left), axis=0)
         self.W, self._tP = W[-1].copy(), (float(t[-1]), P[-1].copy())
         return W
 
     def work_mark(self) -> tuple:
         """(the work so far, (t, power) of the last state integrated or None): where
         :meth:`work_within` starts rows inside the next step."""
-        return self.W.copy(), self._tP
+        return self.W.copy(), self._start()
 
     def work_within(self, k0: int, k1: int, tau, t_prev, W_prev, P_prev) -> np.ndarray:
         """:meth:`work_to` of rows k0..k1 − 1 at once, each at ``tau`` inside a step from

@@ -445,6 +445,8 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
             if ctl is not None and i and i % spp == 0:      # a sample: the law, then ẍ, λ of
                 ctl.sample(t, x, xd)                         # the new inputs (sg_run.c.inc)
                 start = _restart(kernels, stepper, t, x, xd, cfg.rank_tol)
+                if rec.n_work:                  # the power after the jump starts the step
+                    rec.jump(t, kernels.outputs(t, x, xd) if has_outputs else None, x, start[1])
             try:
                 iters = stepper.step(t, x, xd, *start)
             except NUMERICAL_ERRORS as exc:

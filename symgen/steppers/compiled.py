@@ -99,7 +99,7 @@ class CompiledStepper:
         self.factorization = compiled_factorization(kernels, method, factorization, chart)
         self.method, self.scheme, self.h = method, scheme, float(h)
         self.tol, self.constraint_tol, self.max_iter = float(tol), float(constraint_tol), int(max_iter)
-        self.estimate = bool(estimate)
+        self.estimate, self.rank_tol = bool(estimate), float(rank_tol)
         self.kernels, self.py = kernels, fallback
         self.chart = chart if method == "nullspace" else None
         self.metric = metric if method == "nullspace" else "euclidean"
@@ -369,7 +369,7 @@ class CompiledStepper:
                 if self._sampler is not None and rec.U is not None:  # the inputs each
                     rec.U[rec.k - keep.size:rec.k] = U[rows]          # row's step used
         dense = None if te is None else DenseOutput(self, rec, te, k_eval, t0 + n_steps * dt)
-        self.sampler_on(U := np.zeros((R, kern.n_in)))         # (a controller: C calls it)
+        self.sampler_on(U := np.zeros((R, kern.n_in)), rec)    # (a controller: C calls it)
         try:
             while self.done < n_steps:
                 if row:                                        # the next chunk starts at row 0
