@@ -350,12 +350,11 @@ class CompiledStepper:
             sl = slice(r0, r1)
             RES[sl, 0], RES[sl, 1], RES[sl, 2] = PE[sl], VE[sl], AE[sl]
             om, hm = (OM[sl], HM[sl]) if self.estimate else (NAN[sl], NAN[sl])
-            W_prev, tP_prev = rec.work_mark()
             W = rec.integrate_rows(T[sl], OUT[sl], X[sl], LAM[sl])   # the work, every step
             rec.observe_rows(T[sl], RES[sl], IT[sl], om, hm)
             if dense is not None:                           # the t_eval rows of these steps
                 est = (OM, HM) if self.estimate else (NAN, NAN)
-                dense.fold(step0 - r0, r0, r1, T, OUT, IT, *est, W_prev, tP_prev, W, dt, X=X, LAM=LAM)
+                dense.fold(step0 - r0, r0, r1, T, IT, *est)
                 return
             steps = np.arange(step0, step0 + r1 - r0)
             keep = np.flatnonzero(steps % every == 0)

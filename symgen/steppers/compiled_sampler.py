@@ -16,8 +16,7 @@ def sampler_on(self, U: np.ndarray, rec=None) -> None:
     """Hand the run's controller to the C loop: at each sample C copies the state into our
     buffers and calls back here (the law writes ``kernels.u``); ``U``: the scratch rows the
     C run writes each row's inputs into; ``rec``: the run's Recorder, told the power just after
-    each sample (:meth:`~symgen.recorder.Recorder.jump`; the multipliers with the new inputs
-    solved here when it integrates driven joints' work).  An exception of the law is kept
+    each sample (:meth:`~symgen.recorder.Recorder.jump`).  An exception of the law is kept
     (``_sample_exc``) and the run stops there (SG_FAIL_SAMPLE): :meth:`sample_failure` raises
     it."""
     if self.controller is None:
@@ -32,13 +31,8 @@ def sampler_on(self, U: np.ndarray, rec=None) -> None:
     def call(_ctx, t):
         try:
             ctl.sample(t, xs, xds)
-            if work:
-                lam = None
-                if rec.drive is not None:       # (λ with the new inputs: rare, in Python)
-                    from ..assembly import consistent_state
-                    lam = consistent_state(kern, t, xs, xds, rank_tol=self.rank_tol,
-                                           project=False).lam
-                rec.jump(t, kern.outputs(t, xs, xds) if outputs else None, xs, lam)
+            if work:                            # (λ after it: Recorder.lam_at, in Python)
+                rec.jump(t, kern.outputs(t, xs, xds) if outputs else None, xs, xds)
             return 0
         except BaseException as exc:        # noqa: B036 (raised again after the chunk)
             self._sample_exc = exc
