@@ -17,11 +17,10 @@ import traceback
 import numpy as np
 
 from .signals import held_signals
-from .recorder import MemoryBudgetError, Recorder, drive_of
+from .recorder import MemoryBudgetError
 from .runtime_constants import CTL_ERR_FLOOR, STABILITY_FRACTION
-from .names import power_columns
 from .settings import SimulationSettings
-from .steploop import (RUN_FAILURES, DenseRowError, dense_rows, finish, omega_start,
+from .steploop import (RUN_FAILURES, DenseRowError, dense_rows, finish, omega_start, run_recorder,
                        short_reason, start_state, stop_reason, stopped_reason, t_eval_times)
 from .steppers.compiled_rows import DenseOutput
 from .steppers.control import (ErrorEstimate, Flag, StepController, corrected_step, initial_step,
@@ -160,6 +159,7 @@ class _Rows:
         folded in."""
         te, rec, failed = self.te, self.rec, None
         t1 = self.t_end if h == self.t_end - t else t + h
+        y = self.integrate(t1, end[0], end[1], y, lam=end[3])     # (before the rows inside)
         if te is not None:          # the t_eval rows in (t, t + h], from this step's interpolant
             try:
                 self.k_eval = dense_rows(self.kernels, rec, te, self.k_eval, j, t, h, start,
@@ -167,7 +167,6 @@ class _Rows:
                                          t1 >= self.t_end)
             except DenseRowError as exc:
                 failed = exc
-        y = self.integrate(t1, end[0], end[1], y, lam=end[3])
         rec.h = h
         rec.observe(t1, res, iters, w, hm)
         if te is None and (j % self.every == 0 or t1 >= self.t_end):
@@ -197,17 +196,13 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
     runs the same control in C (sg_control.c.inc; :func:`_loop_compiled`).  ``values``: the run's
     :class:`~symgen.input_values.InputValues` (each try of a step from t sets them at its end, the
     callables with the state at t; time-varying ones on the Python loop only)."""
-    n, m, n_out = kernels.n, kernels.m, kernels.n_out
+    n, m = kernels.n, kernels.m
     sch, bound = cfg.parsed_scheme(), float(cfg.divergence_bound)
     ctl = _Control(cfg, sch, n, m, t0, t_end)
-    outputs = n_out > 0 and hasattr(kernels, "outputs")
     te = t_eval_times(t_eval, t0, t_end)
     # the rows: doubling from 1024 (with t_eval all of them, which the C runtime writes in place)
-    rec = Recorder(n, m, n_out, 1024 if te is None else len(te), every if te is None else 1,
-                   math.nan, energy=hasattr(kernels, "energy"), outputs=outputs, variable=True,
-                   power=power_columns(kernels.output_names) if outputs else (),
-                   inputs=values.u if values is not None else None,
-                   **dict(zip(("drive", "drive_names"), drive_of(kernels))))
+    rec = run_recorder(kernels, cfg, 1024 if te is None else len(te), every if te is None else 1,
+                       math.nan, values.u if values is not None else None, variable=True)
     rows = _Rows(kernels, rec, every, te, t_end, cfg.rank_tol)
     rows.sampled = getattr(stepper, "controller", None) is not None
     cs = start_state(kernels, stepper, cfg, t0, x0, xd0, consistent)
@@ -332,7 +327,7 @@ def _loop_compiled(stepper, cfg, ctl: _Control, rows: _Rows, run: _State, t_end:
     b["T"][0] = t0
     dense = (None if rows.te is None
              else DenseOutput(stepper, rows.rec, rows.te, rows.k_eval, t_end))
-    stepper.sampler_on(b["U"])              # (a controller: each sample a stop of the control)
+    stepper.sampler_on(b["U"], rows.rec)    # (a controller: each sample a stop of the control)
     try:
         while run.t < t_end:
             st, t, k = stepper.run_auto(run.t, b, CHUNK_ROWS)
@@ -400,10 +395,8 @@ def _fold_dense(rows: _Rows, run: _State, b: dict, k: int, dense) -> None:
     rec, sl = rows.rec, slice(1, k + 1)
     res = np.column_stack((b["PE"][sl], b["VE"][sl], b["AE"][sl]))
     rec.observe_rows(b["T"][sl], res, b["IT"][sl], b["OM"][sl], b["HM"][sl], h=b["HS"][sl])
-    W_prev, tP_prev = rec.work_mark()
-    W = rec.integrate_rows(b["T"][sl], b["OUT"][sl], b["X"][sl], b["LAM"][sl])
-    dense.fold(run.j, 1, k + 1, b["T"], b["OUT"], b["IT"], b["OM"], b["HM"], W_prev, tP_prev, W,
-               b["HS"], (b["HS"], b["ERR"], b["FL"]), X=b["X"], LAM=b["LAM"])
+    rec.integrate_rows(b["T"][sl], b["OUT"][sl], b["X"][sl], b["LAM"][sl])
+    dense.fold(run.j, 1, k + 1, b["T"], b["IT"], b["OM"], b["HM"], (b["HS"], b["ERR"], b["FL"]))
 
 
 def _tries(ctl: _Control, stepper, m: int, t: float, h: float, omega: float, state,

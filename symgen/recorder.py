@@ -9,9 +9,10 @@ Newton iterations, ω_max, the smallest h_max and where it occurred, the steps w
 is exact over the whole run also when only every K-th step is kept.
 
 The ``power:<element>`` outputs (``power``: their columns) are integrated over every step, by
-the trapezoidal rule on the steps' own times (:meth:`Recorder.integrate`), into the work
-columns ``work:<element>`` appended to the outputs: the Newmark update of x with γ = ½ is the
-same rule on ẋ, so the work matches the step (docs/energy-balance.md).  The driven joints'
+the steps' own rule on the steps' own times (:meth:`Recorder.integrate`; :mod:`symgen.quadrature`:
+the corrected trapezoid, fourth order, for the corrected step; the trapezoid for the paper's
+second-order steps, whose x update it is), into the work columns
+``work:<element>`` appended to the outputs (docs/energy-balance.md).  The driven joints'
 work (``drive``: the rheonomic rows' power −λᵀ ∂q/∂t, :class:`~symgen.kernels.Drives`) is
 integrated the same way, after the power outputs' columns, as ``work:<joint>``.
 """
@@ -23,6 +24,7 @@ import numpy as np
 
 from ._io import memory_budget
 from .names import power_columns
+from .quadrature import WorkIntegral
 
 __all__ = ["Recorder", "n_records", "bytes_per_record", "check_memory", "MemoryBudgetError",
            "recorded_outputs", "drive_of"]
@@ -100,11 +102,14 @@ class Recorder:
 
     def __init__(self, n: int, m: int, n_out: int, n_steps: int, every: int, h: float, *,
                  energy: bool, outputs: bool, variable: bool = False, power=(), inputs=None,
-                 drive=None, drive_names=()):
+                 drive=None, drive_names=(), corrected: bool = False, lam_at=None):
         """``power``: the columns of the power outputs (integrated, see :meth:`integrate`);
         ``inputs``: the array the model's inputs are set in (Kernels.u), copied into ``U`` with
         every row (None: the model has none); ``drive``, ``drive_names``: :func:`drive_of`'s
-        (the driven joints' power at k states, integrated after the power outputs)."""
+        (the driven joints' power at k states, integrated after the power outputs);
+        ``corrected``: the run takes the corrected step, whose work rule is the corrected
+        trapezoid (fourth order), else the trapezoid (symgen/quadrature.py); ``lam_at(t, x, ẋ)``:
+        the multipliers with the inputs just set (the driven joints' power after a jump)."""
         if int(every) != every or every < 1:
             raise ValueError(f"every must be a positive integer, got {every!r}")
         self.every, self.h = int(every), float(h)
@@ -114,8 +119,8 @@ class Recorder:
         self.drive_names = tuple(drive_names) if drive is not None else ()
         self.n_work = len(self.power) + len(self.drive_names)
         self.n_out = n_out
-        self.W = np.zeros(self.n_work)
-        self._tP: tuple | None = None          # (t, power) of the last state integrated
+        self._work = WorkIntegral(self.n_work, corrected)
+        self.lam_at = lam_at
         n_out += self.n_work
         R = n_records(n_steps, self.every)
         # variable steps (dt="auto"): the step of each row, its error estimate and flags; the
@@ -158,26 +163,49 @@ class Recorder:
             return P
         return np.hstack((P, self.drive(t, np.atleast_2d(X), np.atleast_2d(LAM))))
 
+    def jump(self, t: float, y, x=None, xd=None, lam=None) -> None:
+        """The inputs jumped at ``t`` (a controller's sample): the power just after it, from the
+        outputs ``y`` with the new inputs (and at ``x``, ``xd`` the multipliers ``lam`` re-solved
+        with them, by ``lam_at`` when not given), starts the step from ``t`` in place of the power
+        the state at ``t`` was recorded with.  Without it the step spans the jump with the old power and the work is first
+        order in h (1.3 J on the 3R arm of examples/benchmarks/controller.py at h = 1 ms)."""
+        if self.n_work:
+            if lam is None and self.drive is not None:
+                lam = self.lam_at(t, x, xd)
+            self._work.jump(t, self.powers(t, y, x, lam)[0])
+
+    @property
+    def W(self) -> np.ndarray:
+        """The work at the last state integrated."""
+        return self._work.W
+
     def integrate(self, t: float, y, x=None, lam=None) -> None:
         """Advance the work to the state at ``t`` whose outputs are ``y`` (and coordinates ``x``,
-        multipliers ``lam``: the driven joints' power; the first call starts it at 0):
-        W += (t − t_prev)/2 (P_prev + P)."""
-        if not self.n_work:
-            return
-        P = self.powers(t, y, x, lam)[0]
-        if self._tP is not None:
-            t_prev, P_prev = self._tP
-            self.W = self.W + 0.5 * (t - t_prev) * (P_prev + P)
-        self._tP = (float(t), P)
+        multipliers ``lam``: the driven joints' power; the first call starts it at 0)."""
+        if self.n_work:
+            self._work.add([t], self.powers(t, y, x, lam))
+            self._revise()
 
-    def work_to(self, t: float, y, x=None, lam=None) -> np.ndarray:
-        """The work at ``t`` inside the step after the last integrated state (a ``t_eval`` row,
-        outputs ``y``, coordinates ``x``, multipliers ``lam``), by the same rule; nothing is
-        advanced."""
-        if not self.n_work or self._tP is None:
+    def _revise(self) -> None:
+        """Rows already kept whose work was provisional (WorkIntegral.revised): their final
+        work, so that a row's work does not depend on where a chunk ended."""
+        span = self._work.revised
+        if span is None:
+            return
+        j = self.k
+        hi = span[1] + 1e-12 * max(1.0, abs(span[1]))     # (a t_eval row's slack)
+        while j > 0 and span[0] < self.T[j - 1] <= hi:
+            j -= 1
+        if j < self.k:
+            self.OUT[j:self.k, self.n_out:] = self._work.within(self.T[j:self.k])
+
+    def work_to(self, t: float) -> np.ndarray:
+        """The work at ``t`` inside the last step integrated (a ``t_eval`` row: integrate the
+        step's end first), from the rule's cubic of the power over the step (fourth order, equal
+        to the work at the step's ends); nothing is advanced."""
+        if not self.n_work or self._work.last() is None:
             return self.W.copy()
-        t_prev, P_prev = self._tP
-        return self.W + 0.5 * (t - t_prev) * (P_prev + self.powers(t, y, x, lam)[0])
+        return self._work.within([t])[0]
 
     def integrate_rows(self, t, Y, X=None, LAM=None) -> np.ndarray | None:
         """:meth:`integrate` of k states at once (``Y``: their k × n_out outputs, ``X``, ``LAM``
@@ -186,27 +214,14 @@ class Recorder:
         if not self.n_work or len(t) == 0:
             return None
         t = np.asarray(t, dtype=float)
-        P = self.powers(t, Y, X, LAM)
-        if self._tP is None:
-            self._tP = (float(t[0]), P[0].copy())
-        t_all = np.concatenate(([self._tP[0]], t))
-        P_all = np.vstack((self._tP[1], P))
-        W = self.W + np.cumsum(0.5 * np.diff(t_all)[:, None] * (P_all[1:] + P_all[:-1]), axis=0)
-        self.W, self._tP = W[-1].copy(), (float(t[-1]), P[-1].copy())
+        W = self._work.add(t, self.powers(t, Y, X, LAM))
+        self._revise()
         return W
 
-    def work_mark(self) -> tuple:
-        """(the work so far, (t, power) of the last state integrated or None): where
-        :meth:`work_within` starts rows inside the next step."""
-        return self.W.copy(), self._tP
-
-    def work_within(self, k0: int, k1: int, tau, t_prev, W_prev, P_prev) -> np.ndarray:
-        """:meth:`work_to` of rows k0..k1 − 1 at once, each at ``tau`` inside a step from
-        ``t_prev`` whose work and power there are ``W_prev``, ``P_prev`` (arrays of k1 − k0 rows;
-        the rows' outputs, coordinates and multipliers already in ``OUT``, ``X``, ``LAM``: the C
-        runtime's t_eval rows)."""
-        P = self.powers(tau, self.OUT[k0:k1, :self.n_out], self.X[k0:k1], self.LAM[k0:k1])
-        return W_prev + 0.5 * (np.asarray(tau) - np.asarray(t_prev))[:, None] * (P_prev + P)
+    def work_within(self, tau) -> np.ndarray:
+        """:meth:`work_to` of k rows at once, each at ``tau`` inside one of the steps of the last
+        :meth:`integrate_rows` (the C runtime's t_eval rows)."""
+        return self._work.within(tau)
 
     def fill_rows(self, k1: int, steps, iters, omega, h_max, work=None, step_info=None) -> None:
         """Rows k..k1 − 1 whose t, x, ẋ, ẍ, λ, residuals, energy and outputs were written in place

@@ -22,14 +22,13 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from .recorder import Recorder, check_memory, drive_of, recorded_outputs
+from .recorder import check_memory, drive_of, recorded_outputs
 from .input_values import InputValues, SampledController
 from .jit import as_kernels
-from .names import power_columns
 from .result import Result
 from .settings import SimulationSettings
-from .steploop import (RUN_FAILURES, DenseRowError, dense_rows, finish, omega_start, short_reason,
-                       start_state, stop_reason, stopped_reason, t_eval_times)
+from .steploop import (RUN_FAILURES, DenseRowError, dense_rows, finish, omega_start, run_recorder,
+                       short_reason, start_state, stop_reason, stopped_reason, t_eval_times)
 from .steppers import StepFailure, make_stepper
 from .steppers.base import NUMERICAL_ERRORS
 
@@ -373,14 +372,17 @@ def _stopped(exc, last: int, n_steps: int, t_last: float) -> tuple[str, str, str
     return "failed", reason, traceback.format_exc()
 
 
-def _restart(kernels, stepper, t: float, x, xd, rank_tol: float):
+def _restart(kernels, stepper, t: float, x, xd, rank_tol: float, rec):
     """ẍ, λ at (t, x, ẋ) from the index-1 equations with the inputs just sampled, and what the
     stepper carries restarted there (the step from a sample starts after the jump of the inputs,
-    as the C runtime's sample_at)."""
+    as the C runtime's sample_at); the power after the jump told to the Recorder ``rec``."""
     from .assembly import consistent_state
 
     cs = consistent_state(kernels, t, x, xd, rank_tol=rank_tol, project=False)
     stepper.restart(t, x, xd, cs.xdd, cs.lam)
+    if rec.n_work:
+        outputs = kernels.n_out > 0 and hasattr(kernels, "outputs")
+        rec.jump(t, kernels.outputs(t, x, xd) if outputs else None, x, xd, cs.lam)
     return cs.xdd, cs.lam
 
 
@@ -390,16 +392,14 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
     :class:`~symgen.recorder.Recorder`'s (with ``te``, the t_eval rows of each step:
     :func:`~symgen.steploop.dense_rows`), the Result and its meta
     :func:`~symgen.steploop.finish`'s."""
-    n, m, n_out = kernels.n, kernels.m, kernels.n_out
+    n_out = kernels.n_out
     dt, sch, bound = float(cfg.dt), cfg.parsed_scheme(), float(cfg.divergence_bound)
     has_energy = hasattr(kernels, "energy")
     has_outputs = n_out > 0 and hasattr(kernels, "outputs")
     # every recorded row, allocated once (every K-th step and the last); the state being
     # advanced lives in its own buffers so that unrecorded steps cost no row
-    rec = Recorder(n, m, n_out, n_steps if te is None else len(te), every if te is None else 1,
-                   dt, energy=has_energy, outputs=has_outputs,
-                   power=power_columns(kernels.output_names) if has_outputs else (),
-                   inputs=values.u, **dict(zip(("drive", "drive_names"), drive_of(kernels))))
+    rec = run_recorder(kernels, cfg, n_steps if te is None else len(te),
+                       every if te is None else 1, dt, values.u)
     cs = start_state(kernels, stepper, cfg, t0, x0, xd0, consistent)
     x, xd, xdd, lam = cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()
     res = np.array(cs.residuals, dtype=float)
@@ -444,7 +444,7 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
             start = (xdd, lam)
             if ctl is not None and i and i % spp == 0:      # a sample: the law, then ẍ, λ of
                 ctl.sample(t, x, xd)                         # the new inputs (sg_run.c.inc)
-                start = _restart(kernels, stepper, t, x, xd, cfg.rank_tol)
+                start = _restart(kernels, stepper, t, x, xd, cfg.rank_tol, rec)
             try:
                 iters = stepper.step(t, x, xd, *start)
             except NUMERICAL_ERRORS as exc:
@@ -467,13 +467,13 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
             whole = True
             last, it_last = j, iters
             failed = None
+            y = integrate(t1)               # (before the rows inside the step)
             if te is not None:              # the t_eval rows in (t, t + h], from its interpolant
                 try:
                     k_eval = dense_rows(kernels, rec, te, k_eval, j, t, dt, start, (x, xd, xdd),
                                         iters, w, hm, None, cfg.rank_tol, j == n_steps)
                 except DenseRowError as exc:
                     failed = exc
-            y = integrate(t1)
             rec.observe(t1, res, iters, w, hm)
             if failed is not None:
                 status, reason = "failed", str(failed)

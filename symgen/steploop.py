@@ -13,7 +13,8 @@ import numpy as np
 
 from .assembly import consistent_state, finished_state
 from .input_values import InputError
-from .names import work_names
+from .names import power_columns, work_names
+from .recorder import Recorder, drive_of
 from .units import result_units
 from .result import Result
 from .runtime_constants import ROW_TIME_SLACK, ROW_TOL
@@ -24,7 +25,7 @@ from .steppers.control import dense_output, dense_row_reason
 
 __all__ = ["start_state", "omega_start", "stop_reason", "finish", "short_reason", "REASON_CHARS",
            "project_row", "dense_state", "dense_rows", "DenseRowError", "t_eval_times",
-           "RUN_FAILURES", "stopped_reason"]
+           "RUN_FAILURES", "stopped_reason", "run_recorder"]
 
 #: The exceptions that end a run as "failed" with the steps taken kept (issue 37.3): an input's
 #: error (a callable input or controller that returned no finite number or raised: the caller's
@@ -102,6 +103,22 @@ def step_order(cfg, sch, kernels) -> tuple[int, str]:
     return 1, "Newmark with gamma > 1/2 or HHT-alpha (numerical damping)"
 
 
+def run_recorder(kernels, cfg: SimulationSettings, rows: int, every: int, h: float, inputs, *,
+                 variable: bool = False) -> Recorder:
+    """The run's Recorder (``rows`` rows, every ``every``-th step; ``inputs``: Kernels.u or
+    None): the step's own work rule (the corrected trapezoid for the corrected step,
+    symgen/quadrature.py), and λ re-solved with the inputs a controller just set for the driven
+    joints' power after its sample."""
+    outputs = kernels.n_out > 0 and hasattr(kernels, "outputs")
+    return Recorder(kernels.n, kernels.m, kernels.n_out, rows, every, h,
+                    energy=hasattr(kernels, "energy"), outputs=outputs, variable=variable,
+                    power=power_columns(kernels.output_names) if outputs else (), inputs=inputs,
+                    corrected=cfg.parsed_scheme().a_stable,
+                    **dict(zip(("drive", "drive_names"), drive_of(kernels))),
+                    lam_at=lambda t, x, xd: consistent_state(kernels, t, x, xd, project=False,
+                                                             rank_tol=cfg.rank_tol).lam)
+
+
 def project_row(kernels, tau: float, x, xd, rank_tol: float = SimulationSettings.rank_tol):
     """An interpolated row (x, ẋ at ``tau``) projected onto q = q̇ = 0 as closely as a step's own
     states (ROW_TOL; assembly's own tolerance where Gauss–Newton stalls above it), with ẍ and λ
@@ -141,8 +158,8 @@ def dense_rows(kernels, rec, te, k: int, step: int, t: float, h: float, start, e
     τ = min(te[k], t + h), into the Recorder ``rec`` with the step's Newton iterations, ω_max,
     h_max and ``info`` (variable steps: h, error estimate, flags), the energy at te[k], the
     outputs and the work of the power outputs at τ (the C runtime's dense_rows is this); returns
-    the next k.  Call it before the step's work is integrated.  The time the rows take is added
-    to ``rec.dense_seconds`` (the summary's stepping rate leaves it out)."""
+    the next k.  Call it after the step's work is integrated (Recorder.work_to).  The time the
+    rows take is added to ``rec.dense_seconds`` (the summary's stepping rate leaves it out)."""
     outputs = kernels.n_out > 0 and hasattr(kernels, "outputs")
     if not (k < len(te) and (te[k] <= t + h * (1 + ROW_TIME_SLACK) or last)):
         return k
@@ -162,7 +179,7 @@ def _dense_rows(kernels, rec, te, k, step, t, h, start, end, iters, w, hm, info,
         ye = kernels.outputs(tau, xe, xde).copy() if outputs else None
         e = kernels.energy(float(te[k]), xe, xde) if rec.EK is not None else None
         rec.add(step, float(te[k]), xe, xde, xdde, lame, rese, iters, w, hm, e, ye,
-                step_info=info, work=rec.work_to(tau, ye, xe, lame) if rec.n_work else None)
+                step_info=info, work=rec.work_to(tau) if rec.n_work else None)
         k += 1
     return k
 

@@ -99,7 +99,7 @@ class CompiledStepper:
         self.factorization = compiled_factorization(kernels, method, factorization, chart)
         self.method, self.scheme, self.h = method, scheme, float(h)
         self.tol, self.constraint_tol, self.max_iter = float(tol), float(constraint_tol), int(max_iter)
-        self.estimate = bool(estimate)
+        self.estimate, self.rank_tol = bool(estimate), float(rank_tol)
         self.kernels, self.py = kernels, fallback
         self.chart = chart if method == "nullspace" else None
         self.metric = metric if method == "nullspace" else "euclidean"
@@ -350,12 +350,11 @@ class CompiledStepper:
             sl = slice(r0, r1)
             RES[sl, 0], RES[sl, 1], RES[sl, 2] = PE[sl], VE[sl], AE[sl]
             om, hm = (OM[sl], HM[sl]) if self.estimate else (NAN[sl], NAN[sl])
-            W_prev, tP_prev = rec.work_mark()
             W = rec.integrate_rows(T[sl], OUT[sl], X[sl], LAM[sl])   # the work, every step
             rec.observe_rows(T[sl], RES[sl], IT[sl], om, hm)
             if dense is not None:                           # the t_eval rows of these steps
                 est = (OM, HM) if self.estimate else (NAN, NAN)
-                dense.fold(step0 - r0, r0, r1, T, OUT, IT, *est, W_prev, tP_prev, W, dt, X=X, LAM=LAM)
+                dense.fold(step0 - r0, r0, r1, T, IT, *est)
                 return
             steps = np.arange(step0, step0 + r1 - r0)
             keep = np.flatnonzero(steps % every == 0)
@@ -369,7 +368,7 @@ class CompiledStepper:
                 if self._sampler is not None and rec.U is not None:  # the inputs each
                     rec.U[rec.k - keep.size:rec.k] = U[rows]          # row's step used
         dense = None if te is None else DenseOutput(self, rec, te, k_eval, t0 + n_steps * dt)
-        self.sampler_on(U := np.zeros((R, kern.n_in)))         # (a controller: C calls it)
+        self.sampler_on(U := np.zeros((R, kern.n_in)), rec)    # (a controller: C calls it)
         try:
             while self.done < n_steps:
                 if row:                                        # the next chunk starts at row 0

@@ -51,16 +51,12 @@ class DenseOutput:
         self.rec.dense_seconds += float(self.stepper.lib.sg_dense_seconds(self.stepper._s))
         self.stepper.lib.sg_dense_output(self.stepper._s, self.stepper.ffi.NULL)
 
-    def fold(self, step_of_row0: int, r0: int, r1: int, T, OUT, IT, OM, HM, W_prev, tP_prev, W,
-             h, info=None, X=None, LAM=None) -> None:
+    def fold(self, step_of_row0: int, r0: int, r1: int, T, IT, OM, HM, info=None) -> None:
         """Complete the rows rec.k, … that C wrote during the steps of scratch rows r0..r1 − 1
-        (the steps ``step_of_row0`` + row; ``T``, ``OUT``, ``IT``, ``OM``, ``HM``: the scratch
-        rows' arrays; ``W``: the work after each of rows r0..r1 − 1, ``W_prev`` and ``tP_prev``
-        the Recorder's work and (t, power) before them, Recorder.work_mark; ``h``: the fixed
-        step, or the scratch rows' steps; ``info``: the scratch rows' (h, error estimate, flags)
-        of variable steps; ``X``, ``LAM``: the scratch rows' coordinates and multipliers, for the
-        driven joints' power): each row with its step's values and the work of the power outputs
-        up to its time (Recorder.work_to, at once: Recorder.work_within)."""
+        (the steps ``step_of_row0`` + row; ``T``, ``IT``, ``OM``, ``HM``: the scratch rows'
+        arrays; ``info``: the scratch rows' (h, error estimate, flags) of variable steps): each
+        row with its step's values and the work up to its time (Recorder.work_within: the steps'
+        work integrated before, Recorder.integrate_rows)."""
         rec, te = self.rec, self.te
         k0 = rec.k
         w = self.step_row[k0:int(self.d.next)]
@@ -68,17 +64,6 @@ class DenseOutput:
         k1 = k0 + len(w)
         if k1 == k0:
             return
-        work = None
-        if rec.n_work:
-            prev = w - 1                            # the scratch row each step starts from …
-            first = prev < r0                       # … or the state before r0: the Recorder's
-            j = np.maximum(prev - r0, 0)
-            W_start = np.where(first[:, None], W_prev, W[j])
-            P_start = np.where(first[:, None], tP_prev[1],
-                               rec.powers(T[prev], OUT[prev], None if X is None else X[prev],
-                                          None if LAM is None else LAM[prev]))
-            t_start = np.where(first, tP_prev[0], T[prev])
-            tau = np.minimum(te[k0:k1], t_start + (h[w] if isinstance(h, np.ndarray) else h))
-            work = rec.work_within(k0, k1, tau, t_start, W_start, P_start)
+        work = rec.work_within(np.minimum(te[k0:k1], T[w])) if rec.n_work else None
         rec.fill_rows(k1, step_of_row0 + w, IT[w], OM[w], HM[w], work,
                       None if info is None else tuple(a[w] for a in info))

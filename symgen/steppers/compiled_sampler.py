@@ -12,20 +12,27 @@ from ..input_values import InputError
 __all__ = ["sampler_on", "sampler_off", "sample_failure"]
 
 
-def sampler_on(self, U: np.ndarray) -> None:
+def sampler_on(self, U: np.ndarray, rec=None) -> None:
     """Hand the run's controller to the C loop: at each sample C copies the state into our
     buffers and calls back here (the law writes ``kernels.u``); ``U``: the scratch rows the
-    C run writes each row's inputs into.  An exception of the law is kept (``_sample_exc``)
-    and the run stops there (SG_FAIL_SAMPLE): :meth:`sample_failure` raises it."""
+    C run writes each row's inputs into; ``rec``: the run's Recorder, told the power just after
+    each sample (:meth:`~symgen.recorder.Recorder.jump`).  An exception of the law is kept
+    (``_sample_exc``) and the run stops there (SG_FAIL_SAMPLE): :meth:`sample_failure` raises
+    it."""
     if self.controller is None:
         return
     ctl, t0, steps = self.controller
     xs, xds = np.zeros(self.n), np.zeros(self.n)
     self._sample_exc = None
+    kern = self.kernels
+    work = rec is not None and rec.n_work
+    outputs = work and kern.n_out > 0 and hasattr(kern, "outputs")
 
     def call(_ctx, t):
         try:
             ctl.sample(t, xs, xds)
+            if work:                            # (λ after it: Recorder.lam_at, in Python)
+                rec.jump(t, kern.outputs(t, xs, xds) if outputs else None, xs, xds)
             return 0
         except BaseException as exc:        # noqa: B036 (raised again after the chunk)
             self._sample_exc = exc
