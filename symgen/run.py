@@ -25,6 +25,7 @@ import numpy as np
 from .recorder import Recorder, check_memory, drive_of, recorded_outputs
 from .input_values import InputValues, SampledController
 from .jit import as_kernels
+from .kernels import for_run
 from .names import power_columns
 from .result import Result
 from .settings import SimulationSettings
@@ -96,8 +97,9 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         compiled when the kernels are compiled and the runtime has the case: both charts, both
         metrics, not ``factorization="svd"``).  Recorded in ``meta['stepper']``.
     params:
-        parameter overrides by name (unknown names raise KeyError); the kernels' parameters are
-        restored after the run.
+        parameter overrides by name (unknown names raise KeyError), over the kernels' own; the
+        run has its own copy of the parameters and inputs (``Kernels.for_run``): the kernels
+        given are not changed, and threads may run one Kernels at once.
     x0, xd0:
         initial coordinates and velocities (default: the model's); projected onto q = 0, q̇ = 0
         with minimum-norm corrections (``meta['initial_projection']`` says how far) unless
@@ -158,7 +160,7 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
     the steps (a bug in symgen, or in the ``progress`` callback) propagates as it was raised.
     """
     t_wall = time.perf_counter()
-    kernels = as_kernels(model_or_kernels)
+    kernels = for_run(as_kernels(model_or_kernels), params)     # the run's own p, u, buffers
     model = getattr(kernels, "model", None)
     cfg = SimulationSettings.merged(
         getattr(model, "settings", None), settings, method=method, scheme=scheme, dt=dt,
@@ -233,29 +235,22 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
             return _run(kernels, stepper, cfg, t0, n_steps, x0, xd0, progress, consistent,
                         estimate, t_wall, every, meta, values, te)
 
-    saved_p, saved_u = kernels.p.copy(), values.u.copy()
-    try:
-        if params:
-            kernels.set_params(dict(params))
-        values.set(t0, x0, xd0)                 # the start's inputs: u(t0, x0, xd0)
-        if ctl is not None:                     # (the law's first sample: the start as given)
-            ctl.sample(t0, x0, xd0)
-        values.accept()
-        stepper = _make_stepper(kernels, cfg, dt, estimate)
-        stepper.inputs = values
-        if ctl is not None:
-            if cfg.auto and not getattr(stepper, "compiled", False):
-                raise ValueError("dt='auto' with a controller runs on the compiled stepper (its "
-                                 "error control stops at every sample): use compiled kernels "
-                                 "and stepper='auto' or 'compiled', or a fixed dt")
-            stepper.controller = (ctl, t0, steps_per_period or 0)
-        # overflow/invalid values in a diverging run are reported as status, not as warnings
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"), \
-                _blas_limit(blas_threads):
-            return loop(stepper)
-    finally:
-        kernels.p[:] = saved_p
-        values.u[:] = saved_u
+    values.set(t0, x0, xd0)                     # the start's inputs: u(t0, x0, xd0)
+    if ctl is not None:                         # (the law's first sample: the start as given)
+        ctl.sample(t0, x0, xd0)
+    values.accept()
+    stepper = _make_stepper(kernels, cfg, dt, estimate)
+    stepper.inputs = values
+    if ctl is not None:
+        if cfg.auto and not getattr(stepper, "compiled", False):
+            raise ValueError("dt='auto' with a controller runs on the compiled stepper (its "
+                             "error control stops at every sample): use compiled kernels "
+                             "and stepper='auto' or 'compiled', or a fixed dt")
+        stepper.controller = (ctl, t0, steps_per_period or 0)
+    # overflow/invalid values in a diverging run are reported as status, not as warnings
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"), \
+            _blas_limit(blas_threads):
+        return loop(stepper)
 
 
 def _controller(kernels, cfg: SimulationSettings, law, period, inputs, t_eval):

@@ -25,6 +25,7 @@ import numpy as np
 
 from .input_values import InputValues
 from .jit import as_kernels
+from .kernels import for_run
 from .linear import Modes, linearize
 from .settings import SimulationSettings
 
@@ -149,17 +150,11 @@ def equilibrium(model, x0=None, t: float = 0.0, params: Mapping | None = None,
     if x.shape != (kernels.n,):
         raise ValueError(f"x0 has {x.size} entries; model {kernels.name!r} has {kernels.n} "
                          "coordinates")
-    values = InputValues(kernels, inputs)
-    saved, saved_u = kernels.p.copy(), values.u.copy()
-    try:
-        if params:
-            kernels.set_params(dict(params))
-        values.set(float(t), x, np.zeros(kernels.n))
-        held = {k: float(v) for k, v in zip(values.names, values.u)}
-        x, lam, it, r = _newton(kernels, float(t), x, tol, max_iter)
-    finally:
-        kernels.p[:] = saved
-        values.u[:] = saved_u
+    run = for_run(kernels, params)          # its own p, u: the kernels given stay as they are
+    values = InputValues(run, inputs)
+    values.set(float(t), x, np.zeros(kernels.n))
+    held = {k: float(v) for k, v in zip(values.names, values.u)}
+    x, lam, it, r = _newton(run, float(t), x, tol, max_iter)
     md = linearize(kernels, t=float(t), x=x, xd=np.zeros(kernels.n), inputs=held or None,
                    params=params, rank_tol=rank_tol).modes()
     n = kernels.n
