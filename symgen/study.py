@@ -9,7 +9,8 @@ Every grid point is one Dask task.  The model is shipped once a worker: a Dask W
 installs it on every worker, also on workers that join or restart later (scattered data would be
 lost with the worker that held it); workers need symgen installed.  Each worker builds its
 kernels once through the content-hash cache of :func:`symgen.build` (concurrent workers on one
-host wait for one compilation on the cache's file lock); kernels are kept per worker thread.
+host wait for one compilation on the cache's file lock), one Kernels a worker process, shared by
+its threads (each run works on its own parameters and buffers).
 The tasks of a worker that dies are rescheduled by the Dask scheduler (up to its
 ``distributed.scheduler.allowed-failures``, then the row is ``failed`` with ``KilledWorker``);
 ``retries`` re-runs a task that raised outside the simulation (e.g. a model not installed).
@@ -139,18 +140,18 @@ def _run_id(model_hash: str, point: dict, options: dict) -> str:
 
 
 # -- one run (on a worker) -----------------------------------------------------------------------
-_local = threading.local()
+_kernels_of: dict = {}
+_kernels_lock = threading.Lock()
 
 
 def _kernels(model):
-    """This thread's kernels of ``model``: built (cache hit or one compilation) at most once."""
-    cache = getattr(_local, "kernels", None)
-    if cache is None:
-        cache = _local.kernels = {}
-    k = cache.get(model.hash)
-    if k is None:
-        from .jit import build
-        k = cache[model.hash] = build(model)
+    """This process's kernels of ``model``, built (cache hit or one compilation) at most once and
+    shared by its threads: each run has its own data (``Kernels.for_run``, issue 37.5)."""
+    with _kernels_lock:
+        k = _kernels_of.get(model.hash)
+        if k is None:
+            from .jit import build
+            k = _kernels_of[model.hash] = build(model)
     return k
 
 
