@@ -22,7 +22,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from .recorder import Recorder, check_memory, drive_of, recorded_outputs
+from .recorder import Recorder, check_memory, drive_of, recorded_outputs, t_eval_times
 from .input_values import InputValues, SampledController
 from .jit import as_kernels
 from .kernels import for_run
@@ -30,7 +30,7 @@ from .names import power_columns
 from .result import Result
 from .settings import SimulationSettings
 from .steploop import (RUN_FAILURES, DenseRowError, dense_rows, finish, omega_start, short_reason,
-                       start_state, stop_reason, stopped_reason, t_eval_times)
+                       start_state, stop_reason, stopped_reason)
 from .steppers import StepFailure, make_stepper
 from .steppers.base import NUMERICAL_ERRORS
 
@@ -171,36 +171,31 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         raise ValueError(f"t_end must be finite and greater than t0 = {t0}, got {t_end}")
     x0, xd0 = _start_vectors(kernels, x0, xd0)
     every = _every(every)
+    te = t_eval_times(t_eval, t0, t_end)    # the rows first: allocated once, they must fit
+    n_steps = None if cfg.auto else _fixed_steps(t0, t_end, float(cfg.dt))
+    if te is not None:
+        check_memory(0, 1, kernels.n, kernels.m, _columns(kernels), t_eval=te)
+    elif not cfg.auto:
+        check_memory(n_steps, every, kernels.n, kernels.m, _columns(kernels))
     ctl, inputs, steps_per_period = _controller(kernels, cfg, controller, period, inputs, t_eval)
     values = InputValues(kernels, inputs)
     meta = _inputs_meta(meta, values, ctl, steps_per_period)
-    te = t_eval_times(t_eval, t0, t_end)
-    if te is not None:                      # (the rows, allocated once: they must fit)
-        check_memory(0, 1, kernels.n, kernels.m, _columns(kernels), t_eval=te)
     if cfg.auto:
         cfg, meta = _auto_plan(kernels, cfg, values, meta)
         dt, estimate = 1.0, True            # (each try sets h); ω_max: the stability bound
-
-        def loop(stepper):
-            from .adaptive import run_adaptive
-            return run_adaptive(kernels, stepper, cfg, t0, t_end, x0, xd0, progress, consistent,
-                                t_wall, every, meta, te, values)
     else:
         dt = float(cfg.dt)
-        n_steps = _fixed_steps(t0, t_end, dt)
-        if te is None:
-            check_memory(n_steps, every, kernels.n, kernels.m, _columns(kernels))
-
-        def loop(stepper):
-            return _run(kernels, stepper, cfg, t0, n_steps, x0, xd0, progress, consistent,
-                        estimate, t_wall, every, meta, values, te)
-
     stepper = _start_stepper(kernels, cfg, dt, estimate, values, ctl, (t0, x0, xd0),
                              steps_per_period)
     # overflow/invalid values in a diverging run are reported as status, not as warnings
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"), \
             _blas_limit(blas_threads):
-        return loop(stepper)
+        if cfg.auto:
+            from .adaptive import run_adaptive
+            return run_adaptive(kernels, stepper, cfg, t0, t_end, x0, xd0, progress, consistent,
+                                t_wall, every, meta, te, values)
+        return _run(kernels, stepper, cfg, t0, n_steps, x0, xd0, progress, consistent, estimate,
+                    t_wall, every, meta, values, te)
 
 
 def _settings(kernels, settings, given: dict) -> SimulationSettings:

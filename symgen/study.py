@@ -9,8 +9,7 @@ Every grid point is one Dask task.  The model is shipped once a worker: a Dask W
 installs it on every worker, also on workers that join or restart later (scattered data would be
 lost with the worker that held it); workers need symgen installed.  Each worker builds its
 kernels once through the content-hash cache of :func:`symgen.build` (concurrent workers on one
-host wait for one compilation on the cache's file lock), one Kernels a worker process, shared by
-its threads (each run works on its own parameters and buffers).
+host wait for one compilation on the cache's file lock), shared by the worker's threads.
 The tasks of a worker that dies are rescheduled by the Dask scheduler (up to its
 ``distributed.scheduler.allowed-failures``, then the row is ``failed`` with ``KilledWorker``);
 ``retries`` re-runs a task that raised outside the simulation (e.g. a model not installed).
