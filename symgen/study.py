@@ -154,42 +154,10 @@ def _kernels(model):
     return k
 
 
-def _finite_max(a) -> float:
-    a = np.asarray(a, float)
-    if a.size == 0:
-        return 0.0
-    f = a[np.isfinite(a)]
-    return float(np.max(np.abs(f))) if f.size == a.size else math.nan
-
-
 def summarize(result) -> dict:
-    """The table columns of one Result (without the run id and grid keys)."""
-    from .names import REACTION_PREFIX
-    from .summary import energy_balance, energy_drift, peak_forces, run_stats
-    drift, _ = energy_drift(result)
-    balance = energy_balance(result)        # a driven or damped model: its balance, not drift
-    if balance is not None:
-        drift = balance["max"]
-    stats = run_stats(result)               # over every step taken, not only the recorded rows
-    meta = result.meta or {}
-    row = {
-        "status": result.status, "reason": result.reason,
-        "steps": int(meta.get("steps_done", result.n_steps)),
-        "wall_time": float(meta.get("wall_time", math.nan)),
-        "max_pos_err": float(stats["max_pos_err"]), "max_vel_err": float(stats["max_vel_err"]),
-        "max_acc_err": float(stats["max_acc_err"]),
-        "energy_drift": math.nan if drift is None else drift,
-        "min_h_max": float(stats["h_max_min"]),
-    }
-    keep = [i for i, o in enumerate(result.output_names) if not o.startswith(REACTION_PREFIX)]
-    names, data = (([result.output_names[i] for i in keep], result.outputs[:, keep]) if keep
-                   else (result.coords, result.x))
-    for i, name in enumerate(names):
-        col = data[:, i]
-        row[f"final.{name}"] = float(col[-1]) if col.size else math.nan
-        row[f"max_abs.{name}"] = _finite_max(col)
-    row.update({f"peak_force.{j}": f for j, f in peak_forces(result).items()})  # the reactions
-    return row
+    """The table columns of one Result (:func:`symgen.summary.table_row`)."""
+    from .summary import table_row
+    return table_row(result)
 
 
 def run_row(model, point: dict, options: dict):
