@@ -161,7 +161,8 @@ def linearize(source, t: float = 0.0, x=None, xd=None, inputs=None, params: Mapp
     ``simulate`` does (projected onto q = q̇ = 0, ẍ and λ solved).  Result: the recorded state of
     ``row`` (default the last) as the stepper accepted it, with the run's parameters; the model is
     ``model`` if given, else the shipped example the result names (its hash must match).
-    ``params`` override parameters (restored afterwards); ``rank_tol`` defaults to the model's.
+    ``params`` override parameters (on its own copy, ``Kernels.for_run``); ``rank_tol``
+    defaults to the model's.
     ``inputs``: the inputs' values at the state, as ``simulate``'s (a Result's row: those it
     recorded, unless given).
     """

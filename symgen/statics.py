@@ -137,10 +137,10 @@ def equilibrium(model, x0=None, t: float = 0.0, params: Mapping | None = None,
                 rank_tol: float | None = None) -> Equilibrium:
     """The state at rest nearest (by Newton's method) to ``x0`` and its stability (module
     docstring).  model: a Model or Kernels; x0: the start (default the model's x0); t: the time
-    (rheonomic constraints and forces of t are taken there); params: parameter overrides
-    (restored afterwards); inputs: the inputs' values, as ``simulate``'s (held at their values at
-    the start); tol: relative to ``max(1, |f|∞, |Hᵀλ|∞)`` at the start for the forces and
-    to ``max(1, |x|∞)`` for q.  Raises :class:`EquilibriumError` when Newton's method does not converge.
+    (rheonomic constraints and forces of t are taken there); params: parameter overrides (on
+    its own copy: the kernels given are not changed); inputs: the inputs' values, as
+    ``simulate``'s (held at their values at the start); tol: relative to
+    ``max(1, |f|∞, |Hᵀλ|∞)`` at the start for the forces and to ``max(1, |x|∞)`` for q.  Raises :class:`EquilibriumError` when Newton's method does not converge.
     """
     kernels = as_kernels(model)
     mdl = getattr(kernels, "model", None)

@@ -2,7 +2,8 @@
 (``Kernels.for_run``), never on the kernels it was given.
 
 Oracles: each threaded run against the same run made alone (the same arithmetic on the same
-machine: bit-identical); the kernels' own ``p`` and ``u`` read while a run is under way and after it.
+machine: bit-identical); the kernels' own ``p`` and ``u`` read while a run is under way and after
+it; the hanging pendulum's ω² = g/L.
 """
 from concurrent.futures import ThreadPoolExecutor
 
