@@ -171,15 +171,15 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         raise ValueError(f"t_end must be finite and greater than t0 = {t0}, got {t_end}")
     x0, xd0 = _start_vectors(kernels, x0, xd0)
     every = _every(every)
-    te = t_eval_times(t_eval, t0, t_end)    # the rows first: allocated once, they must fit
+    ctl, inputs, steps_per_period = _controller(kernels, cfg, controller, period, inputs, t_eval)
+    values = InputValues(kernels, inputs)
+    meta = _inputs_meta(meta, values, ctl, steps_per_period)
+    te = t_eval_times(t_eval, t0, t_end)    # the rows, allocated once: they must fit
     n_steps = None if cfg.auto else _fixed_steps(t0, t_end, float(cfg.dt))
     if te is not None:
         check_memory(0, 1, kernels.n, kernels.m, _columns(kernels), t_eval=te)
     elif not cfg.auto:
         check_memory(n_steps, every, kernels.n, kernels.m, _columns(kernels))
-    ctl, inputs, steps_per_period = _controller(kernels, cfg, controller, period, inputs, t_eval)
-    values = InputValues(kernels, inputs)
-    meta = _inputs_meta(meta, values, ctl, steps_per_period)
     if cfg.auto:
         cfg, meta = _auto_plan(kernels, cfg, values, meta)
         dt, estimate = 1.0, True            # (each try sets h); ω_max: the stability bound
