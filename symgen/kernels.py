@@ -33,9 +33,14 @@ matrices are made once and share the value buffers).  Parameters live
 in ``p`` (order ``param_names``); change them with :meth:`set_params` at any time, no rebuild.
 The model's inputs live in ``u`` (order ``input_names``; 0 until set): dynamics and outputs use
 the values there (:meth:`set_inputs`, or write ``u`` in place; docs/inputs.md).
+
+Model and data apart (issue 37.5): a run (``simulate``, ``linearize``, ``equilibrium``, …) works
+on :meth:`~KernelsBase.for_run`'s copy, with its own ``p``, ``u`` and buffers over the same
+functions, so it never changes the object it was given, and threads can share one Kernels.
 """
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Mapping
 
@@ -43,13 +48,16 @@ import numpy as np
 
 from .model import Model
 
-__all__ = ["KernelsBase", "LambdifyKernels", "Kernels", "Drives"]
+__all__ = ["KernelsBase", "LambdifyKernels", "Kernels", "Drives", "for_run"]
 
 
 class KernelsBase:
     """Shape information, parameters and output buffers shared by both kernel implementations."""
 
     def __init__(self, model: Model):
+        # what a run only reads: names, shapes, patterns, the compiled or lambdified functions;
+        # the data a run writes (p, u, the output buffers) is :meth:`_new_data`'s, one set per
+        # object, and :meth:`for_run` gives each run its own
         self.model = model
         self.name = model.name
         self.model_hash = model.hash
@@ -58,11 +66,19 @@ class KernelsBase:
         self.output_names = model.output_names
         self.input_names = model.input_names
         self.n_in = len(self.input_names)
-        self.u = np.zeros(self.n_in)
         self.n, self.m, self.n_out = model.n, model.m, len(model.outputs)
         self.has_potential = model.V is not None
-        self.p = model.param_values.copy()
+        self.f_t_is_zero = False        # set by the implementations
+        self.reaction_names = tuple(model.reactions)   # Model.reactions (docs/reactions.md)
+        self._shared: dict = {}         # made on first use, shared with every for_run copy
+
+    def _new_data(self, p) -> None:
+        """This object's own parameters ``p`` (a copy of ``p``), inputs ``u`` (0) and output
+        buffers (with the CSR matrices on them); the implementations end their ``__init__``
+        with it (after the patterns)."""
         n, m = self.n, self.m
+        self.p = np.array(p, dtype=float)
+        self.u = np.zeros(self.n_in)
         self.M = np.zeros((n, n))
         self.f = np.zeros(n)
         self.K = np.zeros((n, n))
@@ -76,26 +92,34 @@ class KernelsBase:
         self.E = np.zeros(2)
         self.y = np.zeros(self.n_out)
         self.f_t = np.zeros(n)
-        self.f_t_is_zero = False        # set by the implementations
-        self.reaction_names = tuple(model.reactions)   # Model.reactions (docs/reactions.md)
         self.r = np.zeros(len(self.reaction_names))
-
-    def _set_patterns(self, H_indptr, H_indices, M_indptr, M_indices, col_order) -> None:
-        """The CSR patterns, their value buffers and the CSR matrices on them (made once)."""
         import scipy.sparse as sps
-
-        n, m = self.n, self.m
-        i32 = lambda v: np.array(v, dtype=np.int32)  # noqa: E731
-        self.H_pattern = (i32(H_indptr)[:m + 1], i32(H_indices)[:H_indptr[m]])
-        self.M_pattern = (i32(M_indptr)[:n + 1], i32(M_indices)[:M_indptr[n]])
-        self.col_order = i32(col_order)[:n]
-        self.nnz_H, self.nnz_M = int(H_indptr[m]), int(M_indptr[n])
 
         def csr(pattern, rows):
             ptr, ind = pattern
             return sps.csr_matrix((np.zeros(ind.size), ind, ptr), shape=(rows, n), copy=False)
         self.H_csr, self.H_dot_csr, self.H_ddot_csr = (csr(self.H_pattern, m) for _ in range(3))
         self.M_csr, self.K_csr, self.C_csr = (csr(self.M_pattern, n) for _ in range(3))
+
+    def for_run(self, params: Mapping[str, float] | None = None) -> "KernelsBase":
+        """These kernels with data of their own (issue 37.5: model and data apart): the same
+        compiled (or lambdified) functions and patterns, and their own parameters (this object's,
+        then ``params`` by name), inputs (0) and output buffers.  A run writes only there, so
+        this object is never changed by a run and two threads can run it at once."""
+        run = copy.copy(self)
+        run._new_data(self.p)
+        if params:
+            run.set_params(dict(params))
+        return run
+
+    def _set_patterns(self, H_indptr, H_indices, M_indptr, M_indices, col_order) -> None:
+        """The CSR patterns (fixed; the CSR matrices on them are each object's own data)."""
+        n, m = self.n, self.m
+        i32 = lambda v: np.array(v, dtype=np.int32)  # noqa: E731
+        self.H_pattern = (i32(H_indptr)[:m + 1], i32(H_indices)[:H_indptr[m]])
+        self.M_pattern = (i32(M_indptr)[:n + 1], i32(M_indices)[:M_indptr[n]])
+        self.col_order = i32(col_order)[:n]
+        self.nnz_H, self.nnz_M = int(H_indptr[m]), int(M_indptr[n])
         # (row, column) of every pattern entry: the dense reference gathers its values there
         self._H_ij = (np.repeat(np.arange(m), np.diff(self.H_pattern[0])), self.H_pattern[1])
         self._M_ij = (np.repeat(np.arange(n), np.diff(self.M_pattern[0])), self.M_pattern[1])
@@ -163,9 +187,9 @@ class KernelsBase:
     @property
     def drives(self) -> "Drives":
         """The driven joints' power (:class:`Drives`), made on first use."""
-        d = self.__dict__.get("_drives")
+        d = self._shared.get("drives")
         if d is None:
-            d = self.__dict__["_drives"] = Drives(self.model)
+            d = self._shared["drives"] = Drives(self.model)
         return d
 
     def drive_power(self, t, X, LAM) -> np.ndarray:
@@ -254,11 +278,11 @@ class LambdifyKernels(KernelsBase):
         self._en = lam_(d.T, d.V)
         self._out = lam_(d.outputs)
         self._ft = lam_(d.f_t)
-        self._re = None                                    # lambdified on first use
-        self._lam_reactions = lambda: lam_(d.reactions)
+        self._lam_reactions = lambda: lam_(d.reactions)    # lambdified on first use
         self.f_t_is_zero = all(e == 0 for e in d.f_t)
         self._zero_m = np.zeros(self.m)
         self._zero_n = np.zeros(self.n)
+        self._new_data(model.param_values)
 
     def _args(self, t, x, xd, xdd=None, lam=None):
         return (float(t), list(np.asarray(x, float)), list(np.asarray(xd, float)),
@@ -302,16 +326,18 @@ class LambdifyKernels(KernelsBase):
 
     def reactions(self, t, x, xd, xdd, lam):
         if self.r.size:
-            if self._re is None:
-                self._re = self._lam_reactions()
-            (r,) = self._re(*self._args(t, x, xd, xdd, lam))
+            re = self._shared.get("reactions")
+            if re is None:
+                re = self._shared["reactions"] = self._lam_reactions()
+            (r,) = re(*self._args(t, x, xd, xdd, lam))
             self._fill(self.r, r)
         return self.r
 
 
 class Kernels(KernelsBase):
     """The compiled kernels of one model, what :func:`symgen.build` returns: ``ffi``/``lib`` of the
-    loaded cffi module.  ``set_params`` writes into ``p`` in place, so the C pointer stays valid."""
+    loaded cffi module.  ``set_params`` writes into ``p`` in place, so the C pointer stays valid;
+    :meth:`for_run` gives a run its own ``p``, ``u``, buffers and pointers."""
 
     def __init__(self, model: Model, ffi, lib, path: Path | None = None):
         super().__init__(model)
@@ -324,8 +350,21 @@ class Kernels(KernelsBase):
         self._c_dynamics_t = getattr(lib, f"{prefix}_dynamics_t")
         self._c_reactions = getattr(lib, f"{prefix}_reactions")
         self.f_t_is_zero = bool(getattr(lib, f"{prefix.upper()}_F_T_IS_ZERO"))
-        self._ft_ptr = self._out_ptr(self.f_t)
+        self._zeros_m = np.zeros(max(self.m, 1))
+        n, m = self.n, self.m
+        table = lambda what, size: list(ffi.unpack(getattr(lib, f"{prefix}_{what}"), size))  # noqa: E731
+        H_indptr, M_indptr = table("H_indptr", m + 1), table("M_indptr", n + 1)
+        self._set_patterns(H_indptr, table("H_indices", max(H_indptr[m], 1)), M_indptr,
+                           table("M_indices", max(M_indptr[n], 1)), table("col_order", max(n, 1)))
+        self._c_dynamics_csr = getattr(lib, f"{prefix}_dynamics_csr")
+        self._c_constraints_csr = getattr(lib, f"{prefix}_constraints_csr")
+        self._new_data(model.param_values)
+
+    def _new_data(self, p) -> None:
+        """The buffers (KernelsBase._new_data) and their C pointers, made once per object."""
+        super()._new_data(p)
         buf = self._out_ptr
+        self._ft_ptr = buf(self.f_t)
         self._dyn_out = tuple(buf(a) for a in (self.M, self.f, self.K, self.C))
         self._con_out = tuple(buf(a) for a in (self.q, self.H, self.q_dot, self.H_dot, self.q_ddot,
                                                  self.H_ddot))
@@ -334,15 +373,7 @@ class Kernels(KernelsBase):
         self._r_ptr = buf(self.r)
         self._p_ptr = buf(self.p)
         self._u_ptr = buf(self.u)
-        self._zeros_m = np.zeros(max(self.m, 1))
         self._ptr_cache: dict = {}
-        n, m = self.n, self.m
-        table = lambda what, size: list(ffi.unpack(getattr(lib, f"{prefix}_{what}"), size))  # noqa: E731
-        H_indptr, M_indptr = table("H_indptr", m + 1), table("M_indptr", n + 1)
-        self._set_patterns(H_indptr, table("H_indices", max(H_indptr[m], 1)), M_indptr,
-                           table("M_indices", max(M_indptr[n], 1)), table("col_order", max(n, 1)))
-        self._c_dynamics_csr = getattr(lib, f"{prefix}_dynamics_csr")
-        self._c_constraints_csr = getattr(lib, f"{prefix}_constraints_csr")
         self._dyn_csr_out = tuple(buf(a) for a in (self.M_csr.data, self.f, self.K_csr.data,
                                                    self.C_csr.data))
         self._con_csr_out = tuple(buf(a) for a in (self.q, self.H_csr.data, self.q_dot,
@@ -422,3 +453,14 @@ class Kernels(KernelsBase):
         self._c_outputs(float(t), self._in(x, n, "x"), self._in(xd, n, "xd"), self._p_ptr,
                         self._u_ptr, self._y_ptr)
         return self.y
+
+
+def for_run(kernels, params: Mapping[str, float] | None = None):
+    """``kernels.for_run(params)``: the run's own data (KernelsBase.for_run); a kernels-like
+    object without it is used as it is, and then takes no ``params``."""
+    if hasattr(kernels, "for_run"):
+        return kernels.for_run(params)
+    if params:
+        raise TypeError(f"params= needs kernels with their own data ({type(kernels).__name__} "
+                        "has no for_run): set the parameters on the object before the call")
+    return kernels

@@ -22,6 +22,7 @@ import numpy as np
 from .assembly import consistent_state
 from .input_values import InputValues
 from .jit import as_kernels
+from .kernels import for_run
 from .settings import SimulationSettings
 from .steppers.linalg import Linearization
 
@@ -160,7 +161,8 @@ def linearize(source, t: float = 0.0, x=None, xd=None, inputs=None, params: Mapp
     ``simulate`` does (projected onto q = q̇ = 0, ẍ and λ solved).  Result: the recorded state of
     ``row`` (default the last) as the stepper accepted it, with the run's parameters; the model is
     ``model`` if given, else the shipped example the result names (its hash must match).
-    ``params`` override parameters (restored afterwards); ``rank_tol`` defaults to the model's.
+    ``params`` override parameters (on its own copy, ``Kernels.for_run``); ``rank_tol``
+    defaults to the model's.
     ``inputs``: the inputs' values at the state, as ``simulate``'s (a Result's row: those it
     recorded, unless given).
     """
@@ -181,23 +183,17 @@ def linearize(source, t: float = 0.0, x=None, xd=None, inputs=None, params: Mapp
     mdl = getattr(kernels, "model", None)
     if rank_tol is None:
         rank_tol = SimulationSettings.merged(getattr(mdl, "settings", None)).rank_tol
+    kernels = for_run(kernels, params)      # its own p, u: the kernels given stay as they are
     values = InputValues(kernels, inputs)
-    saved, saved_u = kernels.p.copy(), values.u.copy()
-    try:
-        if params:
-            kernels.set_params(dict(params))
-        if state is None:
-            x = np.array(mdl.x0 if x is None else x, dtype=float)
-            xd = np.array(mdl.xd0 if xd is None else xd, dtype=float)
-            values.set(float(t), x, xd)
-            cs = consistent_state(kernels, float(t), x, xd, rank_tol=rank_tol)
-            state = (float(t), cs.x, cs.xd, cs.xdd, cs.lam)
-        else:
-            values.set(state[0], state[1], state[2])
-        return _linearize_at(kernels, state, rank_tol)
-    finally:
-        kernels.p[:] = saved
-        values.u[:] = saved_u
+    if state is None:
+        x = np.array(mdl.x0 if x is None else x, dtype=float)
+        xd = np.array(mdl.xd0 if xd is None else xd, dtype=float)
+        values.set(float(t), x, xd)
+        cs = consistent_state(kernels, float(t), x, xd, rank_tol=rank_tol)
+        state = (float(t), cs.x, cs.xd, cs.xdd, cs.lam)
+    else:
+        values.set(state[0], state[1], state[2])
+    return _linearize_at(kernels, state, rank_tol)
 
 
 def _linearize_at(kernels, state, rank_tol: float) -> LinearSystem:

@@ -67,15 +67,15 @@ def reaction_columns(kernels, arrays: dict) -> tuple:
     vals = np.zeros((len(t), len(names)))
     if not names:
         return names, vals
-    u, saved = arrays.get("u"), kernels.u.copy()
-    try:
-        for i in range(len(t)):
-            if u is not None and kernels.u.size:
-                kernels.u[:] = u[i]
-            vals[i] = kernels.reactions(t[i], arrays["x"][i], arrays["xd"][i], arrays["xdd"][i],
-                                        arrays["lam"][i])
-    finally:
-        kernels.u[:] = saved
+    from .kernels import for_run
+
+    u = arrays.get("u")
+    kernels = for_run(kernels) if u is not None else kernels   # (its own u, written a row)
+    for i in range(len(t)):
+        if u is not None and kernels.u.size:
+            kernels.u[:] = u[i]
+        vals[i] = kernels.reactions(t[i], arrays["x"][i], arrays["xd"][i], arrays["xdd"][i],
+                                    arrays["lam"][i])
     return names, vals
 
 
@@ -102,6 +102,7 @@ def generalized_forces(result, model=None) -> dict:
     """{joint: {coordinate: (N,) array}}: H_Rᵀ λ_R of each joint's rows R at every recorded row,
     on every coordinate (zeros included).  ``model`` as for :func:`reactions`."""
     from .jit import as_kernels
+    from .kernels import for_run
 
     meta = result.meta or {}
     model, params = _context(result, model)
@@ -112,15 +113,11 @@ def generalized_forces(result, model=None) -> dict:
         groups.setdefault(joint_of(row), []).append(i)
     N, n = result.x.shape
     G = {j: np.zeros((N, n)) for j in groups}
-    saved = kernels.p.copy()
-    try:
-        kernels.set_params({p.name: v for p, v in params.items()})   # the run's parameters
-        for r in range(N):
-            _, H, *_ = kernels.constraints(result.t[r], result.x[r], result.xd[r], result.xdd[r])
-            H = np.asarray(H)
-            for j, rows in groups.items():
-                G[j][r] = H[rows].T @ result.lam[r, rows]
-    finally:
-        kernels.p[:] = saved
+    kernels = for_run(kernels, {p.name: v for p, v in params.items()})  # the run's parameters
+    for r in range(N):
+        _, H, *_ = kernels.constraints(result.t[r], result.x[r], result.xd[r], result.xdd[r])
+        H = np.asarray(H)
+        for j, rows in groups.items():
+            G[j][r] = H[rows].T @ result.lam[r, rows]
     coords = list(result.coords)
     return {j: {coords[c]: G[j][:, c] for c in range(n)} for j in groups}

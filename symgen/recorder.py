@@ -27,7 +27,7 @@ from .names import power_columns
 from .quadrature import WorkIntegral
 
 __all__ = ["Recorder", "n_records", "bytes_per_record", "check_memory", "MemoryBudgetError",
-           "recorded_outputs", "drive_of"]
+           "recorded_outputs", "drive_of", "t_eval_times"]
 
 
 class MemoryBudgetError(ValueError):
@@ -382,3 +382,16 @@ class Recorder:
             out.update(h=trim(self.STEP_H), err_est=trim(self.ERR), flags=trim(self.FLG))
         out["u"] = trim(self.U)
         return out
+
+
+def t_eval_times(t_eval, t0: float, t_end: float):
+    """The requested output times, checked: increasing, within [t0, t_end] (None: none)."""
+    if t_eval is None:
+        return None
+    te = np.asarray(t_eval, dtype=float).ravel()
+    if te.size == 0 or not np.all(np.isfinite(te)):
+        raise ValueError("t_eval must be a non-empty sequence of finite times")
+    if np.any(np.diff(te) <= 0) or te[0] < t0 or te[-1] > t_end:
+        raise ValueError(f"t_eval must increase strictly and lie within [t0, t_end] = [{t0:g}, "
+                         f"{t_end:g}]; got {te[0]:g} … {te[-1]:g}")
+    return te

@@ -22,13 +22,14 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from .recorder import check_memory, drive_of, recorded_outputs
+from .recorder import check_memory, drive_of, recorded_outputs, t_eval_times
 from .input_values import InputValues, SampledController
 from .jit import as_kernels
+from .kernels import for_run
 from .result import Result
 from .settings import SimulationSettings
 from .steploop import (RUN_FAILURES, DenseRowError, dense_rows, finish, omega_start, run_recorder,
-                       short_reason, start_state, stop_reason, stopped_reason, t_eval_times)
+                       short_reason, start_state, stop_reason, stopped_reason)
 from .steppers import StepFailure, make_stepper
 from .steppers.base import NUMERICAL_ERRORS
 
@@ -95,8 +96,9 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         compiled when the kernels are compiled and the runtime has the case: both charts, both
         metrics, not ``factorization="svd"``).  Recorded in ``meta['stepper']``.
     params:
-        parameter overrides by name (unknown names raise KeyError); the kernels' parameters are
-        restored after the run.
+        parameter overrides by name (unknown names raise KeyError), over the kernels' own; the
+        run has its own copy of the parameters and inputs (``Kernels.for_run``): the kernels
+        given are not changed, and threads may run one Kernels at once.
     x0, xd0:
         initial coordinates and velocities (default: the model's); projected onto q = 0, q̇ = 0
         with minimum-norm corrections (``meta['initial_projection']`` says how far) unless
@@ -157,36 +159,79 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
     the steps (a bug in symgen, or in the ``progress`` callback) propagates as it was raised.
     """
     t_wall = time.perf_counter()
-    kernels = as_kernels(model_or_kernels)
+    kernels = for_run(as_kernels(model_or_kernels), params)     # the run's own p, u, buffers
+    cfg = _settings(kernels, settings, dict(
+        method=method, scheme=scheme, dt=dt, t_end=t_end, tol=tol, max_iter=max_iter,
+        rank_tol=rank_tol, constraint_tol=constraint_tol, factorization=factorization,
+        divergence_bound=divergence_bound, chart=chart, metric=metric, preset=preset,
+        stepper=stepper, rtol=rtol, atol=atol, h_init=h_init, h_min=h_min, h_max=h_max))
+    t0, t_end = float(t0), float(cfg.t_end)
+    if not (t_end > t0):
+        raise ValueError(f"t_end must be finite and greater than t0 = {t0}, got {t_end}")
+    x0, xd0 = _start_vectors(kernels, x0, xd0)
+    every = _every(every)
+    ctl, inputs, steps_per_period = _controller(kernels, cfg, controller, period, inputs, t_eval)
+    values = InputValues(kernels, inputs)
+    meta = _inputs_meta(meta, values, ctl, steps_per_period)
+    te = t_eval_times(t_eval, t0, t_end)    # the rows, allocated once: they must fit
+    n_steps = None if cfg.auto else _fixed_steps(t0, t_end, float(cfg.dt))
+    if te is not None:
+        check_memory(0, 1, kernels.n, kernels.m, _columns(kernels), t_eval=te)
+    elif not cfg.auto:
+        check_memory(n_steps, every, kernels.n, kernels.m, _columns(kernels))
+    if cfg.auto:
+        cfg, meta = _auto_plan(kernels, cfg, values, meta)
+        dt, estimate = 1.0, True            # (each try sets h); ω_max: the stability bound
+    else:
+        dt = float(cfg.dt)
+    stepper = _start_stepper(kernels, cfg, dt, estimate, values, ctl, (t0, x0, xd0),
+                             steps_per_period)
+    # overflow/invalid values in a diverging run are reported as status, not as warnings
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"), \
+            _blas_limit(blas_threads):
+        if cfg.auto:
+            from .adaptive import run_adaptive
+            return run_adaptive(kernels, stepper, cfg, t0, t_end, x0, xd0, progress, consistent,
+                                t_wall, every, meta, te, values)
+        return _run(kernels, stepper, cfg, t0, n_steps, x0, xd0, progress, consistent, estimate,
+                    t_wall, every, meta, values, te)
+
+
+def _settings(kernels, settings, given: dict) -> SimulationSettings:
+    """The run's settings: the defaults, the model's, ``settings``, then the keywords given;
+    the combinations no stepper runs refused in one line."""
     model = getattr(kernels, "model", None)
-    cfg = SimulationSettings.merged(
-        getattr(model, "settings", None), settings, method=method, scheme=scheme, dt=dt,
-        t_end=t_end, tol=tol, max_iter=max_iter, rank_tol=rank_tol, constraint_tol=constraint_tol,
-        factorization=factorization, divergence_bound=divergence_bound, chart=chart,
-        metric=metric, preset=preset, stepper=stepper, rtol=rtol, atol=atol, h_init=h_init,
-        h_min=h_min, h_max=h_max)
+    cfg = SimulationSettings.merged(getattr(model, "settings", None), settings, **given)
     if cfg.method in ("newmark", "central-difference") and kernels.m:
         raise ValueError(f"method {cfg.method!r} is a minimal-coordinate reference for models without "
                          f"constraints; {kernels.name!r} has m = {kernels.m} constraints "
                          "(use 'nullspace' or 'index3')")
     if cfg.dt is None or cfg.t_end is None:
         raise ValueError("dt and t_end must be given (the model's settings do not provide them)")
-    dt, t_end, t0 = (math.nan if cfg.auto else float(cfg.dt)), float(cfg.t_end), float(t0)
-    if not (t_end > t0):
-        raise ValueError(f"t_end must be finite and greater than t0 = {t0}, got {t_end}")
-    n = kernels.n
-    coord_names = tuple(kernels.coord_names)
+    if cfg.auto:
+        _check_auto(cfg)
+    return cfg
+
+
+def _start_vectors(kernels, x0, xd0) -> tuple[np.ndarray, np.ndarray]:
+    """x0, ẋ0 as given (default: the model's; zeros without a model), checked."""
+    n, model = kernels.n, getattr(kernels, "model", None)
     if x0 is None:
         x0 = model.x0 if model is not None else np.zeros(n)
     if xd0 is None:
         xd0 = model.xd0 if model is not None else np.zeros(n)
-    x0 = _state_vector(x0, n, "x0", coord_names)
-    xd0 = _state_vector(xd0, n, "xd0", coord_names)
+    coord_names = tuple(kernels.coord_names)
+    return (_state_vector(x0, n, "x0", coord_names), _state_vector(xd0, n, "xd0", coord_names))
+
+
+def _every(every) -> int:
     if isinstance(every, bool) or int(every) != every or every < 1:
         raise ValueError(f"every must be a positive integer, got {every!r}")
-    every = int(every)
-    ctl, inputs, steps_per_period = _controller(kernels, cfg, controller, period, inputs, t_eval)
-    values = InputValues(kernels, inputs)
+    return int(every)
+
+
+def _inputs_meta(meta, values: InputValues, ctl, steps_per_period) -> dict | None:
+    """``meta`` with the inputs (each one's kind) and the controller described."""
     if values.names:
         described = values.describe()
         for name in (ctl.names if ctl is not None else ()):
@@ -194,67 +239,58 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         meta = {**(meta or {}), "inputs": described}
     if ctl is not None:
         meta = {**(meta or {}), "controller": ctl.describe(steps_per_period)}
-    te = t_eval_times(t_eval, t0, t_end)
-    if te is not None:                      # (the rows, allocated once: they must fit)
-        check_memory(0, 1, n, kernels.m, _columns(kernels), t_eval=te)
-    if cfg.auto:
-        _check_auto(cfg)
-        dt, estimate = 1.0, True            # (each try sets h); ω_max: the stability bound
-        if values.varying:                  # each try sets them: the Python loop's tries
-            if cfg.stepper == "compiled":
-                raise ValueError("dt='auto' with time-varying inputs runs on the Python stepper "
-                                 "(the C runtime's error control holds the inputs over its "
-                                 "tries): use stepper='auto' or 'python', a fixed dt, or "
-                                 "constant inputs")
-            if cfg.stepper == "auto" and _compiled_has(kernels, cfg):
-                meta = {**(meta or {}), "fallbacks": [      # (recorded: issue 37.7)
-                    *(meta or {}).get("fallbacks", ()),
-                    "stepper: python, not compiled (dt='auto' with time-varying inputs: the C "
-                    "runtime's error control holds the inputs over its tries)"]}
-            cfg = cfg.replace(stepper="python")
+    return meta
 
-        def loop(stepper):
-            from .adaptive import run_adaptive
-            return run_adaptive(kernels, stepper, cfg, t0, t_end, x0, xd0, progress, consistent,
-                                t_wall, every, meta, te, values)
-    else:
-        span = (t_end - t0) / dt
-        n_steps = int(round(span))
-        if abs(span - n_steps) > 1e-9 * max(1.0, span):
-            n_steps = int(math.ceil(span))
-            warnings.warn(f"(t_end − t0)/dt = {span:.12g} is not an integer; taking {n_steps} "
-                          f"steps (ending at t = {t0 + n_steps * dt:.12g})", RuntimeWarning,
-                          stacklevel=2)
-        if te is None:
-            check_memory(n_steps, every, n, kernels.m, _columns(kernels))
 
-        def loop(stepper):
-            return _run(kernels, stepper, cfg, t0, n_steps, x0, xd0, progress, consistent,
-                        estimate, t_wall, every, meta, values, te)
+def _auto_plan(kernels, cfg: SimulationSettings, values: InputValues, meta):
+    """(settings, meta) of a dt="auto" run: time-varying inputs take the Python stepper (the C
+    error control holds the inputs over its tries), a fallback recorded in meta (issue 37.7)."""
+    if not values.varying:
+        return cfg, meta
+    if cfg.stepper == "compiled":
+        raise ValueError("dt='auto' with time-varying inputs runs on the Python stepper "
+                         "(the C runtime's error control holds the inputs over its "
+                         "tries): use stepper='auto' or 'python', a fixed dt, or "
+                         "constant inputs")
+    if cfg.stepper == "auto" and _compiled_has(kernels, cfg):
+        meta = {**(meta or {}), "fallbacks": [
+            *(meta or {}).get("fallbacks", ()),
+            "stepper: python, not compiled (dt='auto' with time-varying inputs: the C "
+            "runtime's error control holds the inputs over its tries)"]}
+    return cfg.replace(stepper="python"), meta
 
-    saved_p, saved_u = kernels.p.copy(), values.u.copy()
-    try:
-        if params:
-            kernels.set_params(dict(params))
-        values.set(t0, x0, xd0)                 # the start's inputs: u(t0, x0, xd0)
-        if ctl is not None:                     # (the law's first sample: the start as given)
-            ctl.sample(t0, x0, xd0)
-        values.accept()
-        stepper = _make_stepper(kernels, cfg, dt, estimate)
-        stepper.inputs = values
-        if ctl is not None:
-            if cfg.auto and not getattr(stepper, "compiled", False):
-                raise ValueError("dt='auto' with a controller runs on the compiled stepper (its "
-                                 "error control stops at every sample): use compiled kernels "
-                                 "and stepper='auto' or 'compiled', or a fixed dt")
-            stepper.controller = (ctl, t0, steps_per_period or 0)
-        # overflow/invalid values in a diverging run are reported as status, not as warnings
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"), \
-                _blas_limit(blas_threads):
-            return loop(stepper)
-    finally:
-        kernels.p[:] = saved_p
-        values.u[:] = saved_u
+
+def _fixed_steps(t0: float, t_end: float, dt: float) -> int:
+    """round((t_end − t0)/dt), or the next whole number of steps (with a warning) when the span
+    is not a whole number of steps."""
+    span = (t_end - t0) / dt
+    n_steps = int(round(span))
+    if abs(span - n_steps) > 1e-9 * max(1.0, span):
+        n_steps = int(math.ceil(span))
+        warnings.warn(f"(t_end − t0)/dt = {span:.12g} is not an integer; taking {n_steps} "
+                      f"steps (ending at t = {t0 + n_steps * dt:.12g})", RuntimeWarning,
+                      stacklevel=3)
+    return n_steps
+
+
+def _start_stepper(kernels, cfg: SimulationSettings, dt: float, estimate: bool,
+                   values: InputValues, ctl, start, steps_per_period):
+    """The start's inputs u(t0, x0, ẋ0) (and the controller's first sample, the start as given),
+    then the stepper with the run's inputs and controller."""
+    t0, x0, xd0 = start
+    values.set(t0, x0, xd0)
+    if ctl is not None:
+        ctl.sample(t0, x0, xd0)
+    values.accept()
+    stepper = _make_stepper(kernels, cfg, dt, estimate)
+    stepper.inputs = values
+    if ctl is not None:
+        if cfg.auto and not getattr(stepper, "compiled", False):
+            raise ValueError("dt='auto' with a controller runs on the compiled stepper (its "
+                             "error control stops at every sample): use compiled kernels "
+                             "and stepper='auto' or 'compiled', or a fixed dt")
+        stepper.controller = (ctl, t0, steps_per_period or 0)
+    return stepper
 
 
 def _controller(kernels, cfg: SimulationSettings, law, period, inputs, t_eval):

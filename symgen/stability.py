@@ -15,6 +15,7 @@ import numpy as np
 
 from .assembly import consistent_state
 from .jit import as_kernels
+from .kernels import for_run
 from .settings import SimulationSettings
 from .steppers.linalg import Linearization
 
@@ -49,15 +50,10 @@ def suggest_step(model_or_kernels, scheme=None, t: float = 0.0, x=None, xd=None,
     sch = settings.parsed_scheme()
     x = np.array(model.x0 if x is None else x, dtype=float)
     xd = np.array(model.xd0 if xd is None else xd, dtype=float)
-    saved = kernels.p.copy()
-    try:
-        if params:
-            kernels.set_params(dict(params))
-        cs = consistent_state(kernels, t, x, xd, rank_tol=rank_tol)
-        lin = Linearization(kernels.n, kernels.m, rank_tol)
-        w = lin.omega_at(kernels, t, cs.x, cs.xd, cs.xdd, cs.lam)   # end of Sec. 5
-    finally:
-        kernels.p[:] = saved
+    kernels = for_run(kernels, params)      # its own p: the kernels given stay as they are
+    cs = consistent_state(kernels, t, x, xd, rank_tol=rank_tol)
+    lin = Linearization(kernels.n, kernels.m, rank_tol)
+    w = lin.omega_at(kernels, t, cs.x, cs.xd, cs.xdd, cs.lam)   # end of Sec. 5
     return StepSuggestion(w, sch.h_max(w))
 
 

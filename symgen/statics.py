@@ -25,6 +25,7 @@ import numpy as np
 
 from .input_values import InputValues
 from .jit import as_kernels
+from .kernels import for_run
 from .linear import Modes, linearize
 from .settings import SimulationSettings
 
@@ -136,10 +137,10 @@ def equilibrium(model, x0=None, t: float = 0.0, params: Mapping | None = None,
                 rank_tol: float | None = None) -> Equilibrium:
     """The state at rest nearest (by Newton's method) to ``x0`` and its stability (module
     docstring).  model: a Model or Kernels; x0: the start (default the model's x0); t: the time
-    (rheonomic constraints and forces of t are taken there); params: parameter overrides
-    (restored afterwards); inputs: the inputs' values, as ``simulate``'s (held at their values at
-    the start); tol: relative to ``max(1, |f|∞, |Hᵀλ|∞)`` at the start for the forces and
-    to ``max(1, |x|∞)`` for q.  Raises :class:`EquilibriumError` when Newton's method does not converge.
+    (rheonomic constraints and forces of t are taken there); params: parameter overrides (on
+    its own copy: the kernels given are not changed); inputs: the inputs' values, as
+    ``simulate``'s (held at their values at the start); tol: relative to
+    ``max(1, |f|∞, |Hᵀλ|∞)`` at the start for the forces and to ``max(1, |x|∞)`` for q.  Raises :class:`EquilibriumError` when Newton's method does not converge.
     """
     kernels = as_kernels(model)
     mdl = getattr(kernels, "model", None)
@@ -149,17 +150,11 @@ def equilibrium(model, x0=None, t: float = 0.0, params: Mapping | None = None,
     if x.shape != (kernels.n,):
         raise ValueError(f"x0 has {x.size} entries; model {kernels.name!r} has {kernels.n} "
                          "coordinates")
-    values = InputValues(kernels, inputs)
-    saved, saved_u = kernels.p.copy(), values.u.copy()
-    try:
-        if params:
-            kernels.set_params(dict(params))
-        values.set(float(t), x, np.zeros(kernels.n))
-        held = {k: float(v) for k, v in zip(values.names, values.u)}
-        x, lam, it, r = _newton(kernels, float(t), x, tol, max_iter)
-    finally:
-        kernels.p[:] = saved
-        values.u[:] = saved_u
+    run = for_run(kernels, params)          # its own p, u: the kernels given stay as they are
+    values = InputValues(run, inputs)
+    values.set(float(t), x, np.zeros(kernels.n))
+    held = {k: float(v) for k, v in zip(values.names, values.u)}
+    x, lam, it, r = _newton(run, float(t), x, tol, max_iter)
     md = linearize(kernels, t=float(t), x=x, xd=np.zeros(kernels.n), inputs=held or None,
                    params=params, rank_tol=rank_tol).modes()
     n = kernels.n

@@ -15,6 +15,7 @@ from .assembly import consistent_state, finished_state
 from .input_values import InputError
 from .names import power_columns, work_names
 from .recorder import Recorder, drive_of
+from .recorder import t_eval_times  # noqa: F401 (moved there; adaptive imports it from here)
 from .units import result_units
 from .result import Result
 from .runtime_constants import ROW_TIME_SLACK, ROW_TOL
@@ -182,19 +183,6 @@ def _dense_rows(kernels, rec, te, k, step, t, h, start, end, iters, w, hm, info,
                 step_info=info, work=rec.work_to(tau) if rec.n_work else None)
         k += 1
     return k
-
-
-def t_eval_times(t_eval, t0: float, t_end: float):
-    """The requested output times, checked: increasing, within [t0, t_end] (None: none)."""
-    if t_eval is None:
-        return None
-    te = np.asarray(t_eval, dtype=float).ravel()
-    if te.size == 0 or not np.all(np.isfinite(te)):
-        raise ValueError("t_eval must be a non-empty sequence of finite times")
-    if np.any(np.diff(te) <= 0) or te[0] < t0 or te[-1] > t_end:
-        raise ValueError(f"t_eval must increase strictly and lie within [t0, t_end] = [{t0:g}, "
-                         f"{t_end:g}]; got {te[0]:g} … {te[-1]:g}")
-    return te
 
 
 def omega_start(kernels, stepper, cfg: SimulationSettings, t0: float, state) -> float:

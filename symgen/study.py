@@ -9,7 +9,7 @@ Every grid point is one Dask task.  The model is shipped once a worker: a Dask W
 installs it on every worker, also on workers that join or restart later (scattered data would be
 lost with the worker that held it); workers need symgen installed.  Each worker builds its
 kernels once through the content-hash cache of :func:`symgen.build` (concurrent workers on one
-host wait for one compilation on the cache's file lock); kernels are kept per worker thread.
+host wait for one compilation on the cache's file lock), shared by the worker's threads.
 The tasks of a worker that dies are rescheduled by the Dask scheduler (up to its
 ``distributed.scheduler.allowed-failures``, then the row is ``failed`` with ``KilledWorker``);
 ``retries`` re-runs a task that raised outside the simulation (e.g. a model not installed).
@@ -139,57 +139,25 @@ def _run_id(model_hash: str, point: dict, options: dict) -> str:
 
 
 # -- one run (on a worker) -----------------------------------------------------------------------
-_local = threading.local()
+_kernels_of: dict = {}
+_kernels_lock = threading.Lock()
 
 
 def _kernels(model):
-    """This thread's kernels of ``model``: built (cache hit or one compilation) at most once."""
-    cache = getattr(_local, "kernels", None)
-    if cache is None:
-        cache = _local.kernels = {}
-    k = cache.get(model.hash)
-    if k is None:
-        from .jit import build
-        k = cache[model.hash] = build(model)
+    """This process's kernels of ``model``, built (cache hit or one compilation) at most once and
+    shared by its threads: each run has its own data (``Kernels.for_run``, issue 37.5)."""
+    with _kernels_lock:
+        k = _kernels_of.get(model.hash)
+        if k is None:
+            from .jit import build
+            k = _kernels_of[model.hash] = build(model)
     return k
 
 
-def _finite_max(a) -> float:
-    a = np.asarray(a, float)
-    if a.size == 0:
-        return 0.0
-    f = a[np.isfinite(a)]
-    return float(np.max(np.abs(f))) if f.size == a.size else math.nan
-
-
 def summarize(result) -> dict:
-    """The table columns of one Result (without the run id and grid keys)."""
-    from .names import REACTION_PREFIX
-    from .summary import energy_balance, energy_drift, peak_forces, run_stats
-    drift, _ = energy_drift(result)
-    balance = energy_balance(result)        # a driven or damped model: its balance, not drift
-    if balance is not None:
-        drift = balance["max"]
-    stats = run_stats(result)               # over every step taken, not only the recorded rows
-    meta = result.meta or {}
-    row = {
-        "status": result.status, "reason": result.reason,
-        "steps": int(meta.get("steps_done", result.n_steps)),
-        "wall_time": float(meta.get("wall_time", math.nan)),
-        "max_pos_err": float(stats["max_pos_err"]), "max_vel_err": float(stats["max_vel_err"]),
-        "max_acc_err": float(stats["max_acc_err"]),
-        "energy_drift": math.nan if drift is None else drift,
-        "min_h_max": float(stats["h_max_min"]),
-    }
-    keep = [i for i, o in enumerate(result.output_names) if not o.startswith(REACTION_PREFIX)]
-    names, data = (([result.output_names[i] for i in keep], result.outputs[:, keep]) if keep
-                   else (result.coords, result.x))
-    for i, name in enumerate(names):
-        col = data[:, i]
-        row[f"final.{name}"] = float(col[-1]) if col.size else math.nan
-        row[f"max_abs.{name}"] = _finite_max(col)
-    row.update({f"peak_force.{j}": f for j, f in peak_forces(result).items()})  # the reactions
-    return row
+    """The table columns of one Result (:func:`symgen.summary.table_row`)."""
+    from .summary import table_row
+    return table_row(result)
 
 
 def run_row(model, point: dict, options: dict):

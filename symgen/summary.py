@@ -11,7 +11,7 @@ import numpy as np
 
 from .names import REACTION_PREFIX, WORK_PREFIX
 
-__all__ = ["summary_lines", "run_stats", "energy_drift", "energy_balance"]
+__all__ = ["summary_lines", "run_stats", "energy_drift", "energy_balance", "table_row"]
 
 
 def _max_or_nan(a) -> float:
@@ -267,3 +267,39 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
         rate = f"{rate} over the {stepping:.2f} s of stepping; the t_eval rows took {dense:.2f} s"
     lines.append(f"  wall time       {wall:.2f} s" + (f" ({rate})" if rate else ""))
     return lines
+
+
+def _finite_max(a) -> float:
+    a = np.asarray(a, float)
+    if a.size == 0:
+        return 0.0
+    f = a[np.isfinite(a)]
+    return float(np.max(np.abs(f))) if f.size == a.size else math.nan
+
+
+def table_row(result) -> dict:
+    """A sweep's table columns of one Result (without the run id and grid keys; symgen.study)."""
+    drift, _ = energy_drift(result)
+    balance = energy_balance(result)        # a driven or damped model: its balance, not drift
+    if balance is not None:
+        drift = balance["max"]
+    stats = run_stats(result)               # over every step taken, not only the recorded rows
+    meta = result.meta or {}
+    row = {
+        "status": result.status, "reason": result.reason,
+        "steps": int(meta.get("steps_done", result.n_steps)),
+        "wall_time": float(meta.get("wall_time", math.nan)),
+        "max_pos_err": float(stats["max_pos_err"]), "max_vel_err": float(stats["max_vel_err"]),
+        "max_acc_err": float(stats["max_acc_err"]),
+        "energy_drift": math.nan if drift is None else drift,
+        "min_h_max": float(stats["h_max_min"]),
+    }
+    keep = [i for i, o in enumerate(result.output_names) if not o.startswith(REACTION_PREFIX)]
+    names, data = (([result.output_names[i] for i in keep], result.outputs[:, keep]) if keep
+                   else (result.coords, result.x))
+    for i, name in enumerate(names):
+        col = data[:, i]
+        row[f"final.{name}"] = float(col[-1]) if col.size else math.nan
+        row[f"max_abs.{name}"] = _finite_max(col)
+    row.update({f"peak_force.{j}": f for j, f in peak_forces(result).items()})  # the reactions
+    return row
