@@ -67,9 +67,13 @@ def reaction_columns(kernels, arrays: dict) -> tuple:
     vals = np.zeros((len(t), len(names)))
     if not names:
         return names, vals
+    u = arrays.get("u")
+    if hasattr(kernels, "reaction_rows"):           # (compiled: pointers into the rows)
+        return names, kernels.reaction_rows(t, arrays["x"], arrays["xd"], arrays["xdd"],
+                                            arrays["lam"], u if u is not None and np.size(u)
+                                            else None)
     from .kernels import for_run
 
-    u = arrays.get("u")
     kernels = for_run(kernels) if u is not None else kernels   # (its own u, written a row)
     for i in range(len(t)):
         if u is not None and kernels.u.size:
