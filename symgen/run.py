@@ -31,6 +31,7 @@ from .settings import SimulationSettings
 from .steploop import (RUN_FAILURES, DenseRowError, dense_rows, finish, omega_start, short_reason,
                        start_state, stop_reason, stopped_reason, t_eval_times)
 from .steppers import StepFailure, make_stepper
+from .steppers.outcome import one_line
 from .steppers.base import NUMERICAL_ERRORS
 
 __all__ = ["simulate"]
@@ -355,12 +356,17 @@ def _blas_limit(threads: int | None):
     return _BLAS["controller"].limit(limits=int(threads), user_api="blas")
 
 
-def _step_failure(exc, j: int, t1: float, method: str) -> tuple[str, str]:
-    """(status, reason) of step j (ending at t1), which raised ``exc``."""
+def _step_failure(exc, j: int, t1: float, method: str) -> tuple[str, str, str | None]:
+    """(status, reason, detail) of step j (ending at t1), which raised ``exc``: a StepFailure's
+    one line from its outcome (steppers.outcome.one_line), its long text the detail."""
+    prefix = f"step {j} (t = {t1:.9g}): "
     if isinstance(exc, StepFailure):
-        return ("diverged" if exc.nonfinite else "failed"), f"step {j} (t = {t1:.9g}): {exc}"
-    return "failed", (f"step {j} (t = {t1:.9g}): numerical error inside the {method} step: "
-                      f"{type(exc).__name__}: {exc}")
+        status = "diverged" if exc.nonfinite else "failed"
+        if exc.outcome is not None:
+            return status, one_line(exc.outcome, prefix), f"{prefix}{exc}"
+        return status, f"{prefix}{exc}", None
+    return "failed", (f"{prefix}numerical error inside the {method} step: "
+                      f"{type(exc).__name__}: {exc}"), None
 
 
 def _stopped(exc, last: int, n_steps: int, t_last: float) -> tuple[str, str, str | None]:
@@ -435,6 +441,8 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
         if compiled:                        # C steps chunk by chunk into rec (steppers/compiled.py)
             status, reason = stepper.advance(t0, n_steps, (x, xd, xdd, lam, res), rec, progress,
                                              bound, te, k_eval)
+            if getattr(stepper, "outcome", None) is not None:
+                detail = stepper.outcome.detail
         ctl, _, spp = getattr(stepper, "controller", None) or (None, 0.0, 0)
         for i in range(0 if compiled else n_steps):
             t = t0 + i * dt
@@ -448,7 +456,7 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
             try:
                 iters = stepper.step(t, x, xd, *start)
             except NUMERICAL_ERRORS as exc:
-                status, reason = _step_failure(exc, i + 1, t1, cfg.method)
+                status, reason, detail = _step_failure(exc, i + 1, t1, cfg.method)
                 break
             reason = stop_reason(stepper, i + 1, t1, dt, bound, iters)
             if reason:

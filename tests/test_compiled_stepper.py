@@ -441,7 +441,8 @@ def test_step_onto_a_singular_point_compiled_as_python(chart, kernels):
             assert res.pos_err.max() < 1e-12 and res.vel_err.max() < 1e-9, (st, eps)
             if res.status != "completed":
                 assert res.status == "failed" and 1 <= len(res.t) <= 4, (st, eps, res.status)
-                assert "\n" not in res.reason and "Newton did not converge at t = 47.3" in res.reason
+                assert "\n" not in res.reason and "Newton did not converge" in res.reason
+                assert "(t = 47.3" in res.reason
     ref = symgen.simulate(k, dt=h / 8, x0=PASSAGE_X0, xd0=PASSAGE_XD0, stepper="python",
                           every=8, **common)
     assert ref.status == "completed" and np.array_equal(ref.t, runs["python", 0.0].t)

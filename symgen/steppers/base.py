@@ -42,8 +42,11 @@ import math
 
 import numpy as np
 
-from ..runtime_constants import TIMES_KEPT
+from dataclasses import replace
+
+from ..runtime_constants import CODES, TIMES_KEPT
 from ..settings import NEWTON_TOL_FIXED, SimulationSettings
+from .outcome import Outcome
 from .schemes import Scheme
 
 __all__ = ["norm2", "StepFailure", "Stepper", "DEFAULT_TOL", "DEFAULT_CONSTRAINT_TOL", "DEFAULT_MAX_ITER",
@@ -72,14 +75,23 @@ def norm2(v) -> float:
 
 
 class StepFailure(RuntimeError):
-    """A step that could not be completed; the message names time, step, iteration and norms."""
+    """A step that could not be completed; the message names time, step, iteration and norms,
+    ``outcome`` (:class:`~symgen.steppers.outcome.Outcome`) holds them as data (the kind, as the
+    C runtime's); the message is its ``detail``."""
 
     def __init__(self, message: str, *, iteration: int = 0, nonfinite: bool = False,
-                 crossable: bool = False):
+                 crossable: bool = False, outcome: Outcome | None = None):
         super().__init__(message)
         self.iteration = iteration
         self.nonfinite = nonfinite
         self.crossable = crossable  # a fixed step whose sub-steps failed too (nullspace.py _cross)
+        self.outcome = None if outcome is None else replace(outcome, detail=message)
+
+    @classmethod
+    def of(cls, outcome: Outcome, message: str, crossable: bool = False) -> "StepFailure":
+        """The failure of ``outcome`` (its iteration and non-finiteness), worded ``message``."""
+        return cls(message, iteration=outcome.iteration, nonfinite=outcome.nonfinite,
+                   crossable=crossable, outcome=outcome)
 
 
 #: What a step raises for a numerical failure, which the run loops take as data (the run "failed"
@@ -238,14 +250,20 @@ class Stepper:
         self.floor_steps += 1
         return True
 
-    def _not_converged(self, t1: float, it: int, upd: float, extra: str = "") -> "StepFailure":
-        """The StepFailure for a Newton iteration that ran out of iterations."""
+    def _not_converged(self, t1: float, it: int, upd: float, extra: str = "", *,
+                       residual: float = math.nan, s_ratio: float = math.nan) -> "StepFailure":
+        """The StepFailure for a Newton iteration that ran out of iterations (``residual``,
+        ``s_ratio``: the constraint residual and s_min/s_max of H there, for its outcome)."""
+        outcome = Outcome(CODES["SG_FAIL_NOT_CONVERGED"], t1, self.h, it, update=upd,
+                          residual=residual, s_ratio=s_ratio, floor=tuple(self.floor),
+                          upd_abs=tuple(self._upd_abs))
         return StepFailure(
             f"Newton did not converge at t = {t1:.9g} after {it} iterations: update of "
             f"(x, h·xd, h²·xdd) {upd:.3e} × tol·(1 + |x|) (converged at ≤ 1, tol = {self.tol:.1e}; "
             f"round-off floor of (x, h·xd, h²·xdd) at the last iterate {self.floor[0]:.2e}, "
             f"{self.floor[1]:.2e}, {self.floor[2]:.2e}; last update {self._upd_abs[0]:.2e}, "
-            f"{self._upd_abs[1]:.2e}, {self._upd_abs[2]:.2e})" + extra, iteration=it)
+            f"{self._upd_abs[1]:.2e}, {self._upd_abs[2]:.2e})" + extra, iteration=it,
+            outcome=outcome)
 
     def _save_old(self) -> None:
         self._x_old[:] = self.x

@@ -41,6 +41,7 @@ from .base import FLOOR_TIMES_KEPT, Stepper
 from .compiled_rows import DenseOutput
 from .compiled_sampler import sample_failure, sampler_off, sampler_on
 from .control import dense_row_reason
+from .outcome import Outcome, one_line
 
 __all__ = ["CompiledStepper", "unsupported", "compiled_factorization", "COMPILED_METHODS",
            "COMPILED_CHARTS", "COMPILED_METRICS", "SPARSE_FROM_N", "SPARSE_MAX_DENSITY"]
@@ -137,6 +138,7 @@ class CompiledStepper:
         self.floor = (math.nan, math.nan, math.nan)
         self._upd_abs = [0.0, 0.0, 0.0]
         self.done, self.it_last, self.w, self.hm = 0, 0, math.nan, math.nan
+        self.outcome = None     # the failed step of the last advance (steppers.outcome)
         self.floor_steps, self.floor_times, self.floor_t_last = 0, [], math.nan
         self.min_rank, self.max_rank = self.m, 0
         if method == "nullspace":
@@ -204,6 +206,32 @@ class CompiledStepper:
                     lib.SG_FAIL_RUN_NONFINITE, lib.SG_FAIL_RUN_BOUND, lib.SG_FAIL_NO_MEMORY):
                 msg += self._not_substepped()   # (a failed step is sub-stepped unless past h_max)
         return ("diverged" if diverged else "failed"), prefix + msg
+
+    def _outcome(self, fail, detail: str = "", top: bool = True) -> Outcome | None:
+        """The C's failure ``fail`` as the Python steppers' :class:`Outcome` (None for the kinds
+        that are no failed step: a state past the divergence bound or not finite, a dense row, the
+        sampled controller); ``detail``: the long text."""
+        lib, kind = self.lib, int(fail.kind)
+        if kind in (lib.SG_FAIL_NONE, lib.SG_FAIL_RUN_NONFINITE, lib.SG_FAIL_RUN_BOUND,
+                    lib.SG_FAIL_DENSE_ROW, lib.SG_FAIL_SAMPLE):
+            return None
+        at = dict(t=float(fail.t), h=self.h, iteration=int(fail.iteration), detail=detail)
+        if kind == lib.SG_FAIL_NO_STEP:                     # a fixed step's sub-steps failed
+            stats = self.stats()
+            return Outcome(kind, first=self._outcome(stats.substep_first, top=False),
+                           last=self._outcome(stats.substep_last, top=False), **at)
+        if kind == lib.SG_FAIL_NOT_CONVERGED:
+            at.update(update=float(fail.value0), residual=float(fail.value1),
+                      floor=tuple(fail.floor), upd_abs=tuple(fail.upd_abs),
+                      s_ratio=float(fail.s_ratio) if self.method == "nullspace" else math.nan)
+        elif kind in (lib.SG_FAIL_SINGULAR_REDUCED, lib.SG_FAIL_CHART_SINGULAR,
+                      lib.SG_FAIL_NO_MEMORY):
+            at["k"] = int(fail.k)
+        elif kind == lib.SG_FAIL_CHART_T_SINGULAR:
+            at["value"] = float(fail.value0)
+        if top and self.method == "nullspace" and kind != lib.SG_FAIL_NO_MEMORY:
+            at["h_max"] = self._h_max()     # (not sub-stepped: h past the stability limit)
+        return Outcome(kind, **at)
 
     def _substeps_failed(self, fail) -> tuple[bool, str]:
         """A fixed step and then its sub-steps failed: nullspace.py's words for both."""
@@ -279,15 +307,18 @@ class CompiledStepper:
             msg = f"the C runtime stopped with an unknown failure kind {kind}"
         return diverged, msg
 
-    def _not_substepped(self) -> str:
-        """Why a failed fixed step was not taken as sub-steps, as nullspace.py words it: h past
-        the stability limit h_max(ω_max) of the last accepted state."""
+    def _h_max(self) -> float:
+        """The stability limit h_max(ω_max) of the last accepted state."""
         ptrs = [self.ffi.new("double **") for _ in range(5)]
         omega = self.ffi.new("double *")
         self.lib.sg_state(self._s, *ptrs, omega)
-        h_max = self.scheme.h_max(float(omega[0]))
+        return self.scheme.h_max(float(omega[0]))
+
+    def _not_substepped(self) -> str:
+        """Why a failed fixed step was not taken as sub-steps, as nullspace.py words it: h past
+        the stability limit h_max(ω_max) of the last accepted state."""
         return (f"; not retried as sub-steps: h = {self.h:g} s exceeds the stability limit "
-                f"h_max = {h_max:.3g} s")
+                f"h_max = {self._h_max():.3g} s")
 
     # -- the run -----------------------------------------------------------------------------------
     def advance(self, t0: float, n_steps: int, state, rec, progress, bound: float, te=None,
@@ -396,6 +427,9 @@ class CompiledStepper:
                     chunk = max(1, min(4 * chunk, CHUNK_MAX, int(min(aim, CHUNK_MAX))))
                     continue
                 status, reason = self._reason(fail, t0, dt)
+                self.outcome = self._outcome(fail, reason)
+                if self.outcome is not None:        # the one line from the data (outcome.py)
+                    reason = one_line(self.outcome, reason.split("): ", 1)[0] + "): ")
                 break
         finally:
             self.sampler_off()

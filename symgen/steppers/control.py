@@ -342,6 +342,7 @@ def substeps(stepper, t: float, x, xd, xdd, lam, *, rtol: float = SUBSTEP_RTOL,
     from types import SimpleNamespace
 
     from .base import StepFailure
+    from .outcome import Outcome, fail_code
 
     H = stepper.h
     t_end = t + H if t_end is None else t_end
@@ -359,7 +360,8 @@ def substeps(stepper, t: float, x, xd, xdd, lam, *, rtol: float = SUBSTEP_RTOL,
             if h_try is None:
                 raise (count.last_failure if isinstance(count.last_failure, StepFailure) else
                        StepFailure(f"no sub-step from t = {tc:.9g} met the error tolerance "
-                                   f"(rtol {rtol:g}) down to round-off"))
+                                   f"(rtol {rtol:g}) down to round-off", outcome=Outcome(
+                                       fail_code("NO_STEP"), tc, h, 0)))
             iters += it
             est.accept(h_try, cur[2], stepper.xdd)
             t1 = t_end if h_try == t_end - tc else tc + h_try

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..settings import resolve_factorization
 from .base import Stepper, StepFailure, norm2
+from .outcome import Outcome, fail_code
 from .linalg import DEFAULT_RANK_TOL, Linearization, solve_small
 
 __all__ = ["Index3Stepper"]
@@ -115,7 +116,8 @@ class Index3Stepper(Stepper):
             if not (math.isfinite(rq) and math.isfinite(upd if it else 0.0)):
                 raise StepFailure(
                     f"non-finite state or constraint residual at t = {t1:.9g}, Newton iteration {it}",
-                    iteration=it, nonfinite=True)
+                    iteration=it, nonfinite=True,
+                    outcome=Outcome(fail_code("I3_NONFINITE"), t1, h, it))
             ok = it > 0 and rq <= self.constraint_tol and self._converged(upd)
             if (not ok and it > 0 and rq <= self.constraint_tol
                     and (self._may_be_at_floor(upd) or it == self.max_iter)):
@@ -144,7 +146,7 @@ class Index3Stepper(Stepper):
                 lam_max = float(np.max(np.abs(self.lam))) if m else 0.0
                 raise self._not_converged(
                     t1, it, upd, f"; |q| {rq:.3e} (tolerance {self.constraint_tol:.1e}); "
-                    f"max|lambda| {lam_max:.3e}")
+                    f"max|lambda| {lam_max:.3e}", residual=rq)
             M, f, K, C = kern.dynamics(t1, self.x, self.xd, self.xdd, self.lam)
             J = A[:n, :n]
             np.multiply(C, gam * h, out=J)
@@ -192,7 +194,8 @@ class Index3Stepper(Stepper):
             upd = self._update_norm()
             if not (math.isfinite(upd) and math.isfinite(self.lam.sum())):
                 raise StepFailure(f"non-finite Newton update at t = {t1:.9g}, iteration {it + 1}",
-                                  iteration=it + 1, nonfinite=True)
+                                  iteration=it + 1, nonfinite=True, outcome=Outcome(
+                                      fail_code("NONFINITE_UPDATE"), t1, h, it + 1))
         raise AssertionError("unreachable")
 
     def _estimate(self, t1, q, q_dot, q_ddot, H, H_dot, H_ddot) -> float:

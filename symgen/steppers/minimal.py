@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from .base import Stepper, StepFailure
+from .outcome import Outcome, fail_code
 from .linalg import omega_from, solve_small
 
 __all__ = ["NewmarkStepper"]
@@ -75,7 +76,9 @@ class NewmarkStepper(Stepper):
                 solve_small(J, r, d)
             except np.linalg.LinAlgError:
                 raise StepFailure(f"singular Newmark matrix M + γhC + βh²K at t = {t1:.9g}, "
-                                  f"iteration {it}", iteration=it) from None
+                                  f"iteration {it}", iteration=it, outcome=Outcome(
+                                      fail_code("SINGULAR_REDUCED"), t1, h, it, k=self.n)
+                                  ) from None
             self._save_old()
             self.xdd -= d
             np.multiply(d, gam * h, out=self._w)
@@ -85,7 +88,8 @@ class NewmarkStepper(Stepper):
             upd = self._update_norm()
             if not math.isfinite(upd):
                 raise StepFailure(f"non-finite Newton update at t = {t1:.9g}, iteration {it}",
-                                  iteration=it, nonfinite=True)
+                                  iteration=it, nonfinite=True, outcome=Outcome(
+                                      fail_code("NONFINITE_UPDATE"), t1, h, it))
             ok = self._converged(upd)
             if not ok and self._may_be_at_floor(upd):
                 self._floor(self.x, self.xd, self.xdd, 0.0, 0.0)    # no constraints: κ = 1

@@ -45,12 +45,14 @@ docs/variable-step.md.  The C runtime does the same (``sg_step``).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
 from ..runtime_constants import CROSS_FIRST, LANDING_DROP, LANDING_RATIO
 from ..settings import METRICS, resolve_factorization
 from .base import FLOOR_TIMES_KEPT, Stepper, StepFailure, norm2
+from .outcome import Outcome, fail_code
 from .chart import CHARTS, SymmetricChart, solve_chart_step
 from .control import corrected_step, hermite, substeps
 from .linalg import dot_into, solve_small
@@ -211,13 +213,20 @@ class NullspaceStepper(Stepper):
         if self.h > h_max:                      # no rescue for a step past the stability limit
             raise StepFailure(f"{first}; not retried as sub-steps: h = {self.h:g} s exceeds the "
                               f"stability limit h_max = {h_max:.3g} s",
-                              iteration=first.iteration, nonfinite=first.nonfinite) from None
+                              iteration=first.iteration, nonfinite=first.nonfinite,
+                              outcome=first.outcome and replace(first.outcome, h_max=h_max)
+                              ) from None
         try:
             it, _ = substeps(self, t, x, xd, xdd, lam)
         except StepFailure as exc:
+            last = exc.outcome      # (None: the error test rejected every sub-step, as C's)
+            if last is not None and last.kind == fail_code("NO_STEP"):
+                last = None
             raise StepFailure(f"{first}; retried as sub-steps under error control: {exc}",
                               iteration=exc.iteration, nonfinite=exc.nonfinite,
-                              crossable=True) from None
+                              crossable=True, outcome=first.outcome and Outcome(
+                                  fail_code("NO_STEP"), t + self.h, self.h, first.iteration,
+                                  first=first.outcome, last=last)) from None
         self._count("substepped", t + self.h)
         return first.iteration + it
 
@@ -250,7 +259,8 @@ class NullspaceStepper(Stepper):
             if it > 0:
                 if not math.isfinite(upd):
                     raise StepFailure(f"non-finite Newton iterate at t = {t1:.9g}, iteration {it}",
-                                      iteration=it, nonfinite=True)
+                                      iteration=it, nonfinite=True, outcome=Outcome(
+                                          fail_code("NONFINITE_ITERATE"), t1, h, it))
                 rq, rqd, rqdd = norm2(q), norm2(q_dot), norm2(q_ddot)
                 resid = max(rq, h * rqd, h * h * rqdd)
                 ok = resid <= self.constraint_tol and self._converged(upd)
@@ -276,9 +286,11 @@ class NullspaceStepper(Stepper):
                         self._chart.accept(t1, x1, xd1, H, H_dot)      # symmetric chart: next H_n
                     return it
                 if it == self.max_iter:
+                    ratio = self._s_ratio(lin)
                     raise self._not_converged(
                         t1, it, upd, f"; max(|q|, h|q_dot|, h²|q_ddot|) {resid:.3e} (tolerance "
-                        f"{self.constraint_tol:.1e}); s_min/s_max of H {self._s_ratio(lin):.2e}")
+                        f"{self.constraint_tol:.1e}); s_min/s_max of H {ratio:.2e}",
+                        residual=resid, s_ratio=ratio)
 
             # 2. one SVD of H: N_H, H⁺, particular solutions ---------------------------------------
             k = lin.k if factored else self._factor(lin, H, t1, it)
@@ -319,7 +331,8 @@ class NullspaceStepper(Stepper):
             except np.linalg.LinAlgError:
                 raise StepFailure(
                     f"singular reduced step matrix M_R + γh C_R + βh² K_R at t = {t1:.9g}, "
-                    f"iteration {it} (k = {k})", iteration=it) from None
+                    f"iteration {it} (k = {k})", iteration=it,
+                    outcome=Outcome(fail_code("SINGULAR_REDUCED"), t1, h, it, k=k)) from None
             alpha = alpha + bet * h * h * alpha_ddot             # Newmark: α(t+h)
             alpha_dot = alpha_dot + gam * h * alpha_ddot         # Newmark: α̇(t+h)
             if self._chart:
@@ -366,7 +379,8 @@ class NullspaceStepper(Stepper):
             upd = self._update_norm()
             if not math.isfinite(upd):
                 raise StepFailure(f"non-finite Newton update at t = {t1:.9g}, iteration {it + 1}",
-                                  iteration=it + 1, nonfinite=True)
+                                  iteration=it + 1, nonfinite=True, outcome=Outcome(
+                                      fail_code("NONFINITE_UPDATE"), t1, h, it + 1))
         raise AssertionError("unreachable")
 
     def _factor(self, lin, H, t1, it) -> int:
@@ -375,7 +389,9 @@ class NullspaceStepper(Stepper):
             k = lin.factor(H)
         except np.linalg.LinAlgError as exc:
             raise StepFailure(f"factorization of H failed at t = {t1:.9g}, iteration {it}: {exc}",
-                              iteration=it) from None
+                              iteration=it, outcome=Outcome(
+                                  fail_code("SPARSE_SINGULAR" if "sparse LU" in str(exc) else
+                                            "FACTOR_NONFINITE"), t1, self.h, it)) from None
         self.min_rank = min(self.min_rank, lin.rank)
         self.max_rank = max(self.max_rank, lin.rank)
         return k
