@@ -5,7 +5,7 @@ the compiled stepper, folded into the same rows.
 
 A try whose Newton iteration does not converge, or whose error estimate is above 1, is rejected
 and tried again from the same state with a smaller h; nothing else carries a hard step (the fixed
-step's sub-steps and landing step-over are off: ``Stepper.controlled``).  For the
+step's sub-steps and landing step-over are off: ``Stepper.step(controlled=True)``).  For the
 conditionally stable schemes every step is at most 0.9·h_max(ω_max) of the state it starts from.
 """
 from __future__ import annotations
@@ -216,7 +216,6 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
     run.w = omega_start(kernels, stepper, cfg, t0, run.state)
     run.hm = sch.h_max(run.w)
     rows.first(t0, run.state, run.res, run.w, run.hm)
-    stepper.controlled = True
     stepper.start(t0, *run.state)
     status, reason, detail = "completed", "", None
     compiled = getattr(stepper, "compiled", False)

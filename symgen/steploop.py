@@ -226,9 +226,12 @@ def short_reason(reason: str, auto: bool = False) -> str:
 
 def finish(kernels, stepper, cfg: SimulationSettings, rec, cs, status: str, reason: str, detail,
            t_wall: float, extra_meta, *, h, t0: float, n_steps, last: int, every: int,
-           bound: float) -> Result:
+           bound: float, failure=None) -> Result:
     """The Result of a run: the recorder's rows, the status and the meta (``h``: the fixed step,
-    or "auto"; ``detail``: meta["failure_detail"], the full text behind a short reason)."""
+    or "auto"; ``detail``: meta["failure_detail"], the full text behind a short reason;
+    ``failure``: the failed step's Outcome, meta["failure"], its long text the detail)."""
+    if failure is not None:
+        detail = failure.detail if detail is None else f"{failure.detail}\n{detail}"
 
     sch = cfg.parsed_scheme()
     if len(reason) > REASON_CHARS or "\n" in reason:
@@ -296,6 +299,8 @@ def finish(kernels, stepper, cfg: SimulationSettings, rec, cs, status: str, reas
         meta["rank_H"] = [int(stepper.min_rank), int(stepper.max_rank)]
     if detail is not None:
         meta["failure_detail"] = detail
+    if failure is not None:                  # the failed step as data (steppers/outcome.py)
+        meta["failure"] = failure.as_dict()
     # every fallback the run took instead of what was asked or planned, one line each (issue 37.7)
     meta["fallbacks"] = list((extra_meta or {}).get("fallbacks", [])) + (
         [cs.fallback] if cs.fallback else [])

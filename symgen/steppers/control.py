@@ -271,7 +271,7 @@ def initial_step(scheme, omega: float, span: float, rtol: float, h_cap: float) -
 
 def tries(stepper, estimate: ErrorEstimate, controller: StepController, t: float, h: float,
           state, bound, too_small, count) -> tuple:
-    """Tries of one step from t (``state`` = x, ẋ, ẍ, λ; the stepper under ``controlled``) until
+    """Tries of one step from t (``state`` = x, ẋ, ẍ, λ; the stepper's controlled steps) until
     one is accepted: (h, Newton iterations, error norm, whether the estimate had its D term,
     flags, the controller's next h).  ``bound(h, t)`` → (the try's h, a flag when it was cut);
     ``too_small(h, t)``: give up, returning (None, 0, nan, False, flags, h).  A try rejected by a
@@ -286,11 +286,11 @@ def tries(stepper, estimate: ErrorEstimate, controller: StepController, t: float
         h_try, cut = bound(h, t)
         if too_small(h_try, t):
             return None, 0, math.nan, False, flags, h_try
-        stepper.h = h_try
         floor0, saved = stepper.floor_steps, stepper.checkpoint()
         try:
-            iters = stepper.step(t, state[0], state[1],
-                                 estimate.start_acceleration(h_try, state[2]), state[3])
+            iters = stepper.step(t, h_try, (state[0], state[1],
+                                            estimate.start_acceleration(h_try, state[2]),
+                                            state[3]), controlled=True).iteration
             N = (getattr(getattr(stepper, "lin", None), "N", None)   # (index-3 sub-steps: none)
                  if stepper.m and (stepper.method == "nullspace" or estimate.index3) else None)
             M = (stepper.kernels.dynamics(t + h_try, stepper.x, stepper.xd, stepper.xdd,
@@ -329,13 +329,13 @@ def stretched(h: float, rest: float) -> float:
     return rest if (h >= rest or rest - h <= SLIVER * h) else h
 
 
-def substeps(stepper, t: float, x, xd, xdd, lam, *, rtol: float = SUBSTEP_RTOL,
+def substeps(stepper, t: float, H: float, x, xd, xdd, lam, *, rtol: float = SUBSTEP_RTOL,
              atol: float = SUBSTEP_ATOL, t_end: float | None = None, h_cap: float = math.inf,
              first: float = SUBSTEP_FIRST, cross: float | None = None):
-    """A fixed step of ``stepper.h`` that Newton could not close, as internal sub-steps chosen by
+    """A fixed step of ``H`` that Newton could not close, as internal sub-steps chosen by
     the error control (issue 21 §2; :func:`tries`, the first ``first``·h, none longer than
     ``h_cap``; the C runtime's ``substeps`` is this), ending on ``t_end`` (default t + h).
-    The end state is left in the stepper's buffers as for one step of h; returns the Newton
+    The end state is left in the stepper's buffers as for one step of H; returns the Newton
     iterations of the accepted sub-steps and, with ``cross`` = a time inside the span, the
     sub-step across it, (t, h, x, ẋ, x₁, ẋ₁) for its interpolant (:func:`hermite`; else None).
     Raises the last StepFailure when a sub-step falls to round-off."""
@@ -344,34 +344,29 @@ def substeps(stepper, t: float, x, xd, xdd, lam, *, rtol: float = SUBSTEP_RTOL,
     from .base import StepFailure
     from .outcome import Outcome, fail_code
 
-    H = stepper.h
     t_end = t + H if t_end is None else t_end
     est = ErrorEstimate(stepper.scheme, stepper.n, rtol, np.full(stepper.n, atol))
     ctl = StepController()
     count = SimpleNamespace(rejected_error=0, rejected_newton=0, last_failure=None)
     cur = (x.copy(), xd.copy(), xdd.copy(), lam.copy())
-    tc, h, iters, controlled, seg = t, first * H, 0, stepper.controlled, None
-    stepper.controlled = True
-    try:
-        while tc < t_end:
-            h_try, it, err, have_d, _, h = tries(
-                stepper, est, ctl, tc, h, cur, lambda h, tc: (stretched(min(h, h_cap), t_end - tc), 0),
-                lambda h, tc: h <= 64 * np.finfo(float).eps * max(1.0, abs(tc)), count)
-            if h_try is None:
-                raise (count.last_failure if isinstance(count.last_failure, StepFailure) else
-                       StepFailure(f"no sub-step from t = {tc:.9g} met the error tolerance "
-                                   f"(rtol {rtol:g}) down to round-off", outcome=Outcome(
-                                       fail_code("NO_STEP"), tc, h, 0)))
-            iters += it
-            est.accept(h_try, cur[2], stepper.xdd)
-            t1 = t_end if h_try == t_end - tc else tc + h_try
-            if cross is not None and tc < cross <= t1:
-                seg = (tc, h_try, cur[0], cur[1], stepper.x.copy(), stepper.xd.copy())
-            cur = (stepper.x.copy(), stepper.xd.copy(), stepper.xdd.copy(), stepper.lam.copy())
-            tc = t1
-            h = ctl.accepted(h_try, err if have_d else CTL_ERR_FLOOR)
-    finally:
-        stepper.h, stepper.controlled = H, controlled
+    tc, h, iters, seg = t, first * H, 0, None
+    while tc < t_end:
+        h_try, it, err, have_d, _, h = tries(
+            stepper, est, ctl, tc, h, cur, lambda h, tc: (stretched(min(h, h_cap), t_end - tc), 0),
+            lambda h, tc: h <= 64 * np.finfo(float).eps * max(1.0, abs(tc)), count)
+        if h_try is None:
+            raise (count.last_failure if isinstance(count.last_failure, StepFailure) else
+                   StepFailure(f"no sub-step from t = {tc:.9g} met the error tolerance "
+                               f"(rtol {rtol:g}) down to round-off", outcome=Outcome(
+                                   fail_code("NO_STEP"), tc, h, 0)))
+        iters += it
+        est.accept(h_try, cur[2], stepper.xdd)
+        t1 = t_end if h_try == t_end - tc else tc + h_try
+        if cross is not None and tc < cross <= t1:
+            seg = (tc, h_try, cur[0], cur[1], stepper.x.copy(), stepper.xd.copy())
+        cur = (stepper.x.copy(), stepper.xd.copy(), stepper.xdd.copy(), stepper.lam.copy())
+        tc = t1
+        h = ctl.accepted(h_try, err if have_d else CTL_ERR_FLOOR)
     return iters, seg
 
 

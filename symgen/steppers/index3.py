@@ -96,14 +96,20 @@ class Index3Stepper(Stepper):
     def rollback(self, saved) -> None:
         self._g_n[:] = saved
 
-    def step(self, t, x, xd, xdd, lam) -> int:
+    def step(self, t, h, state, *, controlled: bool = False):
+        """One step of h from ``state`` = (x, ẋ, ẍ, λ) at t: its outcome (base.Stepper.step;
+        the same step whether ``controlled`` or not)."""
+        floor0 = self.floor_steps
+        return self._accepted(t, h, self._newton(t, h, *state), floor0)
+
+    def _newton(self, t, h, x, xd, xdd, lam) -> int:
+        """Newton from the predictor to the accepted state at t + h; its iterations."""
         kern = self.kernels
-        h = self.h
         gam, bet, alH = self.scheme.gamma, self.scheme.beta, self.scheme.alpha
         t1 = t + h
         n, m = self.n, self.m
         A, b = self._A, self._b
-        self._predict(x, xd, xdd, lam)
+        self._predict(x, xd, xdd, lam, h)
         upd = math.inf
         for it in range(self.max_iter + 1):
             q, H, q_dot, H_dot, q_ddot, H_ddot = kern.constraints(t1, self.x, self.xd, self.xdd)

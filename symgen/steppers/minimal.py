@@ -48,12 +48,18 @@ class NewmarkStepper(Stepper):
         """HHT's f(t) with the new inputs (a sampled controller)."""
         self.start(t, x, xd, xdd, lam)
 
-    def step(self, t, x, xd, xdd, lam) -> int:
+    def step(self, t, h, state, *, controlled: bool = False):
+        """One step of h from ``state`` = (x, ẋ, ẍ, λ) at t: its outcome (base.Stepper.step;
+        the same step whether ``controlled`` or not)."""
+        floor0 = self.floor_steps
+        return self._accepted(t, h, self._newton(t, h, *state), floor0)
+
+    def _newton(self, t, h, x, xd, xdd, lam) -> int:
+        """Newton from the predictor to the accepted state at t + h; its iterations."""
         kern = self.kernels
-        h = self.h
         gam, bet, alH = self.scheme.gamma, self.scheme.beta, self.scheme.alpha
         t1 = t + h
-        self._predict(x, xd, xdd, lam)
+        self._predict(x, xd, xdd, lam, h)
         r, J, d = self._r, self._J, self._d
         upd = math.inf
         for it in range(1, self.max_iter + 1):

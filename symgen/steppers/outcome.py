@@ -49,7 +49,8 @@ class Outcome:
     round-off floor and last update on x, hẋ, h²ẍ).  A fixed step whose sub-steps failed too has
     kind SG_FAIL_NO_STEP with the step's own failure in ``first`` and the sub-steps' last in
     ``last`` (None: the error test rejected every sub-step); one not sub-stepped because h is past
-    the stability limit carries that limit in ``h_max``.  ``detail``: the stepper's long text."""
+    the stability limit carries that limit in ``h_max``.  ``detail``: the stepper's long text.
+    An accepted step is an outcome too: kind SG_FAIL_NONE, its iterations and ``flags``."""
 
     kind: int
     t: float
@@ -63,9 +64,32 @@ class Outcome:
     floor: tuple = (math.nan, math.nan, math.nan)
     upd_abs: tuple = (math.nan, math.nan, math.nan)
     h_max: float = math.nan
+    flags: int = 0
     first: "Outcome | None" = None
     last: "Outcome | None" = None
     detail: str = ""
+
+    def as_dict(self) -> dict:
+        """The outcome as plain data (meta["failure"]): the kind's C name, the numbers it has
+        (NaN ones left out), the sub-steps' failures nested; not the long text."""
+        out = {"kind": kind_name(self.kind)}
+        for name in ("t", "h", "iteration", "update", "residual", "s_ratio", "k", "value",
+                     "h_max", "flags"):
+            v = getattr(self, name)
+            if v == v and (v or name in ("t", "iteration")):
+                out[name] = v
+        if self.upd_abs[0] == self.upd_abs[0]:
+            out["floor"], out["upd_abs"] = list(self.floor), list(self.upd_abs)
+        for name in ("first", "last"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name).as_dict()
+        return out
+
+    @property
+    def ok(self) -> bool:
+        """An accepted step (kind SG_FAIL_NONE; ``iteration``: its Newton iterations, ``flags``:
+        the bits of steppers.control.Flag it earned)."""
+        return self.kind == _K["SG_FAIL_NONE"]
 
     @property
     def nonfinite(self) -> bool:
