@@ -245,6 +245,10 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
     if compiled:
         stepper._collect()
         ctl.take_counts(stepper.control_info())
+    if ctl.estimate.euclidean_fallbacks:        # (recorded: issue 37.7)
+        meta["fallbacks"] = [*meta.get("fallbacks", ()), (
+            f"error estimate: NᵀMN singular on {ctl.estimate.euclidean_fallbacks} tries, the "
+            "Euclidean projection N Nᵀ e taken instead of N (NᵀMN)⁻¹NᵀM e")]
     control = meta.setdefault("step_control", ctl.meta())
     if isinstance(control, dict):
         control["degrees_of_freedom"] = _dof(kernels, t0, cs, cfg.rank_tol)

@@ -175,3 +175,32 @@ def test_step_takes_h_without_changing_the_stepper(case):
     # a fixed step's outcome carries the flags both loops record (none on a plain step)
     out = st.step(0.0, H_STEP, state)
     assert out.ok and st.h == H_STEP and out.flags & ~(Flag.FLOOR | Flag.SUBSTEPPED) == 0
+
+
+def test_a_singular_NtMN_takes_the_euclidean_projection_and_the_run_records_it(monkeypatch):
+    """The error estimate's projection along M⁻¹Hᵀ needs NᵀMN; where it is singular the estimate
+    is projected by N Nᵀ (the C runtime's too), and the run names that fallback in
+    meta["fallbacks"] (issue 37.7)."""
+    from symgen.steppers import control
+    from symgen.steppers.schemes import parse_scheme
+
+    est = control.ErrorEstimate(parse_scheme("trapezoidal"), 3, 1e-6, np.full(3, 1e-8),
+                                index3=True)
+    N = np.array([[1.0], [1.0], [0.0]]) / np.sqrt(2.0)
+    M = np.diag([0.0, 0.0, 1.0])                            # NᵀMN = 0
+    e = np.array([1.0, 2.0, 3.0])
+    got, = est._project(N, M, e)
+    np.testing.assert_allclose(got, N @ (N.T @ e), rtol=1e-15)    # [1.5, 1.5, 0]
+    assert est.euclidean_fallbacks == 1
+    got, = est._project(N, np.eye(3), e)                   # M = I: N (NᵀN)⁻¹Nᵀ e, no fallback
+    np.testing.assert_allclose(got, [1.5, 1.5, 0.0], rtol=1e-15)
+    assert est.euclidean_fallbacks == 1
+    # a run whose every NᵀMN solve fails (the Python index-3 variable step) records it
+    def singular(A, b, out):
+        raise np.linalg.LinAlgError("singular")
+    monkeypatch.setattr(control, "solve_small", singular)
+    kern = symgen.build(symgen.load_model("double_four_bar"))
+    r = symgen.simulate(kern, method="index3", scheme="hht:-0.1", dt="auto", t_end=0.05,
+                        stepper="python")
+    assert r.status == "completed", r.reason
+    assert any("NᵀMN singular" in f for f in r.meta["fallbacks"]), r.meta["fallbacks"]

@@ -86,6 +86,7 @@ class ErrorEstimate:
     def __init__(self, scheme, n: int, rtol: float, atol: np.ndarray, *,
                  history: bool = False, index3: bool = False):
         self.gamma, self.beta = float(scheme.gamma), float(scheme.beta)
+        self.euclidean_fallbacks = 0    # estimates projected by N Nᵀ: NᵀMN singular (_project)
         self.rtol, self.atol = float(rtol), np.asarray(atol, dtype=float)
         self.n = n
         self._d0 = np.zeros(n)      # Δ₀ = ẍ₁ − ẍ₀ of the last accepted step …
@@ -140,11 +141,11 @@ class ErrorEstimate:
             ev += (h ** 3 / 12.0) * D
         return ex, ev, have_d
 
-    @staticmethod
-    def _project(N, M, *es):
+    def _project(self, N, M, *es):
         """Each e projected: N Nᵀ e, or with M along M⁻¹Hᵀ: N (NᵀMN)⁻¹ NᵀM e (N Nᵀ e when NᵀMN is
-        singular).  The index-3 step corrects the last step's q̇ by a jump of ẋ along M⁻¹Hᵀ
-        whatever h is; that direction carries no motion."""
+        singular, counted in ``euclidean_fallbacks``: the run's meta["fallbacks"]).  The index-3
+        step corrects the last step's q̇ by a jump of ẋ along M⁻¹Hᵀ whatever h is; that direction
+        carries no motion."""
         if M is None:
             return [N @ (N.T @ e) for e in es]
         G, c, out = N.T @ (M @ N), np.empty(N.shape[1]), []
@@ -152,6 +153,7 @@ class ErrorEstimate:
             try:
                 solve_small(G, N.T @ (M @ e), c)
             except np.linalg.LinAlgError:
+                self.euclidean_fallbacks += 1
                 return [N @ (N.T @ e) for e in es]
             out.append(N @ c)
         return out
