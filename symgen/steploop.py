@@ -230,8 +230,8 @@ def finish(kernels, stepper, cfg: SimulationSettings, rec, cs, status: str, reas
     """The Result of a run: the recorder's rows, the status and the meta (``h``: the fixed step,
     or "auto"; ``detail``: meta["failure_detail"], the full text behind a short reason;
     ``failure``: the failed step's Outcome, meta["failure"], its long text the detail)."""
-    if failure is not None:
-        detail = failure.detail if detail is None else f"{failure.detail}\n{detail}"
+    if failure is not None and detail is None:
+        detail = failure.detail or None
 
     sch = cfg.parsed_scheme()
     if len(reason) > REASON_CHARS or "\n" in reason:

@@ -41,6 +41,7 @@ from .base import FLOOR_TIMES_KEPT, Stepper
 from .compiled_rows import DenseOutput
 from .compiled_sampler import sample_failure, sampler_off, sampler_on
 from .compiled_failure import CompiledFailures
+from .outcome import Outcome, no_step, one_line
 
 __all__ = ["CompiledStepper", "unsupported", "compiled_factorization", "COMPILED_METHODS",
            "COMPILED_CHARTS", "COMPILED_METRICS", "SPARSE_FROM_N", "SPARSE_MAX_DENSITY"]
@@ -363,14 +364,11 @@ class CompiledStepper(CompiledFailures):
     def no_step_reason(self, t: float) -> tuple[str, str]:
         """(one-line reason, detail) of SG_FAIL_NO_STEP, worded as adaptive.py's _no_step."""
         f = self._fail
-        what = ("Newton did not converge" if f.k else
-                "the error estimate stayed above the tolerance")
-        bound = f"h_min = {f.value1:.3g} s" if f.value0 < f.value1 else "round-off"
-        ratio = (f" (s_min/s_max of H = {f.s_ratio:.1e})" if self.m and f.s_ratio == f.s_ratio
-                 else "")
-        reason = (f"no step from t = {t:.9g} s: {what} down to h = {f.value0:.3g} s ({bound})"
-                  f"{ratio}; try a larger rtol or atol, a fixed --dt, or check the model near this "
-                  "state")
+        self.outcome = no_step(t, float(f.value0), float(f.value1),
+                               float(f.s_ratio) if self.m else math.nan,
+                               Outcome(int(f.k), float(f.t), iteration=int(f.iteration))
+                               if f.k else None)
+        reason = one_line(self.outcome, auto=True)
         detail = (f"{reason}\nlast Newton failure: "
                   f"{self.ffi.string(self.lib.sg_failure_message(f.k)).decode()} "
                   f"(iteration {f.iteration})" if f.k else reason)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..runtime_constants import CODES
 
-__all__ = ["Outcome", "one_line", "kind_name", "fail_code", "NONFINITE_KINDS"]
+__all__ = ["Outcome", "one_line", "no_step", "kind_name", "fail_code", "NONFINITE_KINDS"]
 
 _K = CODES
 #: the kinds that end a run as "diverged" (a non-finite iterate, update or state, or a state past
@@ -139,10 +139,33 @@ def _what(o: Outcome, timed: bool) -> str:
     return f"the step failed{at} ({kind_name(kind)})"
 
 
+def no_step(t: float, h: float, h_min: float, s_ratio: float, last: Outcome | None,
+            detail: str = "") -> Outcome:
+    """The error control's failure (dt="auto"): no try from t accepted down to h (below
+    ``h_min``, else at round-off); ``last``: the last Newton failure's kind and iteration (None:
+    the error test rejected every try)."""
+    if last is not None:
+        last = Outcome(last.kind, t, iteration=last.iteration)
+    return Outcome(_K["SG_FAIL_NO_STEP"], t, h, value=h_min, s_ratio=s_ratio, last=last,
+                   detail=detail)
+
+
+def _no_step_line(o: Outcome) -> str:
+    what = ("Newton did not converge" if o.last is not None
+            else "the error estimate stayed above the tolerance")
+    bound = f"h_min = {o.value:.3g} s" if o.h < o.value else "round-off"
+    ratio = f" (s_min/s_max of H = {o.s_ratio:.1e})" if o.s_ratio == o.s_ratio else ""
+    return (f"no step from t = {o.t:.9g} s: {what} down to h = {o.h:.3g} s ({bound}){ratio}; "
+            "try a larger rtol or atol, a fixed --dt, or check the model near this state")
+
+
 def one_line(o: Outcome, prefix: str = "", auto: bool = False) -> str:
     """The run's one-line reason for the failed step ``o`` (``prefix``: "step 12 (t = 0.12): "):
     what failed, whether sub-steps failed too, how near a singular configuration (s_min/s_max of
-    H), what to try; the same words for both steppers."""
+    H), what to try; the same words for both steppers (``auto``: the error control's, whose
+    :func:`no_step` has its own)."""
+    if auto and o.kind == _K["SG_FAIL_NO_STEP"] and o.first is None:
+        return prefix + _no_step_line(o)
     own, subs = (o.first, o.last) if o.first is not None else (o, None)
     what = _what(own, not prefix)       # (the prefix names the step's end, where it failed)
     if o.first is not None:
