@@ -3,7 +3,9 @@ t + h (Fernández de Bustos et al., Meccanica 2022, Sec. 5, Eqs. 32–58; Fig. 1
 leaves open, and the measurements behind the choices here: docs/method.md.
 
 One Newton iteration, at the current estimate (x₁, ẋ₁, ẍ₁, λ₁) of the state at t + h (the paper
-writes x₀ …; here x₀ is the initial state everywhere):
+writes x₀ …; here x₀ is the initial state everywhere), one helper a part as the C runtime's
+(sg_nullspace.c.inc: ``_test`` ns_test, ``_linearize`` ns_linearize, ``_reproject`` ns_reproject,
+``_newmark_alpha`` ns_newmark_alpha, ``_recover`` ns_recover):
 
 1. q, H, q̇, Ḣ, q̈, Ḧ at the estimate; if the previous update and the residuals are small, the
    estimate is accepted (so the reported residuals are those of the returned state).
@@ -156,9 +158,9 @@ class NullspaceStepper(Stepper):
         """A fixed step (or the step-over after a landing), crossed when it fails."""
         over, self._over = self._over, None
         start = (t, x, xd, xdd, lam) if over is None else over
+        take = self._step if over is None else self._step_over
         try:
-            it = self._step(*start[:1], h, *start[1:]) if over is None else \
-                self._step_over(*start[:1], h, *start[1:])
+            it = take(start[0], h, *start[1:])
         except StepFailure as exc:
             return self._cross(start, t + h, h, exc)
         ratio = self._s_ratio(self.lin)
