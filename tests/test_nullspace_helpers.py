@@ -204,3 +204,19 @@ def test_a_singular_NtMN_takes_the_euclidean_projection_and_the_run_records_it(m
                         stepper="python")
     assert r.status == "completed", r.reason
     assert any("NᵀMN singular" in f for f in r.meta["fallbacks"]), r.meta["fallbacks"]
+
+
+def test_a_failed_run_keeps_its_outcome_through_save_and_load(tmp_path):
+    """meta["failure"] is plain data: a failed run is saved and loaded with it unchanged (Newton
+    needs 2 iterations; at h = 1 s past the paper's step's stability limit, 0.78 s, no sub-steps:
+    test_compiled_stepper.py's failure case)."""
+    from symgen.result import load_result
+
+    kern = symgen.build(symgen.load_model("stiff_pendulum"))
+    r = symgen.simulate(kern, dt=1.0, t_end=100.0, stepper="python", max_iter=1, preset="paper")
+    assert r.status == "failed"
+    f = r.meta["failure"]
+    assert f["kind"] == "SG_FAIL_NOT_CONVERGED" and f["iteration"] == 1 and f["h"] == 1.0
+    assert 0.7 < f["h_max"] < 1.0 and f["t"] == r.t[-1] + 1.0
+    r.save(tmp_path / "run.npz")
+    assert load_result(tmp_path / "run.npz").meta["failure"] == f

@@ -77,9 +77,10 @@ class Outcome:
                      "h_max", "flags"):
             v = getattr(self, name)
             if v == v and (v or name in ("t", "iteration")):
-                out[name] = v
-        if self.upd_abs[0] == self.upd_abs[0]:
-            out["floor"], out["upd_abs"] = list(self.floor), list(self.upd_abs)
+                out[name] = int(v) if name in ("iteration", "k", "flags") else float(v)
+        if self.upd_abs[0] == self.upd_abs[0]:      # (plain numbers: the meta is JSON)
+            out["floor"], out["upd_abs"] = [float(v) for v in self.floor], [float(v) for v in
+                                                                             self.upd_abs]
         for name in ("first", "last"):
             if getattr(self, name) is not None:
                 out[name] = getattr(self, name).as_dict()
