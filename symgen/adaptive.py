@@ -5,7 +5,7 @@ the compiled stepper, folded into the same rows.
 
 A try whose Newton iteration does not converge, or whose error estimate is above 1, is rejected
 and tried again from the same state with a smaller h; nothing else carries a hard step (the fixed
-step's sub-steps and landing step-over are off: ``Stepper.controlled``).  For the
+step's sub-steps and landing step-over are off: ``Stepper.step(controlled=True)``).  For the
 conditionally stable schemes every step is at most 0.9·h_max(ω_max) of the state it starts from.
 """
 from __future__ import annotations
@@ -23,6 +23,7 @@ from .settings import SimulationSettings
 from .steploop import (RUN_FAILURES, DenseRowError, dense_rows, finish, omega_start, run_recorder,
                        short_reason, start_state, stop_reason, stopped_reason, t_eval_times)
 from .steppers.compiled_rows import DenseOutput
+from .steppers.outcome import Outcome, fail_code, no_step, one_line
 from .steppers.control import (ErrorEstimate, Flag, StepController, corrected_step, initial_step,
                                stretched, tries)
 
@@ -211,7 +212,6 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
     run.w = omega_start(kernels, stepper, cfg, t0, run.state)
     run.hm = sch.h_max(run.w)
     rows.first(t0, run.state, run.res, run.w, run.hm)
-    stepper.controlled = True
     stepper.start(t0, *run.state)
     status, reason, detail = "completed", "", None
     compiled = getattr(stepper, "compiled", False)
@@ -241,11 +241,16 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
     if compiled:
         stepper._collect()
         ctl.take_counts(stepper.control_info())
+    if ctl.estimate.euclidean_fallbacks:        # (recorded: issue 37.7)
+        meta["fallbacks"] = [*meta.get("fallbacks", ()), (
+            f"error estimate: NᵀMN singular on {ctl.estimate.euclidean_fallbacks} tries, the "
+            "Euclidean projection N Nᵀ e taken instead of N (NᵀMN)⁻¹NᵀM e")]
     control = meta.setdefault("step_control", ctl.meta())
     if isinstance(control, dict):
         control["degrees_of_freedom"] = _dof(kernels, t0, cs, cfg.rank_tol)
     return finish(kernels, stepper, cfg, rec, cs, status, reason, detail, t_wall, meta,
-                  h="auto", t0=t0, n_steps=None, last=run.j, every=every, bound=bound)
+                  h="auto", t0=t0, n_steps=None, last=run.j, every=every, bound=bound,
+                  failure=run.failure or getattr(stepper, "outcome", None))
 
 
 def _dof(kernels, t0: float, cs, rank_tol: float) -> int:
@@ -266,6 +271,7 @@ class _State:
         self.t, self.j, self.state, self.res = t0, 0, state, res
         self.w = self.hm = math.nan
         self.it_last, self.info = 0, None
+        self.failure = None         # the error control's failure (steppers.outcome.no_step)
 
 
 def _loop(stepper, ctl: _Control, rows: _Rows, run: _State, t_end: float, bound: float,
@@ -280,7 +286,7 @@ def _loop(stepper, ctl: _Control, rows: _Rows, run: _State, t_end: float, bound:
         h_try, iters, err, have_d, flags, h = _tries(ctl, stepper, stepper.m, t, h, run.w,
                                                       run.state, values)
         if h_try is None:
-            return ("failed", *_no_step(t, h, ctl, stepper))
+            return ("failed", *_no_step(t, h, ctl, stepper, run))
         t1 = t_end if h_try == t_end - t else t + h_try
         why = stop_reason(stepper, run.j + 1, t1, h_try, bound, iters)
         if why:
@@ -412,17 +418,18 @@ def _tries(ctl: _Control, stepper, m: int, t: float, h: float, omega: float, sta
                  lambda h, t: _too_small(h, t, ctl), ctl)
 
 
-def _no_step(t: float, h: float, ctl: _Control, stepper) -> tuple[str, str]:
-    """(one-line reason, full detail) for a run that found no step it could take at t."""
+def _no_step(t: float, h: float, ctl: _Control, stepper, run: _State) -> tuple[str, str]:
+    """(one-line reason, full detail) for a run that found no step it could take at t; its
+    outcome (steppers.outcome.no_step, as the compiled stepper's) in ``run.failure``."""
     last = ctl.last_failure
-    s_ratio = ""
+    s_ratio = math.nan
     lin = getattr(stepper, "lin", None)
     if lin is not None and stepper.m:
         s_max, s_min = lin.s_range()
         if s_max > 0:
-            s_ratio = f" (s_min/s_max of H = {s_min / s_max:.1e})"
-    what = "Newton did not converge" if last else "the error estimate stayed above the tolerance"
-    bound = f"h_min = {ctl.h_min:.3g} s" if h < ctl.h_min else "round-off"
-    reason = (f"no step from t = {t:.9g} s: {what} down to h = {h:.3g} s ({bound}){s_ratio}; "
-              "try a larger rtol or atol, a fixed --dt, or check the model near this state")
+            s_ratio = s_min / s_max
+    kind = getattr(last, "outcome", None) or (None if last is None else Outcome(
+        fail_code("NOT_CONVERGED"), t, iteration=getattr(last, "iteration", 0)))
+    run.failure = no_step(t, h, ctl.h_min, s_ratio, kind)
+    reason = one_line(run.failure, auto=True)
     return reason, (f"{type(last).__name__}: {last}" if last else reason)

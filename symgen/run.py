@@ -18,6 +18,7 @@ import sys
 import time
 import traceback
 import warnings
+from dataclasses import replace
 from typing import Callable, Mapping
 
 import numpy as np
@@ -31,6 +32,7 @@ from .settings import SimulationSettings
 from .steploop import (RUN_FAILURES, DenseRowError, dense_rows, finish, omega_start, run_recorder,
                        short_reason, start_state, stop_reason, stopped_reason)
 from .steppers import StepFailure, make_stepper
+from .steppers.outcome import Outcome, one_line
 from .steppers.base import NUMERICAL_ERRORS
 
 __all__ = ["simulate"]
@@ -390,12 +392,18 @@ def _blas_limit(threads: int | None):
     return _BLAS["controller"].limit(limits=int(threads), user_api="blas")
 
 
-def _step_failure(exc, j: int, t1: float, method: str) -> tuple[str, str]:
-    """(status, reason) of step j (ending at t1), which raised ``exc``."""
+def _step_failure(exc, j: int, t1: float, method: str) -> tuple[str, str, Outcome | None]:
+    """(status, reason, outcome) of step j (ending at t1), which raised ``exc``: a StepFailure's
+    one line from its outcome (steppers.outcome.one_line; its long text goes to the detail)."""
+    prefix = f"step {j} (t = {t1:.9g}): "
     if isinstance(exc, StepFailure):
-        return ("diverged" if exc.nonfinite else "failed"), f"step {j} (t = {t1:.9g}): {exc}"
-    return "failed", (f"step {j} (t = {t1:.9g}): numerical error inside the {method} step: "
-                      f"{type(exc).__name__}: {exc}")
+        status = "diverged" if exc.nonfinite else "failed"
+        if exc.outcome is not None:
+            return (status, one_line(exc.outcome, prefix),
+                    replace(exc.outcome, detail=f"{prefix}{exc}"))
+        return status, f"{prefix}{exc}", None
+    return "failed", (f"{prefix}numerical error inside the {method} step: "
+                      f"{type(exc).__name__}: {exc}"), None
 
 
 def _stopped(exc, last: int, n_steps: int, t_last: float) -> tuple[str, str, str | None]:
@@ -465,7 +473,7 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
     stepper.start(t0, x, xd, xdd, lam)
 
     status, reason, last, it_last, whole = "completed", "", 0, 0, True
-    detail = None                           # meta["failure_detail"]: an internal error's traceback
+    detail = failure = None                 # an internal error's traceback; a failed step
     compiled = getattr(stepper, "compiled", False)
     try:
         if compiled:                        # C steps chunk by chunk into rec (steppers/compiled.py)
@@ -473,8 +481,7 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
                                              bound, te, k_eval)
         ctl, _, spp = getattr(stepper, "controller", None) or (None, 0.0, 0)
         for i in range(0 if compiled else n_steps):
-            t = t0 + i * dt
-            t1 = t0 + (i + 1) * dt
+            t, t1 = t0 + i * dt, t0 + (i + 1) * dt
             if values.varying:              # u(t + h), callables with the state at t
                 values.set(t1, x, xd)
             start = (xdd, lam)
@@ -482,9 +489,9 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
                 ctl.sample(t, x, xd)                         # the new inputs (sg_run.c.inc)
                 start = _restart(kernels, stepper, t, x, xd, cfg.rank_tol, rec)
             try:
-                iters = stepper.step(t, x, xd, *start)
+                iters = stepper.step(t, dt, (x, xd, *start)).iteration
             except NUMERICAL_ERRORS as exc:
-                status, reason = _step_failure(exc, i + 1, t1, cfg.method)
+                status, reason, failure = _step_failure(exc, i + 1, t1, cfg.method)
                 break
             reason = stop_reason(stepper, i + 1, t1, dt, bound, iters)
             if reason:
@@ -526,6 +533,7 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
         status, reason, detail = _stopped(exc, last, n_steps, t0 + last * dt)
     if compiled:                            # the state buffers hold step stepper.done
         last, it_last, w, hm = stepper.done, stepper.it_last, stepper.w, stepper.hm
+        failure = stepper.outcome
     if status != "completed":
         log.warning("simulation of %s stopped: %s", kernels.name, short_reason(reason))
     # always keep the last computed state (with t_eval: when the run stopped early, whole)
@@ -534,5 +542,5 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
         values.rewind()                     # (with the inputs its step used)
         record(last, t0 + last * dt, it_last)
 
-    return finish(kernels, stepper, cfg, rec, cs, status, reason, detail, t_wall, extra_meta,
-                  h=dt, t0=t0, n_steps=n_steps, last=last, every=every, bound=bound)
+    return finish(kernels, stepper, cfg, rec, cs, status, reason, detail, t_wall, extra_meta, h=dt,
+                  t0=t0, n_steps=n_steps, last=last, every=every, bound=bound, failure=failure)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import platform
-import re
 import time
 import warnings
 
@@ -220,36 +219,27 @@ REASON_CHARS = 200
 
 
 def short_reason(reason: str, auto: bool = False) -> str:
-    """One line of at most ~REASON_CHARS characters from a long failure text: which step, what
-    failed, how near a singular configuration (s_min/s_max of H), what to try."""
+    """A long reason cut to one line of at most ~REASON_CHARS characters at a word (a failed
+    step's reason is its outcome's one line already, steppers.outcome.one_line; ``auto`` is
+    kept for the callers' signature)."""
+    reason = reason.splitlines()[0] if reason else reason
     if len(reason) <= REASON_CHARS:
         return reason
-    m = re.match(r"(step \d+ \(t = [^)]*\): )", reason)
-    prefix = m.group(1) if m else ""
-    if "Newton did not converge" in reason:
-        its = re.search(r"Newton did not converge at t = \S+ after (\d+) iterations", reason)
-        what = ("Newton did not converge" + (f" after {its.group(1)} iterations" if its else "")
-                + (" (also on sub-steps)" if "; retried as sub-steps" in reason else ""))
-        ratios = re.findall(r"s_min/s_max of H ([-+0-9.e]+|nan|inf)", reason)
-        if ratios:
-            r = float(ratios[-1])
-            near = " near a singular configuration" if r < 1e-3 else ""
-            what += f"{near} (s_min/s_max of H = {r:.1e})"
-        hint = "try a larger rtol" if auto else "try --dt auto or a smaller --dt"
-        return f"{prefix}{what}; {hint} (meta['failure_detail'] has the rest)"
-    body = reason[len(prefix):]
-    cut = body[:REASON_CHARS - len(prefix) - 40].rsplit(" ", 1)[0]
-    return f"{prefix}{cut} … (meta['failure_detail'] has the rest)"
+    cut = reason[:REASON_CHARS - 40].rsplit(" ", 1)[0]
+    return f"{cut} … (meta['failure_detail'] has the rest)"
 
 
 def finish(kernels, stepper, cfg: SimulationSettings, rec, cs, status: str, reason: str, detail,
            t_wall: float, extra_meta, *, h, t0: float, n_steps, last: int, every: int,
-           bound: float) -> Result:
+           bound: float, failure=None) -> Result:
     """The Result of a run: the recorder's rows, the status and the meta (``h``: the fixed step,
-    or "auto"; ``detail``: meta["failure_detail"], the full text behind a short reason)."""
+    or "auto"; ``detail``: meta["failure_detail"], the full text behind a short reason;
+    ``failure``: the failed step's Outcome, meta["failure"], its long text the detail)."""
+    if failure is not None and detail is None:
+        detail = failure.detail or None
 
     sch = cfg.parsed_scheme()
-    if len(reason) > REASON_CHARS:
+    if len(reason) > REASON_CHARS or "\n" in reason:
         detail = reason if detail is None else f"{reason}\n{detail}"
         reason = short_reason(reason, auto=(h == "auto"))
     n, m = kernels.n, kernels.m
@@ -314,6 +304,8 @@ def finish(kernels, stepper, cfg: SimulationSettings, rec, cs, status: str, reas
         meta["rank_H"] = [int(stepper.min_rank), int(stepper.max_rank)]
     if detail is not None:
         meta["failure_detail"] = detail
+    if failure is not None:                  # the failed step as data (steppers/outcome.py)
+        meta["failure"] = failure.as_dict()
     # every fallback the run took instead of what was asked or planned, one line each (issue 37.7)
     meta["fallbacks"] = list((extra_meta or {}).get("fallbacks", [])) + (
         [cs.fallback] if cs.fallback else [])

@@ -133,7 +133,7 @@ def _run_steps(stepper, cs, n):
     x, xd, xdd, lam = cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()
     out = []
     for i in range(n):
-        stepper.step(i * stepper.h, x, xd, xdd, lam)
+        stepper.step(i * stepper.h, stepper.h, (x, xd, xdd, lam))
         x, xd, xdd, lam = stepper.x.copy(), stepper.xd.copy(), stepper.xdd.copy(), stepper.lam.copy()
         out.append(np.concatenate([x, stepper.h * xd, stepper.h ** 2 * xdd]))
     return np.array(out)
@@ -162,7 +162,7 @@ def _one_step(stepper, k, scheme, h, chart, t, cs, **kw):
     kw = {**kw, **extra}
     if stepper == "python":
         st = make_stepper("nullspace", k, scheme, h, chart=chart, **kw)
-        st.step(t, cs.x, cs.xd, cs.xdd, cs.lam)
+        st.step(t, st.h, (cs.x, cs.xd, cs.xdd, cs.lam))
         return (st.x.copy(), st.xd.copy(), st.xdd.copy(), st.lam.copy(), st.scheme.gamma,
                 st.scheme.beta)
     r = _sim(k, scheme=scheme, dt=h, t0=t, t_end=t + h, x0=cs.x, xd0=cs.xd, chart=chart,
@@ -444,11 +444,11 @@ def _first_update_from_rest_estimate(k, chart, centred, cs, h=0.02):
         st.lin = _CentredLinearization(k.n, k.m)
     predict = st._predict
 
-    def stay(x, xd, xdd, lam):
-        predict(x, xd, xdd, lam)
+    def stay(x, xd, xdd, lam, h=None):
+        predict(x, xd, xdd, lam, h)
         st.x[:], st.xd[:], st.xdd[:] = x, xd, xdd
     st._predict = stay
-    st.step(0.0, cs.x, cs.xd, cs.xdd, cs.lam)
+    st.step(0.0, st.h, (cs.x, cs.xd, cs.xdd, cs.lam))
     return np.abs(st.x - cs.x).max()
 
 
@@ -553,7 +553,7 @@ def test_singular_T_fails_the_step_with_a_message(pend):
 
     st._chart.basis = orthogonal
     with pytest.raises(StepFailure, match=r"T = N_sᵀN_H is singular at t = 0.01, iteration 0"):
-        st.step(0.0, cs.x, cs.xd, cs.xdd, cs.lam)
+        st.step(0.0, st.h, (cs.x, cs.xd, cs.xdd, cs.lam))
 
 
 def test_H_n_is_kept_from_the_previous_step(pend, monkeypatch):
@@ -574,7 +574,7 @@ def test_H_n_is_kept_from_the_previous_step(pend, monkeypatch):
         x, xd, xdd, lam = cs.x, cs.xd, cs.xdd, cs.lam
         calls["n"], iters = 0, 0
         for i in range(20):
-            iters += st.step(i * 0.01, x, xd, xdd, lam)
+            iters += st.step(i * 0.01, st.h, (x, xd, xdd, lam)).iteration
             x, xd, xdd, lam = st.x.copy(), st.xd.copy(), st.xdd.copy(), st.lam.copy()
         counts[chart] = calls["n"] - (iters + 20)        # calls beyond one per iteration + check
     assert counts == {"end": 0, "symmetric": 1}

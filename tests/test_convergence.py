@@ -153,7 +153,7 @@ def test_index3_stepper_rank_follows_the_state(dfb):
     cs = symgen.simulate(dfb, method="index3", scheme="trapezoidal", dt=1e-3, t_end=0.714)
     st.start(0.0, cs.x[0], cs.xd[0], cs.xdd[0], cs.lam[0])
     assert not st.redundant                                   # vertical bars: full rank
-    st.step(cs.t[-1], cs.x[-1], cs.xd[-1], cs.xdd[-1], cs.lam[-1])
+    st.step(cs.t[-1], st.h, (cs.x[-1], cs.xd[-1], cs.xdd[-1], cs.lam[-1]))
     assert st.redundant                                       # horizontal: rank < 14 here
 
 

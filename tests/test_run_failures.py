@@ -24,14 +24,14 @@ def pendulum():
 
 
 def _fail_past(monkeypatch, cls, name, make_exc):
-    """``cls.name`` (a step method taking t first) raises make_exc() for a step ending past
-    T_FAIL."""
+    """``cls.name`` (a step method taking t and h first) raises make_exc() for a step ending
+    past T_FAIL."""
     real = getattr(cls, name)
 
-    def step(self, t, *args, **kw):
-        if t + self.h > T_FAIL + 1e-9:
+    def step(self, t, h, *args, **kw):
+        if t + h > T_FAIL + 1e-9:
             raise make_exc()
-        return real(self, t, *args, **kw)
+        return real(self, t, h, *args, **kw)
     monkeypatch.setattr(cls, name, step)
 
 
@@ -74,11 +74,11 @@ def test_a_zero_division_in_the_variable_step_is_not_retried_as_a_newton_failure
     calls = []
     real = NullspaceStepper._newton
 
-    def newton(self, t, *args):
+    def newton(self, t, h, *args):
         calls.append(t)
-        if t + self.h > T_FAIL + 1e-9:
+        if t + h > T_FAIL + 1e-9:
             raise ZeroDivisionError("float division by zero")
-        return real(self, t, *args)
+        return real(self, t, h, *args)
     monkeypatch.setattr(NullspaceStepper, "_newton", newton)
     with pytest.raises(ZeroDivisionError):
         symgen.simulate(pendulum, dt="auto", t_end=1.0, stepper="python", method="nullspace")

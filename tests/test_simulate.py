@@ -178,7 +178,8 @@ def test_newton_failure_keeps_partial_result(pend):
     # one short line (issue 21 §4): the step, what failed, what to try; the whole chain of
     # attempts in meta["failure_detail"]
     assert r.reason.startswith(f"step {r.n_steps + 1} (t = ")
-    assert re.search(r"Newton did not converge after 4 iterations \(s_min/s_max", r.reason)
+    assert re.search(r"Newton did not converge after 4 iterations \(not sub-stepped: h = 3 s "
+                     r"> h_max = 0\.\d+ s\) \(s_min/s_max", r.reason), r.reason
     assert "\n" not in r.reason
     assert len(r.reason) <= 200 and "try --dt auto" in r.reason
     detail = r.meta["failure_detail"]

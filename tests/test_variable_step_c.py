@@ -143,3 +143,8 @@ def test_the_c_control_fails_as_the_python_control_does(build):
     assert r["python"].status == r["compiled"].status == "failed"
     assert r["python"].reason == r["compiled"].reason
     assert "no step from t = " in r["compiled"].reason and "h_min = 0.05 s" in r["compiled"].reason
+    # the failure as data (issue 37.2): the same kind, time, last try and h_min in both
+    fp, fc = r["python"].meta["failure"], r["compiled"].meta["failure"]
+    assert fp["kind"] == fc["kind"] == "SG_FAIL_NO_STEP" and fp["t"] == fc["t"] == r["python"].t[-1]
+    assert fp["value"] == fc["value"] == 0.05 and fp["h"] == fc["h"] < 0.05
+    assert fp.get("last") == fc.get("last")

@@ -10,6 +10,11 @@ by capturing before and comparing after::
     # ... change the runtime ...
     python examples/benchmarks/runtime_identity.py compare /tmp/before.npz
 
+``--stepper python`` (after the file) runs the Python steppers instead (a change of
+symgen/steppers/: the same cases; main.c's CSV is the C's either way)::
+
+    python examples/benchmarks/runtime_identity.py capture /tmp/before-py.npz --stepper python
+
 ``compare`` recomputes and tests every array with ``np.array_equal`` (exact, NaN equal to NaN);
 it prints how many arrays it compared and exits 1 on any difference.  About a minute on a warm
 build cache (each example is compiled once per runtime version).
@@ -73,14 +78,14 @@ def _main_csv(name) -> np.ndarray:
         return np.array(rows, dtype=float)
 
 
-def collect() -> dict:
+def collect(stepper: str = "compiled") -> dict:
     arrays = {}
     for name in known_examples():
         model = symgen.load_model(name, **MODEL_KW.get(name, {}))
         win = _window(name, model)
         for label, kw in _cases(model):
             try:
-                res = symgen.simulate(model, stepper="compiled", progress=None, **win, **kw)
+                res = symgen.simulate(model, stepper=stepper, progress=None, **win, **kw)
             except ValueError as exc:        # a case the compiled stepper does not have
                 print(f"  {name} {label}: skipped ({exc})")
                 continue
@@ -93,10 +98,13 @@ def collect() -> dict:
 
 
 def main(argv) -> int:
+    stepper = "compiled"
+    if len(argv) == 5 and argv[3] == "--stepper" and argv[4] in ("compiled", "python"):
+        stepper, argv = argv[4], argv[:3]
     if len(argv) != 3 or argv[1] not in ("capture", "compare"):
         print(__doc__)
         return 2
-    arrays = collect()
+    arrays = collect(stepper)
     if argv[1] == "capture":
         np.savez(argv[2], **arrays)
         print(f"captured {len(arrays)} arrays into {argv[2]}")

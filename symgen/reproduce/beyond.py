@@ -281,8 +281,8 @@ def _reversibility(ctx, pend) -> None:
         for name, scheme in SCHEMES:
             for chart in CHARTS:
                 st = make_stepper("nullspace", k0, scheme, h, chart=chart)
-                st.step(0.0, cs.x, cs.xd, cs.xdd, cs.lam)
-                st.step(h, st.x.copy(), -st.xd, st.xdd.copy(), st.lam.copy())
+                st.step(0.0, h, (cs.x, cs.xd, cs.xdd, cs.lam))
+                st.step(h, h, (st.x.copy(), -st.xd, st.xdd.copy(), st.lam.copy()))
                 miss[(name, chart)] = max(np.abs(st.x - cs.x).max(), h * np.abs(st.xd + cs.xd).max(),
                                           h * h * np.abs(st.xdd - cs.xdd).max())
     finally:

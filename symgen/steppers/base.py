@@ -3,7 +3,8 @@ convergence test and the failure exception.
 
 A stepper advances one fixed step h from a state (x, ẋ, ẍ, λ) at t to (x, ẋ, ẍ, λ) at t + h:
 
-    stepper.step(t, x, xd, xdd, lam)  ->  number of Newton iterations (linear solves)
+    stepper.step(t, h, (x, xd, xdd, lam), controlled=False)  ->  Outcome (its ``iteration``: the
+                                                                   Newton iterations, ``flags``)
 
 The new state is left in ``stepper.x, .xd, .xdd, .lam`` (buffers owned by the stepper), with
 ``stepper.res`` = (‖q‖₂, ‖q̇‖₂, ‖q̈‖₂) evaluated at the accepted state and ``stepper.omega_max``
@@ -42,8 +43,11 @@ import math
 
 import numpy as np
 
-from ..runtime_constants import TIMES_KEPT
+from dataclasses import replace
+
+from ..runtime_constants import CODES, TIMES_KEPT
 from ..settings import NEWTON_TOL_FIXED, SimulationSettings
+from .outcome import Outcome
 from .schemes import Scheme
 
 __all__ = ["norm2", "StepFailure", "Stepper", "DEFAULT_TOL", "DEFAULT_CONSTRAINT_TOL", "DEFAULT_MAX_ITER",
@@ -72,14 +76,23 @@ def norm2(v) -> float:
 
 
 class StepFailure(RuntimeError):
-    """A step that could not be completed; the message names time, step, iteration and norms."""
+    """A step that could not be completed; the message names time, step, iteration and norms,
+    ``outcome`` (:class:`~symgen.steppers.outcome.Outcome`) holds them as data (the kind, as the
+    C runtime's); the message is its ``detail``."""
 
     def __init__(self, message: str, *, iteration: int = 0, nonfinite: bool = False,
-                 crossable: bool = False):
+                 crossable: bool = False, outcome: Outcome | None = None):
         super().__init__(message)
         self.iteration = iteration
         self.nonfinite = nonfinite
         self.crossable = crossable  # a fixed step whose sub-steps failed too (nullspace.py _cross)
+        self.outcome = None if outcome is None else replace(outcome, detail=message)
+
+    @classmethod
+    def of(cls, outcome: Outcome, message: str, crossable: bool = False) -> "StepFailure":
+        """The failure of ``outcome`` (its iteration and non-finiteness), worded ``message``."""
+        return cls(message, iteration=outcome.iteration, nonfinite=outcome.nonfinite,
+                   crossable=crossable, outcome=outcome)
 
 
 #: What a step raises for a numerical failure, which the run loops take as data (the run "failed"
@@ -95,9 +108,6 @@ class Stepper:
     """Base class: buffers, predictor, convergence scale.  Subclasses implement :meth:`step`."""
 
     method = "?"
-    #: True under the error control (dt="auto"): a step is one Newton solve, with no retries of
-    #: its own (a failure raises StepFailure, and the controller tries a smaller step)
-    controlled = False
     #: (t, x, ẋ) → (x, ẋ, ẍ, λ, residuals): an interpolated row projected on the constraints,
     #: set by the run (steploop.start_state); a crossed grid point's row needs it (nullspace.py)
     project_row = None
@@ -117,7 +127,8 @@ class Stepper:
             raise ValueError(f"max_iter must be at least 1, got {max_iter}")
         self.kernels = kernels
         self.scheme = scheme
-        self.h = float(h)
+        self.h = float(h)               # the run's fixed step (each step is given its own h)
+        self._h_now = self.h            # the h of the Newton solve under way (_predict)
         self.tol = float(tol)
         self.constraint_tol = float(constraint_tol)
         self.max_iter = int(max_iter)
@@ -162,10 +173,12 @@ class Stepper:
         """Undo a rejected step's change of the state :meth:`checkpoint` saved."""
 
     # -- helpers ----------------------------------------------------------------------------------
-    def _predict(self, x, xd, xdd, lam) -> None:
-        """Constant-acceleration predictor: ẍ⁰ = ẍ_n (it satisfies Newmark for any γ, β); also
-        fixes this step's convergence weights from the state at t."""
-        h = self.h
+    def _predict(self, x, xd, xdd, lam, h: float | None = None) -> None:
+        """Constant-acceleration predictor for a step of h (default: the run's): ẍ⁰ = ẍ_n (it
+        satisfies Newmark for any γ, β); also fixes this solve's h and convergence weights from
+        the state at t."""
+        h = self.h if h is None else float(h)
+        self._h_now = h
         np.abs(x, out=self._wt)
         self._wt += 1.0
         self._wt *= self.tol
@@ -184,7 +197,7 @@ class Stepper:
 
     def _update_norm(self) -> float:
         """max_i of |Δx_i|, h|Δẋ_i|, h²|Δẍ_i| over w_i (≤ 1: converged) for the last update."""
-        h, w = self.h, self._wn
+        h, w = self._h_now, self._wn
         for lvl, (new, old, scale) in enumerate(((self.x, self._x_old, 1.0),
                                                  (self.xd, self._xd_old, h),
                                                  (self.xdd, self._xdd_old, h * h))):
@@ -209,7 +222,7 @@ class Stepper:
                hdd_norm: float = 0.0) -> tuple:
         """The attainable accuracy (δx, δv, δa) of x, hẋ, h²ẍ at an iterate (module docstring):
         κ = s_max/s_min of H (1 without constraints), ρ₁ = h‖Ḣ‖/s_min, ρ₂ = h²‖Ḧ‖/s_min."""
-        h = self.h
+        h = self._h_now
         if s_min > 0.0 and s_max > 0.0:
             kappa = s_max / s_min
             rho1, rho2 = h * hd_norm / s_min, h * h * hdd_norm / s_min
@@ -238,19 +251,33 @@ class Stepper:
         self.floor_steps += 1
         return True
 
-    def _not_converged(self, t1: float, it: int, upd: float, extra: str = "") -> "StepFailure":
-        """The StepFailure for a Newton iteration that ran out of iterations."""
+    def _not_converged(self, t1: float, it: int, upd: float, extra: str = "", *,
+                       residual: float = math.nan, s_ratio: float = math.nan) -> "StepFailure":
+        """The StepFailure for a Newton iteration that ran out of iterations (``residual``,
+        ``s_ratio``: the constraint residual and s_min/s_max of H there, for its outcome)."""
+        outcome = Outcome(CODES["SG_FAIL_NOT_CONVERGED"], t1, getattr(self, "_h_now", self.h), it,
+                          update=upd,
+                          residual=residual, s_ratio=s_ratio, floor=tuple(self.floor),
+                          upd_abs=tuple(self._upd_abs))
         return StepFailure(
             f"Newton did not converge at t = {t1:.9g} after {it} iterations: update of "
             f"(x, h·xd, h²·xdd) {upd:.3e} × tol·(1 + |x|) (converged at ≤ 1, tol = {self.tol:.1e}; "
             f"round-off floor of (x, h·xd, h²·xdd) at the last iterate {self.floor[0]:.2e}, "
             f"{self.floor[1]:.2e}, {self.floor[2]:.2e}; last update {self._upd_abs[0]:.2e}, "
-            f"{self._upd_abs[1]:.2e}, {self._upd_abs[2]:.2e})" + extra, iteration=it)
+            f"{self._upd_abs[1]:.2e}, {self._upd_abs[2]:.2e})" + extra, iteration=it,
+            outcome=outcome)
 
     def _save_old(self) -> None:
         self._x_old[:] = self.x
         self._xd_old[:] = self.xd
         self._xdd_old[:] = self.xdd
 
-    def step(self, t: float, x, xd, xdd, lam) -> int:
+    def step(self, t: float, h: float, state, *, controlled: bool = False) -> Outcome:
+        """One step of h from ``state`` = (x, ẋ, ẍ, λ) at t (module docstring); ``controlled``:
+        a try of the error control (Newton alone, no retries of its own)."""
         raise NotImplementedError
+
+    def _accepted(self, t: float, h: float, iters: int, floor0: int) -> Outcome:
+        """The outcome of an accepted step (the floor flag when it was accepted at the floor)."""
+        return Outcome(CODES["SG_FAIL_NONE"], t + h, h, iters,
+                       flags=CODES["SG_FLAG_FLOOR"] if self.floor_steps > floor0 else 0)

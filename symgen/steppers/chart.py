@@ -31,6 +31,7 @@ from scipy.linalg.lapack import dgeqp3, dgesdd, dgesvd, dormqr
 from ..runtime_constants import T_SINGULAR
 from ..settings import CHARTS
 from .base import StepFailure
+from .outcome import Outcome, fail_code
 from .linalg import solve_small
 
 __all__ = ["CHARTS", "SymmetricChart", "solve_chart_step", "null_basis"]
@@ -104,7 +105,8 @@ def solve_chart_step(Ns, lin, x_p, r, x, xd, xdd, h, gamma, beta, alpha, alpha_d
         raise StepFailure(
             f"symmetric chart: T = N_sᵀN_H is singular at t = {t1:.9g}, iteration {iteration} "
             f"(smallest singular value {s_min:.3e}): the null spaces of H at t + h and of "
-            f"½(H(t) + H(t + h)) are nearly orthogonal; reduce the step", iteration=iteration)
+            f"½(H(t) + H(t + h)) are nearly orthogonal; reduce the step", iteration=iteration,
+            outcome=Outcome(fail_code("CHART_T_SINGULAR"), t1, h, iteration, value=s_min))
     if M is not None:
         # metric "mass": rows 2–3 taken with N_sᵀM (M symmetric), scaled to O(1) entries (a row
         # scale: same solution); a singular M_R then shows as a singular step matrix below
@@ -166,7 +168,9 @@ def solve_chart_step(Ns, lin, x_p, r, x, xd, xdd, h, gamma, beta, alpha, alpha_d
         solve_small(A, b, z)
     except np.linalg.LinAlgError:
         raise StepFailure(f"symmetric chart: singular 3k × 3k step matrix at t = {t1:.9g}, "
-                          f"iteration {iteration} (k = {k})", iteration=iteration) from None
+                          f"iteration {iteration} (k = {k})", iteration=iteration,
+                          outcome=Outcome(fail_code("CHART_SINGULAR"), t1, h, iteration, k=k)
+                          ) from None
     alpha[:] = z[i1]
     np.multiply(z[i2], 1.0 / h, out=alpha_dot)
     np.multiply(z[i3], 1.0 / hh, out=alpha_ddot)
@@ -274,4 +278,6 @@ class SymmetricChart:
             return self._lin.chart_basis(self._H_s)
         except np.linalg.LinAlgError as exc:
             raise StepFailure(f"symmetric chart: factorization of H_s failed at t = {t1:.9g}, "
-                              f"iteration {iteration}: {exc}", iteration=iteration) from None
+                              f"iteration {iteration}: {exc}", iteration=iteration,
+                              outcome=Outcome(fail_code("CHART_SPARSE_SINGULAR"), t1, math.nan,
+                                              iteration)) from None

@@ -40,7 +40,8 @@ from ..settings import SPARSE_FROM_N, SPARSE_MAX_DENSITY, compiled_factorization
 from .base import FLOOR_TIMES_KEPT, Stepper
 from .compiled_rows import DenseOutput
 from .compiled_sampler import sample_failure, sampler_off, sampler_on
-from .control import dense_row_reason
+from .compiled_failure import CompiledFailures
+from .outcome import Outcome, no_step, one_line
 
 __all__ = ["CompiledStepper", "unsupported", "compiled_factorization", "COMPILED_METHODS",
            "COMPILED_CHARTS", "COMPILED_METRICS", "SPARSE_FROM_N", "SPARSE_MAX_DENSITY"]
@@ -81,7 +82,7 @@ def unsupported(kernels, method: str, scheme, factorization: str,
     return None
 
 
-class CompiledStepper:
+class CompiledStepper(CompiledFailures):
     """Drives the C runtime's stepper chunk by chunk (see the module docstring); ``fallback`` is
     the Python stepper of the same case (made first, so that both validate the options alike)."""
 
@@ -137,6 +138,7 @@ class CompiledStepper:
         self.floor = (math.nan, math.nan, math.nan)
         self._upd_abs = [0.0, 0.0, 0.0]
         self.done, self.it_last, self.w, self.hm = 0, 0, math.nan, math.nan
+        self.outcome = None     # the failed step of the last advance (steppers.outcome)
         self.floor_steps, self.floor_times, self.floor_t_last = 0, [], math.nan
         self.min_rank, self.max_rank = self.m, 0
         if method == "nullspace":
@@ -185,109 +187,6 @@ class CompiledStepper:
 
     # a controller sampled and held, called from the C loop (compiled_sampler.py)
     sampler_on, sampler_off, sample_failure = sampler_on, sampler_off, sample_failure
-
-    def _reason(self, fail, t0: float, dt: float) -> tuple[str, str]:
-        """(status, reason) worded as the Python steppers and simulate's loop word them (a run
-        the sampled controller stopped: its exception raised)."""
-        lib = self.lib
-        if fail.kind == lib.SG_FAIL_SAMPLE:
-            self.sample_failure(fail)
-        if fail.kind == lib.SG_FAIL_DENSE_ROW:              # (steploop.dense_rows)
-            return "failed", dense_row_reason(fail.t)
-        step = int(fail.step)
-        prefix = f"step {step} (t = {t0 + step * dt:.9g}): "
-        if fail.kind == lib.SG_FAIL_NO_STEP:                # (dt="auto"'s is auto_failure's)
-            diverged, msg = self._substeps_failed(fail)
-        else:
-            diverged, msg = self._words(fail)
-            if self.method == "nullspace" and fail.kind not in (
-                    lib.SG_FAIL_RUN_NONFINITE, lib.SG_FAIL_RUN_BOUND, lib.SG_FAIL_NO_MEMORY):
-                msg += self._not_substepped()   # (a failed step is sub-stepped unless past h_max)
-        return ("diverged" if diverged else "failed"), prefix + msg
-
-    def _substeps_failed(self, fail) -> tuple[bool, str]:
-        """A fixed step and then its sub-steps failed: nullspace.py's words for both."""
-        stats = self.stats()
-        first, last = stats.substep_first, stats.substep_last
-        msg = self._words(first)[1]
-        if last.kind:
-            diverged, tail = self._words(last)
-        else:
-            diverged, tail = False, (f"no sub-step from t = {fail.value2:.9g} met the error "
-                                     "tolerance (rtol 1e-06) down to round-off")
-        return diverged, f"{msg}; retried as sub-steps under error control: {tail}"
-
-    def _words(self, fail) -> tuple[bool, str]:
-        """(non-finite, message) of one step's failure, as the Python steppers word it."""
-        kind, it, t1, lib = fail.kind, fail.iteration, fail.t, self.lib
-        diverged = True
-        if kind == lib.SG_FAIL_NONFINITE_ITERATE:
-            msg = f"non-finite Newton iterate at t = {t1:.9g}, iteration {it}"
-        elif kind == lib.SG_FAIL_NOT_CONVERGED:
-            diverged = False
-            if self.method == "index3":
-                extra = (f"; |q| {fail.value1:.3e} (tolerance {self.constraint_tol:.1e}); "
-                         f"max|lambda| {fail.value2:.3e}")
-            else:
-                extra = (f"; max(|q|, h|q_dot|, h²|q_ddot|) {fail.value1:.3e} (tolerance "
-                         f"{self.constraint_tol:.1e}); s_min/s_max of H {fail.s_ratio:.2e}")
-            self.floor = tuple(fail.floor)
-            self._upd_abs = list(fail.upd_abs)
-            msg = str(Stepper._not_converged(self, t1, it, fail.value0, extra))
-        elif kind == lib.SG_FAIL_FACTOR_NONFINITE:
-            diverged = False
-            msg = f"factorization of H failed at t = {t1:.9g}, iteration {it}: H has non-finite entries"
-        elif kind == lib.SG_FAIL_SINGULAR_REDUCED:
-            diverged = False
-            msg = (f"singular reduced step matrix M_R + γh C_R + βh² K_R at t = {t1:.9g}, "
-                   f"iteration {it} (k = {fail.k})")
-        elif kind == lib.SG_FAIL_NONFINITE_UPDATE:
-            msg = f"non-finite Newton update at t = {t1:.9g}, iteration {it}"
-        elif kind == lib.SG_FAIL_I3_NONFINITE:
-            msg = f"non-finite state or constraint residual at t = {t1:.9g}, Newton iteration {it}"
-        elif kind == lib.SG_FAIL_RUN_NONFINITE:
-            msg = (f"non-finite values in the state or its constraint residuals (Newton iterations "
-                   f"{it})")
-        elif kind in (lib.SG_FAIL_CHART_T_SINGULAR, lib.SG_FAIL_CHART_SINGULAR,
-                      lib.SG_FAIL_SPARSE_SINGULAR, lib.SG_FAIL_CHART_SPARSE_SINGULAR):
-            diverged = False
-            msg = {lib.SG_FAIL_CHART_T_SINGULAR:
-                       f"symmetric chart: T = N_sᵀN_H is singular at t = {t1:.9g}, iteration "
-                       f"{it} (smallest singular value {fail.value0:.3e})",
-                   lib.SG_FAIL_CHART_SINGULAR:
-                       f"symmetric chart: singular 3k × 3k step matrix at t = {t1:.9g}, "
-                       f"iteration {it} (k = {fail.k})",
-                   lib.SG_FAIL_SPARSE_SINGULAR:
-                       f"factorization of H failed at t = {t1:.9g}, iteration {it}: sparse LU of "
-                       "H[R, D] failed: singular",
-                   lib.SG_FAIL_CHART_SPARSE_SINGULAR:
-                       f"symmetric chart: factorization of H_s failed at t = {t1:.9g}, iteration "
-                       f"{it}: sparse LU of H_s[R, D] failed: singular"}[kind]
-        elif kind == lib.SG_FAIL_NO_MEMORY:
-            diverged = False
-            msg = (f"the C runtime ran out of memory at t = {t1:.9g}, iteration {it}, for the "
-                   "buffers of a larger null space or a new partition of H")
-        elif kind == lib.SG_FAIL_RUN_BOUND:
-            which = ("|x|", "h|xd|", "h²|xdd|")[fail.which]
-            msg = (f"{which} = {fail.value0:.3e} exceeds the divergence bound "
-                   f"{self._bound:.3e}")
-        elif kind == lib.SG_FAIL_SAMPLE:        # (_reason raises the law's own failure first)
-            diverged = False
-            msg = f"the sampled controller stopped the run at t = {t1:.9g}"
-        else:
-            diverged = False
-            msg = f"the C runtime stopped with an unknown failure kind {kind}"
-        return diverged, msg
-
-    def _not_substepped(self) -> str:
-        """Why a failed fixed step was not taken as sub-steps, as nullspace.py words it: h past
-        the stability limit h_max(ω_max) of the last accepted state."""
-        ptrs = [self.ffi.new("double **") for _ in range(5)]
-        omega = self.ffi.new("double *")
-        self.lib.sg_state(self._s, *ptrs, omega)
-        h_max = self.scheme.h_max(float(omega[0]))
-        return (f"; not retried as sub-steps: h = {self.h:g} s exceeds the stability limit "
-                f"h_max = {h_max:.3g} s")
 
     # -- the run -----------------------------------------------------------------------------------
     def advance(self, t0: float, n_steps: int, state, rec, progress, bound: float, te=None,
@@ -394,7 +293,7 @@ class CompiledStepper:
                     aim = CHUNK_SECONDS * chunk / max(elapsed, 1e-9)
                     chunk = max(1, min(4 * chunk, CHUNK_MAX, int(min(aim, CHUNK_MAX))))
                     continue
-                status, reason = self._reason(fail, t0, dt)
+                status, reason = self._failed(fail, t0, dt)
                 break
         finally:
             self.sampler_off()
@@ -464,14 +363,11 @@ class CompiledStepper:
     def no_step_reason(self, t: float) -> tuple[str, str]:
         """(one-line reason, detail) of SG_FAIL_NO_STEP, worded as adaptive.py's _no_step."""
         f = self._fail
-        what = ("Newton did not converge" if f.k else
-                "the error estimate stayed above the tolerance")
-        bound = f"h_min = {f.value1:.3g} s" if f.value0 < f.value1 else "round-off"
-        ratio = (f" (s_min/s_max of H = {f.s_ratio:.1e})" if self.m and f.s_ratio == f.s_ratio
-                 else "")
-        reason = (f"no step from t = {t:.9g} s: {what} down to h = {f.value0:.3g} s ({bound})"
-                  f"{ratio}; try a larger rtol or atol, a fixed --dt, or check the model near this "
-                  "state")
+        self.outcome = no_step(t, float(f.value0), float(f.value1),
+                               float(f.s_ratio) if self.m else math.nan,
+                               Outcome(int(f.k), float(f.t), iteration=int(f.iteration))
+                               if f.k else None)
+        reason = one_line(self.outcome, auto=True)
         detail = (f"{reason}\nlast Newton failure: "
                   f"{self.ffi.string(self.lib.sg_failure_message(f.k)).decode()} "
                   f"(iteration {f.iteration})" if f.k else reason)

@@ -86,6 +86,7 @@ class ErrorEstimate:
     def __init__(self, scheme, n: int, rtol: float, atol: np.ndarray, *,
                  history: bool = False, index3: bool = False):
         self.gamma, self.beta = float(scheme.gamma), float(scheme.beta)
+        self.euclidean_fallbacks = 0    # estimates projected by N Nᵀ: NᵀMN singular (_project)
         self.rtol, self.atol = float(rtol), np.asarray(atol, dtype=float)
         self.n = n
         self._d0 = np.zeros(n)      # Δ₀ = ẍ₁ − ẍ₀ of the last accepted step …
@@ -140,11 +141,11 @@ class ErrorEstimate:
             ev += (h ** 3 / 12.0) * D
         return ex, ev, have_d
 
-    @staticmethod
-    def _project(N, M, *es):
+    def _project(self, N, M, *es):
         """Each e projected: N Nᵀ e, or with M along M⁻¹Hᵀ: N (NᵀMN)⁻¹ NᵀM e (N Nᵀ e when NᵀMN is
-        singular).  The index-3 step corrects the last step's q̇ by a jump of ẋ along M⁻¹Hᵀ
-        whatever h is; that direction carries no motion."""
+        singular, counted in ``euclidean_fallbacks``: the run's meta["fallbacks"]).  The index-3
+        step corrects the last step's q̇ by a jump of ẋ along M⁻¹Hᵀ whatever h is; that direction
+        carries no motion."""
         if M is None:
             return [N @ (N.T @ e) for e in es]
         G, c, out = N.T @ (M @ N), np.empty(N.shape[1]), []
@@ -152,6 +153,7 @@ class ErrorEstimate:
             try:
                 solve_small(G, N.T @ (M @ e), c)
             except np.linalg.LinAlgError:
+                self.euclidean_fallbacks += 1
                 return [N @ (N.T @ e) for e in es]
             out.append(N @ c)
         return out
@@ -271,7 +273,7 @@ def initial_step(scheme, omega: float, span: float, rtol: float, h_cap: float) -
 
 def tries(stepper, estimate: ErrorEstimate, controller: StepController, t: float, h: float,
           state, bound, too_small, count) -> tuple:
-    """Tries of one step from t (``state`` = x, ẋ, ẍ, λ; the stepper under ``controlled``) until
+    """Tries of one step from t (``state`` = x, ẋ, ẍ, λ; the stepper's controlled steps) until
     one is accepted: (h, Newton iterations, error norm, whether the estimate had its D term,
     flags, the controller's next h).  ``bound(h, t)`` → (the try's h, a flag when it was cut);
     ``too_small(h, t)``: give up, returning (None, 0, nan, False, flags, h).  A try rejected by a
@@ -286,11 +288,11 @@ def tries(stepper, estimate: ErrorEstimate, controller: StepController, t: float
         h_try, cut = bound(h, t)
         if too_small(h_try, t):
             return None, 0, math.nan, False, flags, h_try
-        stepper.h = h_try
         floor0, saved = stepper.floor_steps, stepper.checkpoint()
         try:
-            iters = stepper.step(t, state[0], state[1],
-                                 estimate.start_acceleration(h_try, state[2]), state[3])
+            iters = stepper.step(t, h_try, (state[0], state[1],
+                                            estimate.start_acceleration(h_try, state[2]),
+                                            state[3]), controlled=True).iteration
             N = (getattr(getattr(stepper, "lin", None), "N", None)   # (index-3 sub-steps: none)
                  if stepper.m and (stepper.method == "nullspace" or estimate.index3) else None)
             M = (stepper.kernels.dynamics(t + h_try, stepper.x, stepper.xd, stepper.xdd,
@@ -329,47 +331,44 @@ def stretched(h: float, rest: float) -> float:
     return rest if (h >= rest or rest - h <= SLIVER * h) else h
 
 
-def substeps(stepper, t: float, x, xd, xdd, lam, *, rtol: float = SUBSTEP_RTOL,
+def substeps(stepper, t: float, H: float, x, xd, xdd, lam, *, rtol: float = SUBSTEP_RTOL,
              atol: float = SUBSTEP_ATOL, t_end: float | None = None, h_cap: float = math.inf,
              first: float = SUBSTEP_FIRST, cross: float | None = None):
-    """A fixed step of ``stepper.h`` that Newton could not close, as internal sub-steps chosen by
+    """A fixed step of ``H`` that Newton could not close, as internal sub-steps chosen by
     the error control (issue 21 §2; :func:`tries`, the first ``first``·h, none longer than
     ``h_cap``; the C runtime's ``substeps`` is this), ending on ``t_end`` (default t + h).
-    The end state is left in the stepper's buffers as for one step of h; returns the Newton
+    The end state is left in the stepper's buffers as for one step of H; returns the Newton
     iterations of the accepted sub-steps and, with ``cross`` = a time inside the span, the
     sub-step across it, (t, h, x, ẋ, x₁, ẋ₁) for its interpolant (:func:`hermite`; else None).
     Raises the last StepFailure when a sub-step falls to round-off."""
     from types import SimpleNamespace
 
     from .base import StepFailure
+    from .outcome import Outcome, fail_code
 
-    H = stepper.h
     t_end = t + H if t_end is None else t_end
     est = ErrorEstimate(stepper.scheme, stepper.n, rtol, np.full(stepper.n, atol))
     ctl = StepController()
     count = SimpleNamespace(rejected_error=0, rejected_newton=0, last_failure=None)
     cur = (x.copy(), xd.copy(), xdd.copy(), lam.copy())
-    tc, h, iters, controlled, seg = t, first * H, 0, stepper.controlled, None
-    stepper.controlled = True
-    try:
-        while tc < t_end:
-            h_try, it, err, have_d, _, h = tries(
-                stepper, est, ctl, tc, h, cur, lambda h, tc: (stretched(min(h, h_cap), t_end - tc), 0),
-                lambda h, tc: h <= 64 * np.finfo(float).eps * max(1.0, abs(tc)), count)
-            if h_try is None:
-                raise (count.last_failure if isinstance(count.last_failure, StepFailure) else
-                       StepFailure(f"no sub-step from t = {tc:.9g} met the error tolerance "
-                                   f"(rtol {rtol:g}) down to round-off"))
-            iters += it
-            est.accept(h_try, cur[2], stepper.xdd)
-            t1 = t_end if h_try == t_end - tc else tc + h_try
-            if cross is not None and tc < cross <= t1:
-                seg = (tc, h_try, cur[0], cur[1], stepper.x.copy(), stepper.xd.copy())
-            cur = (stepper.x.copy(), stepper.xd.copy(), stepper.xdd.copy(), stepper.lam.copy())
-            tc = t1
-            h = ctl.accepted(h_try, err if have_d else CTL_ERR_FLOOR)
-    finally:
-        stepper.h, stepper.controlled = H, controlled
+    tc, h, iters, seg = t, first * H, 0, None
+    while tc < t_end:
+        h_try, it, err, have_d, _, h = tries(
+            stepper, est, ctl, tc, h, cur, lambda h, tc: (stretched(min(h, h_cap), t_end - tc), 0),
+            lambda h, tc: h <= 64 * np.finfo(float).eps * max(1.0, abs(tc)), count)
+        if h_try is None:
+            raise (count.last_failure if isinstance(count.last_failure, StepFailure) else
+                   StepFailure(f"no sub-step from t = {tc:.9g} met the error tolerance "
+                               f"(rtol {rtol:g}) down to round-off", outcome=Outcome(
+                                   fail_code("NO_STEP"), tc, h, 0)))
+        iters += it
+        est.accept(h_try, cur[2], stepper.xdd)
+        t1 = t_end if h_try == t_end - tc else tc + h_try
+        if cross is not None and tc < cross <= t1:
+            seg = (tc, h_try, cur[0], cur[1], stepper.x.copy(), stepper.xd.copy())
+        cur = (stepper.x.copy(), stepper.xd.copy(), stepper.xdd.copy(), stepper.lam.copy())
+        tc = t1
+        h = ctl.accepted(h_try, err if have_d else CTL_ERR_FLOOR)
     return iters, seg
 
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..settings import resolve_factorization
 from .base import Stepper, StepFailure, norm2
+from .outcome import Outcome, fail_code
 from .linalg import DEFAULT_RANK_TOL, Linearization, solve_small
 
 __all__ = ["Index3Stepper"]
@@ -95,14 +96,20 @@ class Index3Stepper(Stepper):
     def rollback(self, saved) -> None:
         self._g_n[:] = saved
 
-    def step(self, t, x, xd, xdd, lam) -> int:
+    def step(self, t, h, state, *, controlled: bool = False):
+        """One step of h from ``state`` = (x, ẋ, ẍ, λ) at t: its outcome (base.Stepper.step;
+        the same step whether ``controlled`` or not)."""
+        floor0 = self.floor_steps
+        return self._accepted(t, h, self._newton(t, h, *state), floor0)
+
+    def _newton(self, t, h, x, xd, xdd, lam) -> int:
+        """Newton from the predictor to the accepted state at t + h; its iterations."""
         kern = self.kernels
-        h = self.h
         gam, bet, alH = self.scheme.gamma, self.scheme.beta, self.scheme.alpha
         t1 = t + h
         n, m = self.n, self.m
         A, b = self._A, self._b
-        self._predict(x, xd, xdd, lam)
+        self._predict(x, xd, xdd, lam, h)
         upd = math.inf
         for it in range(self.max_iter + 1):
             q, H, q_dot, H_dot, q_ddot, H_ddot = kern.constraints(t1, self.x, self.xd, self.xdd)
@@ -115,7 +122,8 @@ class Index3Stepper(Stepper):
             if not (math.isfinite(rq) and math.isfinite(upd if it else 0.0)):
                 raise StepFailure(
                     f"non-finite state or constraint residual at t = {t1:.9g}, Newton iteration {it}",
-                    iteration=it, nonfinite=True)
+                    iteration=it, nonfinite=True,
+                    outcome=Outcome(fail_code("I3_NONFINITE"), t1, h, it))
             ok = it > 0 and rq <= self.constraint_tol and self._converged(upd)
             if (not ok and it > 0 and rq <= self.constraint_tol
                     and (self._may_be_at_floor(upd) or it == self.max_iter)):
@@ -144,7 +152,7 @@ class Index3Stepper(Stepper):
                 lam_max = float(np.max(np.abs(self.lam))) if m else 0.0
                 raise self._not_converged(
                     t1, it, upd, f"; |q| {rq:.3e} (tolerance {self.constraint_tol:.1e}); "
-                    f"max|lambda| {lam_max:.3e}")
+                    f"max|lambda| {lam_max:.3e}", residual=rq)
             M, f, K, C = kern.dynamics(t1, self.x, self.xd, self.xdd, self.lam)
             J = A[:n, :n]
             np.multiply(C, gam * h, out=J)
@@ -192,7 +200,8 @@ class Index3Stepper(Stepper):
             upd = self._update_norm()
             if not (math.isfinite(upd) and math.isfinite(self.lam.sum())):
                 raise StepFailure(f"non-finite Newton update at t = {t1:.9g}, iteration {it + 1}",
-                                  iteration=it + 1, nonfinite=True)
+                                  iteration=it + 1, nonfinite=True, outcome=Outcome(
+                                      fail_code("NONFINITE_UPDATE"), t1, h, it + 1))
         raise AssertionError("unreachable")
 
     def _estimate(self, t1, q, q_dot, q_ddot, H, H_dot, H_ddot) -> float:

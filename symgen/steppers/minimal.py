@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from .base import Stepper, StepFailure
+from .outcome import Outcome, fail_code
 from .linalg import omega_from, solve_small
 
 __all__ = ["NewmarkStepper"]
@@ -47,12 +48,18 @@ class NewmarkStepper(Stepper):
         """HHT's f(t) with the new inputs (a sampled controller)."""
         self.start(t, x, xd, xdd, lam)
 
-    def step(self, t, x, xd, xdd, lam) -> int:
+    def step(self, t, h, state, *, controlled: bool = False):
+        """One step of h from ``state`` = (x, ẋ, ẍ, λ) at t: its outcome (base.Stepper.step;
+        the same step whether ``controlled`` or not)."""
+        floor0 = self.floor_steps
+        return self._accepted(t, h, self._newton(t, h, *state), floor0)
+
+    def _newton(self, t, h, x, xd, xdd, lam) -> int:
+        """Newton from the predictor to the accepted state at t + h; its iterations."""
         kern = self.kernels
-        h = self.h
         gam, bet, alH = self.scheme.gamma, self.scheme.beta, self.scheme.alpha
         t1 = t + h
-        self._predict(x, xd, xdd, lam)
+        self._predict(x, xd, xdd, lam, h)
         r, J, d = self._r, self._J, self._d
         upd = math.inf
         for it in range(1, self.max_iter + 1):
@@ -75,7 +82,9 @@ class NewmarkStepper(Stepper):
                 solve_small(J, r, d)
             except np.linalg.LinAlgError:
                 raise StepFailure(f"singular Newmark matrix M + γhC + βh²K at t = {t1:.9g}, "
-                                  f"iteration {it}", iteration=it) from None
+                                  f"iteration {it}", iteration=it, outcome=Outcome(
+                                      fail_code("SINGULAR_REDUCED"), t1, h, it, k=self.n)
+                                  ) from None
             self._save_old()
             self.xdd -= d
             np.multiply(d, gam * h, out=self._w)
@@ -85,7 +94,8 @@ class NewmarkStepper(Stepper):
             upd = self._update_norm()
             if not math.isfinite(upd):
                 raise StepFailure(f"non-finite Newton update at t = {t1:.9g}, iteration {it}",
-                                  iteration=it, nonfinite=True)
+                                  iteration=it, nonfinite=True, outcome=Outcome(
+                                      fail_code("NONFINITE_UPDATE"), t1, h, it))
             ok = self._converged(upd)
             if not ok and self._may_be_at_floor(upd):
                 self._floor(self.x, self.xd, self.xdd, 0.0, 0.0)    # no constraints: κ = 1

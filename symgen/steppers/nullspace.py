@@ -3,7 +3,9 @@ t + h (Fernández de Bustos et al., Meccanica 2022, Sec. 5, Eqs. 32–58; Fig. 1
 leaves open, and the measurements behind the choices here: docs/method.md.
 
 One Newton iteration, at the current estimate (x₁, ẋ₁, ẍ₁, λ₁) of the state at t + h (the paper
-writes x₀ …; here x₀ is the initial state everywhere):
+writes x₀ …; here x₀ is the initial state everywhere), one helper a part as the C runtime's
+(sg_nullspace.c.inc: ``_test`` ns_test, ``_linearize`` ns_linearize, ``_reproject`` ns_reproject,
+``_newmark_alpha`` ns_newmark_alpha, ``_recover`` ns_recover):
 
 1. q, H, q̇, Ḣ, q̈, Ḧ at the estimate; if the previous update and the residuals are small, the
    estimate is accepted (so the reported residuals are those of the returned state).
@@ -45,14 +47,16 @@ docs/variable-step.md.  The C runtime does the same (``sg_step``).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
 from ..runtime_constants import CROSS_FIRST, LANDING_DROP, LANDING_RATIO
 from ..settings import METRICS, resolve_factorization
 from .base import FLOOR_TIMES_KEPT, Stepper, StepFailure, norm2
+from .outcome import Outcome, fail_code
 from .chart import CHARTS, SymmetricChart, solve_chart_step
-from .control import corrected_step, hermite, substeps
+from .control import Flag, corrected_step, hermite, substeps
 from .linalg import dot_into, solve_small
 from .sparse import make_linearization
 
@@ -132,40 +136,53 @@ class NullspaceStepper(Stepper):
         the new inputs)."""
         self._over = None
 
-    def step(self, t, x, xd, xdd, lam) -> int:
-        """One step from (t, x, ẋ, ẍ, λ) to t + h.  After a landing, the steps of h/2, h, h/2
-        from the start of the step onto it instead ("Landings" in the module docstring).  Under
-        the error control (``controlled``, dt="auto") Newton alone: a failure is the controller's
-        to handle, by a smaller step (docs/variable-step.md)."""
-        if self.controlled:
-            return self._newton(t, x, xd, xdd, lam)
-        if self._ahead is not None:
-            return self._take_ahead()
+    def step(self, t, h, state, *, controlled: bool = False) -> Outcome:
+        """One step of h from ``state`` = (x, ẋ, ẍ, λ) at t to t + h, its outcome (iterations,
+        flags).  After a landing, the steps of h/2, h, h/2 from the start of the step onto it
+        instead ("Landings" in the module docstring).  ``controlled`` (the error control's try,
+        dt="auto"): Newton alone; a failure is the controller's to handle, by a smaller step
+        (docs/variable-step.md)."""
+        x, xd, xdd, lam = state
+        floor0, sub0 = self.floor_steps, self.substepped_steps
+        if controlled:
+            it = self._newton(t, h, x, xd, xdd, lam)
+        elif self._ahead is not None:
+            it = self._take_ahead()
+        else:
+            it = self._fixed(t, h, x, xd, xdd, lam)
+        flags = ((Flag.FLOOR if self.floor_steps > floor0 else 0)
+                 | (Flag.SUBSTEPPED if self.substepped_steps > sub0 else 0))
+        return Outcome(fail_code("NONE"), t + h, h, it, flags=flags)
+
+    def _fixed(self, t, h, x, xd, xdd, lam) -> int:
+        """A fixed step (or the step-over after a landing), crossed when it fails."""
         over, self._over = self._over, None
         start = (t, x, xd, xdd, lam) if over is None else over
+        take = self._step if over is None else self._step_over
         try:
-            it = self._step(*start) if over is None else self._step_over(*start)
+            it = take(start[0], h, *start[1:])
         except StepFailure as exc:
-            return self._cross(start, t + self.h, exc)
+            return self._cross(start, t + h, h, exc)
         ratio = self._s_ratio(self.lin)
         if (over is None and ratio < LANDING_RATIO
                 and ratio < LANDING_DROP * self._ratio):
             self._over = (t, x.copy(), xd.copy(), xdd.copy(), lam.copy())
-            self._count("landing", t + self.h)
+            self._count("landing", t + h)
         self._ratio = ratio
         return it
 
-    def _cross(self, start, T: float, failure: StepFailure) -> int:
+    def _cross(self, start, T: float, h: float, failure: StepFailure) -> int:
         """A grid point T no step can end on (Newton and its sub-steps failed there: a singular
         configuration to round-off), crossed ("Crossings" in the module docstring): sub-steps from
         the step's start to T + h, none longer than h; the row at T from the interpolant of the
         sub-step across it, projected on the constraints; the state at T + h kept for the next
         step.  Raises ``failure`` unchanged when the crossing fails too."""
-        h, project = self.h, self.project_row
+        project = self.project_row
         if not failure.crossable or project is None:
             raise failure
         try:
-            it, (ts, hs, x0, v0, x1, v1) = substeps(self, *start, t_end=T + h, h_cap=h,
+            t0, state = start[0], start[1:]
+            it, (ts, hs, x0, v0, x1, v1) = substeps(self, t0, h, *state, t_end=T + h, h_cap=h,
                                                     first=CROSS_FIRST, cross=T)
             row = project(T, *hermite(T, ts, hs, x0, v0, x1, v1))
         except (StepFailure, ValueError, np.linalg.LinAlgError):
@@ -184,41 +201,43 @@ class NullspaceStepper(Stepper):
             buf[:] = value
         return 0
 
-    def _step_over(self, t, x, xd, xdd, lam) -> int:
+    def _step_over(self, t, h, x, xd, xdd, lam) -> int:
         """From t (the start of the step onto a landing) to t + 2h in steps of h/2, h, h/2, which
         keep clear of the landing and never exceed h (stability); the result is left in the
         stepper's buffers as for a step of h."""
-        h = self.h
         it = 0
-        try:
-            for frac in (0.5, 1.0, 0.5):
-                self.h = frac * h
-                it += self._step(t, x, xd, xdd, lam)
-                t += self.h
-                x, xd, xdd, lam = self.x.copy(), self.xd.copy(), self.xdd.copy(), self.lam.copy()
-        finally:
-            self.h = h
+        for frac in (0.5, 1.0, 0.5):
+            it += self._step(t, frac * h, x, xd, xdd, lam)
+            t += frac * h
+            x, xd, xdd, lam = self.x.copy(), self.xd.copy(), self.xdd.copy(), self.lam.copy()
         return it
 
-    def _step(self, t, x, xd, xdd, lam) -> int:
+    def _step(self, t, h, x, xd, xdd, lam) -> int:
         """One step; on a Newton failure the step as sub-steps under the error control (module
         docstring), counted."""
         try:
-            return self._newton(t, x, xd, xdd, lam)
+            return self._newton(t, h, x, xd, xdd, lam)
         except StepFailure as exc:
             first = exc
         h_max = self.scheme.h_max(self.omega_max)
-        if self.h > h_max:                      # no rescue for a step past the stability limit
-            raise StepFailure(f"{first}; not retried as sub-steps: h = {self.h:g} s exceeds the "
+        if h > h_max:                           # no rescue for a step past the stability limit
+            raise StepFailure(f"{first}; not retried as sub-steps: h = {h:g} s exceeds the "
                               f"stability limit h_max = {h_max:.3g} s",
-                              iteration=first.iteration, nonfinite=first.nonfinite) from None
+                              iteration=first.iteration, nonfinite=first.nonfinite,
+                              outcome=first.outcome and replace(first.outcome, h_max=h_max)
+                              ) from None
         try:
-            it, _ = substeps(self, t, x, xd, xdd, lam)
+            it, _ = substeps(self, t, h, x, xd, xdd, lam)
         except StepFailure as exc:
+            last = exc.outcome      # (None: the error test rejected every sub-step, as C's)
+            if last is not None and last.kind == fail_code("NO_STEP"):
+                last = None
             raise StepFailure(f"{first}; retried as sub-steps under error control: {exc}",
                               iteration=exc.iteration, nonfinite=exc.nonfinite,
-                              crossable=True) from None
-        self._count("substepped", t + self.h)
+                              crossable=True, outcome=first.outcome and Outcome(
+                                  fail_code("NO_STEP"), t + h, h, first.iteration,
+                                  first=first.outcome, last=last)) from None
+        self._count("substepped", t + h)
         return first.iteration + it
 
     def _count(self, what: str, t1: float) -> None:
@@ -227,147 +246,190 @@ class NullspaceStepper(Stepper):
         if len(times) < FLOOR_TIMES_KEPT:
             times.append(float(t1))
 
-    def _newton(self, t, x, xd, xdd, lam) -> int:
-        """Newton from the predictor (steps 1–6).  Long on
-        purpose: the six numbered parts of one iteration follow the paper's equations line by
-        line (tagged), so it is read as one."""
-        lin = self.lin
-        h = self.h
-        gam, bet = self.scheme.gamma, self.scheme.beta
+    # -- the Newton iteration, in the C runtime's helpers (sg_nullspace.c.inc ns_*) ---------------
+    def _newton(self, t, h, x, xd, xdd, lam) -> int:
+        """Newton from the predictor (steps 1–6 of the module docstring, one helper each as the
+        C's step_nullspace): the accepted state at t + h in the stepper's buffers; its
+        iterations.  Raises StepFailure (with its outcome)."""
         t1 = t + h
-        m = self.m
-        # the Newton iterate of the state at t + h: the stepper's own buffers (the paper's x₀, …)
-        x1, xd1, xdd1, lam1 = self.x, self.xd, self.xdd, self.lam
-        self._predict(x, xd, xdd, lam)
+        self._predict(x, xd, xdd, lam, h)
         H_n = self._chart.H_at(t, x, xd, xdd) if self._chart else None    # symmetric chart
         if self._corrected:
             self._chart.start_dynamics(self._dynamics, t, x, xd, xdd, lam)   # M₀, a₀ of the jerk
         upd = math.inf
         for it in range(self.max_iter + 1):
-            # 1. constraints at the estimate ------------------------------------------------------
-            q, H, q_dot, H_dot, q_ddot, H_ddot = self._constraints(t1, x1, xd1, xdd1)
+            # 1. constraints at the estimate (the paper's x₀ …: the stepper's buffers)
+            cons = self._constraints(t1, self.x, self.xd, self.xdd)
             factored = False
             if it > 0:
-                if not math.isfinite(upd):
-                    raise StepFailure(f"non-finite Newton iterate at t = {t1:.9g}, iteration {it}",
-                                      iteration=it, nonfinite=True)
-                rq, rqd, rqdd = norm2(q), norm2(q_dot), norm2(q_ddot)
-                resid = max(rq, h * rqd, h * h * rqdd)
-                ok = resid <= self.constraint_tol and self._converged(upd)
-                if not ok and (self._may_be_at_floor(upd) or it == self.max_iter):
-                    # above tol: is the update at the round-off floor of this iterate?
-                    self._factor(lin, H, t1, it)
-                    factored = True
-                    self._floor_at(lin, x1, xd1, xdd1, H_dot, H_ddot)
-                    ok = resid <= self.constraint_tol and self._at_floor(t1)
-                if ok:
-                    self.res[0], self.res[1], self.res[2] = rq, rqd, rqdd
-                    if self.estimate:
-                        if factored or it < 2:
-                            # ω_max of the reduced system linearized at the accepted state
-                            if not factored:
-                                self._factor(lin, H, t1, it)
-                            lin.particular(q, q_dot, q_ddot, H, H_dot, H_ddot, xd1, xdd1)
-                            M, _, K, C = self._dynamics(t1, x1, xd1, xdd1, lam1)
-                            lin.reduce(M, C, K)
-                        # else that of the last iteration (M_R, K_R as they are; module doc)
-                        self.omega_max = lin.omega_max()
-                    if self._chart:
-                        self._chart.accept(t1, x1, xd1, H, H_dot)      # symmetric chart: next H_n
+                done, factored = self._test(t1, h, it, upd, cons)
+                if done:
                     return it
-                if it == self.max_iter:
-                    raise self._not_converged(
-                        t1, it, upd, f"; max(|q|, h|q_dot|, h²|q_ddot|) {resid:.3e} (tolerance "
-                        f"{self.constraint_tol:.1e}); s_min/s_max of H {self._s_ratio(lin):.2e}")
-
-            # 2. one SVD of H: N_H, H⁺, particular solutions ---------------------------------------
-            k = lin.k if factored else self._factor(lin, H, t1, it)
-            lin.particular(q, q_dot, q_ddot, H, H_dot, H_ddot, xd1, xdd1)   # Eqs. 33–48
-            N, NT = lin.N, lin.N.T
-            x_p, xd_p, xdd_p = self._x_p, lin.xd_p, lin.xdd_p
-            np.add(x1, lin.dx_p, out=x_p)                        # Eq. 33 (corrected form)
-
-            # 3. linearized equilibrium at the estimate --------------------------------------------
-            M, f, K, C = self._dynamics(t1, x1, xd1, xdd1, lam1)
-            lin.reduce(M, C, K)                                  # M_R, C_R, K_R of Eq. 52
-            M_R, C_R, K_R = lin.M_R, lin.C_R, lin.K_R
-            # right-hand side of Eq. 51 written about the estimate (Δ· = · − ·₁):
-            # f − M ẍ₁ − K_L Δx_p − C_L Δẋ_p − M Δẍ_p = f − M ẍ_p − K_L (x_p − x₁) − C_L (ẋ_p − ẋ₁)
-            rhs, w, w2 = self._rhs, self._w, self._w2
-            dot_into(M, xdd_p, rhs)
-            np.subtract(f, rhs, out=rhs)                         # Eq. 51: f_L − M_L ẍ_p
-            dot_into(K, lin.dx_p, w)
-            rhs -= w                                             # Eq. 51: − K_L x_p
-            dot_into(C, lin.dxd_p, w)
-            rhs -= w                                             # Eq. 51: − C_L ẋ_p
-
-            # 4. re-project the state at t onto this linearization ---------------------------------
-            alpha_n = NT @ (x - x_p)                                             # Eq. 56
-            alpha_dot_n = NT @ (xd - xd_p - lin.Xd_p @ alpha_n)                  # Eq. 57
-            alpha_ddot_n = NT @ (xdd - xdd_p - lin.Xdd_p1 @ alpha_n
-                                 - lin.X_p2 @ alpha_dot_n)                       # Eq. 58
-
-            # 5. Newmark in α, reduced Eq. 52 for α̈(t+h) -----------------------------------------
-            alpha = h * h * (0.5 - bet) * alpha_ddot_n + alpha_n + alpha_dot_n * h   # â
-            alpha_dot = h * (1.0 - gam) * alpha_ddot_n + alpha_dot_n                 # â̇
-            S = gam * h * C_R + M_R + bet * h * h * K_R          # M_R + γh C_R + βh² K_R
-            r_R = NT @ rhs                                       # Eq. 52: N_Gᵀ(...), N_GᵀGᵀλ = 0
-            r = r_R - C_R @ alpha_dot - K_R @ alpha              # Eq. 52 with the predictors
-            alpha_ddot = np.empty(k)
-            try:
-                solve_small(S, r, alpha_ddot)                    # Eq. 52 for α̈(t+h)
-            except np.linalg.LinAlgError:
-                raise StepFailure(
-                    f"singular reduced step matrix M_R + γh C_R + βh² K_R at t = {t1:.9g}, "
-                    f"iteration {it} (k = {k})", iteration=it) from None
-            alpha = alpha + bet * h * h * alpha_ddot             # Newmark: α(t+h)
-            alpha_dot = alpha_dot + gam * h * alpha_ddot         # Newmark: α̇(t+h)
+            k, dyn, r_R = self._linearize(t1, it, factored, cons)         # 2.-3.
+            alpha_n, alpha_dot_n, alpha_ddot_n = self._reproject(x, xd, xdd)   # 4.
+            alpha, alpha_dot, alpha_ddot = self._newmark_alpha(            # 5.
+                t1, h, it, k, r_R, alpha_n, alpha_dot_n, alpha_ddot_n)
             if self._chart:
-                # -- symmetric chart (issue 11): (α, α̇, α̈) at t + h from the 3k × 3k system on
-                # N_s (chart.py) instead of steps 4–5, whose result it replaces (they are left
-                # untouched so that chart="end" stays bit for bit the paper's step)
-                N_s = N if self._chart_end else self._chart.basis(H_n, H, k, t1=t1,
-                                                                    iteration=it)
-                mass = self.metric == "mass"
-                # the corrected step: the jerk difference D at this iterate (λ terms lagged)
-                jerk = (self._chart.jerk(t1, h, M, K, C, x1, xd1, xdd1, xdd, H_dot, lam, lam1)
-                        if self._corrected else None)
-                W = self._chart.metric(M) if self._corrected else M
-                solve_chart_step(N_s, lin, x_p, r_R, x, xd, xdd, h, gam, bet, alpha, alpha_dot,
-                                 alpha_ddot, t1=t1, iteration=it, M=W if mass else None,
-                                 jerk=jerk)
+                self._chart_step(t1, h, it, k, cons, dyn, r_R, H_n, x, xd, xdd, lam,
+                                 alpha, alpha_dot, alpha_ddot)
             self.alpha, self.alpha_dot, self.alpha_ddot = alpha, alpha_dot, alpha_ddot
-
-            # 6. recover x, ẋ, ẍ and λ into the iterate ---------------------------------------------
-            self._save_old()
-            np.dot(N, alpha, out=x1)
-            x1 += x_p                                            # Eq. 34
-            np.dot(N, alpha_dot, out=xd1)
-            xd1 += xd_p
-            np.dot(lin.Xd_p, alpha, out=w2)
-            xd1 += w2                                            # Eq. 38
-            np.dot(N, alpha_ddot, out=xdd1)
-            xdd1 += xdd_p
-            np.dot(lin.Xdd_p1, alpha, out=w2)
-            xdd1 += w2
-            np.dot(lin.X_p2, alpha_dot, out=w2)
-            xdd1 += w2                                           # Eq. 45
-            if m:
-                # Eq. 51: Gᵀλ = M ẍ + C_L(ẋ − ẋ₁) + K_L(x − x₁) − f (least squares, H⁺ᵀ)
-                dot_into(M, xdd1, rhs)
-                rhs -= f
-                np.subtract(xd1, self._xd_old, out=w)
-                dot_into(C, w, w2)
-                rhs += w2
-                np.subtract(x1, self._x_old, out=w)
-                dot_into(K, w, w2)
-                rhs += w2
-                lin.lam_from(rhs, lam1)                          # Eq. 51 (H⁺ᵀ)
+            self._recover(dyn)                                             # 6.
             upd = self._update_norm()
             if not math.isfinite(upd):
                 raise StepFailure(f"non-finite Newton update at t = {t1:.9g}, iteration {it + 1}",
-                                  iteration=it + 1, nonfinite=True)
+                                  iteration=it + 1, nonfinite=True, outcome=Outcome(
+                                      fail_code("NONFINITE_UPDATE"), t1, h, it + 1))
         raise AssertionError("unreachable")
+
+    def _test(self, t1, h, it, upd, cons) -> tuple[bool, bool]:
+        """1. Newton's test at iterate ``it`` > 0 (``cons``: q, H, q̇, Ḣ, q̈, Ḧ there; ``upd`` the
+        last update), as ns_test: (accepted, H factored here).  On acceptance the residuals,
+        ω_max and the chart's next H_n; StepFailure when the iterations are used up."""
+        lin = self.lin
+        q, H, q_dot, H_dot, q_ddot, H_ddot = cons
+        x1, xd1, xdd1 = self.x, self.xd, self.xdd
+        if not math.isfinite(upd):
+            raise StepFailure(f"non-finite Newton iterate at t = {t1:.9g}, iteration {it}",
+                              iteration=it, nonfinite=True, outcome=Outcome(
+                                  fail_code("NONFINITE_ITERATE"), t1, h, it))
+        factored = False
+        rq, rqd, rqdd = norm2(q), norm2(q_dot), norm2(q_ddot)
+        resid = max(rq, h * rqd, h * h * rqdd)
+        ok = resid <= self.constraint_tol and self._converged(upd)
+        if not ok and (self._may_be_at_floor(upd) or it == self.max_iter):
+            # above tol: is the update at the round-off floor of this iterate?
+            self._factor(lin, H, t1, it)
+            factored = True
+            self._floor_at(lin, x1, xd1, xdd1, H_dot, H_ddot)
+            ok = resid <= self.constraint_tol and self._at_floor(t1)
+        if ok:
+            self.res[0], self.res[1], self.res[2] = rq, rqd, rqdd
+            if self.estimate:
+                if factored or it < 2:
+                    # ω_max of the reduced system linearized at the accepted state
+                    if not factored:
+                        self._factor(lin, H, t1, it)
+                    lin.particular(q, q_dot, q_ddot, H, H_dot, H_ddot, xd1, xdd1)
+                    M, _, K, C = self._dynamics(t1, x1, xd1, xdd1, self.lam)
+                    lin.reduce(M, C, K)
+                # else that of the last iteration (M_R, K_R as they are; module doc)
+                self.omega_max = lin.omega_max()
+            if self._chart:
+                self._chart.accept(t1, x1, xd1, H, H_dot)      # symmetric chart: next H_n
+            return True, factored
+        if it == self.max_iter:
+            ratio = self._s_ratio(lin)
+            raise self._not_converged(
+                t1, it, upd, f"; max(|q|, h|q_dot|, h²|q_ddot|) {resid:.3e} (tolerance "
+                f"{self.constraint_tol:.1e}); s_min/s_max of H {ratio:.2e}",
+                residual=resid, s_ratio=ratio)
+        return False, factored
+
+    def _linearize(self, t1, it, factored, cons) -> tuple:
+        """2.-3. One factorization of H at the iterate (N_H, H⁺, particular solutions; reused
+        when the test factored it) and the linearized equilibrium there, as ns_linearize:
+        M_R, C_R, K_R in the linearization, x_p in ``self._x_p``, the right-hand side of Eq. 51
+        in ``self._rhs``; returns (k, (M, f, K, C), r_R = N_Hᵀ rhs of Eq. 52)."""
+        lin = self.lin
+        q, H, q_dot, H_dot, q_ddot, H_ddot = cons
+        x1, xd1, xdd1 = self.x, self.xd, self.xdd
+        k = lin.k if factored else self._factor(lin, H, t1, it)
+        lin.particular(q, q_dot, q_ddot, H, H_dot, H_ddot, xd1, xdd1)   # Eqs. 33–48
+        np.add(x1, lin.dx_p, out=self._x_p)                      # Eq. 33 (corrected form)
+        M, f, K, C = self._dynamics(t1, x1, xd1, xdd1, self.lam)
+        lin.reduce(M, C, K)                                      # M_R, C_R, K_R of Eq. 52
+        # right-hand side of Eq. 51 written about the estimate (Δ· = · − ·₁):
+        # f − M ẍ₁ − K_L Δx_p − C_L Δẋ_p − M Δẍ_p = f − M ẍ_p − K_L (x_p − x₁) − C_L (ẋ_p − ẋ₁)
+        rhs, w = self._rhs, self._w
+        dot_into(M, lin.xdd_p, rhs)
+        np.subtract(f, rhs, out=rhs)                             # Eq. 51: f_L − M_L ẍ_p
+        dot_into(K, lin.dx_p, w)
+        rhs -= w                                                 # Eq. 51: − K_L x_p
+        dot_into(C, lin.dxd_p, w)
+        rhs -= w                                                 # Eq. 51: − C_L ẋ_p
+        return k, (M, f, K, C), lin.N.T @ rhs                    # Eq. 52: N_Gᵀ(...)
+
+    def _reproject(self, x, xd, xdd) -> tuple:
+        """4. The state (x, ẋ, ẍ) at t re-projected onto this linearization (Eqs. 56–58, least
+        squares = Nᵀ(·), N_H orthonormal), as ns_reproject: (α_n, α̇_n, α̈_n)."""
+        lin = self.lin
+        NT = lin.N.T
+        alpha_n = NT @ (x - self._x_p)                                        # Eq. 56
+        alpha_dot_n = NT @ (xd - lin.xd_p - lin.Xd_p @ alpha_n)               # Eq. 57
+        alpha_ddot_n = NT @ (xdd - lin.xdd_p - lin.Xdd_p1 @ alpha_n
+                             - lin.X_p2 @ alpha_dot_n)                        # Eq. 58
+        return alpha_n, alpha_dot_n, alpha_ddot_n
+
+    def _newmark_alpha(self, t1, h, it, k, r_R, alpha_n, alpha_dot_n, alpha_ddot_n) -> tuple:
+        """5. Newmark in α and the reduced Eq. 52 for α̈(t + h), as ns_newmark_alpha:
+        (α, α̇, α̈) at t + h; StepFailure for a singular M_R + γh C_R + βh² K_R."""
+        lin = self.lin
+        gam, bet = self.scheme.gamma, self.scheme.beta
+        M_R, C_R, K_R = lin.M_R, lin.C_R, lin.K_R
+        alpha = h * h * (0.5 - bet) * alpha_ddot_n + alpha_n + alpha_dot_n * h   # â
+        alpha_dot = h * (1.0 - gam) * alpha_ddot_n + alpha_dot_n                 # â̇
+        S = gam * h * C_R + M_R + bet * h * h * K_R          # M_R + γh C_R + βh² K_R
+        r = r_R - C_R @ alpha_dot - K_R @ alpha              # Eq. 52 with the predictors
+        alpha_ddot = np.empty(k)
+        try:
+            solve_small(S, r, alpha_ddot)                    # Eq. 52 for α̈(t+h)
+        except np.linalg.LinAlgError:
+            raise StepFailure(
+                f"singular reduced step matrix M_R + γh C_R + βh² K_R at t = {t1:.9g}, "
+                f"iteration {it} (k = {k})", iteration=it,
+                outcome=Outcome(fail_code("SINGULAR_REDUCED"), t1, h, it, k=k)) from None
+        alpha = alpha + bet * h * h * alpha_ddot             # Newmark: α(t+h)
+        alpha_dot = alpha_dot + gam * h * alpha_ddot         # Newmark: α̇(t+h)
+        return alpha, alpha_dot, alpha_ddot
+
+    def _chart_step(self, t1, h, it, k, cons, dyn, r_R, H_n, x, xd, xdd, lam, alpha, alpha_dot,
+                    alpha_ddot) -> None:
+        """The symmetric chart or the mass metric (issue 11): (α, α̇, α̈) at t + h from the
+        3k × 3k system on N_s (chart.py; N_H for the end chart) instead of steps 4–5, whose
+        result it overwrites in place (they still run, so that chart="end" stays bit for bit the
+        paper's step and a singular reduced matrix fails the step in both)."""
+        lin, (M, _, K, C), H = self.lin, dyn, cons[1]
+        N_s = lin.N if self._chart_end else self._chart.basis(H_n, H, k, t1=t1, iteration=it)
+        mass = self.metric == "mass"
+        # the corrected step: the jerk difference D at this iterate (λ terms lagged)
+        jerk = (self._chart.jerk(t1, h, M, K, C, self.x, self.xd, self.xdd, xdd, cons[3], lam,
+                                 self.lam) if self._corrected else None)
+        W = self._chart.metric(M) if self._corrected else M
+        solve_chart_step(N_s, lin, self._x_p, r_R, x, xd, xdd, h, self.scheme.gamma,
+                         self.scheme.beta, alpha, alpha_dot, alpha_ddot, t1=t1, iteration=it,
+                         M=W if mass else None, jerk=jerk)
+
+    def _recover(self, dyn) -> None:
+        """6. The next iterate from (α, α̇, α̈): x, ẋ, ẍ (Eqs. 34, 38, 45) and λ (Eq. 51, least
+        squares by H⁺ᵀ) into the stepper's buffers, the previous one kept, as ns_recover."""
+        lin, (M, f, K, C) = self.lin, dyn
+        N, x_p = lin.N, self._x_p
+        x1, xd1, xdd1 = self.x, self.xd, self.xdd
+        rhs, w, w2 = self._rhs, self._w, self._w2
+        self._save_old()
+        np.dot(N, self.alpha, out=x1)
+        x1 += x_p                                            # Eq. 34
+        np.dot(N, self.alpha_dot, out=xd1)
+        xd1 += lin.xd_p
+        np.dot(lin.Xd_p, self.alpha, out=w2)
+        xd1 += w2                                            # Eq. 38
+        np.dot(N, self.alpha_ddot, out=xdd1)
+        xdd1 += lin.xdd_p
+        np.dot(lin.Xdd_p1, self.alpha, out=w2)
+        xdd1 += w2
+        np.dot(lin.X_p2, self.alpha_dot, out=w2)
+        xdd1 += w2                                           # Eq. 45
+        if self.m:
+            # Eq. 51: Gᵀλ = M ẍ + C_L(ẋ − ẋ₁) + K_L(x − x₁) − f (least squares, H⁺ᵀ)
+            dot_into(M, xdd1, rhs)
+            rhs -= f
+            np.subtract(xd1, self._xd_old, out=w)
+            dot_into(C, w, w2)
+            rhs += w2
+            np.subtract(x1, self._x_old, out=w)
+            dot_into(K, w, w2)
+            rhs += w2
+            lin.lam_from(rhs, self.lam)                      # Eq. 51 (H⁺ᵀ)
 
     def _factor(self, lin, H, t1, it) -> int:
         """Factor H (rank, N_H, H⁺) at the current iterate; keeps the run's range of ranks."""
@@ -375,7 +437,9 @@ class NullspaceStepper(Stepper):
             k = lin.factor(H)
         except np.linalg.LinAlgError as exc:
             raise StepFailure(f"factorization of H failed at t = {t1:.9g}, iteration {it}: {exc}",
-                              iteration=it) from None
+                              iteration=it, outcome=Outcome(
+                                  fail_code("SPARSE_SINGULAR" if "sparse LU" in str(exc) else
+                                            "FACTOR_NONFINITE"), t1, math.nan, it)) from None
         self.min_rank = min(self.min_rank, lin.rank)
         self.max_rank = max(self.max_rank, lin.rank)
         return k
