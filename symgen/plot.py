@@ -190,6 +190,10 @@ def _stability_figure(result, what, t):
     hm = _arr(result, "h_max")
     if om is None or hm is None:
         raise ValueError("the result has no omega_max/h_max")
+    if np.isfinite(om).sum() <= 1 and len(om) > 1:
+        raise ValueError("the result has no ω_max per step (computed only where it bounds the "
+                         "step: at the start of an A-stable step); run with estimate=True "
+                         "(CLI --estimate) to record it every step")
     fig, (ax1, ax2) = _new_figure(2, height=3.0)
     k = min(len(t), len(om))
     ax1.plot(t[:k], om[:k], label="ω_max")

@@ -59,7 +59,7 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
              metric: str | None = None, preset: str | None = None,
              stepper: str | None = None, every: int = 1, meta: Mapping | None = None,
              progress: Callable[[int, int], None] | None = None, t0: float = 0.0,
-             estimate: bool = True, consistent: bool = True,
+             estimate: bool | None = None, consistent: bool = True,
              blas_threads: int | None = 1, rtol: float | None = None, atol=None,
              h_init: float | None = None, h_min: float | None = None,
              h_max: float | None = None, t_eval=None, inputs: Mapping | None = None,
@@ -105,7 +105,13 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
     progress:
         called as ``progress(step_index, n_steps)`` after every step.
     estimate:
-        record ω_max and h_max every step (index3 pays one extra SVD and kernel call for it).
+        the stability estimate ω_max (and h_max, Eq. 11) of the reduced system: ``True``
+        computes and records it at every step (a diagnostic: 15–45 % of a step; index3 pays one
+        extra SVD and kernel call for it); ``None`` (default) where it bounds something: at the
+        start (row 0; dt="auto"'s first h) and every step only when the step has a stability
+        limit (a conditionally stable scheme under ``preset="paper"``); the A-stable default
+        step records it at the start only (later rows NaN, ``meta['estimate']``); ``False``:
+        nowhere (dt="auto" still computes it where it bounds h).
     dt="auto", rtol, atol, h_init, h_min, h_max:
         the error-controlled variable step (nullspace method, in C or the Python stepper): each
         step's local error estimate within rtol/atol (WRMS over x and ẋ) and the step within
@@ -200,7 +206,7 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         check_memory(0, 1, n, kernels.m, _columns(kernels), t_eval=te)
     if cfg.auto:
         _check_auto(cfg)
-        dt, estimate = 1.0, True            # (each try sets h); ω_max: the stability bound
+        dt = 1.0                            # (each try sets h)
         if values.varying:                  # each try sets them: the Python loop's tries
             if cfg.stepper == "compiled":
                 raise ValueError("dt='auto' with time-varying inputs runs on the Python stepper "
@@ -231,8 +237,12 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
 
         def loop(stepper):
             return _run(kernels, stepper, cfg, t0, n_steps, x0, xd0, progress, consistent,
-                        estimate, t_wall, every, meta, values, te)
+                        (estimate, at_start), t_wall, every, meta, values, te)
 
+    each, at_start = estimate_plan(cfg, estimate)
+    meta = {**(meta or {}), "estimate": ("every step" if each else "start" if at_start
+                                         else "none")}
+    estimate = each
     saved_p, saved_u = kernels.p.copy(), values.u.copy()
     try:
         if params:
@@ -282,6 +292,18 @@ def _controller(kernels, cfg: SimulationSettings, law, period, inputs, t_eval):
                              f"{float(cfg.dt):g} s: choose dt = period/k (the steps land on every "
                              "sample) or dt='auto'")
     return ctl, {**(inputs or {}), **{name: 0.0 for name in ctl.names}}, steps
+
+
+def estimate_plan(cfg: SimulationSettings, estimate: bool | None) -> tuple[bool, bool]:
+    """(ω_max at every step, ω_max at the start) for simulate's ``estimate``: every step where
+    asked, or where h_max bounds the step (a scheme with a stability limit: the fixed step's
+    sub-step rescue, dt="auto"'s every try); the start unless ``estimate=False`` (dt="auto":
+    always, its first h)."""
+    limited = math.isfinite(cfg.parsed_scheme().h_max(1.0))
+    each = limited if estimate is None else bool(estimate)
+    if cfg.auto:
+        return each or limited, True
+    return each, estimate is not False
 
 
 def _check_auto(cfg: SimulationSettings) -> None:
@@ -403,8 +425,9 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
     cs = start_state(kernels, stepper, cfg, t0, x0, xd0, consistent)
     x, xd, xdd, lam = cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()
     res = np.array(cs.residuals, dtype=float)
-    w = omega_start(kernels, stepper, cfg, t0, (x, xd, xdd, lam)) if estimate else math.nan
-    hm = sch.h_max(w) if estimate else math.nan
+    estimate, at_start = estimate             # (every step, the start: estimate_plan)
+    w = omega_start(kernels, stepper, cfg, t0, (x, xd, xdd, lam)) if at_start else math.nan
+    hm = sch.h_max(w) if at_start else math.nan
 
     def record(j, t, iters, y=None):
         rec.add(j, t, x, xd, xdd, lam, res, iters, w, hm,
@@ -463,6 +486,8 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
             if estimate:
                 w = stepper.omega_max
                 hm = sch.h_max(w)
+            else:                           # (the start's is row 0's only)
+                w = hm = math.nan
             values.accept()
             whole = True
             last, it_last = j, iters
