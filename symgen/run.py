@@ -483,11 +483,8 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
             whole = False
             x[:], xd[:], xdd[:], lam[:] = stepper.x, stepper.xd, stepper.xdd, stepper.lam
             res[:] = stepper.res
-            if estimate:
-                w = stepper.omega_max
-                hm = sch.h_max(w)
-            else:                           # (the start's is row 0's only)
-                w = hm = math.nan
+            w = stepper.omega_max if estimate else math.nan     # (else the start's: row 0)
+            hm = sch.h_max(w)
             values.accept()
             whole = True
             last, it_last = j, iters
