@@ -11,7 +11,8 @@ coordinates     x(t), one line per coordinate; a panel per unit (m, rad …) whe
 outputs         the model's outputs y(t), one line per output (the joints' `reaction:` columns only
                 when selected); a panel per unit likewise
 constraints     ‖q‖, ‖q̇‖, ‖q̈‖ per step (log scale)
-stability       ω_max per step; h_max per step against the h used (two panels)
+stability       ω_max per step (the start's alone where the run computed no more: the default
+                A-stable step without estimate=True); h_max per step against the h used (two panels)
 energy          kinetic T, potential V and total E per step; E − E(0) below (with the work
                 W_ext of the ``power:`` outputs and the balance E − E(0) − W_ext)
 reactions       the Lagrange multipliers λ(t), one line per constraint
@@ -190,9 +191,11 @@ def _stability_figure(result, what, t):
     hm = _arr(result, "h_max")
     if om is None or hm is None:
         raise ValueError("the result has no omega_max/h_max")
+    start_only = np.isfinite(om[1:]).sum() == 0 and len(om) > 1 and np.isfinite(om[0])
     fig, (ax1, ax2) = _new_figure(2, height=3.0)
     k = min(len(t), len(om))
-    ax1.plot(t[:k], om[:k], label="ω_max")
+    ax1.plot(t[:k], om[:k], "o-" if start_only else "-",
+             label="ω_max at the start (per step: estimate=True)" if start_only else "ω_max")
     ax1.set_xlabel("t [s]")
     ax1.set_ylabel("ω_max [rad/s]")
     ax1.set_title(_title(result, what))

@@ -15,7 +15,9 @@ pos_err, vel_err, acc_err (N,):
     ‖q‖₂, ‖q̇‖₂, ‖q̈‖₂ at each recorded state (zeros for unconstrained models).
 omega_max, h_max (N,):
     the stability estimate (highest frequency of the reduced system, rad/s) and the Eq. 11 step
-    limit for the scheme in use (inf: unconditionally stable; nan: not estimated).
+    limit for the scheme in use (inf: unconditionally stable; nan: not estimated).  By default
+    (``simulate(estimate=None)``, ``meta['estimate']``) only where it bounds the step: the first
+    row, and every row only for a scheme with a stability limit; ``estimate=True``: every row.
 newton_iters (N,):
     Newton iterations (linear solves) of the step that produced the row (0 for the initial state).
 h, err_est, flags (N,) or None:

@@ -61,7 +61,7 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
              metric: str | None = None, preset: str | None = None,
              stepper: str | None = None, every: int = 1, meta: Mapping | None = None,
              progress: Callable[[int, int], None] | None = None, t0: float = 0.0,
-             estimate: bool = True, consistent: bool = True,
+             estimate: bool | None = None, consistent: bool = True,
              blas_threads: int | None = 1, rtol: float | None = None, atol=None,
              h_init: float | None = None, h_min: float | None = None,
              h_max: float | None = None, t_eval=None, inputs: Mapping | None = None,
@@ -108,7 +108,13 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
     progress:
         called as ``progress(step_index, n_steps)`` after every step.
     estimate:
-        record ω_max and h_max every step (index3 pays one extra SVD and kernel call for it).
+        the stability estimate ω_max (and h_max, Eq. 11) of the reduced system: ``True``
+        computes and records it at every step (a diagnostic: 15–45 % of a step; index3 pays one
+        extra SVD and kernel call for it); ``None`` (default) where it bounds something: at the
+        start (row 0; dt="auto"'s first h) and every step only when the step has a stability
+        limit (a conditionally stable scheme under ``preset="paper"``); the A-stable default
+        step records it at the start only (later rows NaN, ``meta['estimate']``); ``False``:
+        nowhere (dt="auto" still computes it where it bounds h).
     dt="auto", rtol, atol, h_init, h_min, h_max:
         the error-controlled variable step (nullspace method, in C or the Python stepper): each
         step's local error estimate within rtol/atol (WRMS over x and ẋ) and the step within
@@ -183,10 +189,13 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         check_memory(n_steps, every, kernels.n, kernels.m, _columns(kernels))
     if cfg.auto:
         cfg, meta = _auto_plan(kernels, cfg, values, meta)
-        dt, estimate = 1.0, True            # (each try sets h); ω_max: the stability bound
+        dt = 1.0                            # (each try sets h)
     else:
         dt = float(cfg.dt)
-    stepper = _start_stepper(kernels, cfg, dt, estimate, values, ctl, (t0, x0, xd0),
+    each, at_start = cfg.estimate_plan(estimate)
+    meta = {**(meta or {}), "estimate": ("every step" if each else "start" if at_start
+                                         else "none")}
+    stepper = _start_stepper(kernels, cfg, dt, each, values, ctl, (t0, x0, xd0),
                              steps_per_period)
     # overflow/invalid values in a diverging run are reported as status, not as warnings
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"), \
@@ -195,8 +204,8 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
             from .adaptive import run_adaptive
             return run_adaptive(kernels, stepper, cfg, t0, t_end, x0, xd0, progress, consistent,
                                 t_wall, every, meta, te, values)
-        return _run(kernels, stepper, cfg, t0, n_steps, x0, xd0, progress, consistent, estimate,
-                    t_wall, every, meta, values, te)
+        return _run(kernels, stepper, cfg, t0, n_steps, x0, xd0, progress, consistent,
+                    (each, at_start), t_wall, every, meta, values, te)
 
 
 def _settings(kernels, settings, given: dict) -> SimulationSettings:
@@ -211,7 +220,7 @@ def _settings(kernels, settings, given: dict) -> SimulationSettings:
     if cfg.dt is None or cfg.t_end is None:
         raise ValueError("dt and t_end must be given (the model's settings do not provide them)")
     if cfg.auto:
-        _check_auto(cfg)
+        cfg.check_auto()
     return cfg
 
 
@@ -319,21 +328,6 @@ def _controller(kernels, cfg: SimulationSettings, law, period, inputs, t_eval):
                              f"{float(cfg.dt):g} s: choose dt = period/k (the steps land on every "
                              "sample) or dt='auto'")
     return ctl, {**(inputs or {}), **{name: 0.0 for name in ctl.names}}, steps
-
-
-def _check_auto(cfg: SimulationSettings) -> None:
-    """dt="auto" is the null-space method's, and the index-3 method's with a damped scheme (its
-    undamped accelerations oscillate from step to step, which the estimate reads as error at
-    every h; docs/variable-step.md): anything else is refused in one line."""
-    if cfg.method == "index3":
-        if not cfg.parsed_scheme().gamma > 0.5:
-            raise ValueError(f"dt='auto' with method='index3' needs a damped scheme (γ > 1/2): its "
-                             f"accelerations oscillate with {cfg.scheme!r} and every step is "
-                             "rejected; use scheme='hht:-0.1', method='nullspace', or a fixed dt")
-    elif cfg.method != "nullspace":
-        raise ValueError(f"dt='auto' is the nullspace and index3 methods' (the error estimate "
-                         f"needs their accelerations; the {cfg.method} method's are not at small "
-                         "steps): use method='nullspace' or a fixed dt")
 
 
 def _compiled_has(kernels, cfg: SimulationSettings) -> bool:
@@ -447,8 +441,9 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
     cs = start_state(kernels, stepper, cfg, t0, x0, xd0, consistent)
     x, xd, xdd, lam = cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()
     res = np.array(cs.residuals, dtype=float)
-    w = omega_start(kernels, stepper, cfg, t0, (x, xd, xdd, lam)) if estimate else math.nan
-    hm = sch.h_max(w) if estimate else math.nan
+    estimate, at_start = estimate             # (every step, the start: cfg.estimate_plan)
+    w = omega_start(kernels, stepper, cfg, t0, (x, xd, xdd, lam)) if at_start else math.nan
+    hm = sch.h_max(w) if at_start else math.nan
 
     def record(j, t, iters, y=None):
         rec.add(j, t, x, xd, xdd, lam, res, iters, w, hm,
@@ -503,9 +498,8 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
             whole = False
             x[:], xd[:], xdd[:], lam[:] = stepper.x, stepper.xd, stepper.xdd, stepper.lam
             res[:] = stepper.res
-            if estimate:
-                w = stepper.omega_max
-                hm = sch.h_max(w)
+            w = stepper.omega_max if estimate else math.nan     # (else the start's: row 0)
+            hm = sch.h_max(w)
             values.accept()
             whole = True
             last, it_last = j, iters

@@ -331,6 +331,32 @@ class SimulationSettings:
             return sch.corrected()        # the corrected step: A-stable whatever β
         return sch.corrected(False) if sch.a_stable else sch
 
+    def estimate_plan(self, estimate: bool | None) -> tuple[bool, bool]:
+        """(ω_max at every step, ω_max at the start) for simulate's ``estimate``: every step
+        where asked, or where h_max bounds the step (a scheme with a stability limit: the fixed
+        step's sub-step rescue, dt="auto"'s every try); the start unless ``estimate=False``
+        (dt="auto": always, its first h)."""
+        limited = math.isfinite(self.parsed_scheme().h_max(1.0))
+        each = limited if estimate is None else bool(estimate)
+        if self.auto:
+            return each or limited, True
+        return each, estimate is not False
+
+    def check_auto(self) -> None:
+        """dt="auto" is the null-space method's, and the index-3 method's with a damped scheme
+        (its undamped accelerations oscillate from step to step, which the estimate reads as
+        error at every h; docs/variable-step.md): anything else is refused in one line."""
+        if self.method == "index3":
+            if not self.parsed_scheme().gamma > 0.5:
+                raise ValueError(f"dt='auto' with method='index3' needs a damped scheme (γ > 1/2): "
+                                 f"its accelerations oscillate with {self.scheme!r} and every step "
+                                 "is rejected; use scheme='hht:-0.1', method='nullspace', or a "
+                                 "fixed dt")
+        elif self.method != "nullspace":
+            raise ValueError(f"dt='auto' is the nullspace and index3 methods' (the error estimate "
+                             f"needs their accelerations; the {self.method} method's are not at "
+                             "small steps): use method='nullspace' or a fixed dt")
+
     def as_dict(self) -> dict:
         return {f: getattr(self, f) for f in self.names()}
 

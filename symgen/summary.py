@@ -246,7 +246,11 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
             beta = float(meta.get("beta", sch.get("beta", math.nan)))
             om = np.asarray(getattr(result, "omega_max", np.full(hm.shape, np.nan)), dtype=float)
             words = run_stability_words(om, hm, gamma, beta, bool(sch.get("a_stable", False)))
-            lines.append(f"  stability       {words}; h used {h if h == 'auto' else _fmt(h, ' s')}")
+            note = ""
+            if meta.get("estimate") == "start" and om.size and math.isfinite(float(om[0])):
+                note = f"; ω_max {float(om[0]):.4g} rad/s at the start (per step: --estimate)"
+            lines.append(f"  stability       {words}; h used "
+                         f"{h if h == 'auto' else _fmt(h, ' s')}{note}")
         else:
             t_min = float(stats["t_h_max_min"])
             when = f" at t = {t_min:.4g} s" if math.isfinite(t_min) else ""

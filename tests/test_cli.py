@@ -249,6 +249,23 @@ def test_stability_other_schemes_and_params(capsys):
     assert_one_line_error(call(capsys, "stability", "stiff_pendulum", "--scheme", "nope"), "nope")
 
 
+def test_simulate_estimate_flag_records_omega_max_every_step(short_run, tmp_path, capsys):
+    """Without --estimate the A-stable default step's rows after the first hold no ω_max (it
+    bounds nothing); with it every row has the pendulum's √(g/L) (near rest, torque T0 = 2)."""
+    d, proc = short_run
+    assert "at the start (per step: --estimate)" in proc.stdout
+    res = load_result(d / "r.npz")
+    assert res.meta["estimate"] == "start" and np.isnan(res.omega_max[1:]).all()
+    assert abs(res.omega_max[0] - 9.8 ** 0.5) < 1e-8
+    out = tmp_path / "e.npz"
+    assert call(capsys, "simulate", "stiff_pendulum", "--t-end", "3", "--param", "T0=2",
+                "--estimate", "--out", out, "--quiet").returncode == 0
+    est = load_result(out)
+    assert est.meta["estimate"] == "every step"
+    assert np.all(np.abs(est.omega_max - 9.8 ** 0.5) < 0.05 * 9.8 ** 0.5)
+    np.testing.assert_allclose(est.x, res.x, rtol=0, atol=1e-13)
+
+
 # outputs: θ, the pivot's angle and rate, the drive torque's power and work; energy: T, V, E, E − E(0), W_ext, the balance
 @pytest.mark.parametrize("what, n_lines", [("coordinates", 3), ("outputs", 5),
                                            ("constraints", 3), ("stability", 3), ("energy", 6),

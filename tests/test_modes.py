@@ -297,7 +297,7 @@ def test_a_duplicated_joint_changes_no_frequency():
 # -- the stepper's ω_max --------------------------------------------------------------------------
 def test_largest_omega_is_the_runs_omega_max_python_stepper():
     k = LambdifyKernels(stepper_models.four_bar())
-    res = symgen.simulate(k, dt=1e-2, t_end=0.05, stepper="python")
+    res = symgen.simulate(k, dt=1e-2, t_end=0.05, stepper="python", estimate=True)
     for row in range(len(res.t)):
         ls = linearize(res, row=row, model=k)
         assert ls.t == res.t[row]

@@ -58,7 +58,7 @@ def test_round_trip(results, tmp_path, suffix):
 
 def test_trapezoidal_inf_h_max_round_trips(tmp_path):
     k = symgen.build(sm.stiff_pendulum())
-    r = symgen.simulate(k, scheme="trapezoidal", dt=0.1, t_end=0.5)
+    r = symgen.simulate(k, scheme="trapezoidal", dt=0.1, t_end=0.5, estimate=True)  # every row
     assert np.isinf(r.h_max).all()
     for suffix in (".npz", ".csv"):
         assert load_result(r.save(tmp_path / f"t{suffix}")) == r

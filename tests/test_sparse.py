@@ -182,7 +182,7 @@ def test_compiled_sparse_step_gives_the_python_sparse_trajectory(name, opts, sim
     k = _kernels(name, opts.get("N"))
     # Newton to 1e-10: at the fixed step's default 1e-12 some steps end at the round-off floor,
     # where which test accepts them is a knife edge between the steppers' round-off
-    sim = dict(sim, chart=chart, tol=1e-10)
+    sim = dict(sim, chart=chart, tol=1e-10, estimate=True)     # (ω_max: every step)
     py = _python_sparse(name, opts.get("N"), **sim)
     c = symgen.simulate(k, stepper="compiled", factorization="sparse", **sim)
     assert c.meta["stepper"] == "compiled" and c.meta["factorization"] == "sparse"

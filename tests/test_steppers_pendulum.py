@@ -71,6 +71,33 @@ def test_omega_max_at_rest_and_fox_goodwin_limit(pend):
     assert np.all(np.abs(r.omega_max - OMEGA) < 1e-4)
 
 
+@pytest.mark.parametrize("stepper", ["python", "compiled"])
+def test_omega_max_is_computed_where_it_bounds_the_step(pend, stepper):
+    """Default estimate: ω_max at the start (√(g/L) at rest) and every step only where the step
+    has a stability limit.  The corrected (A-stable) step's later rows are NaN, and its state
+    and dt="auto"'s steps (the first h from the start's ω_max) are those of estimate=True."""
+    fixed = dict(method="nullspace", scheme="fox-goodwin", dt=0.1, t_end=1.0, stepper=stepper)
+    r, on = _sim(pend, **fixed), _sim(pend, estimate=True, **fixed)
+    assert r.meta["estimate"] == "start" and on.meta["estimate"] == "every step"
+    assert abs(r.omega_max[0] - OMEGA) < 1e-8 and np.isinf(r.h_max[0])
+    assert np.isnan(r.omega_max[1:]).all() and np.isnan(r.h_max[1:]).all()
+    assert np.all(np.abs(on.omega_max - OMEGA) < 1e-4)
+    np.testing.assert_allclose(r.x, on.x, rtol=0, atol=1e-14)
+    off = _sim(pend, estimate=False, **fixed)
+    assert off.meta["estimate"] == "none" and np.isnan(off.omega_max).all()
+    paper = _sim(pend, preset="paper", **fixed)                 # Fox–Goodwin's limit 0.78 s
+    assert paper.meta["estimate"] == "every step"
+    assert np.all(np.abs(paper.omega_max - OMEGA) < 1e-4)
+    assert np.all(np.abs(paper.h_max - 0.782461) < 1e-3)
+    auto = dict(method="nullspace", dt="auto", t_end=2.0, stepper=stepper)
+    a, a_on = _sim(pend, **auto), _sim(pend, estimate=True, **auto)
+    assert np.isnan(a.omega_max[1:]).all() and np.all(np.abs(a_on.omega_max - OMEGA) < 1e-3)
+    np.testing.assert_allclose(a.h, a_on.h, rtol=1e-12)
+    a_paper = _sim(pend, preset="paper", estimate=False, **auto)    # the bound needs it
+    assert a_paper.meta["estimate"] == "every step"
+    assert np.all(np.abs(a_paper.omega_max - OMEGA) < 1e-3)
+
+
 # -- the 0.78 / 0.79 split, constrained and minimal -------------------------------------------
 @pytest.mark.parametrize("which", ["nullspace", "newmark"])
 def test_fox_goodwin_stable_at_078_unstable_at_079(which, pend, minimal, reference):

@@ -31,7 +31,7 @@ run of the setting; one BLAS thread), the error, the energy drift max|E − E0| 
 drift over every step with E the KanesMethod's kinetic + potential energy lambdified; LSODA:
 ``nst``, the drift at 2001 output times of a second, untimed call at the same tolerance: odeint's
 output times change its steps, so the timed call asks for t_end only).  symgen's time is its
-whole ``simulate`` (consistent start, recording every step, energy, outputs, the ω_max estimate).
+whole ``simulate`` (consistent start, recording every step, energy, outputs, ω_max at the start).
 PyDy's Cython rhs returns a buffer it reuses: ``solve_ivp`` gets
 ``lambda t, x: np.array(rhs(x, t, p))``.
 

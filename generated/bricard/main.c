@@ -258,7 +258,6 @@ int main(int argc, char **argv)
     o.chart = chart;
     o.factorization = factorization;
     o.metric = metric;
-    o.estimate = autostep;         /* DT auto: omega_max bounds the steps */
     s = sg_stepper_new(&bricard_model, &o);
     if (!s) {
         say("%s: cannot create the stepper: %s\n", argv[0],

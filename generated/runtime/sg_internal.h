@@ -147,6 +147,13 @@ typedef struct sg_step_over {
  * relations do not depend on beta and are A-stable, as trapezoidal's (beta = 1/4: no limit). */
 #define SG_STABILITY_BETA(s) (SG_CORRECTED_STEP(s) ? 0.25 : (s)->o.beta)
 
+/* Whether the step has a stability limit h_max(omega_max) (Eq. 11 finite: not A-stable, beta <
+ * gamma/2; schemes.py Scheme.h_max).  omega_max is computed at every accepted state when it is
+ * asked for (o.estimate: the rows' diagnostic) or when the error control's bound needs it (a
+ * step with a limit under dt = "auto"); else never (the caller's start value serves the first h). */
+#define SG_LIMITED(s) (SG_STABILITY_BETA(s) < 0.5 * (s)->o.gamma)
+#define SG_OMEGA_EACH_STEP(s) ((s)->o.estimate || ((s)->ctl.on && SG_LIMITED(s)))
+
 /* SG_HIST_DEGREE, SG_HHT_DEGREE (sg_constants.h): the degrees of the corrected step's and the
  * index-3 step's acceleration polynomials (control.py HISTORY_DEGREE, HHT_DEGREE). */
 

@@ -7,7 +7,8 @@
     symgen simulate MODEL [--method M] [--scheme S] [--dt H] [--t-end T] [--preset paper]
                           [--chart C] [--metric M] [--param NAME=VALUE]...
                           [--set NAME=VALUE]... [--set-velocity NAME=VALUE]...
-                          [--out FILE.npz|FILE.csv] [--plot FILE.png] [--every K] [--quiet]
+                          [--out FILE.npz|FILE.csv] [--plot FILE.png] [--every K] [--estimate]
+                          [--quiet]
     symgen plot RESULT [--what VIEW] -o FILE.png
     symgen plot RESULT --what mechanism [--model MODEL] -o FILE.png
     symgen plot STUDY/ --what sweep --x KEY --y COLUMN -o FILE.png
@@ -194,6 +195,7 @@ def cmd_simulate(args) -> int:
             result = simulate(kernels, settings, params=numeric or None, progress=progress,
                               every=args.every, x0=x0, xd0=xd0, t_eval=t_eval,
                               inputs=inputs, controller=law, period=args.period,
+                              estimate=True if args.estimate or args.what == "stability" else None,
                               meta={"model_spec": str(args.model), "model_options": options})
     finally:
         progress.close()
@@ -366,6 +368,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--every", type=int, default=1, metavar="K",
                    help="record every K-th step and the last (default 1: every step); the "
                    "summary's maxima (‖q‖, iterations, h_max) still cover every step")
+    s.add_argument("--estimate", action="store_true", help="compute and record ω_max and h_max at "
+                   "every step (default: at the start, and every step only where the step has a "
+                   "stability limit; --what stability turns it on)")
     s.add_argument("--quiet", "-q", action="count", default=0, help="print nothing but errors: no "
                    "summary, no progress bar, no notes but one when a first compile takes more "
                    "than 2 s (-qq: not that either); a failed or interrupted run still says so on "

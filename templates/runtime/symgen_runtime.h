@@ -109,7 +109,9 @@ typedef struct sg_options {
     double constraint_tol;       /* absolute tolerance on |q|, h|q_dot|, h^2|q_ddot| */
     int max_iter;
     double rank_tol;             /* relative rank tolerance of H (|R_ii| <= rank_tol |R_00|) */
-    int estimate;                /* record omega_max and h_max every step */
+    int estimate;                /* compute and record omega_max and h_max every step (a
+                                    diagnostic: ~15-40 % of a step; dt = "auto" computes it
+                                    anyway where it bounds the step) */
     double divergence_bound;     /* |x|, h|xd| or h^2|xdd| beyond it: diverged */
     int chart;                   /* nullspace: SG_CHART_END (the paper's method) or
                                     SG_CHART_SYMMETRIC; index3: SG_CHART_END */
@@ -240,9 +242,11 @@ sg_control sg_control_default(void);
 double sg_initial_step(double gamma, double beta, double omega_max, double span, double rtol,
                        double h_cap);
 
-/* Starts the error control of a run over [t0, t_end] (after sg_start, with the options' estimate
- * on: omega_max bounds every step of a conditionally stable scheme); omega0 = omega_max of the
- * start (sg_omega_at; NaN: none).  Returns 0; 1 for invalid tolerances or bounds, the index-3
+/* Starts the error control of a run over [t0, t_end] (after sg_start); omega0 = omega_max of the
+ * start (sg_omega_at; NaN: none), which sets the first h.  A conditionally stable scheme then
+ * computes omega_max at every accepted state (it bounds every step) whatever the options'
+ * estimate; an A-stable step (the corrected step, beta >= gamma/2) has no bound and computes it
+ * only with estimate on.  Returns 0; 1 for invalid tolerances or bounds, the index-3
  * method or t_end <= t0; 2 out of memory. */
 int sg_control_start(sg_stepper *s, const sg_control *c, double t0, double t_end, double omega0);
 
