@@ -120,7 +120,7 @@ class Recorder:
         self.n_work = len(self.power) + len(self.drive_names)
         self.n_out = n_out
         self._work = WorkIntegral(self.n_work, corrected)
-        self.lam_at = lam_at
+        self.lam_at, self._pending = lam_at, []
         n_out += self.n_work
         R = n_records(n_steps, self.every)
         # variable steps (dt="auto"): the step of each row, its error estimate and flags; the
@@ -166,13 +166,28 @@ class Recorder:
     def jump(self, t: float, y, x=None, xd=None, lam=None) -> None:
         """The inputs jumped at ``t`` (a controller's sample): the power just after it, from the
         outputs ``y`` with the new inputs (and at ``x``, ``xd`` the multipliers ``lam`` re-solved
-        with them, by ``lam_at`` when not given), starts the step from ``t`` in place of the power
-        the state at ``t`` was recorded with.  Without it the step spans the jump with the old power and the work is first
-        order in h (1.3 J on the 3R arm of examples/benchmarks/controller.py at h = 1 ms)."""
-        if self.n_work:
-            if lam is None and self.drive is not None:
-                lam = self.lam_at(t, x, xd)
-            self._work.jump(t, self.powers(t, y, x, lam)[0])
+        with them, by ``lam_at`` when not given), starts the step from ``t`` in place of the
+        power the state at ``t`` was recorded with.  Without it the step spans the jump with the
+        old power and the work is first order in h (1.3 J on the 3R arm of
+        examples/benchmarks/controller.py at h = 1 ms).  Kept until the next integration, which
+        takes the powers of all of them at once."""
+        if not self.n_work:
+            return
+        if lam is None and self.drive is not None:
+            lam = self.lam_at(t, x, xd)
+        self._pending.append((float(t), None if y is None else np.array(y, dtype=float),
+                              None if x is None else np.array(x, dtype=float),
+                              None if lam is None else np.array(lam, dtype=float)))
+
+    def _jumps(self) -> None:
+        """The pending jumps' powers, at once, handed to the work (WorkIntegral.jump)."""
+        if not self._pending:
+            return
+        t, Y, X, LAM = zip(*self._pending)
+        self._pending = []
+        stack = lambda a: None if a[0] is None else np.vstack(a)       # noqa: E731
+        for ti, P in zip(t, self.powers(np.array(t), stack(Y), stack(X), stack(LAM))):
+            self._work.jump(ti, P)
 
     @property
     def W(self) -> np.ndarray:
@@ -183,6 +198,7 @@ class Recorder:
         """Advance the work to the state at ``t`` whose outputs are ``y`` (and coordinates ``x``,
         multipliers ``lam``: the driven joints' power; the first call starts it at 0)."""
         if self.n_work:
+            self._jumps()
             self._work.add([t], self.powers(t, y, x, lam))
             self._revise()
 
@@ -214,6 +230,7 @@ class Recorder:
         if not self.n_work or len(t) == 0:
             return None
         t = np.asarray(t, dtype=float)
+        self._jumps()
         W = self._work.add(t, self.powers(t, Y, X, LAM))
         self._revise()
         return W
