@@ -11,9 +11,13 @@ floor a Newton tolerance leaves on the double four-bar.
 - newton-auto: Andrews' squeezer under dt="auto" over an rtol sweep, Newton at the former 1e-10
   and at settings.newton_tol's value;
 - step-cost: CPU per fixed step on bench_pydy.py's open chains (N = 5, 20; from_sympy and the
-  planar builder), with and without the ω_max estimate, against the paper's step.
+  planar builder), with and without the ω_max estimate, against the paper's step;
+- monotone: every work_precision.py panel under the defaults, fixed h down to 1e-4 and dt="auto"
+  with rtol down to 1e-12, against each panel's reference (issue 33 item 5; the floors and their
+  causes: docs/fourth-order-step.md).
 
-Run:  python examples/benchmarks/fourth_order.py [--only order|stability|newton|newton-auto|step-cost]
+Run:  python examples/benchmarks/fourth_order.py
+          [--only order|stability|newton|newton-auto|step-cost|monotone] [--panel EXAMPLE]
 """
 from __future__ import annotations
 
