@@ -11,9 +11,13 @@ floor a Newton tolerance leaves on the double four-bar.
 - newton-auto: Andrews' squeezer under dt="auto" over an rtol sweep, Newton at the former 1e-10
   and at settings.newton_tol's value;
 - step-cost: CPU per fixed step on bench_pydy.py's open chains (N = 5, 20; from_sympy and the
-  planar builder), by default and with the per-step ω_max estimate, against the paper's step.
+  planar builder), by default and with the per-step ω_max estimate, against the paper's step;
+- monotone: every work_precision.py panel under the defaults, fixed h down to 1e-4 and dt="auto"
+  with rtol down to 1e-12, against each panel's reference (issue 33 item 5; the floors and their
+  causes: docs/fourth-order-step.md).
 
-Run:  python examples/benchmarks/fourth_order.py [--only order|stability|newton|newton-auto|step-cost]
+Run:  python examples/benchmarks/fourth_order.py
+          [--only order|stability|newton|newton-auto|step-cost|monotone] [--panel EXAMPLE]
 """
 from __future__ import annotations
 
@@ -91,6 +95,45 @@ def newton_auto() -> None:
         print(f"  rtol {rtol:.0e}: " + "; ".join(row))
 
 
+#: monotone: per panel of work_precision.py, the fixed steps (down to 1e-4 where a panel's span
+#: allows it) and the auto rtols (down to 1e-12) swept under the defaults
+MONOTONE_H = {"andrews_squeezer": (4e-5, 2e-5, 1e-5, 5e-6, 2e-6),
+              "double_four_bar": (1e-2, 5e-3, 2e-3, 1e-3, 5e-4, 2e-4, 1e-4),
+              "stiff_pendulum": (0.1, 0.05, 0.02, 0.01, 5e-3, 2e-3, 1e-3, 5e-4, 2e-4, 1e-4),
+              "bricard": (2e-2, 1e-2, 5e-3, 2e-3, 1e-3, 5e-4, 2e-4, 1e-4),
+              "slider_crank_3d": (4e-3, 2e-3, 1e-3, 5e-4, 2.5e-4, 1e-4)}
+MONOTONE_RTOL = (1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12)
+
+
+def monotone(only: str | None = None) -> None:
+    """Issue 33 item 5: the error of every work_precision.py panel under the defaults, fixed h
+    and dt="auto", each against the panel's reference; a '↑' marks an error above the previous
+    (coarser) setting's."""
+    sys.path.insert(0, str(HERE))
+    from work_precision import problems
+
+    print("monotone: every work_precision.py panel under the defaults (symmetric chart, mass "
+          "metric; Newton tol from settings.newton_tol)")
+    for title, name, kw, error, _, _, _, _ in problems(False):
+        if only and name != only:
+            continue
+        k = symgen.build(symgen.load_model(name))
+        print(f"  {title}")
+        for key, values in (("dt", MONOTONE_H[name]), ("rtol", MONOTONE_RTOL)):
+            prev, row = math.inf, []
+            for v in values:
+                run = dict(dt=v) if key == "dt" else dict(dt="auto", rtol=v, atol=v)
+                r = symgen.simulate(k, **run, **kw)
+                e = error(r)
+                note = "" if r.status == "completed" else f" ({r.status})"
+                sub = r.meta.get("substepped_steps", 0) + r.meta.get("crossed_steps", 0)
+                note += f" [{sub} substepped/crossed]" if sub else ""
+                row.append(f"{key} {v:g}: {e:.2e}{' ↑' if e > prev else ''}{note}"
+                           + ("" if key == "dt" else f" ({r.meta['steps_done']} steps)"))
+                prev = e
+                print("    " + row[-1], flush=True)
+
+
 def step_cost() -> None:
     """CPU µs a fixed step of 1e-3 costs on the open chains of bench_pydy.py (the whole simulate,
     compiled, warmed up), the corrected step by default (ω_max at the start only: it bounds
@@ -119,10 +162,12 @@ def step_cost() -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", choices=("order", "stability", "newton", "newton-auto",
-                                       "step-cost"))
+                                       "step-cost", "monotone"))
+    ap.add_argument("--panel", help="monotone: one panel's example name (andrews_squeezer, ...)")
     args = ap.parse_args(argv)
     for name, fn in (("order", order), ("stability", stability), ("newton", newton),
-                     ("newton-auto", newton_auto), ("step-cost", step_cost)):
+                     ("newton-auto", newton_auto), ("step-cost", step_cost),
+                     ("monotone", lambda: monotone(args.panel))):
         if args.only in (None, name):
             fn()
     return 0
