@@ -1,5 +1,8 @@
-"""The time loop (:func:`symgen.simulate`): settings merged, the consistent start, the steps,
-recording, failure as data.
+""":func:`symgen.simulate`, top to bottom: the settings merged and checked, the inputs, the
+stepper; then the run's Recorder and consistent start (:mod:`symgen.steploop`), one loop (the
+fixed step's :mod:`symgen.fixed_step` or the error control's :mod:`symgen.adaptive`, both through
+``stepper.step(t, h, state) -> Outcome``), and the Result (:mod:`symgen.run_result`); failure as
+data.
 
     res = symgen.simulate(model, method="nullspace", scheme="fox-goodwin", dt=0.1, t_end=100,
                           params={"T0": 9.0})
