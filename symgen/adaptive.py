@@ -10,7 +10,6 @@ conditionally stable schemes every step is at most 0.9·h_max(ω_max) of the sta
 """
 from __future__ import annotations
 
-import logging
 import math
 import traceback
 
@@ -20,16 +19,15 @@ from .signals import held_signals
 from .recorder import MemoryBudgetError
 from .runtime_constants import CTL_ERR_FLOOR, STABILITY_FRACTION
 from .settings import SimulationSettings
-from .steploop import (RUN_FAILURES, DenseRowError, dense_rows, finish, omega_start, run_recorder,
-                       short_reason, start_state, stop_reason, stopped_reason, t_eval_times)
+from .eval_rows import DenseRowError, dense_rows
+from .run_result import RunEnd
+from .steploop import RUN_FAILURES, stop_reason, stopped_reason
 from .steppers.compiled_rows import DenseOutput
 from .steppers.outcome import Outcome, fail_code, no_step, one_line
 from .steppers.control import (ErrorEstimate, Flag, StepController, corrected_step, initial_step,
                                stretched, tries)
 
 __all__ = ["run_adaptive", "PROGRESS_UNITS"]
-
-log = logging.getLogger(__name__)
 
 #: ``progress(k, PROGRESS_UNITS)``: k/PROGRESS_UNITS of the span is done (the number of steps
 #: is not known in advance)
@@ -114,7 +112,7 @@ def _too_small(h: float, t: float, ctl: _Control) -> bool:
 
 class _Rows:
     """The recording of a variable-step run: every ``every``-th accepted step (or the states at
-    the ``t_eval`` times, from each step's interpolant: steploop.dense_rows), the maxima over all
+    the ``t_eval`` times, from each step's interpolant: eval_rows.dense_rows), the maxima over all
     steps and the work of the power outputs integrated over every step (the Recorder's)."""
 
     def __init__(self, kernels, rec, every: int, te, t_end: float, rank_tol: float):
@@ -188,29 +186,22 @@ class _Rows:
             pass
 
 
-def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: float, x0, xd0,
-                 progress, consistent: bool, t_wall: float, every: int, extra_meta, t_eval=None,
-                 values=None):
-    """The variable-step run (module docstring); returns the Result (failure as data).  With
-    ``t_eval`` the rows are the states at those times (:func:`dense_state`) instead of every
-    ``every``-th step (and the last state reached, if the run stops early).  The compiled stepper
-    runs the same control in C (sg_control.c.inc; :func:`_loop_compiled`).  ``values``: the run's
+def run_adaptive(kernels, stepper, cfg: SimulationSettings, start, rec, t_end: float, progress,
+                 every: int, extra_meta, te=None, values=None) -> RunEnd:
+    """The variable-step run (module docstring) from ``start`` (a
+    :class:`~symgen.steploop.Start`) into the Recorder ``rec``; returns how it ended (failure as
+    data) with the step control's meta.  With ``te`` the rows are the states at those times
+    (:func:`~symgen.eval_rows.dense_state`) instead of every ``every``-th step (and the last
+    state reached, if the run stops early).  The compiled stepper runs the same control in C
+    (sg_control.c.inc; :func:`_loop_compiled`).  ``values``: the run's
     :class:`~symgen.input_values.InputValues` (each try of a step from t sets them at its end, the
     callables with the state at t; time-varying ones on the Python loop only)."""
-    n, m = kernels.n, kernels.m
-    sch, bound = cfg.parsed_scheme(), float(cfg.divergence_bound)
-    ctl = _Control(cfg, sch, n, m, t0, t_end)
-    te = t_eval_times(t_eval, t0, t_end)
-    # the rows: doubling from 1024 (with t_eval all of them, which the C runtime writes in place)
-    rec = run_recorder(kernels, cfg, 1024 if te is None else len(te), every if te is None else 1,
-                       math.nan, values.u if values is not None else None, variable=True)
+    t0, bound = start.t0, float(cfg.divergence_bound)
+    ctl = _Control(cfg, cfg.parsed_scheme(), kernels.n, kernels.m, t0, t_end)
     rows = _Rows(kernels, rec, every, te, t_end, cfg.rank_tol)
     rows.sampled = getattr(stepper, "controller", None) is not None
-    cs = start_state(kernels, stepper, cfg, t0, x0, xd0, consistent)
-    run = _State(t0, (cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()),
-                 np.array(cs.residuals, dtype=float))
-    run.w = omega_start(kernels, stepper, cfg, t0, run.state)
-    run.hm = sch.h_max(run.w)
+    run = _State(t0, start.state, start.res)
+    run.w, run.hm = start.w, start.hm
     rows.first(t0, run.state, run.res, run.w, run.hm)
     stepper.start(t0, *run.state)
     status, reason, detail = "completed", "", None
@@ -232,25 +223,27 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, t0: float, t_end: fl
     except RUN_FAILURES as exc:             # the steps taken are kept (anything else is a bug:
         status, detail = "failed", traceback.format_exc()           # it propagates)
         reason = stopped_reason(exc, f"after step {run.j} (t = {run.t:.9g})")
-    if status != "completed":
-        log.warning("simulation of %s stopped: %s", kernels.name, short_reason(reason))
     if values is not None:
         values.rewind()                         # (the last row: its step's inputs)
     rows.last(run.j, run.t, run.state, run.res, run.it_last, run.w, run.hm, run.info, status)
-    meta = dict(extra_meta or {})
     if compiled:
         stepper._collect()
         ctl.take_counts(stepper.control_info())
+    return RunEnd(status, reason, run.j, detail, run.failure or getattr(stepper, "outcome", None),
+                  _control_meta(kernels, ctl, start, cfg.rank_tol, extra_meta))
+
+
+def _control_meta(kernels, ctl: _Control, start, rank_tol: float, extra_meta) -> dict:
+    """The run's meta with the step control's (``step_control``) and its fallbacks."""
+    meta = dict(extra_meta or {})
     if ctl.estimate.euclidean_fallbacks:        # (recorded: issue 37.7)
         meta["fallbacks"] = [*meta.get("fallbacks", ()), (
             f"error estimate: NᵀMN singular on {ctl.estimate.euclidean_fallbacks} tries, the "
             "Euclidean projection N Nᵀ e taken instead of N (NᵀMN)⁻¹NᵀM e")]
     control = meta.setdefault("step_control", ctl.meta())
     if isinstance(control, dict):
-        control["degrees_of_freedom"] = _dof(kernels, t0, cs, cfg.rank_tol)
-    return finish(kernels, stepper, cfg, rec, cs, status, reason, detail, t_wall, meta,
-                  h="auto", t0=t0, n_steps=None, last=run.j, every=every, bound=bound,
-                  failure=run.failure or getattr(stepper, "outcome", None))
+        control["degrees_of_freedom"] = _dof(kernels, start.t0, start.cs, rank_tol)
+    return meta
 
 
 def _dof(kernels, t0: float, cs, rank_tol: float) -> int:

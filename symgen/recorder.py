@@ -151,7 +151,7 @@ class Recorder:
         self.t_h_max_min = math.nan
         self.over = 0              # steps whose h_max is below the h used
         self.observed = 0
-        self.dense_seconds = 0.0   # the t_eval rows' time (steploop.dense_rows, the C runtime's)
+        self.dense_seconds = 0.0   # the t_eval rows' time (eval_rows.dense_rows, the C runtime's)
 
     def powers(self, t, Y, X=None, LAM=None) -> np.ndarray:
         """(k × n_work) powers of k states: their power outputs (``Y``: k × n_out outputs) and

@@ -1,5 +1,8 @@
-"""The time loop (:func:`symgen.simulate`): settings merged, the consistent start, the steps,
-recording, failure as data.
+""":func:`symgen.simulate`, top to bottom: the settings merged and checked, the inputs, the
+stepper; then the run's Recorder and consistent start (:mod:`symgen.steploop`), one loop (the
+fixed step's :mod:`symgen.fixed_step` or the error control's :mod:`symgen.adaptive`, both through
+``stepper.step(t, h, state) -> Outcome``), and the Result (:mod:`symgen.run_result`); failure as
+data.
 
     res = symgen.simulate(model, method="nullspace", scheme="fox-goodwin", dt=0.1, t_end=100,
                           params={"T0": 9.0})
@@ -16,24 +19,22 @@ import logging
 import math
 import sys
 import time
-import traceback
 import warnings
-from dataclasses import replace
 from typing import Callable, Mapping
 
 import numpy as np
 
-from .recorder import check_memory, drive_of, recorded_outputs, t_eval_times
+from .adaptive import run_adaptive
+from .fixed_step import run_fixed
 from .input_values import InputValues, SampledController
 from .jit import as_kernels
 from .kernels import for_run
+from .recorder import check_memory, drive_of, recorded_outputs, t_eval_times
 from .result import Result
+from .run_result import finish, short_reason
 from .settings import SimulationSettings
-from .steploop import (RUN_FAILURES, DenseRowError, dense_rows, finish, omega_start, run_recorder,
-                       short_reason, start_state, stop_reason, stopped_reason)
-from .steppers import StepFailure, make_stepper
-from .steppers.outcome import Outcome, one_line
-from .steppers.base import NUMERICAL_ERRORS
+from .steploop import run_recorder, run_start
+from .steppers import make_stepper
 
 __all__ = ["simulate"]
 
@@ -200,12 +201,23 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
     # overflow/invalid values in a diverging run are reported as status, not as warnings
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"), \
             _blas_limit(blas_threads):
+        # every recorded row allocated once (every K-th step and the last, or the t_eval rows; a
+        # variable-step run's doubling from 1024); the state advanced lives in its own buffers
+        rec = run_recorder(kernels, cfg, len(te) if te is not None else 1024 if cfg.auto
+                           else n_steps, every if te is None else 1,
+                           math.nan if cfg.auto else dt, values.u, variable=cfg.auto)
+        start = run_start(kernels, stepper, cfg, t0, x0, xd0, consistent, at_start)
         if cfg.auto:
-            from .adaptive import run_adaptive
-            return run_adaptive(kernels, stepper, cfg, t0, t_end, x0, xd0, progress, consistent,
-                                t_wall, every, meta, te, values)
-        return _run(kernels, stepper, cfg, t0, n_steps, x0, xd0, progress, consistent,
-                    (each, at_start), t_wall, every, meta, values, te)
+            end = run_adaptive(kernels, stepper, cfg, start, rec, t_end, progress, every, meta,
+                               te, values)
+        else:
+            end = run_fixed(kernels, stepper, cfg, start, rec, n_steps, progress, every, te,
+                            values, each)
+            end.meta = meta
+        if end.status != "completed":
+            log.warning("simulation of %s stopped: %s", kernels.name, short_reason(end.reason))
+        return finish(kernels, stepper, cfg, rec, start.cs, end, t_wall,
+                      h="auto" if cfg.auto else dt, t0=t0, n_steps=n_steps, every=every)
 
 
 def _settings(kernels, settings, given: dict) -> SimulationSettings:
@@ -384,157 +396,3 @@ def _blas_limit(threads: int | None):
         _BLAS["controller"] = ThreadpoolController()
         _BLAS["modules"] = len(sys.modules)
     return _BLAS["controller"].limit(limits=int(threads), user_api="blas")
-
-
-def _step_failure(exc, j: int, t1: float, method: str) -> tuple[str, str, Outcome | None]:
-    """(status, reason, outcome) of step j (ending at t1), which raised ``exc``: a StepFailure's
-    one line from its outcome (steppers.outcome.one_line; its long text goes to the detail)."""
-    prefix = f"step {j} (t = {t1:.9g}): "
-    if isinstance(exc, StepFailure):
-        status = "diverged" if exc.nonfinite else "failed"
-        if exc.outcome is not None:
-            return (status, one_line(exc.outcome, prefix),
-                    replace(exc.outcome, detail=f"{prefix}{exc}"))
-        return status, f"{prefix}{exc}", None
-    return "failed", (f"{prefix}numerical error inside the {method} step: "
-                      f"{type(exc).__name__}: {exc}"), None
-
-
-def _stopped(exc, last: int, n_steps: int, t_last: float) -> tuple[str, str, str | None]:
-    """(status, reason, detail) of a fixed-step run that ``exc`` (a KeyboardInterrupt or one of
-    steploop.RUN_FAILURES) stopped after step ``last`` (at t_last): interrupted, or failed (the
-    traceback in the detail)."""
-    reason = stopped_reason(exc, f"after step {last} of {n_steps} (t = {t_last:.9g})")
-    if isinstance(exc, KeyboardInterrupt):
-        return "interrupted", reason, None
-    return "failed", reason, traceback.format_exc()
-
-
-def _restart(kernels, stepper, t: float, x, xd, rank_tol: float, rec):
-    """ẍ, λ at (t, x, ẋ) from the index-1 equations with the inputs just sampled, and what the
-    stepper carries restarted there (the step from a sample starts after the jump of the inputs,
-    as the C runtime's sample_at); the power after the jump told to the Recorder ``rec``."""
-    from .assembly import consistent_state
-
-    cs = consistent_state(kernels, t, x, xd, rank_tol=rank_tol, project=False)
-    stepper.restart(t, x, xd, cs.xdd, cs.lam)
-    if rec.n_work:
-        outputs = kernels.n_out > 0 and hasattr(kernels, "outputs")
-        rec.jump(t, kernels.outputs(t, x, xd) if outputs else None, x, xd, cs.lam)
-    return cs.xdd, cs.lam
-
-
-def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progress, consistent,
-         estimate, t_wall, every, extra_meta, values, te=None) -> Result:
-    """The fixed-step loop: start, steps, the stop reasons; the recording is
-    :class:`~symgen.recorder.Recorder`'s (with ``te``, the t_eval rows of each step:
-    :func:`~symgen.steploop.dense_rows`), the Result and its meta
-    :func:`~symgen.steploop.finish`'s."""
-    n_out = kernels.n_out
-    dt, sch, bound = float(cfg.dt), cfg.parsed_scheme(), float(cfg.divergence_bound)
-    has_energy = hasattr(kernels, "energy")
-    has_outputs = n_out > 0 and hasattr(kernels, "outputs")
-    # every recorded row, allocated once (every K-th step and the last); the state being
-    # advanced lives in its own buffers so that unrecorded steps cost no row
-    rec = run_recorder(kernels, cfg, n_steps if te is None else len(te),
-                       every if te is None else 1, dt, values.u)
-    cs = start_state(kernels, stepper, cfg, t0, x0, xd0, consistent)
-    x, xd, xdd, lam = cs.x.copy(), cs.xd.copy(), cs.xdd.copy(), cs.lam.copy()
-    res = np.array(cs.residuals, dtype=float)
-    estimate, at_start = estimate             # (every step, the start: cfg.estimate_plan)
-    w = omega_start(kernels, stepper, cfg, t0, (x, xd, xdd, lam)) if at_start else math.nan
-    hm = sch.h_max(w) if at_start else math.nan
-
-    def record(j, t, iters, y=None):
-        rec.add(j, t, x, xd, xdd, lam, res, iters, w, hm,
-                kernels.energy(t, x, xd) if has_energy else None,
-                y if y is not None else kernels.outputs(t, x, xd) if has_outputs else None)
-
-    def integrate(t):
-        """The work of the power outputs and driven joints up to the state at t (every step,
-        recorded or not); the outputs there (None without outputs)."""
-        if not rec.n_work:
-            return None
-        y = kernels.outputs(t, x, xd) if has_outputs else None
-        rec.integrate(t, y, x, lam)
-        return y
-
-    rec.observe(t0, res, 0, w, hm)
-    y0 = integrate(t0)
-    k_eval = 0                              # the next t_eval row
-    if te is None or te[0] == t0:
-        record(0, t0, 0, y0)
-        k_eval = 0 if te is None else 1
-    stepper.start(t0, x, xd, xdd, lam)
-
-    status, reason, last, it_last, whole = "completed", "", 0, 0, True
-    detail = failure = None                 # an internal error's traceback; a failed step
-    compiled = getattr(stepper, "compiled", False)
-    try:
-        if compiled:                        # C steps chunk by chunk into rec (steppers/compiled.py)
-            status, reason = stepper.advance(t0, n_steps, (x, xd, xdd, lam, res), rec, progress,
-                                             bound, te, k_eval)
-        ctl, _, spp = getattr(stepper, "controller", None) or (None, 0.0, 0)
-        for i in range(0 if compiled else n_steps):
-            t, t1 = t0 + i * dt, t0 + (i + 1) * dt
-            if values.varying:              # u(t + h), callables with the state at t
-                values.set(t1, x, xd)
-            start = (xdd, lam)
-            if ctl is not None and i and i % spp == 0:      # a sample: the law, then ẍ, λ of
-                ctl.sample(t, x, xd)                         # the new inputs (sg_run.c.inc)
-                start = _restart(kernels, stepper, t, x, xd, cfg.rank_tol, rec)
-            try:
-                iters = stepper.step(t, dt, (x, xd, *start)).iteration
-            except NUMERICAL_ERRORS as exc:
-                status, reason, failure = _step_failure(exc, i + 1, t1, cfg.method)
-                break
-            reason = stop_reason(stepper, i + 1, t1, dt, bound, iters)
-            if reason:
-                status = "diverged"
-                break
-            # accept the step (an interrupt in here leaves the state half-copied: `whole`)
-            j = i + 1
-            start = None if te is None else (x.copy(), xd.copy(), xdd.copy())
-            whole = False
-            x[:], xd[:], xdd[:], lam[:] = stepper.x, stepper.xd, stepper.xdd, stepper.lam
-            res[:] = stepper.res
-            w = stepper.omega_max if estimate else math.nan     # (else the start's: row 0)
-            hm = sch.h_max(w)
-            values.accept()
-            whole = True
-            last, it_last = j, iters
-            failed = None
-            y = integrate(t1)               # (before the rows inside the step)
-            if te is not None:              # the t_eval rows in (t, t + h], from its interpolant
-                try:
-                    k_eval = dense_rows(kernels, rec, te, k_eval, j, t, dt, start, (x, xd, xdd),
-                                        iters, w, hm, None, cfg.rank_tol, j == n_steps)
-                except DenseRowError as exc:
-                    failed = exc
-            rec.observe(t1, res, iters, w, hm)
-            if failed is not None:
-                status, reason = "failed", str(failed)
-                break
-            if te is None and j % every == 0:
-                record(j, t1, iters, y)
-            if progress is not None:
-                progress(j, n_steps)
-    except (KeyboardInterrupt, *RUN_FAILURES) as exc:   # the steps taken are kept (any other
-        if compiled:                                      # exception is a bug: it propagates)
-            last = stepper.done
-        if not whole and te is None:        # the state of step `last + 1` is half-copied
-            last = rec.last_step
-        status, reason, detail = _stopped(exc, last, n_steps, t0 + last * dt)
-    if compiled:                            # the state buffers hold step stepper.done
-        last, it_last, w, hm = stepper.done, stepper.it_last, stepper.w, stepper.hm
-        failure = stepper.outcome
-    if status != "completed":
-        log.warning("simulation of %s stopped: %s", kernels.name, short_reason(reason))
-    # always keep the last computed state (with t_eval: when the run stopped early, whole)
-    if (rec.last_step != last if te is None else status != "completed" and whole
-            and not (rec.k and rec.T[rec.k - 1] == t0 + last * dt)):
-        values.rewind()                     # (with the inputs its step used)
-        record(last, t0 + last * dt, it_last)
-
-    return finish(kernels, stepper, cfg, rec, cs, status, reason, detail, t_wall, extra_meta, h=dt,
-                  t0=t0, n_steps=n_steps, last=last, every=every, bound=bound, failure=failure)

@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
+from .schemes import parse_scheme
+
 __all__ = ["SimulationSettings", "METHODS", "FACTORIZATIONS", "CHARTS", "METRICS", "STEPPERS",
            "SPARSE_FROM_N", "SPARSE_MAX_DENSITY", "resolve_factorization", "compiled_factorization",
            "DEFAULT_CHART_METRIC", "PAPER_CHART_METRIC", "PRESETS", "chart_metric", "RANK_TOL_MAX",
@@ -323,8 +325,6 @@ class SimulationSettings:
 
     def parsed_scheme(self):
         """The :class:`~symgen.steppers.Scheme`; ``central-difference`` forces (½, 0)."""
-        from .steppers.schemes import parse_scheme
-
         sch = parse_scheme("central-difference" if self.method == "central-difference"
                            else self.scheme)
         if corrected_step(self.method, self.chart, self.metric, sch.gamma):

@@ -145,8 +145,9 @@ LONG_FUNCTIONS = {}
 
 
 def _function_lengths(name: str, src: str) -> dict[str, int]:
-    """Qualified name (``symgen.run._run``, ``symgen.model.Model.__init__``) → lines of code of
-    every function in ``src`` (from its first statement after the docstring to its end)."""
+    """Qualified name (``symgen.fixed_step.run_fixed``, ``symgen.model.Model.__init__``) → lines
+    of code of every function in ``src`` (from its first statement after the docstring to its
+    end)."""
     out = {}
 
     def visit(node, prefix):

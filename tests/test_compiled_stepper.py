@@ -338,7 +338,7 @@ def test_runtime_defaults_are_the_settings_defaults_and_failures_have_names(kern
     the paper's chart and metric (preset="paper": the runtime has no default step of its own;
     main.c and the FMU set symgen's), and every failure kind has its own message."""
     from symgen.settings import SimulationSettings
-    from symgen.steppers.schemes import parse_scheme
+    from symgen.schemes import parse_scheme
 
     ffi, lib = kernels("stiff_pendulum").ffi, kernels("stiff_pendulum").lib
     st = SimulationSettings(preset="paper")

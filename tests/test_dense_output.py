@@ -1,6 +1,6 @@
 """t_eval rows (the dense output, docs/variable-step.md "Dense output"): the quintic Hermite
 interpolant of a step (steppers/control.py dense_output, C sg_dense_interpolant) against closed
-forms; a row projected in C (sg_dense_state) against the Python row (steploop.dense_state) and
+forms; a row projected in C (sg_dense_state) against the Python row (eval_rows.dense_state) and
 the rows of whole runs on both steppers against each other, within the round-off spread
 measured here; the rows on the constraints, at the step's order against the exact motion, and
 the steps the same with or without them; dt="auto" and a fixed dt alike."""
@@ -10,7 +10,7 @@ import pytest
 import oracles
 import symgen
 from symgen.reproduce.references import minimal_pendulum
-from symgen.steploop import DenseRowError, dense_state
+from symgen.eval_rows import DenseRowError, dense_state
 from symgen.steppers.control import dense_output
 
 WARM = ["double_four_bar", "slider_crank", "double_pendulum",
@@ -103,7 +103,7 @@ ROW_CASES = {"double_four_bar": (1e-2, 1.0), "slider_crank": (1e-3, 0.2),
 @pytest.mark.roundoff
 @pytest.mark.parametrize("name", sorted(ROW_CASES))
 def test_a_row_projected_in_c_is_the_python_row(build, name):
-    """sg_dense_state against steploop.dense_state on the same steps (at ¼ and ⅔ of each): x, ẋ,
+    """sg_dense_state against eval_rows.dense_state on the same steps (at ¼ and ⅔ of each): x, ẋ,
     ẍ, λ within 10× the spread the Python rows show when the step's end states are moved by
     ±1e-15 relative (Python factors H by SVD below 20 coordinates, C by pivoted QR); the C rows
     on q = q̇ = 0 as closely as the Python rows."""

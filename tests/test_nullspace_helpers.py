@@ -182,7 +182,7 @@ def test_a_singular_NtMN_takes_the_euclidean_projection_and_the_run_records_it(m
     is projected by N Nᵀ (the C runtime's too), and the run names that fallback in
     meta["fallbacks"] (issue 37.7)."""
     from symgen.steppers import control
-    from symgen.steppers.schemes import parse_scheme
+    from symgen.schemes import parse_scheme
 
     est = control.ErrorEstimate(parse_scheme("trapezoidal"), 3, 1e-6, np.full(3, 1e-8),
                                 index3=True)

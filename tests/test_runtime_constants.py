@@ -46,7 +46,7 @@ def test_the_error_controls_defaults_and_first_step_are_the_python_ones(lib):
 
     from symgen.settings import SimulationSettings
     from symgen.steppers.control import initial_step
-    from symgen.steppers.schemes import parse_scheme
+    from symgen.schemes import parse_scheme
 
     c, st = lib.sg_control_default(), SimulationSettings()
     assert (c.rtol, c.atol) == (st.rtol, st.atol)
@@ -135,7 +135,7 @@ def test_every_failure_kind_has_the_compiled_steppers_words():
     from symgen.kernels import Kernels  # noqa: F401  (the stepper needs compiled kernels)
     from symgen.steppers import make_stepper
     from symgen.steppers.compiled import CompiledStepper
-    from symgen.steppers.schemes import parse_scheme
+    from symgen.schemes import parse_scheme
 
     k = symgen.build(load_model("stiff_pendulum"))
     st = CompiledStepper(k, "nullspace", parse_scheme("trapezoidal"), 0.01, tol=1e-12,

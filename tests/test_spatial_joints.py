@@ -273,7 +273,7 @@ def test_slider_crank_3d_energy_has_no_secular_drift(crank3d):
 
 
 def test_unknown_metric_is_refused(crank3d):
-    from symgen.steppers.schemes import parse_scheme
+    from symgen.schemes import parse_scheme
     with pytest.raises(ValueError, match="unknown metric 'riemann'.*euclidean, mass"):
         NullspaceStepper(crank3d[1], parse_scheme("trapezoidal"), 1e-3, metric="riemann")
 

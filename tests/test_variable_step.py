@@ -12,7 +12,7 @@ from scipy.linalg import null_space
 import oracles
 import symgen
 from symgen.steppers.control import ErrorEstimate, Flag, StepController
-from symgen.steppers.schemes import parse_scheme
+from symgen.schemes import parse_scheme
 
 WARM = ["stiff_pendulum", "double_four_bar", "andrews_squeezer"]
 STEPPERS = ["python", "compiled"]

@@ -2,7 +2,7 @@
 seconds of a run with 2 000 t_eval points against the same run without them (the best of
 ``--repeat`` runs each, default 5), the cost of a row from the slope between 2 000 and 22 000
 rows (less noisy than the difference on a loaded machine), and what the 2 000 rows cost when
-each is computed in Python (steploop.dense_state on the run's steps: the path every row took
+each is computed in Python (eval_rows.dense_state on the run's steps: the path every row took
 before the rows moved to C).
 ``--order``: the rows' errors against the exact motion instead — the double four-bar with the
 corrected step (symmetric chart, mass metric, γ = ½) at fixed h, rows at ¼, ½, ¾ of each step in
@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 import symgen
-from symgen.steploop import dense_state, project_row
+from symgen.eval_rows import dense_state, project_row
 from symgen.steppers.control import hermite
 
 

@@ -24,7 +24,7 @@ from scipy.linalg import null_space
 
 import symgen
 from symgen.steppers.control import ErrorEstimate
-from symgen.steppers.schemes import parse_scheme
+from symgen.schemes import parse_scheme
 
 T0 = 5.0
 

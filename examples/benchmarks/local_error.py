@@ -16,7 +16,7 @@ from scipy.integrate import solve_ivp
 
 import symgen
 from symgen.steppers.control import ErrorEstimate
-from symgen.steppers.schemes import parse_scheme
+from symgen.schemes import parse_scheme
 
 T0 = 5.0
 

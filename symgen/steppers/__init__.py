@@ -12,7 +12,7 @@ from .index3 import Index3Stepper
 from .linalg import DEFAULT_RANK_TOL, Linearization, omega_from
 from .minimal import NewmarkStepper
 from .nullspace import NullspaceStepper
-from .schemes import PRESETS, Scheme, parse_scheme
+from ..schemes import PRESETS, Scheme, parse_scheme
 
 __all__ = ["Scheme", "parse_scheme", "PRESETS", "Stepper", "StepFailure", "NullspaceStepper",
            "Index3Stepper", "NewmarkStepper", "Linearization", "omega_from", "METHODS",

@@ -48,7 +48,7 @@ from dataclasses import replace
 from ..runtime_constants import CODES, TIMES_KEPT
 from ..settings import NEWTON_TOL_FIXED, SimulationSettings
 from .outcome import Outcome
-from .schemes import Scheme
+from ..schemes import Scheme
 
 __all__ = ["norm2", "StepFailure", "Stepper", "DEFAULT_TOL", "DEFAULT_CONSTRAINT_TOL", "DEFAULT_MAX_ITER",
            "EPS", "FLOOR_TIMES_KEPT", "NUMERICAL_ERRORS"]

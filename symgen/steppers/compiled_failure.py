@@ -32,7 +32,7 @@ class CompiledFailures:
         lib = self.lib
         if fail.kind == lib.SG_FAIL_SAMPLE:
             self.sample_failure(fail)
-        if fail.kind == lib.SG_FAIL_DENSE_ROW:              # (steploop.dense_rows)
+        if fail.kind == lib.SG_FAIL_DENSE_ROW:              # (eval_rows.dense_rows)
             return "failed", dense_row_reason(fail.t)
         step = int(fail.step)
         prefix = f"step {step} (t = {t0 + step * dt:.9g}): "
