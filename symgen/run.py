@@ -445,10 +445,10 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
     w = omega_start(kernels, stepper, cfg, t0, (x, xd, xdd, lam)) if at_start else math.nan
     hm = sch.h_max(w) if at_start else math.nan
 
-    def record(j, t, iters, y=None):
-        rec.add(j, t, x, xd, xdd, lam, res, iters, w, hm,
-                kernels.energy(t, x, xd) if has_energy else None,
-                y if y is not None else kernels.outputs(t, x, xd) if has_outputs else None)
+    def record(j, t, iters, y=None, flags=0):
+        rec.add(j, t, x, xd, xdd, lam, res, iters, w, hm, flags=flags,
+                energy=kernels.energy(t, x, xd) if has_energy else None,
+                out=y if y is not None else kernels.outputs(t, x, xd) if has_outputs else None)
 
     def integrate(t):
         """The work of the power outputs and driven joints up to the state at t (every step,
@@ -467,7 +467,7 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
         k_eval = 0 if te is None else 1
     stepper.start(t0, x, xd, xdd, lam)
 
-    status, reason, last, it_last, whole = "completed", "", 0, 0, True
+    status, reason, last, it_last, fl_last, whole = "completed", "", 0, 0, 0, True
     detail = failure = None                 # an internal error's traceback; a failed step
     compiled = getattr(stepper, "compiled", False)
     try:
@@ -484,10 +484,11 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
                 ctl.sample(t, x, xd)                         # the new inputs (sg_run.c.inc)
                 start = _restart(kernels, stepper, t, x, xd, cfg.rank_tol, rec)
             try:
-                iters = stepper.step(t, dt, (x, xd, *start)).iteration
+                outcome = stepper.step(t, dt, (x, xd, *start))
             except NUMERICAL_ERRORS as exc:
                 status, reason, failure = _step_failure(exc, i + 1, t1, cfg.method)
                 break
+            iters, flags = outcome.iteration, outcome.flags
             reason = stop_reason(stepper, i + 1, t1, dt, bound, iters)
             if reason:
                 status = "diverged"
@@ -502,13 +503,13 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
             hm = sch.h_max(w)
             values.accept()
             whole = True
-            last, it_last = j, iters
+            last, it_last, fl_last = j, iters, flags
             failed = None
             y = integrate(t1)               # (before the rows inside the step)
             if te is not None:              # the t_eval rows in (t, t + h], from its interpolant
                 try:
                     k_eval = dense_rows(kernels, rec, te, k_eval, j, t, dt, start, (x, xd, xdd),
-                                        iters, w, hm, None, cfg.rank_tol, j == n_steps)
+                                        iters, w, hm, None, cfg.rank_tol, j == n_steps, flags)
                 except DenseRowError as exc:
                     failed = exc
             rec.observe(t1, res, iters, w, hm)
@@ -516,7 +517,7 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
                 status, reason = "failed", str(failed)
                 break
             if te is None and j % every == 0:
-                record(j, t1, iters, y)
+                record(j, t1, iters, y, flags)
             if progress is not None:
                 progress(j, n_steps)
     except (KeyboardInterrupt, *RUN_FAILURES) as exc:   # the steps taken are kept (any other
@@ -526,7 +527,8 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
             last = rec.last_step
         status, reason, detail = _stopped(exc, last, n_steps, t0 + last * dt)
     if compiled:                            # the state buffers hold step stepper.done
-        last, it_last, w, hm = stepper.done, stepper.it_last, stepper.w, stepper.hm
+        last, it_last, fl_last = stepper.done, stepper.it_last, stepper.fl_last
+        w, hm = stepper.w, stepper.hm
         failure = stepper.outcome
     if status != "completed":
         log.warning("simulation of %s stopped: %s", kernels.name, short_reason(reason))
@@ -534,7 +536,7 @@ def _run(kernels, stepper, cfg: SimulationSettings, t0, n_steps, x0, xd0, progre
     if (rec.last_step != last if te is None else status != "completed" and whole
             and not (rec.k and rec.T[rec.k - 1] == t0 + last * dt)):
         values.rewind()                     # (with the inputs its step used)
-        record(last, t0 + last * dt, it_last)
+        record(last, t0 + last * dt, it_last, flags=fl_last)
 
     return finish(kernels, stepper, cfg, rec, cs, status, reason, detail, t_wall, extra_meta, h=dt,
                   t0=t0, n_steps=n_steps, last=last, every=every, bound=bound, failure=failure)
