@@ -81,6 +81,7 @@ def test_fixed_step_flags_say_which_steps_were_at_the_floor_or_sub_stepped(kerne
 def test_both_steppers_flag_the_same_rows(kernels, case):
     c, p = (_run(kernels, case, st) for st in STEPPERS)
     assert np.array_equal(c.t, p.t)
+    assert c.flags is not None and c.flags.any()             # (each run has flagged steps)
     np.testing.assert_array_equal(c.flags, p.flags)
 
 
