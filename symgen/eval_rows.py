@@ -47,13 +47,14 @@ def dense_state(kernels, tau: float, t: float, h: float, start, end,
 
 def dense_rows(kernels, rec, te, k: int, step: int, t: float, h: float, start, end, iters: int,
                w: float, hm: float, info=None, rank_tol: float = SimulationSettings.rank_tol,
-               last: bool = False) -> int:
+               last: bool = False, flags: int = 0) -> int:
     """The ``t_eval`` rows te[k], … that the accepted step ``step`` from t (``start`` = x, ẋ, ẍ) to
     t + h (``end``) passes (te[k] ≤ t + h·(1 + 1e-14); all that are left when it is the run's
     ``last``, whatever the rounding of t + h), each :func:`dense_state` at
     τ = min(te[k], t + h), into the Recorder ``rec`` with the step's Newton iterations, ω_max,
-    h_max and ``info`` (variable steps: h, error estimate, flags), the energy at te[k], the
-    outputs and the work of the power outputs at τ (the C runtime's dense_rows is this); returns
+    h_max and ``info`` (variable steps: h, error estimate, flags; fixed steps: its ``flags``),
+    the energy at te[k], the outputs and the work of the power outputs at τ (the C runtime's
+    dense_rows is this); returns
     the next k.  Call it after the step's work is integrated (Recorder.work_to).  The time the
     rows take is added to ``rec.dense_seconds`` (the summary's stepping rate leaves it out)."""
     outputs = kernels.n_out > 0 and hasattr(kernels, "outputs")
@@ -62,19 +63,19 @@ def dense_rows(kernels, rec, te, k: int, step: int, t: float, h: float, start, e
     tic = time.perf_counter()
     try:
         return _dense_rows(kernels, rec, te, k, step, t, h, start, end, iters, w, hm, info,
-                           rank_tol, last, outputs)
+                           rank_tol, last, outputs, flags)
     finally:
         rec.dense_seconds += time.perf_counter() - tic
 
 
 def _dense_rows(kernels, rec, te, k, step, t, h, start, end, iters, w, hm, info, rank_tol,
-                last, outputs) -> int:
+                last, outputs, flags) -> int:
     while k < len(te) and (te[k] <= t + h * (1 + ROW_TIME_SLACK) or last):
         tau = min(float(te[k]), t + h)
         xe, xde, xdde, lame, rese = dense_state(kernels, tau, t, h, start, end, rank_tol)
         ye = kernels.outputs(tau, xe, xde).copy() if outputs else None
         e = kernels.energy(float(te[k]), xe, xde) if rec.EK is not None else None
         rec.add(step, float(te[k]), xe, xde, xdde, lame, rese, iters, w, hm, e, ye,
-                step_info=info, work=rec.work_to(tau) if rec.n_work else None)
+                step_info=info, work=rec.work_to(tau) if rec.n_work else None, flags=flags)
         k += 1
     return k

@@ -29,15 +29,16 @@ class _Run:
         self.res, self.w, self.hm = start.res, start.w, start.hm
         self.has_energy = hasattr(kernels, "energy")
         self.has_outputs = kernels.n_out > 0 and hasattr(kernels, "outputs")
-        self.last = self.it_last = 0        # the last step taken, its Newton iterations
+        self.last = self.it_last = self.fl_last = 0     # the last step, its iterations, flags
         self.whole = True                   # False while an accepted state is being copied
         self.k_eval = 0                     # the next t_eval row
 
-    def record(self, j: int, t: float, iters: int, y=None) -> None:
+    def record(self, j: int, t: float, iters: int, y=None, flags: int = 0) -> None:
         kern, x, xd = self.kernels, self.x, self.xd
         self.rec.add(j, t, x, xd, self.xdd, self.lam, self.res, iters, self.w, self.hm,
-                     kern.energy(t, x, xd) if self.has_energy else None,
-                     y if y is not None else kern.outputs(t, x, xd) if self.has_outputs else None)
+                     flags=flags, energy=kern.energy(t, x, xd) if self.has_energy else None,
+                     out=y if y is not None else kern.outputs(t, x, xd) if self.has_outputs
+                     else None)
 
     def integrate(self, t: float):
         """The work of the power outputs and driven joints up to the state at t (every step,
@@ -56,7 +57,7 @@ class _Run:
             self.record(0, t0, 0, y0)
             self.k_eval = 0 if te is None else 1
 
-    def accept(self, stepper, values, j: int, iters: int, te):
+    def accept(self, stepper, values, j: int, iters: int, flags: int, te):
         """The stepper's state as step j's (an interrupt in here leaves it half-copied:
         ``whole``); returns the state at the step's start (x, ẋ, ẍ) with ``te`` (the t_eval rows'
         interpolant needs it), else None."""
@@ -69,11 +70,11 @@ class _Run:
         self.hm = self.sch.h_max(self.w)
         values.accept()
         self.whole = True
-        self.last, self.it_last = j, iters
+        self.last, self.it_last, self.fl_last = j, iters, flags
         return te_start
 
-    def rows(self, j: int, t: float, t1: float, dt: float, iters: int, te, every: int, start,
-             rank_tol: float, last: bool) -> None:
+    def rows(self, j: int, t: float, t1: float, dt: float, iters: int, flags: int, te,
+             every: int, start, rank_tol: float, last: bool) -> None:
         """Step j's rows (from t to t1 = t + dt): its work integrated, the t_eval rows inside it,
         the maxima, the step's row; DenseRowError (after the step is folded in) when a t_eval row
         cannot be projected."""
@@ -83,14 +84,14 @@ class _Run:
             try:
                 self.k_eval = dense_rows(self.kernels, rec, te, self.k_eval, j, t, dt, start,
                                          (self.x, self.xd, self.xdd), iters, self.w, self.hm,
-                                         None, rank_tol, last)
+                                         None, rank_tol, last, flags)
             except DenseRowError as exc:
                 failed = exc
         rec.observe(t1, self.res, iters, self.w, self.hm)
         if failed is not None:
             raise failed
         if te is None and j % every == 0:
-            self.record(j, t1, iters, y)
+            self.record(j, t1, iters, y, flags)
 
 
 def run_fixed(kernels, stepper, cfg, start, rec, n_steps: int, progress, every: int, te,
@@ -121,14 +122,15 @@ def run_fixed(kernels, stepper, cfg, start, rec, n_steps: int, progress, every: 
             run.last = rec.last_step
         status, reason, detail = _stopped(exc, run.last, n_steps, t0 + run.last * dt)
     if compiled:                            # the state buffers hold step stepper.done
-        run.last, run.it_last, run.w, run.hm = stepper.done, stepper.it_last, stepper.w, stepper.hm
+        run.last, run.it_last, run.fl_last = stepper.done, stepper.it_last, stepper.fl_last
+        run.w, run.hm = stepper.w, stepper.hm
         failure = stepper.outcome
     last = run.last
     # always keep the last computed state (with t_eval: when the run stopped early, whole)
     if (rec.last_step != last if te is None else status != "completed" and run.whole
             and not (rec.k and rec.T[rec.k - 1] == t0 + last * dt)):
         values.rewind()                     # (with the inputs its step used)
-        run.record(last, t0 + last * dt, run.it_last)
+        run.record(last, t0 + last * dt, run.it_last, flags=run.fl_last)
     return RunEnd(status, reason, last, detail, failure)
 
 
@@ -147,16 +149,18 @@ def _steps(run: _Run, kernels, stepper, cfg, t0: float, n_steps: int, progress, 
             ctl.sample(t, x, xd)                         # the new inputs (sg_run.c.inc)
             start = _restart(kernels, stepper, t, x, xd, cfg.rank_tol, run.rec)
         try:
-            iters = stepper.step(t, dt, (x, xd, *start)).iteration
+            outcome = stepper.step(t, dt, (x, xd, *start))
         except NUMERICAL_ERRORS as exc:
             return _step_failure(exc, i + 1, t1, cfg.method)
+        iters, flags = outcome.iteration, outcome.flags
         reason = stop_reason(stepper, i + 1, t1, dt, bound, iters)
         if reason:
             return "diverged", reason, None
         j = i + 1
-        step_start = run.accept(stepper, values, j, iters, te)
+        step_start = run.accept(stepper, values, j, iters, flags, te)
         try:
-            run.rows(j, t, t1, dt, iters, te, every, step_start, cfg.rank_tol, j == n_steps)
+            run.rows(j, t, t1, dt, iters, flags, te, every, step_start, cfg.rank_tol,
+                     j == n_steps)
         except DenseRowError as exc:
             return "failed", str(exc), None
         if progress is not None:

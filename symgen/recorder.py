@@ -55,9 +55,9 @@ def n_records(n_steps: int, every: int) -> int:
 
 
 def bytes_per_record(n: int, m: int, n_out: int) -> int:
-    """Bytes of one recorded row: t, x, ẋ, ẍ, λ, 3 residuals, ω_max, h_max, iterations, T, V,
-    E = T + V and the outputs, all 8-byte numbers."""
-    return 8 * (3 * n + m + n_out + 10)
+    """Bytes of one recorded row: t, x, ẋ, ẍ, λ, 3 residuals, ω_max, h_max, iterations, flags,
+    T, V, E = T + V and the outputs, all 8-byte numbers."""
+    return 8 * (3 * n + m + n_out + 11)
 
 
 def check_memory(n_steps: int, every: int, n: int, m: int, n_out: int,
@@ -123,12 +123,13 @@ class Recorder:
         self.lam_at, self._pending = lam_at, []
         n_out += self.n_work
         R = n_records(n_steps, self.every)
-        # variable steps (dt="auto"): the step of each row, its error estimate and flags; the
-        # rows grow (doubling) since the number of steps is not known in advance
+        # the flags of each row's step (steppers.control.Flag); variable steps (dt="auto"): its
+        # step and error estimate too, and the rows grow (doubling) since the number of steps
+        # is not known in advance
         self.variable = bool(variable)
         self.STEP_H = np.empty(R) if variable else None
         self.ERR = np.empty(R) if variable else None
-        self.FLG = np.empty(R, dtype=np.int64) if variable else None
+        self.FLG = np.empty(R, dtype=np.int64)
         self.T = np.empty(R)
         self.X, self.XD, self.XDD = np.empty((R, n)), np.empty((R, n)), np.empty((R, n))
         self.LAM = np.empty((R, m))
@@ -240,18 +241,21 @@ class Recorder:
         :meth:`integrate_rows` (the C runtime's t_eval rows)."""
         return self._work.within(tau)
 
-    def fill_rows(self, k1: int, steps, iters, omega, h_max, work=None, step_info=None) -> None:
+    def fill_rows(self, k1: int, steps, iters, omega, h_max, work=None, step_info=None,
+                  flags=None) -> None:
         """Rows k..k1 − 1 whose t, x, ẋ, ẍ, λ, residuals, energy and outputs were written in place
         (the C runtime's t_eval rows, steppers/compiled_rows.py), completed: their steps'
         indices, Newton iterations, ω_max, h_max (arrays of k1 − k), ``work`` (rows of the power
-        outputs' work), ``step_info`` (variable steps: arrays of h, error estimate, flags) and
-        the inputs."""
+        outputs' work), ``step_info`` (variable steps: arrays of h, error estimate, flags),
+        ``flags`` (fixed steps; None: 0) and the inputs."""
         sl = slice(self.k, k1)
         if k1 <= self.k:
             return
         self.IT[sl], self.OM[sl], self.HM[sl] = iters, omega, h_max
         if self.variable:
             self.STEP_H[sl], self.ERR[sl], self.FLG[sl] = step_info
+        else:
+            self.FLG[sl] = 0 if flags is None else flags
         if work is not None:
             self.OUT[sl, self.n_out:] = work
         if self.U is not None:
@@ -300,10 +304,11 @@ class Recorder:
         self.observed += len(t)
 
     def add_rows(self, steps, t, x, xd, xdd, lam, res, iters, omega, h_max, energy=None,
-                 out=None, work=None, step_info=None) -> None:
+                 out=None, work=None, step_info=None, flags=None) -> None:
         """:meth:`add` of k rows at once (``steps``: their step indices, increasing; ``energy``
         a pair of arrays of k; ``work`` their rows of :meth:`integrate_rows`; ``step_info``
-        the arrays (h, error estimate, flags) of variable steps)."""
+        the arrays (h, error estimate, flags) of variable steps; ``flags`` those of fixed
+        steps, None: 0)."""
         k, K = self.k, len(steps)
         if K == 0:
             return
@@ -312,6 +317,8 @@ class Recorder:
             while k + K > self.T.shape[0]:
                 self._grow()
             self.STEP_H[sl], self.ERR[sl], self.FLG[sl] = step_info
+        else:
+            self.FLG[sl] = 0 if flags is None else flags
         self.T[sl] = t
         self.X[sl], self.XD[sl], self.XDD[sl] = x, xd, xdd
         self.LAM[sl] = lam
@@ -332,8 +339,8 @@ class Recorder:
         """Double the rows (variable steps only): each buffer copied into one twice as long;
         :class:`MemoryBudgetError` when the doubled rows would pass the memory a result may take
         (the rows recorded so far are kept)."""
-        rows = self.T.shape[0]          # a row, and its step, error estimate and flags
-        per = bytes_per_record(self.X.shape[1], self.LAM.shape[1], self.OUT.shape[1]) + 3 * 8
+        rows = self.T.shape[0]          # a row (with its flags), its step and error estimate
+        per = bytes_per_record(self.X.shape[1], self.LAM.shape[1], self.OUT.shape[1]) + 2 * 8
         if (2 * rows + 2) * per > memory_budget():
             raise MemoryBudgetError(
                 f"{rows} rows fill the memory a result may take: record every K-th step "
@@ -347,15 +354,18 @@ class Recorder:
                 setattr(self, attr, b)
 
     def add(self, step: int, t, x, xd, xdd, lam, res, iters, omega, h_max, energy=None,
-            out=None, step_info=None, work=None) -> None:
+            out=None, step_info=None, work=None, flags: int = 0) -> None:
         """Write one row (the row counts only once it is complete); ``step_info``: (h, error
-        estimate, flags) of the step that produced it (variable steps); ``work``: default the
-        work integrated so far (the row is the last state integrated)."""
+        estimate, flags) of the step that produced it (variable steps), ``flags`` its flags
+        (fixed steps); ``work``: default the work integrated so far (the row is the last state
+        integrated)."""
         k = self.k
         if self.variable:
             if k == self.T.shape[0]:
                 self._grow()
             self.STEP_H[k], self.ERR[k], self.FLG[k] = step_info or (math.nan, math.nan, 0)
+        else:
+            self.FLG[k] = flags
         self.T[k] = t
         self.X[k], self.XD[k], self.XDD[k] = x, xd, xdd
         self.LAM[k] = lam
@@ -395,8 +405,9 @@ class Recorder:
             ("pos_err", "PE"), ("vel_err", "VE"), ("acc_err", "AE"), ("omega_max", "OM"),
             ("h_max", "HM"), ("newton_iters", "IT"), ("energy_kinetic", "EK"),
             ("energy_potential", "EP"), ("outputs", "OUT"))}
+        out["flags"] = trim(self.FLG)
         if self.variable:
-            out.update(h=trim(self.STEP_H), err_est=trim(self.ERR), flags=trim(self.FLG))
+            out.update(h=trim(self.STEP_H), err_est=trim(self.ERR))
         out["u"] = trim(self.U)
         return out
 

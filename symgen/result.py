@@ -20,12 +20,13 @@ omega_max, h_max (N,):
     row, and every row only for a scheme with a stability limit; ``estimate=True``: every row.
 newton_iters (N,):
     Newton iterations (linear solves) of the step that produced the row (0 for the initial state).
-h, err_est, flags (N,) or None:
-    variable steps (``dt="auto"``) only: the step that produced each row (NaN for the initial
-    state), its local error estimate in the WRMS norm (≤ 1: accepted; NaN where none) and a bit
-    mask (:class:`symgen.steppers.control.Flag`: 1 a try was rejected by the error test, 2 a try
-    was rejected because Newton did not converge, 4 accepted at Newton's round-off floor, 8 h cut
-    to the stability limit, 16 sub-stepped, 32 no error estimate); None for fixed steps.
+flags (N,):
+    bits (:class:`symgen.steppers.control.Flag`) of the step that produced each row (a ``t_eval``
+    row: the step it lies in; 0 at the start): 4 accepted at Newton's round-off floor, 16 a fixed
+    step taken as sub-steps; ``dt="auto"`` also 1 a try rejected by the error test, 2 a try whose
+    Newton failed, 8 h cut to the stability limit, 32 no error estimate (None: an older file).
+h, err_est (N,) or None:
+    ``dt="auto"`` only: each row's step (NaN at the start), its error estimate (WRMS, ≤ 1).
 energy (N,) or None:
     T + V per step when the model has a potential V, else None; ``energy_kinetic`` and
     ``energy_potential`` hold T and V (always recorded; V = 0 without a potential).

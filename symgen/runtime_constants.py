@@ -128,13 +128,14 @@ ENUMS = (
                                   "singular reduced mass)"),
         ("SG_FAIL_SAMPLE", 16, "the sampled controller (sg_set_sampler) stopped the run at t"),
         ("SG_FAIL_KINDS", 17, "how many kinds there are (sg_failure_message)"))),
-    ("The bits of sg_step_info.flags (symgen's Result.flags; steppers/control.py Flag).", (
+    ("The bits of sg_step_info.flags and sg_run_chunk's FL (symgen's Result.flags; "
+     "steppers/control.py Flag).", (
         ("SG_FLAG_REJECTED_ERROR", 1, "a try of this step was rejected by the error test"),
         ("SG_FLAG_REJECTED_NEWTON", 2, "a try of this step was rejected: Newton did not "
                                        "converge"),
         ("SG_FLAG_FLOOR", 4, "accepted at Newton's round-off floor"),
         ("SG_FLAG_STABILITY", 8, "h was cut to SG_STABILITY_FRACTION h_max(omega_max)"),
-        ("SG_FLAG_SUBSTEPPED", 16, "(a fixed step covered by sub-steps; symgen's Python side)"),
+        ("SG_FLAG_SUBSTEPPED", 16, "a fixed step covered by sub-steps (sg_run_chunk's FL)"),
         ("SG_FLAG_NO_ESTIMATE", 32, "no error estimate (the first step)"))),
     ("Integer limits.", (
         ("SG_TIMES_KEPT", TIMES_KEPT, "times kept of the first events a counter counts "

@@ -84,6 +84,7 @@ def _same_run(c, p, k):
     assert (c.status, c.reason) == (p.status, p.reason)
     assert len(c.t) == len(p.t) and np.array_equal(c.t, p.t)
     np.testing.assert_array_equal(c.newton_iters, p.newton_iters)
+    np.testing.assert_array_equal(c.flags, p.flags)         # (floor, sub-stepped: each row's)
     for key in ("floor_steps", "floor_times", "floor_t_last", "substepped_steps",
                 "substepped_times", "chart", "steps_done", "every"):
         assert c.meta.get(key) == p.meta.get(key), key

@@ -323,7 +323,7 @@ int main(void)
     sg_start(s, p, 0.0, X, XD, XDD, LAM);
     if (sg_set_sampler(s, pd, NULL, 0.0, 0.01, 10, xs, xds, u, U) != 0) return 4;
     if (sg_run_chunk(s, p, 0.0, 0, STEPS, 0, T, X, XD, XDD, LAM, PE, VE, AE, OM, HM, IT, EK, EP,
-                     OUT, &last, &fail) != SG_OK) return 5;
+                     OUT, NULL, &last, &fail) != SG_OK) return 5;
     for (i = 1; i <= STEPS; ++i) printf("%.17g %.17g\n", X[i * 3 + 2], U[i]);
     if (sg_set_sampler(s, pd, NULL, 0.0, 0.0, 0, xs, xds, u, U) != 1) return 6;   /* no control */
     sg_stepper_free(s);

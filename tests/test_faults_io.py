@@ -383,7 +383,7 @@ def test_every_keeps_every_kth_row_and_the_exact_maxima(pend):
 
 def test_a_run_that_would_not_fit_in_memory_is_refused_naming_every(pend, monkeypatch):
     import re
-    per = 8 * (3 * 3 + 2 + 1 + 10)                 # bytes per recorded row of the stiff pendulum
+    per = 8 * (3 * 3 + 2 + 1 + 11)                 # bytes per recorded row of the stiff pendulum
     monkeypatch.setenv("SYMGEN_MEMORY_LIMIT", str(40 * per))
     with pytest.raises(ValueError, match=r"every=\d+") as info:
         symgen.simulate(pend, dt=0.1, t_end=30.0)                # 301 rows > 40

@@ -21,7 +21,7 @@ def results():
 
 ATTRS = ("t", "x", "xd", "xdd", "lam", "coords", "pos_err", "vel_err", "acc_err", "omega_max",
          "h_max", "newton_iters", "energy", "energy_kinetic", "energy_potential", "outputs",
-         "output_names", "status", "reason", "meta")
+         "output_names", "flags", "status", "reason", "meta")
 
 
 def test_attributes(results):
@@ -33,7 +33,8 @@ def test_attributes(results):
         for a in ("x", "xd", "xdd"):
             assert getattr(r, a).shape == (N, len(r.coords))
         assert r.lam.shape[0] == N and r.outputs.shape == (N, len(r.output_names))
-        for a in ("pos_err", "vel_err", "acc_err", "omega_max", "h_max", "newton_iters", "energy"):
+        for a in ("pos_err", "vel_err", "acc_err", "omega_max", "h_max", "newton_iters", "energy",
+                  "flags"):
             assert getattr(r, a).shape == (N,)
     assert ok.status == "completed" and ok.reason == "" and ok.ok
     assert bad.status == "diverged" and bad.reason and not bad.ok
@@ -89,7 +90,7 @@ def test_npz_layout(results, tmp_path):
     with np.load(ok.save(tmp_path / "ok.npz")) as z:
         for key in ("t", "x", "xd", "xdd", "lam", "coords", "pos_err", "vel_err", "acc_err",
                     "omega_max", "h_max", "newton_iters", "energy", "outputs", "output_names",
-                    "status", "reason", "meta"):
+                    "flags", "status", "reason", "meta"):
             assert key in z.files
         assert json.loads(str(z["meta"]))["method"] == "nullspace"
 

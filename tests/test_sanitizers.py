@@ -216,7 +216,7 @@ int main(int argc, char **argv)
     double t_end = argc > 1 ? atof(argv[1]) : 1.0, h = fixed ? atof(argv[2]) : 1e-3, t = 0.0;
     double te[COUNT], *X[3], *LAM, *T, *PE, *VE, *AE, *OM, *HM, *EK, *EP, *OUT, *HS, *ERR;
     double *DX[3], *DLAM, *DT, *DPE, *DVE, *DAE, *DEK, *DEP, *DOUT;
-    long long IT[ROWS], STEP[COUNT];
+    long long IT[ROWS], STEP[COUNT], FF[ROWS];
     int FL[ROWS];
     long k = 0, done = 0, n_steps = fixed ? (long)(t_end / h + 0.5) : 0;
     sg_options o = sg_options_default(SG_NULLSPACE);
@@ -262,7 +262,7 @@ int main(int argc, char **argv)
         long stop = done + ROWS - 1 < n_steps ? done + ROWS - 1 : n_steps;
         if (fixed)
             st = sg_run_chunk(s, mdl->param_defaults, 0.0, done, stop, done, T, X[0], X[1], X[2],
-                              LAM, PE, VE, AE, OM, HM, IT, EK, EP, OUT, &k, &fail);
+                              LAM, PE, VE, AE, OM, HM, IT, EK, EP, OUT, FF, &k, &fail);
         else
             st = sg_run_auto(s, mdl->param_defaults, &t, ROWS, T, X[0], X[1], X[2], LAM, PE,
                              VE, AE, OM, HM, IT, EK, EP, OUT, HS, ERR, FL, &k, &fail);

@@ -137,7 +137,7 @@ class CompiledStepper(CompiledFailures):
         self._last = self.ffi.new("long *")
         self.floor = (math.nan, math.nan, math.nan)
         self._upd_abs = [0.0, 0.0, 0.0]
-        self.done, self.it_last, self.w, self.hm = 0, 0, math.nan, math.nan
+        self.done, self.it_last, self.fl_last, self.w, self.hm = 0, 0, 0, math.nan, math.nan
         self.outcome = None     # the failed step of the last advance (steppers.outcome)
         self.floor_steps, self.floor_times, self.floor_t_last = 0, [], math.nan
         self.min_rank, self.max_rank = self.m, 0
@@ -195,9 +195,9 @@ class CompiledStepper(CompiledFailures):
         ``rec`` as :func:`symgen.simulate`'s loop does (with ``te``, the t_eval rows te[k_eval], …
         instead of the steps, written by C: :class:`DenseOutput`); returns (status, reason).  On
         return (also by KeyboardInterrupt) ``state`` holds the last accepted step ``self.done``
-        (its Newton iterations ``self.it_last``, ω_max ``self.w``, h_max ``self.hm``).  Long on
-        purpose: the chunk loop and the recording of the rows read as one piece, as simulate's
-        loop does."""
+        (its Newton iterations ``self.it_last``, flags ``self.fl_last``, ω_max ``self.w``, h_max
+        ``self.hm``).  Long on purpose: the chunk loop and the recording of the rows read as one
+        piece, as simulate's loop does."""
         self._bound = bound
         n, m, dt = self.n, self.m, self.h
         ffi, lib, kern = self.ffi, self.lib, self.kernels
@@ -205,7 +205,7 @@ class CompiledStepper(CompiledFailures):
         T, PE, VE, AE, OM, HM, EK, EP = (np.full(R, math.nan) for _ in range(8))
         X, XD, XDD, LAM = np.zeros((R, n)), np.zeros((R, n)), np.zeros((R, n)), np.zeros((R, m))
         OUT = np.zeros((R, kern.n_out))
-        IT = np.zeros(R, dtype=np.int64)
+        IT, FL = np.zeros(R, dtype=np.int64), np.zeros(R, dtype=np.int64)
         bufs = (X, XD, XDD, LAM)
         for buf, v in zip(bufs, state):
             buf[0] = v
@@ -213,7 +213,8 @@ class CompiledStepper(CompiledFailures):
         T[0] = t0
         ptrs = [self._ptr(a) for a in (T, X, XD, XDD, LAM, PE, VE, AE, OM, HM)]
         ptrs.append(self._ptr(IT, "long long[]"))
-        ptrs += [self._ptr(EK), self._ptr(EP), self._ptr(OUT) if OUT.size else ffi.NULL]
+        ptrs += [self._ptr(EK), self._ptr(EP), self._ptr(OUT) if OUT.size else ffi.NULL,
+                 self._ptr(FL, "long long[]")]
         p = self._ptr(kern.p)
         energy, outputs = rec.EK is not None, bool(rec.OUT.size)
         every, row = rec.every, 0                 # row: the scratch row of step self.done
@@ -253,7 +254,7 @@ class CompiledStepper(CompiledFailures):
             rec.observe_rows(T[sl], RES[sl], IT[sl], om, hm)
             if dense is not None:                           # the t_eval rows of these steps
                 est = (OM, HM) if self.estimate else (NAN, NAN)
-                dense.fold(step0 - r0, r0, r1, T, IT, *est)
+                dense.fold(step0 - r0, r0, r1, T, IT, *est, flags=FL)
                 return
             steps = np.arange(step0, step0 + r1 - r0)
             keep = np.flatnonzero(steps % every == 0)
@@ -263,7 +264,7 @@ class CompiledStepper(CompiledFailures):
                              RES[rows], IT[rows], om[keep], hm[keep],
                              (EK[rows], EP[rows]) if energy else None,
                              OUT[rows] if outputs else None,
-                             W[keep] if W is not None else None)
+                             W[keep] if W is not None else None, flags=FL[rows])
                 if self._sampler is not None and rec.U is not None:  # the inputs each
                     rec.U[rec.k - keep.size:rec.k] = U[rows]          # row's step used
         dense = None if te is None else DenseOutput(self, rec, te, k_eval, t0 + n_steps * dt)
@@ -271,7 +272,7 @@ class CompiledStepper(CompiledFailures):
         try:
             while self.done < n_steps:
                 if row:                                        # the next chunk starts at row 0
-                    for a in (T, X, XD, XDD, LAM, PE, VE, AE, OM, HM, IT, EK, EP, OUT):
+                    for a in (T, X, XD, XDD, LAM, PE, VE, AE, OM, HM, IT, EK, EP, OUT, FL):
                         a[0] = a[row]
                     row = 0
                 i = self.done
@@ -301,7 +302,7 @@ class CompiledStepper(CompiledFailures):
             for buf, v in zip(state[:4], bufs):
                 buf[:] = v[r]
             state[4][:] = (PE[r], VE[r], AE[r])
-            self.it_last = int(IT[r])
+            self.it_last, self.fl_last = int(IT[r]), int(FL[r])
             self.w, self.hm = (float(OM[r]), float(HM[r])) if self.estimate else (math.nan, math.nan)
             self._collect()
             if dense is not None:

@@ -2,7 +2,7 @@
 writes each row — the step's quintic interpolant projected on the constraints, its residuals,
 energy and outputs — into the Recorder's buffers in place as its steps pass the row's time; after
 each chunk of steps :meth:`DenseOutput.fold` completes the rows with what their steps' scratch
-rows hold (Newton iterations, ω_max, h_max, the variable step's h, estimate and flags) and the
+rows hold (Newton iterations, ω_max, h_max, flags, the variable step's h and estimate) and the
 work of the power outputs, all at once: no Python work per row (docs/variable-step.md, "Dense
 output")."""
 from __future__ import annotations
@@ -51,10 +51,12 @@ class DenseOutput:
         self.rec.dense_seconds += float(self.stepper.lib.sg_dense_seconds(self.stepper._s))
         self.stepper.lib.sg_dense_output(self.stepper._s, self.stepper.ffi.NULL)
 
-    def fold(self, step_of_row0: int, r0: int, r1: int, T, IT, OM, HM, info=None) -> None:
+    def fold(self, step_of_row0: int, r0: int, r1: int, T, IT, OM, HM, info=None,
+             flags=None) -> None:
         """Complete the rows rec.k, … that C wrote during the steps of scratch rows r0..r1 − 1
         (the steps ``step_of_row0`` + row; ``T``, ``IT``, ``OM``, ``HM``: the scratch rows'
-        arrays; ``info``: the scratch rows' (h, error estimate, flags) of variable steps): each
+        arrays; ``info``: the scratch rows' (h, error estimate, flags) of variable steps,
+        ``flags`` their flags (sg_run_chunk's FL) of fixed steps): each
         row with its step's values and the work up to its time (Recorder.work_within: the steps'
         work integrated before, Recorder.integrate_rows)."""
         rec, te = self.rec, self.te
@@ -66,4 +68,5 @@ class DenseOutput:
             return
         work = rec.work_within(np.minimum(te[k0:k1], T[w])) if rec.n_work else None
         rec.fill_rows(k1, step_of_row0 + w, IT[w], OM[w], HM[w], work,
-                      None if info is None else tuple(a[w] for a in info))
+                      None if info is None else tuple(a[w] for a in info),
+                      None if flags is None else flags[w])

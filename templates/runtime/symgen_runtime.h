@@ -202,13 +202,16 @@ int sg_state_set(sg_stepper *s, const void *image, size_t size);
  * lets a buffer of i_stop - i_start + 1 rows take one chunk):
  *   T[N], X/XD/XDD[N][n], LAM[N][m], PE/VE/AE[N] (|q|, |q_dot|, |q_ddot|), OM/HM[N] (omega_max,
  *   h_max; written only when estimating), IT[N] (Newton iterations), EK/EP[N] (energy),
- *   OUT[N][n_out] (outputs; may be NULL when n_out = 0).
+ *   OUT[N][n_out] (outputs; may be NULL when n_out = 0), FL[N] (the step's SG_FLAG_* bits:
+ *   SG_FLAG_FLOOR accepted at Newton's round-off floor, SG_FLAG_SUBSTEPPED covered by sub-steps;
+ *   may be NULL).
  * Returns SG_OK with *last = i_stop when every step succeeded; otherwise the status, *last = the
  * step of the last row written and *fail describing the failed step (nothing of it is recorded). */
 int sg_run_chunk(sg_stepper *s, const double *p, double t0, long i_start, long i_stop,
                  long row0, double *T, double *X, double *XD, double *XDD, double *LAM,
                  double *PE, double *VE, double *AE, double *OM, double *HM, long long *IT,
-                 double *EK, double *EP, double *OUT, long *last, sg_failure *fail);
+                 double *EK, double *EP, double *OUT, long long *FL, long *last,
+                 sg_failure *fail);
 
 /* Error-controlled variable steps (dt = "auto"; symgen/steppers/control.py, whose estimate,
  * norm and controller these transcribe; docs/variable-step.md).  The null-space method, and the
