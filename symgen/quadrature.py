@@ -57,6 +57,7 @@ class WorkIntegral:
         self._jumps: dict = {}              # t → the power just after it
         self.revised = None                 # (see add)
         self._steps = (np.zeros(0),) * 2 + (np.zeros((0, self.c)),) * 5
+        self._D = None                      # the kept nodes' slopes (corrected)
 
     def jump(self, t: float, P) -> None:
         """The power just after the node at ``t`` (the next node or a kept one) is ``P``."""
@@ -93,6 +94,8 @@ class WorkIntegral:
         k = len(t)
         if not k:
             return np.zeros((0, self.c))
+        if k == 1 and self._simple():
+            return self._add_one(float(t[0]), P[0])
         first = not self._t.size
         T = np.concatenate((self._t, t))
         PL = np.vstack((self._P, P))
@@ -124,11 +127,46 @@ class WorkIntegral:
         final = N if last_ok else N - 1     # nodes with a final work
         keep = max(0, min(final - 3, N - _KEEP))
         self._t, self._P, self._S, self._W = T[keep:], PL[keep:], S[keep:], W[keep:]
+        self._D = DL[keep:] if self.corrected else None
         self._final = final - keep
         for key in [key for key in jumps if key < float(self._t[0])]:
             del jumps[key]
         self.W = W[-1].copy()
         return W[-k:].copy()
+
+
+    def _simple(self) -> bool:
+        """Whether the next node's step is the plain case (the step loop's, node by node): every
+        kept node final, no piece starting at the last two (so the new node's slope is the
+        backward one and the last node's is the one it kept)."""
+        n = len(self._t)
+        return (n >= 3 and self._final == n and not self._S[-2:].any()
+                and float(self._t[-1]) not in self._jumps)
+
+    def _add_one(self, t: float, P) -> np.ndarray:
+        """:meth:`add` of one node in the plain case (:meth:`_simple`): the same arithmetic as the
+        general path, without rebuilding the kept nodes' slopes."""
+        T0, P0, W0 = self._t[-1], self._P[-1], self._W[-1]
+        h = t - T0
+        if self.corrected:
+            D1 = _slope(self._t[-2:-1], self._t[-1:], np.array([t]), self._P[-2:-1],
+                        self._P[-1:], P[None], 2)
+            D0 = self._D[-1:]
+        else:
+            D0 = D1 = ((P - P0) / h)[None]
+        W = W0 + (h / 2 * (P0 + P) + h * h / 12 * (D0[0] - D1[0]))
+        self.revised = None
+        self._steps = (np.array([T0]), np.array([h]), W0[None], P0[None], P[None], D0, D1)
+        keep = slice(-(_KEEP - 1), None)
+        self._t = np.append(self._t[keep], t)
+        self._P = np.vstack((self._P[keep], P))
+        self._S = np.append(self._S[keep], False)
+        self._W = np.vstack((self._W[keep], W))
+        if self.corrected:
+            self._D = np.vstack((self._D[keep], D1))
+        self._final = len(self._t)
+        self.W = W.copy()
+        return W[None].copy()
 
 
 def _slopes(T, PL, PR, S):

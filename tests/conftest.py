@@ -72,3 +72,18 @@ def _warm_declared(request, warm_build):
                 specs.append(spec)
     if specs:
         warm_build(*specs)
+
+
+@pytest.fixture(scope="module")
+def kernels():
+    """``kernels(name)``: a shipped example built once per test module (symgen.build of
+    symgen.load_model(name)); a module that needs options or models of its own defines its own."""
+    import symgen
+
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            cache[name] = symgen.build(symgen.load_model(name))
+        return cache[name]
+    return get

@@ -13,17 +13,6 @@ from symgen.steppers.control import Flag
 STEPPERS = ("compiled", "python")
 
 
-@pytest.fixture(scope="module")
-def kernels():
-    cache = {}
-
-    def get(name):
-        if name not in cache:
-            cache[name] = symgen.build(symgen.load_model(name))
-        return cache[name]
-    return get
-
-
 #: runs whose steps are accepted at the round-off floor or covered by sub-steps:
 #: the double four-bar through its first singular passage (t ≈ 0.714 s) at the fixed step's
 #: default Newton tolerance 1e-12 (one step at the floor, at 0.715 s, in both steppers and

@@ -20,17 +20,6 @@ ANGLES = ("beta", "Theta", "gamma", "Phi", "delta", "Omega", "epsilon")
 T0 = 5.0            # the stiff pendulum's torque amplitude here: swings of ~0.6 rad
 
 
-@pytest.fixture(scope="module")
-def kernels():
-    cache = {}
-
-    def get(name):
-        if name not in cache:
-            cache[name] = symgen.build(symgen.load_model(name))
-        return cache[name]
-    return get
-
-
 def _pendulum_rhs(t, s):
     return [s[1], T0 * np.sin(0.1 * t) - 9.8 * np.sin(s[0])]      # m = L = 1, g = 9.8
 
