@@ -57,6 +57,7 @@ import numpy as np
 
 from ._io import atomic_open
 from .settings import SimulationSettings
+from .summary import table_row
 
 __all__ = ["sweep", "Study", "parse_values", "grid_points", "run_row", "load_table", "RUN_KEYS",
            "SweepError"]
@@ -154,12 +155,6 @@ def _kernels(model):
     return k
 
 
-def summarize(result) -> dict:
-    """The table columns of one Result (:func:`symgen.summary.table_row`)."""
-    from .summary import table_row
-    return table_row(result)
-
-
 def run_row(model, point: dict, options: dict):
     """Simulate one grid point; returns ``(row, result)`` (result None when the run raised)."""
     from .run import simulate
@@ -172,7 +167,7 @@ def run_row(model, point: dict, options: dict):
     except Exception as exc:  # a row, never the end of the sweep
         msg = " ".join(str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc).split())
         return {"status": "failed", "reason": f"{type(exc).__name__}: {msg}"[:400]}, None
-    return summarize(result), result
+    return table_row(result), result
 
 
 # -- the study ----------------------------------------------------------------------------------
@@ -309,7 +304,7 @@ def _resume(out: Path, ids: list, points: list, keys: list, steps: list | None =
             log.warning("run %s was not made with chart %s, metric %s (the default step then?); "
                         "running it again", run_id, *steps[i])
             continue
-        done[run_id] = {"run": run_id, **point, **summarize(result)}
+        done[run_id] = {"run": run_id, **point, **table_row(result)}
         damaged = damaged or run_id not in listed
     return done, foreign, keys, damaged
 
