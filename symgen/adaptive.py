@@ -305,7 +305,7 @@ def _loop(stepper, ctl: _Control, rows: _Rows, run: _State, t_end: float, bound:
         info = (h_try, err if have_d else math.nan, flags)
         w = stepper.omega_max
         if events and _event_end(events, rows, run, stepper, t, h_try, iters, info, sch):
-            return "event", events.reason(run.hit), None
+            return "event", events.reason(), None
         failed = None
         try:
             rows.step(run.j + 1, t, h_try, (x, xd, xdd),
@@ -329,7 +329,7 @@ def _loop(stepper, ctl: _Control, rows: _Rows, run: _State, t_end: float, bound:
 def _event_end(events, rows: _Rows, run: _State, stepper, t: float, h: float, iters: int, info,
                sch) -> bool:
     """The events of the accepted step from ``run``'s state at t to the stepper's; True (the
-    step cut there: rows.to_event, ``run`` the event's state, ``run.hit``) at a terminal one."""
+    step cut there: rows.to_event, ``run`` the event's state) at a terminal one."""
     x, xd, xdd, lam = run.state
     start, end = (x.copy(), xd.copy(), xdd.copy()), (stepper.x, stepper.xd, stepper.xdd)
     hit = events.step(t, h, start, end, rows.rank_tol)
@@ -341,7 +341,7 @@ def _event_end(events, rows: _Rows, run: _State, stepper, t: float, h: float, it
     x[:], xd[:], xdd[:], lam[:] = hit.x, hit.xd, hit.xdd, hit.lam
     run.res[:] = hit.res
     run.w, run.hm = w, sch.h_max(w)
-    run.t, run.j, run.it_last, run.info, run.hit = hit.t, run.j + 1, iters, info, hit
+    run.t, run.j, run.it_last, run.info = hit.t, run.j + 1, iters, info
     return True
 
 
@@ -368,6 +368,9 @@ def _loop_compiled(stepper, cfg, ctl: _Control, rows: _Rows, run: _State, t_end:
             st, t, k = stepper.run_auto(run.t, b, CHUNK_ROWS)
             with held_signals():        # the chunk's steps are folded whole (Ctrl-C after them)
                 _fold(rows, run, b, t, k, dense)
+                stepper.events_take(st == stepper.lib.SG_EVENT)
+            if st == stepper.lib.SG_EVENT:
+                return "event", stepper.events.reason(), None
             if st != stepper.lib.SG_OK:
                 return stepper.auto_failure(run.t, run.j)
             if progress is not None:

@@ -21,14 +21,10 @@ import numpy as np
 from .eval_rows import dense_state
 from .input_values import InputError
 from .model_events import check_direction, check_terminal
+from .runtime_constants import EVENT_MAX_ITER, EVENT_XTOL
 from .steppers.control import dense_output
 
-__all__ = ["RunEvents", "EventHit", "illinois", "EVENT_XTOL", "EVENT_MAX_ITER"]
-
-#: an event's time is located to EVENT_XTOL·max(|t + h|, h) (the bracket's width)
-EVENT_XTOL = 1e-13
-#: the Illinois iterations at most (it converges superlinearly: ~10 suffice)
-EVENT_MAX_ITER = 100
+__all__ = ["RunEvents", "EventHit", "illinois"]
 
 
 def illinois(phi, a: float, fa: float, b: float, fb: float, xtol: float) -> float:
@@ -92,6 +88,7 @@ class RunEvents:
         self.times = [[] for _ in self.names]
         self.states = [[] for _ in self.names]
         self.g = np.zeros(len(self.names))
+        self.end = None                 # (index, time) of the terminal event that ended the run
 
     def __bool__(self) -> bool:
         return bool(self.names)
@@ -144,11 +141,16 @@ class RunEvents:
                        for i in active)
         for tau, i in found:
             hit = EventHit(i, tau, *dense_state(self.kernels, tau, t, h, start, end, rank_tol))
-            self.times[i].append(tau)
-            self.states[i].append((hit.x.copy(), hit.xd.copy()))
+            self.located(i, tau, hit.x.copy(), hit.xd.copy())
             if self.terminal[i]:
+                self.end = (i, tau)
                 return hit
         return None
+
+    def located(self, i: int, tau: float, x, xd) -> None:
+        """Event i at tau with the state (x, ẋ) there (also the C loops', compiled_events)."""
+        self.times[i].append(tau)
+        self.states[i].append((x, xd))
 
     def _locate(self, i: int, t: float, h: float, start, end, g0: float, g1: float) -> float:
         """The zero of event i's g along the step's interpolant (g1 = 0: the step's end)."""
@@ -163,9 +165,10 @@ class RunEvents:
             return self._call(i - self.n_model, self.callables[i - self.n_model], tau, x, xd)
         return illinois(phi, t, g0, t1, g1, EVENT_XTOL * max(abs(t1), h))
 
-    def reason(self, hit: EventHit) -> str:
-        """The one-line reason of a run a terminal event ended."""
-        return f"terminal event {self.names[hit.index]!r} at t = {hit.t:.12g}"
+    def reason(self) -> str:
+        """The one-line reason of a run the terminal event ``end`` ended."""
+        i, tau = self.end
+        return f"terminal event {self.names[i]!r} at t = {tau:.12g}"
 
     def as_meta(self) -> dict:
         """The located events as plain data (``meta["events"]``: saved with the Result's

@@ -145,11 +145,12 @@ def run_fixed(kernels, stepper, cfg, start, rec, n_steps: int, progress, every: 
         run.w, run.hm = stepper.w, stepper.hm
         failure = stepper.outcome
     last = run.last
+    t_last = events.end[1] if status == "event" else t0 + last * dt
     # always keep the last computed state (with t_eval: when the run stopped early, whole)
-    if status != "event" and (rec.last_step != last if te is None else status != "completed"
-                              and run.whole and not (rec.k and rec.T[rec.k - 1] == t0 + last * dt)):
+    if (rec.last_step != last if te is None else status != "completed" and run.whole
+            and not (rec.k and rec.T[rec.k - 1] == t_last)):
         values.rewind()                     # (with the inputs its step used)
-        run.record(last, t0 + last * dt, run.it_last, flags=run.fl_last)
+        run.record(last, t_last, run.it_last, flags=run.fl_last)
     return RunEnd(status, reason, last, detail, failure)
 
 
@@ -182,7 +183,7 @@ def _steps(run: _Run, kernels, stepper, cfg, t0: float, n_steps: int, progress, 
                               cfg.rank_tol) if events else None
             if hit is not None:
                 run.to_event(j, t, dt, hit, iters, flags, te, step_start, cfg.rank_tol)
-                return "event", events.reason(hit), None
+                return "event", events.reason(), None
             run.rows(j, t, t1, dt, iters, flags, te, every, step_start, cfg.rank_tol,
                      j == n_steps)
         except DenseRowError as exc:

@@ -217,6 +217,9 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
                            math.nan if cfg.auto else dt, values.u, variable=cfg.auto)
         start = run_start(kernels, stepper, cfg, t0, x0, xd0, consistent, at_start)
         run_events.start(t0, start.state[0], start.state[1])
+        if run_events and getattr(stepper, "compiled", False):
+            stepper.events = run_events
+            stepper.events_on(t0, start.state[0], start.state[1])
         if cfg.auto:
             end = run_adaptive(kernels, stepper, cfg, start, rec, t_end, progress, every, meta,
                                te, values, run_events)
@@ -296,20 +299,21 @@ def _auto_plan(kernels, cfg: SimulationSettings, values: InputValues, meta):
 
 
 def _events_plan(kernels, cfg: SimulationSettings, run_events: RunEvents, callables, meta):
-    """(settings, meta) of a run with events: they are located by the Python stepper (the C
-    runtime does not locate them yet, docs/events.md): stepper="compiled" refused in one line,
-    "auto" falls back to "python" (recorded in meta's fallbacks when compiled kernels were
-    given)."""
-    if not run_events or cfg.stepper == "python":
+    """(settings, meta) of a run with events: the model's are located by either stepper (C:
+    sg_events.c.inc), Python callables by the Python stepper only: with them stepper="compiled"
+    is refused in one line and "auto" falls back to "python" (in meta's fallbacks when the
+    compiled stepper had the case)."""
+    if not run_events.callables or cfg.stepper == "python":
         return cfg, meta
     if cfg.stepper == "compiled":
-        what = "events= (Python callables)" if callables else "the model's events"
-        raise ValueError(f"stepper='compiled' cannot locate {what}: the C runtime does not "
-                         "locate events yet; use stepper='python' or 'auto'")
+        raise ValueError("stepper='compiled' cannot call Python events= (callables g(t, x, xd)): "
+                         "declare them in the model (Model(events=), the builders' event()) "
+                         "or use stepper='python'")
     if _compiled_has(kernels, cfg) and getattr(kernels, "lib", None) is not None:
         meta = {**(meta or {}), "fallbacks": [
             *(meta or {}).get("fallbacks", ()),
-            "stepper: python, not compiled (events are located by the Python stepper only)"]}
+            "stepper: python, not compiled (events= callables are called by the Python "
+            "stepper only)"]}
     return cfg.replace(stepper="python"), meta
 
 
