@@ -272,3 +272,18 @@ def test_callables_with_model_events_fall_back_to_python():
     assert res.meta["stepper"] == "python"
     assert any("events= callables" in f for f in res.meta["fallbacks"])
     assert symgen.simulate(kern, dt=0.01, t_end=1.0).meta["stepper"] == "compiled"
+
+
+@pytest.mark.parametrize("stepper", ["python", "compiled"])
+def test_many_events_against_their_closed_form(stepper):
+    """g = sin(100 t), either direction: its zeros kπ/100 (a hundred and more, more than the C
+    buffers hold per chunk: the chunks stop early and go on) to the located time's tolerance."""
+    base = bar_pendulum()
+    model = base.replace(name="ev_bar_tick", events={**base.events,
+                                                     "tick": sp.sin(100 * symgen.t)})
+    res = symgen.simulate(symgen.build(model), dt=0.01, t_end=4.0, stepper=stepper)
+    assert res.meta["stepper"] == stepper and res.event_names == ("bottom", "tick")
+    k = np.arange(1, int(400 / math.pi) + 1)
+    np.testing.assert_allclose(res.t_events[1], k * math.pi / 100, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(res.t_events[0], _times(period(math.sqrt(3 * G / 2)), 3),
+                               rtol=0, atol=1e-7)         # (the step's error at h = 0.01: 3e-8)
