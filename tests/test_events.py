@@ -287,3 +287,21 @@ def test_many_events_against_their_closed_form(stepper):
     np.testing.assert_allclose(res.t_events[1], k * math.pi / 100, rtol=0, atol=1e-12)
     np.testing.assert_allclose(res.t_events[0], _times(period(math.sqrt(3 * G / 2)), 3),
                                rtol=0, atol=1e-7)         # (the step's error at h = 0.01: 3e-8)
+
+
+def test_cli_terminal_event_exit_code_zero(tmp_path):
+    """`symgen simulate` of a model whose terminal event ends the run: exit 0, the status and
+    reason in the summary, the events in the result file."""
+    from symgen.cli import main
+
+    (tmp_path / "pend.py").write_text(
+        "import sympy as sp, symgen\n"
+        "def model():\n"
+        "    (th,), _ = symgen.coordinates(['th'])\n"
+        "    return symgen.Model('ev_cli', [th], [[1]], [-9.81 * sp.sin(th)], x0=[1.0],\n"
+        "        events={'bottom': {'expr': th, 'direction': -1, 'terminal': True}},\n"
+        "        settings=dict(dt=0.01, t_end=2.0))\n")
+    assert main(["simulate", str(tmp_path / "pend.py"), "--out", str(tmp_path / "o.npz")]) == 0
+    res = load_result(tmp_path / "o.npz")
+    assert res.status == "event" and res.t[-1] == res.t_events[0][0]
+    assert abs(res.t[-1] - period(math.sqrt(G)) / 4) < 1e-8
