@@ -305,3 +305,25 @@ def test_cli_terminal_event_exit_code_zero(tmp_path):
     res = load_result(tmp_path / "o.npz")
     assert res.status == "event" and res.t[-1] == res.t_events[0][0]
     assert abs(res.t[-1] - period(math.sqrt(G)) / 4) < 1e-8
+
+
+def test_spatial_builder_events_against_the_uniform_acceleration():
+    """The spatial builder's event() on an element symbol (P.z, mapped onto the coordinates) and
+    on a joint's output (the prismatic's displacement s): the block on the incline slides with
+    s(t) = 0.5 + 0.4 t + ½ a t², a = −g d_z, which the step and the interpolant reproduce to
+    round-off; the crossings s = 0.3 (P.z = 0.2) and s = 0 in closed form, on both steppers."""
+    from test_spatial_joints import _block_on_incline
+
+    s, d, _ = _block_on_incline()
+    P, _ = s.symbols("P")
+    s.event("low", P[2] - 0.2, direction=-1)
+    s.event("origin", "slide.displacement", direction=-1, terminal=True)
+    model = s.model()
+    a = -9.81 * d[2]
+    root = lambda c: (-0.4 - math.sqrt(0.16 - 2 * a * c)) / a      # noqa: E731 (0.5 + … = 0.5 − c)
+    for stepper in ("python", "compiled"):
+        res = symgen.simulate(symgen.build(model), dt=0.01, t_end=1.0, stepper=stepper)
+        assert res.status == "event" and res.meta["stepper"] == stepper
+        np.testing.assert_allclose(res.t_events[0], [root(0.2)], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(res.t_events[1], [root(0.5)], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(res.x_events[0][0, 2], 0.2, rtol=0, atol=1e-12)
