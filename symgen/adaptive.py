@@ -173,6 +173,20 @@ class _Rows:
         if failed is not None:
             raise failed
 
+    def to_event(self, j: int, t: float, h: float, start, end, hit, iters, w, hm, info) -> None:
+        """Accepted step j (as :meth:`step`) cut at a terminal event ``hit`` (events.EventHit):
+        its work to the event, the t_eval rows before it from the whole step's interpolant, the
+        event's state as the run's last row."""
+        rec, te = self.rec, self.te
+        y = self.integrate(hit.t, hit.x, hit.xd, lam=hit.lam)
+        if te is not None:
+            self.k_eval = dense_rows(self.kernels, rec, te[te <= hit.t], self.k_eval, j, t, h,
+                                     start, end[:3], iters, w, hm, info, self.rank_tol, False)
+        rec.h = hit.t - t
+        rec.observe(hit.t, hit.res, iters, w, hm)
+        if not (rec.k and rec.T[rec.k - 1] == hit.t):
+            self.add(j, hit.t, hit.x, hit.xd, hit.xdd, hit.lam, hit.res, iters, w, hm, info, y)
+
     def last(self, j, t, state, res, iters, w, hm, info, status: str) -> None:
         """Always keep the last accepted state (with t_eval, when the run stopped early)."""
         rec = self.rec
@@ -187,7 +201,7 @@ class _Rows:
 
 
 def run_adaptive(kernels, stepper, cfg: SimulationSettings, start, rec, t_end: float, progress,
-                 every: int, extra_meta, te=None, values=None) -> RunEnd:
+                 every: int, extra_meta, te=None, values=None, events=None) -> RunEnd:
     """The variable-step run (module docstring) from ``start`` (a
     :class:`~symgen.steploop.Start`) into the Recorder ``rec``; returns how it ended (failure as
     data) with the step control's meta.  With ``te`` the rows are the states at those times
@@ -195,7 +209,8 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, start, rec, t_end: f
     state reached, if the run stops early).  The compiled stepper runs the same control in C
     (sg_control.c.inc; :func:`_loop_compiled`).  ``values``: the run's
     :class:`~symgen.input_values.InputValues` (each try of a step from t sets them at its end, the
-    callables with the state at t; time-varying ones on the Python loop only)."""
+    callables with the state at t; time-varying ones on the Python loop only).  ``events``: the
+    run's :class:`~symgen.events.RunEvents` (Python loop), a terminal one ending it there."""
     t0, bound = start.t0, float(cfg.divergence_bound)
     ctl = _Control(cfg, cfg.parsed_scheme(), kernels.n, kernels.m, t0, t_end)
     rows = _Rows(kernels, rec, every, te, t_end, cfg.rank_tol)
@@ -211,7 +226,7 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, start, rec, t_end: f
             status, reason, detail = _loop_compiled(stepper, cfg, ctl, rows, run, t_end, progress)
         else:
             status, reason, detail = _loop(stepper, ctl, rows, run, t_end, bound, progress,
-                                           values)
+                                           values, events)
     except KeyboardInterrupt as exc:
         status = "interrupted"
         reason = (f"interrupted by {str(exc) or 'KeyboardInterrupt (Ctrl-C)'} after step "
@@ -268,7 +283,7 @@ class _State:
 
 
 def _loop(stepper, ctl: _Control, rows: _Rows, run: _State, t_end: float, bound: float,
-          progress, values=None) -> tuple[str, str, str | None]:
+          progress, values=None, events=None) -> tuple[str, str, str | None]:
     """The Python stepper's loop: tries of each step (steppers.control.tries), the divergence
     check, the rows; returns (status, reason, detail)."""
     sch, t0 = ctl.sch, run.t
@@ -289,6 +304,8 @@ def _loop(stepper, ctl: _Control, rows: _Rows, run: _State, t_end: float, bound:
             values.accept()
         info = (h_try, err if have_d else math.nan, flags)
         w = stepper.omega_max
+        if events and _event_end(events, rows, run, stepper, t, h_try, iters, info, sch):
+            return "event", events.reason(), None
         failed = None
         try:
             rows.step(run.j + 1, t, h_try, (x, xd, xdd),
@@ -307,6 +324,25 @@ def _loop(stepper, ctl: _Control, rows: _Rows, run: _State, t_end: float, bound:
             progress(min(PROGRESS_UNITS, int(PROGRESS_UNITS * (run.t - t0) / (t_end - t0))),
                      PROGRESS_UNITS)
     return "completed", "", None
+
+
+def _event_end(events, rows: _Rows, run: _State, stepper, t: float, h: float, iters: int, info,
+               sch) -> bool:
+    """The events of the accepted step from ``run``'s state at t to the stepper's; True (the
+    step cut there: rows.to_event, ``run`` the event's state) at a terminal one."""
+    x, xd, xdd, lam = run.state
+    start, end = (x.copy(), xd.copy(), xdd.copy()), (stepper.x, stepper.xd, stepper.xdd)
+    hit = events.step(t, h, start, end, rows.rank_tol)
+    if hit is None:
+        return False
+    w = stepper.omega_max
+    rows.to_event(run.j + 1, t, h, start, (*end, stepper.lam), hit, iters, w, sch.h_max(w),
+                  info)
+    x[:], xd[:], xdd[:], lam[:] = hit.x, hit.xd, hit.xdd, hit.lam
+    run.res[:] = hit.res
+    run.w, run.hm = w, sch.h_max(w)
+    run.t, run.j, run.it_last, run.info = hit.t, run.j + 1, iters, info
+    return True
 
 
 #: rows of the compiled loop's scratch buffer (one C call fills at most this many steps less one)
@@ -332,6 +368,9 @@ def _loop_compiled(stepper, cfg, ctl: _Control, rows: _Rows, run: _State, t_end:
             st, t, k = stepper.run_auto(run.t, b, CHUNK_ROWS)
             with held_signals():        # the chunk's steps are folded whole (Ctrl-C after them)
                 _fold(rows, run, b, t, k, dense)
+                stepper.events_take(st == stepper.lib.SG_EVENT)
+            if st == stepper.lib.SG_EVENT:
+                return "event", stepper.events.reason(), None
             if st != stepper.lib.SG_OK:
                 return stepper.auto_failure(run.t, run.j)
             if progress is not None:

@@ -84,6 +84,8 @@ class Derived:
     f_t: sp.ImmutableMatrix = None
     #: the joints' reactions (``Model.reactions``), expressions of t, x, ẋ, ẍ, λ
     reactions: sp.ImmutableMatrix = None
+    #: the events' functions g (``Model.events``), expressions of t, x, ẋ, p, u
+    events: sp.ImmutableMatrix = None
 
     @property
     def n(self) -> int:
@@ -360,10 +362,11 @@ def derive(model: Model) -> Derived:
     V = model.V if model.V is not None else sp.S.Zero
     outputs = sp.ImmutableMatrix(len(model.outputs), 1, list(model.outputs.values()))
     reactions = sp.ImmutableMatrix(len(model.reactions), 1, list(model.reactions.values()))
+    events = sp.ImmutableMatrix(len(model.events), 1, [e.expr for e in model.events.values()])
     return Derived(model=model, xdd=model.accelerations, lam=lam0, M=model.M, f=model.f,
                    q=model.q, H=B(H), q_dot=B(q_dot), H_dot=B(H_dot), q_ddot=B(q_ddot),
                    H_ddot=B(H_ddot), K=B(K), C=B(C), T=B(T), V=V, outputs=outputs,
-                   f_t=B(f_t), reactions=reactions)
+                   f_t=B(f_t), reactions=reactions, events=events)
 
 
 @dataclass(frozen=True)

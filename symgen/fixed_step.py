@@ -57,11 +57,12 @@ class _Run:
             self.record(0, t0, 0, y0)
             self.k_eval = 0 if te is None else 1
 
-    def accept(self, stepper, values, j: int, iters: int, flags: int, te):
+    def accept(self, stepper, values, j: int, iters: int, flags: int, te, events=None):
         """The stepper's state as step j's (an interrupt in here leaves it half-copied:
-        ``whole``); returns the state at the step's start (x, ẋ, ẍ) with ``te`` (the t_eval rows'
-        interpolant needs it), else None."""
-        te_start = None if te is None else (self.x.copy(), self.xd.copy(), self.xdd.copy())
+        ``whole``); returns the state at the step's start (x, ẋ, ẍ) with ``te`` or ``events``
+        (the step's interpolant needs it), else None."""
+        te_start = (None if te is None and not events
+                    else (self.x.copy(), self.xd.copy(), self.xdd.copy()))
         self.whole = False
         self.x[:], self.xd[:], self.xdd[:], self.lam[:] = (stepper.x, stepper.xd, stepper.xdd,
                                                            stepper.lam)
@@ -93,14 +94,32 @@ class _Run:
         if te is None and j % every == 0:
             self.record(j, t1, iters, y, flags)
 
+    def to_event(self, j: int, t: float, dt: float, hit, iters: int, flags: int, te, start,
+                 rank_tol: float) -> None:
+        """Step j (from t, ``start`` = x, ẋ, ẍ) cut at a terminal event ``hit`` (events.EventHit):
+        its work to the event, the t_eval rows before it from the whole step's interpolant, the
+        event's state as the run's last row (DenseRowError as ``rows``)."""
+        rec, end = self.rec, (self.x.copy(), self.xd.copy(), self.xdd.copy())
+        self.x[:], self.xd[:], self.xdd[:], self.lam[:] = hit.x, hit.xd, hit.xdd, hit.lam
+        self.res[:] = hit.res
+        y = self.integrate(hit.t)
+        if te is not None:
+            self.k_eval = dense_rows(self.kernels, rec, te[te <= hit.t], self.k_eval, j, t, dt,
+                                     start, end, iters, self.w, self.hm, None, rank_tol, False,
+                                     flags)
+        rec.observe(hit.t, self.res, iters, self.w, self.hm)
+        if not (rec.k and rec.T[rec.k - 1] == hit.t):
+            self.record(j, hit.t, iters, y, flags)
+
 
 def run_fixed(kernels, stepper, cfg, start, rec, n_steps: int, progress, every: int, te,
-              values, estimate: bool) -> RunEnd:
+              values, estimate: bool, events=None) -> RunEnd:
     """The fixed-step run from ``start`` (a :class:`~symgen.steploop.Start`) into the Recorder
     ``rec`` (module docstring); ``values``: the run's InputValues; ``estimate``: ω_max and h_max
     at every step (else NaN after row 0: SimulationSettings.estimate_plan).  A KeyboardInterrupt
     or one of :data:`~symgen.steploop.RUN_FAILURES` ends it with the steps taken (anything else is
-    a bug: it propagates)."""
+    a bug: it propagates).  ``events``: the run's :class:`~symgen.events.RunEvents` (Python
+    stepper), located after every step; a terminal one ends the run there (status "event")."""
     t0, dt = start.t0, float(cfg.dt)
     run = _Run(kernels, rec, start, cfg.parsed_scheme(), estimate)
     run.first(t0, te)
@@ -114,7 +133,7 @@ def run_fixed(kernels, stepper, cfg, start, rec, n_steps: int, progress, every: 
                                              float(cfg.divergence_bound), te, run.k_eval)
         else:
             status, reason, failure = _steps(run, kernels, stepper, cfg, t0, n_steps, progress,
-                                             every, te, values)
+                                             every, te, values, events)
     except (KeyboardInterrupt, *RUN_FAILURES) as exc:   # the steps taken are kept
         if compiled:
             run.last = stepper.done
@@ -126,16 +145,17 @@ def run_fixed(kernels, stepper, cfg, start, rec, n_steps: int, progress, every: 
         run.w, run.hm = stepper.w, stepper.hm
         failure = stepper.outcome
     last = run.last
+    t_last = events.end[1] if status == "event" else t0 + last * dt
     # always keep the last computed state (with t_eval: when the run stopped early, whole)
     if (rec.last_step != last if te is None else status != "completed" and run.whole
-            and not (rec.k and rec.T[rec.k - 1] == t0 + last * dt)):
+            and not (rec.k and rec.T[rec.k - 1] == t_last)):
         values.rewind()                     # (with the inputs its step used)
-        run.record(last, t0 + last * dt, run.it_last, flags=run.fl_last)
+        run.record(last, t_last, run.it_last, flags=run.fl_last)
     return RunEnd(status, reason, last, detail, failure)
 
 
 def _steps(run: _Run, kernels, stepper, cfg, t0: float, n_steps: int, progress, every: int, te,
-           values) -> tuple[str, str, Outcome | None]:
+           values, events=None) -> tuple[str, str, Outcome | None]:
     """The Python stepper's steps 1..n_steps; (status, reason, the failed step's Outcome)."""
     dt, bound = float(cfg.dt), float(cfg.divergence_bound)
     x, xd = run.x, run.xd
@@ -157,8 +177,13 @@ def _steps(run: _Run, kernels, stepper, cfg, t0: float, n_steps: int, progress, 
         if reason:
             return "diverged", reason, None
         j = i + 1
-        step_start = run.accept(stepper, values, j, iters, flags, te)
+        step_start = run.accept(stepper, values, j, iters, flags, te, events)
         try:
+            hit = events.step(t, dt, step_start, (run.x, run.xd, run.xdd),
+                              cfg.rank_tol) if events else None
+            if hit is not None:
+                run.to_event(j, t, dt, hit, iters, flags, te, step_start, cfg.rank_tol)
+                return "event", events.reason(), None
             run.rows(j, t, t1, dt, iters, flags, te, every, step_start, cfg.rank_tol,
                      j == n_steps)
         except DenseRowError as exc:

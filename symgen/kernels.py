@@ -14,6 +14,7 @@ Both share one interface (the steppers rely on nothing else):
 ``energy(t, x, xd)``               returns ``(T, V)`` as floats
 ``outputs(t, x, xd)``              fills and returns ``y`` (n_out)
 ``reactions(t, x, xd, xdd, lam)``  fills and returns ``r`` (the joints' reactions)
+``events(t, x, xd)``               fills and returns ``g`` (the events' functions)
 =================================  =====================================================
 
 Beside them, on the fixed CSR patterns of the generated code (issue 14; ``H_pattern`` shared by H,
@@ -70,6 +71,7 @@ class KernelsBase:
         self.has_potential = model.V is not None
         self.f_t_is_zero = False        # set by the implementations
         self.reaction_names = tuple(model.reactions)   # Model.reactions (docs/reactions.md)
+        self.event_names = tuple(model.events)          # Model.events (docs/events.md)
         self._shared: dict = {}         # made on first use, shared with every for_run copy
 
     def _new_data(self, p) -> None:
@@ -93,6 +95,7 @@ class KernelsBase:
         self.y = np.zeros(self.n_out)
         self.f_t = np.zeros(n)
         self.r = np.zeros(len(self.reaction_names))
+        self.g = np.zeros(len(self.event_names))
         import scipy.sparse as sps
 
         def csr(pattern, rows):
@@ -182,6 +185,10 @@ class KernelsBase:
 
     def reactions(self, t, x, xd, xdd, lam):
         """The joints' reactions (``reaction_names``) into ``r``."""
+        raise NotImplementedError
+
+    def events(self, t, x, xd):
+        """The events' functions g (``event_names``, Model.events) into ``g``."""
         raise NotImplementedError
 
     @property
@@ -279,6 +286,7 @@ class LambdifyKernels(KernelsBase):
         self._out = lam_(d.outputs)
         self._ft = lam_(d.f_t)
         self._lam_reactions = lambda: lam_(d.reactions)    # lambdified on first use
+        self._ev = lam_(d.events)
         self.f_t_is_zero = all(e == 0 for e in d.f_t)
         self._zero_m = np.zeros(self.m)
         self._zero_n = np.zeros(self.n)
@@ -333,6 +341,12 @@ class LambdifyKernels(KernelsBase):
             self._fill(self.r, r)
         return self.r
 
+    def events(self, t, x, xd):
+        if self.g.size:
+            (g,) = self._ev(*self._args(t, x, xd))
+            self._fill(self.g, g)
+        return self.g
+
 
 class Kernels(KernelsBase):
     """The compiled kernels of one model, what :func:`symgen.build` returns: ``ffi``/``lib`` of the
@@ -349,6 +363,7 @@ class Kernels(KernelsBase):
         self._c_outputs = getattr(lib, f"{prefix}_outputs")
         self._c_dynamics_t = getattr(lib, f"{prefix}_dynamics_t")
         self._c_reactions = getattr(lib, f"{prefix}_reactions")
+        self._c_events = getattr(lib, f"{prefix}_events")
         self.f_t_is_zero = bool(getattr(lib, f"{prefix.upper()}_F_T_IS_ZERO"))
         self._zeros_m = np.zeros(max(self.m, 1))
         n, m = self.n, self.m
@@ -371,6 +386,7 @@ class Kernels(KernelsBase):
         self._E_ptr = buf(self.E)
         self._y_ptr = buf(self.y)
         self._r_ptr = buf(self.r)
+        self._g_ptr = buf(self.g)
         self._p_ptr = buf(self.p)
         self._u_ptr = buf(self.u)
         self._ptr_cache: dict = {}
@@ -476,6 +492,12 @@ class Kernels(KernelsBase):
         self._c_outputs(float(t), self._in(x, n, "x"), self._in(xd, n, "xd"), self._p_ptr,
                         self._u_ptr, self._y_ptr)
         return self.y
+
+    def events(self, t, x, xd):
+        n = self.n
+        self._c_events(float(t), self._in(x, n, "x"), self._in(xd, n, "xd"), self._p_ptr,
+                       self._u_ptr, self._g_ptr)
+        return self.g
 
 
 def for_run(kernels, params: Mapping[str, float] | None = None):

@@ -26,7 +26,8 @@ from .names import (ACCELERATION_SUFFIX, MAX_MODEL_NAME, MAX_NAME, VELOCITY_SUFF
                     _check_output_name, c_name, check_model_name, check_name, refuse_text,
                     row_names)
 from .model_drawing import normalize_drawing
-from .model_checks import check_mass_diagonal, check_symmetric
+from .model_checks import check_constants, check_mass_diagonal, check_symmetric
+from .model_events import normalize_events
 from .model_rows import names_for, reactions_for
 from .symbols import (Input, collect_inputs, coordinate_symbols, coordinates,  # noqa: F401
                       multipliers, t)
@@ -182,6 +183,10 @@ class Model:
         force and moment each named joint exerts (docs/reactions.md); the C kernel
         ``<name>_reactions`` computes them (``Result`` columns ``reaction:<name>``, main.c's CSV,
         the FMU's outputs); in :attr:`hash` when given.
+    events:
+        Optional events (docs/events.md): name → g, a scalar expression of t, x, ẋ, parameters and
+        inputs, or {"expr": g, "direction": −1/0/+1, "terminal": bool} (SciPy's conventions);
+        :func:`symgen.simulate` locates g's zeros (``Result.t_events``); in :attr:`hash` when given.
     """
 
     def __init__(
@@ -204,6 +209,7 @@ class Model:
         units: Mapping | None = None,
         inputs: Sequence | None = None,
         reactions: Mapping | None = None,
+        events: Mapping | None = None,
     ):
         """Long on purpose: every check of the model runs here, once, in the order the fields
         are given (the class docstring lists them), so that a Model that exists is valid."""
@@ -265,14 +271,16 @@ class Model:
                 raise ModelError(f"output {oname!r} must be a scalar expression")
         self._check_unique([c_name(s) for s in odict], "output (after '.' → '_')")
         self.outputs: Mapping[str, sp.Expr] = MappingProxyType(odict)
-        self.inputs: tuple = collect_inputs(inputs, [*fm, *odict.values()])
+        self.events: Mapping = MappingProxyType(normalize_events(events))
+        self.inputs: tuple = collect_inputs(inputs, [*fm, *odict.values(),
+                                                     *(e.expr for e in self.events.values())])
         clash = {u.name for u in self.inputs} & {s.name for s in (*xs, *vs, *pdict, t)}
         if clash:
             raise ModelError(f"input(s) {sorted(clash)} also used as coordinate, velocity, "
                              "parameter or time")
 
         self._validate_symbols()
-        self._check_constants()
+        check_constants(self)
         check_symmetric(self)
 
         # initial state and settings --------------------------------------------------------------
@@ -375,7 +383,7 @@ class Model:
             settings=dict(self.settings), velocities=self.velocities, description=self.description,
             drawing=self.drawing, constraint_names=self.constraint_names, inputs=self.inputs,
             units=KeptUnits({k: dict(v) for k, v in self.units.items()}),
-            reactions=dict(self.reactions),
+            reactions=dict(self.reactions), events=dict(self.events),
         )
 
     def __reduce__(self):
@@ -405,6 +413,9 @@ class Model:
                 payload["inputs"] = [fp(u) for u in self.inputs]
             if self.reactions:          # (the same: the C computes them, docs/reactions.md)
                 payload["reactions"] = [[k, fp(v)] for k, v in self.reactions.items()]
+            if self.events:             # (the same: the C computes g)
+                payload["events"] = [[k, fp(e.expr), e.direction, e.terminal]
+                                     for k, e in self.events.items()]
             blob = json.dumps(payload, sort_keys=True).encode()
             object.__setattr__(self, "_hash", hashlib.sha256(blob).hexdigest())
         return self._hash
@@ -447,29 +458,8 @@ class Model:
             yield "V", self.V
         for oname, e in self.outputs.items():
             yield f"output {oname!r}", e
-
-    def _check_constants(self) -> None:
-        """Every number must be a finite, non-vanishing double as the C prints it: 10**400 would
-        become ``inf`` (a rational p/q is printed as p.0/q.0, so p and q must both fit)."""
-        seen: set = set()
-        for what, expr in self._expressions():
-            for a in sp.sympify(expr).atoms(sp.Number):
-                if a in seen:
-                    continue
-                seen.add(a)
-                parts = (a.p, a.q) if isinstance(a, sp.Rational) else (a,)
-                for part in parts:
-                    try:
-                        val = float(part)
-                    except (OverflowError, TypeError, ValueError):
-                        val = math.inf
-                    nonzero = part.is_zero is False if isinstance(part, sp.Basic) else part != 0
-                    if not math.isfinite(val) or (val == 0.0 and nonzero):
-                        text = str(a)
-                        if len(text) > 40:
-                            text = f"{text[:20]}…({len(text)} characters)"
-                        raise ModelError(f"{what} contains the constant {text}, which is not a "
-                                         "finite non-zero double (C would compute with inf or 0)")
+        for ename, ev in self.events.items():
+            yield f"event {ename!r}", ev.expr
 
     def _reactions(self, reactions) -> dict:
         """The joint reactions checked: names, scalar expressions of t, x, ẋ, ẍ, λ, parameters
@@ -508,6 +498,8 @@ class Model:
             groups.append(("V", self.V, xs | ps | {t}))
         for oname, expr in self.outputs.items():
             groups.append((f"output {oname!r}", expr, xs | vs | ps | us | {t}))
+        for ename, ev in self.events.items():
+            groups.append((f"event {ename!r}", ev.expr, xs | vs | ps | us | {t}))
         for what, expr, allowed in groups:
             derivs = expr.atoms(sp.Derivative)
             funcs = {a for a in expr.atoms(sp.core.function.AppliedUndef)}

@@ -10,7 +10,7 @@ import sympy as sp
 
 from .names import ModelError
 
-__all__ = ["check_symmetric", "check_mass_diagonal"]
+__all__ = ["check_symmetric", "check_mass_diagonal", "check_constants"]
 
 
 def _free(expr) -> set:
@@ -70,3 +70,27 @@ def check_symmetric(model) -> None:
                 f"M is not symmetric: M[{i},{j}] = {M[i, j]} but M[{j},{i}] = {M[j, i]} "
                 f"(coordinates {model.coords[i].name}, {model.coords[j].name})"
             )
+
+
+def check_constants(model) -> None:
+    """Every number must be a finite, non-vanishing double as the C prints it: 10**400 would
+    become ``inf`` (a rational p/q is printed as p.0/q.0, so p and q must both fit)."""
+    seen: set = set()
+    for what, expr in model._expressions():
+        for a in sp.sympify(expr).atoms(sp.Number):
+            if a in seen:
+                continue
+            seen.add(a)
+            parts = (a.p, a.q) if isinstance(a, sp.Rational) else (a,)
+            for part in parts:
+                try:
+                    val = float(part)
+                except (OverflowError, TypeError, ValueError):
+                    val = math.inf
+                nonzero = part.is_zero is False if isinstance(part, sp.Basic) else part != 0
+                if not math.isfinite(val) or (val == 0.0 and nonzero):
+                    text = str(a)
+                    if len(text) > 40:
+                        text = f"{text[:20]}…({len(text)} characters)"
+                    raise ModelError(f"{what} contains the constant {text}, which is not a "
+                                     "finite non-zero double (C would compute with inf or 0)")

@@ -361,9 +361,9 @@ def sweep_figure(study, x: str | None = None, y: str | None = None):
     for gkey, grows in groups.items():
         grows = sorted(grows, key=lambda r: r[x])
         label = ", ".join(f"{k} = {v}" for k, v in zip(others, gkey)) or y
-        ok = [r for r in grows if r["status"] == "completed"]
+        ok = [r for r in grows if r["status"] in ("completed", "event")]
         line = ax.plot([r[x] for r in ok], [r[y] for r in ok], "o-", label=label)[0]
-        bad = [r for r in grows if r["status"] != "completed" and isinstance(r[y], float)
+        bad = [r for r in grows if r not in ok and isinstance(r[y], float)
                and math.isfinite(r[y])]
         if bad:
             ax.plot([r[x] for r in bad], [r[y] for r in bad], "x", color=line.get_color(),

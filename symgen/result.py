@@ -27,6 +27,7 @@ flags (N,):
     Newton failed, 8 h cut to the stability limit, 32 no error estimate (None: an older file).
 h, err_est (N,) or None:
     ``dt="auto"`` only: each row's step (NaN at the start), its error estimate (WRMS, ≤ 1).
+t_events, x_events, xd_events, event_names: the located events, one array per event.
 energy (N,) or None:
     T + V per step when the model has a potential V, else None; ``energy_kinetic`` and
     ``energy_potential`` hold T and V (always recorded; V = 0 without a potential).
@@ -37,9 +38,9 @@ u (N × n_in), input_names:
     the model's inputs: row j holds the values the step that produced it used (row 0: those of
     the start); docs/inputs.md.  Saved only when the model has inputs.
 status:
-    ``'completed'``, ``'diverged'`` (non-finite values or |x| past the divergence bound),
-    ``'failed'`` (Newton did not converge, or a singular step matrix) or ``'interrupted'``
-    (Ctrl-C, or SIGTERM under the CLI); all steps before the stop are kept.
+    ``'completed'``, ``'event'`` (a terminal event ended it: docs/events.md), ``'diverged'``
+    (non-finite values or |x| past the divergence bound), ``'failed'`` (Newton, a singular step
+    matrix) or ``'interrupted'`` (Ctrl-C, SIGTERM under the CLI); the steps before are kept.
 reason:
     empty when completed, otherwise a sentence naming time, step, iteration and residual norms.
 meta:
@@ -64,11 +65,12 @@ import numpy as np
 
 from . import _npz
 from ._io import atomic_open, memory_budget
+from .result_events import EventResults
 from .summary import energy_drift, run_stats, summary_lines  # noqa: F401  (re-exported)
 
 __all__ = ["Result", "load_result", "run_stats", "STATUSES", "summary_lines", "energy_drift"]
 
-STATUSES = ("completed", "diverged", "failed", "interrupted")
+STATUSES = ("completed", "event", "diverged", "failed", "interrupted")
 CSV_FORMAT = "symgen-result-csv 2"
 _CSV_END = "# end of symgen result:"
 _CSV_CHUNK = 4096           # rows formatted at a time (no full copy of the table when saving)
@@ -78,7 +80,7 @@ _ARRAYS = ("t", "x", "xd", "xdd", "lam", "pos_err", "vel_err", "acc_err", "omega
 _OPTIONAL = ("energy", "energy_kinetic", "energy_potential", "h", "err_est", "flags")
 
 
-class Result:
+class Result(EventResults):
     """Recorded trajectory, status and metadata of one simulation run (see the module docstring)."""
 
     def __init__(self, *, t, x, xd, xdd, lam, coords, pos_err, vel_err, acc_err, omega_max, h_max,
@@ -87,10 +89,8 @@ class Result:
                  h=None, err_est=None, flags=None, u=None, input_names=()):
         self.t = np.asarray(t, dtype=float)
         N = self.t.shape[0]
-        self.x = np.asarray(x, dtype=float).reshape(N, -1)
-        self.xd = np.asarray(xd, dtype=float).reshape(N, -1)
-        self.xdd = np.asarray(xdd, dtype=float).reshape(N, -1)
-        self.lam = np.asarray(lam, dtype=float).reshape(N, -1)
+        self.x, self.xd, self.xdd, self.lam = (np.asarray(a, dtype=float).reshape(N, -1)
+                                               for a in (x, xd, xdd, lam))
         self.coords = tuple(str(c) for c in coords)
         self.pos_err = np.asarray(pos_err, dtype=float)
         self.vel_err = np.asarray(vel_err, dtype=float)
@@ -125,8 +125,8 @@ class Result:
         return max(self.t.shape[0] - 1, 0)
 
     @property
-    def ok(self) -> bool:
-        return self.status == "completed"
+    def ok(self) -> bool:       # (a terminal event ends a run as asked)
+        return self.status in ("completed", "event")
 
     @property
     def units(self) -> dict:

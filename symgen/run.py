@@ -25,6 +25,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from .adaptive import run_adaptive
+from .events import RunEvents
 from .fixed_step import run_fixed
 from .input_values import InputValues, SampledController
 from .jit import as_kernels
@@ -66,7 +67,8 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
              blas_threads: int | None = 1, rtol: float | None = None, atol=None,
              h_init: float | None = None, h_min: float | None = None,
              h_max: float | None = None, t_eval=None, inputs: Mapping | None = None,
-             controller: Callable | None = None, period: float | None = None) -> Result:
+             controller: Callable | None = None, period: float | None = None,
+             events=None) -> Result:
     """Integrate a model from t0 to t_end with fixed steps dt, or steps chosen by the error
     control (dt="auto"); returns a :class:`~symgen.Result`.
 
@@ -148,6 +150,11 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         k-th step is a sample); with dt="auto" each t_k is a stop time of the error control, and
         its estimate's history of ẍ is moved by the jump there (so the jump is not read as
         error).  ``meta['controller']`` says what was sampled.
+    events:
+        Python callables ``g(t, x, xd)`` (or one), with SciPy's attributes ``terminal`` and
+        ``direction`` (docs/events.md): with the model's own events (``Model.events``, first)
+        their zeros are located in every step (Python stepper) into ``Result.t_events``,
+        ``x_events``, ``xd_events``; a terminal event ends the run there with status ``"event"``.
     meta:
         extra entries for the result's ``meta`` (e.g. the ``model()`` options the model was built
         with); they do not replace the entries simulate writes.
@@ -182,6 +189,8 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
     ctl, inputs, steps_per_period = _controller(kernels, cfg, controller, period, inputs, t_eval)
     values = InputValues(kernels, inputs)
     meta = _inputs_meta(meta, values, ctl, steps_per_period)
+    run_events = RunEvents(kernels, events)
+    cfg, meta = _events_plan(kernels, cfg, run_events, events, meta)
     te = t_eval_times(t_eval, t0, t_end)    # the rows, allocated once: they must fit
     n_steps = None if cfg.auto else _fixed_steps(t0, t_end, float(cfg.dt))
     if te is not None:
@@ -207,14 +216,20 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
                            else n_steps, every if te is None else 1,
                            math.nan if cfg.auto else dt, values.u, variable=cfg.auto)
         start = run_start(kernels, stepper, cfg, t0, x0, xd0, consistent, at_start)
+        run_events.start(t0, start.state[0], start.state[1])
+        if run_events and getattr(stepper, "compiled", False):
+            stepper.events = run_events
+            stepper.events_on(t0, start.state[0], start.state[1])
         if cfg.auto:
             end = run_adaptive(kernels, stepper, cfg, start, rec, t_end, progress, every, meta,
-                               te, values)
+                               te, values, run_events)
         else:
             end = run_fixed(kernels, stepper, cfg, start, rec, n_steps, progress, every, te,
-                            values, each)
+                            values, each, run_events)
             end.meta = meta
-        if end.status != "completed":
+        if run_events:
+            end.meta = {**(end.meta or {}), "events": run_events.as_meta()}
+        if end.status not in ("completed", "event"):
             log.warning("simulation of %s stopped: %s", kernels.name, short_reason(end.reason))
         return finish(kernels, stepper, cfg, rec, start.cs, end, t_wall,
                       h="auto" if cfg.auto else dt, t0=t0, n_steps=n_steps, every=every)
@@ -280,6 +295,25 @@ def _auto_plan(kernels, cfg: SimulationSettings, values: InputValues, meta):
             *(meta or {}).get("fallbacks", ()),
             "stepper: python, not compiled (dt='auto' with time-varying inputs: the C "
             "runtime's error control holds the inputs over its tries)"]}
+    return cfg.replace(stepper="python"), meta
+
+
+def _events_plan(kernels, cfg: SimulationSettings, run_events: RunEvents, callables, meta):
+    """(settings, meta) of a run with events: the model's are located by either stepper (C:
+    sg_events.c.inc), Python callables by the Python stepper only: with them stepper="compiled"
+    is refused in one line and "auto" falls back to "python" (in meta's fallbacks when the
+    compiled stepper had the case)."""
+    if not run_events.callables or cfg.stepper == "python":
+        return cfg, meta
+    if cfg.stepper == "compiled":
+        raise ValueError("stepper='compiled' cannot call Python events= (callables g(t, x, xd)): "
+                         "declare them in the model (Model(events=), the builders' event()) "
+                         "or use stepper='python'")
+    if _compiled_has(kernels, cfg) and getattr(kernels, "lib", None) is not None:
+        meta = {**(meta or {}), "fallbacks": [
+            *(meta or {}).get("fallbacks", ()),
+            "stepper: python, not compiled (events= callables are called by the Python "
+            "stepper only)"]}
     return cfg.replace(stepper="python"), meta
 
 

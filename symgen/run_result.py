@@ -18,10 +18,10 @@ __all__ = ["RunEnd", "finish", "short_reason", "REASON_CHARS", "step_order"]
 
 @dataclass
 class RunEnd:
-    """How a loop ended: ``status`` ("completed", "failed", "diverged", "interrupted"), its
-    ``reason``, ``detail`` (the full text behind a short reason, a traceback), the last step
-    taken, the failed step's Outcome (``failure``) and the meta the loop adds (``meta``: the
-    caller's extra entries with the loop's own)."""
+    """How a loop ended: ``status`` ("completed", "event": a terminal event, "failed",
+    "diverged", "interrupted"), its ``reason``, ``detail`` (the full text behind a short reason,
+    a traceback), the last step taken, the failed step's Outcome (``failure``) and the meta the
+    loop adds (``meta``: the caller's extra entries with the loop's own)."""
     status: str
     reason: str
     last: int

@@ -25,7 +25,8 @@ __all__ = ["ENUMS", "DOUBLES", "CODES", "C_METHODS", "C_CHARTS", "C_METRICS", "C
            "CONSISTENT_TOL", "CONSISTENT_MAX_ITER", "ROW_TIME_SLACK", "CTL_SAFETY", "CTL_GROW_MAX",
            "CTL_SHRINK_MIN", "CTL_NEWTON_SHRINK", "CTL_ORDER", "CTL_ERR_FLOOR", "CTL_ROUNDOFF",
            "STABILITY_FRACTION", "SLIVER", "HIST_DEGREE", "HHT_DEGREE", "TIMES_KEPT",
-           "SPARSE_CONFIRM", "SPARSE_VOLUME_DROP", "SPARSE_SIGMA_STEPS_NEW"]
+           "SPARSE_CONFIRM", "SPARSE_VOLUME_DROP", "SPARSE_SIGMA_STEPS_NEW", "EVENT_XTOL",
+           "EVENT_MAX_ITER"]
 
 # -- the numbers (Python names; DOUBLES and ENUMS below give their C names and what they decide) --
 #: a landing next to a singular configuration (nullspace.py "Landings"): s_min/s_max of H below
@@ -70,6 +71,10 @@ HIST_DEGREE = 5
 HHT_DEGREE = 2
 #: times kept of the first events each counter counts (floor, landing, sub-stepped, crossed)
 TIMES_KEPT = 100
+#: an event (events.py, sg_events.c.inc): its time located to EVENT_XTOL·max(|t + h|, h) (the
+#: Illinois bracket's width) in at most EVENT_MAX_ITER iterations
+EVENT_XTOL = 1e-13
+EVENT_MAX_ITER = 100
 #: the sparse step (sparse.py): a rank within SPARSE_CONFIRM of the threshold is confirmed by the
 #: dense QR; new independent coordinates below SPARSE_VOLUME_DROP of the best |det N_I|; inverse
 #: iteration steps for σ_min after a new partition
@@ -94,7 +99,8 @@ ENUMS = (
         ("SG_DENSE_QR", 0, "pivoted Householder QR of H^T"),
         ("SG_SPARSE", 1, "the sparse step (symgen_sparse.h)"))),
     ("Status of a step or a chunk of steps.", (
-        ("SG_OK", 0, ""), ("SG_FAILED", 1, ""), ("SG_DIVERGED", 2, ""))),
+        ("SG_OK", 0, ""), ("SG_FAILED", 1, ""), ("SG_DIVERGED", 2, ""),
+        ("SG_EVENT", 3, "a terminal event ended the chunk (sg_events_take)"))),
     ("What went wrong (sg_failure.kind); the Python side words each kind as its steppers do.", (
         ("SG_FAIL_NONE", 0, ""),
         ("SG_FAIL_NONFINITE_ITERATE", 1, "nullspace: non-finite Newton iterate (iteration)"),
@@ -146,6 +152,7 @@ ENUMS = (
                                       "true accelerations (at most SG_HIST_DEGREE)"),
         ("SG_CONSISTENT_MAX_ITER", CONSISTENT_MAX_ITER, "Gauss-Newton iterations of a "
                                                         "projection onto q = 0"),
+        ("SG_EVENT_MAX_ITER", EVENT_MAX_ITER, "an event's Illinois iterations at most"),
         ("SG_SP_SIGMA_STEPS_NEW", SPARSE_SIGMA_STEPS_NEW, "the sparse step: inverse-iteration "
                                                           "steps for sigma_min after a new "
                                                           "partition"))),
@@ -173,6 +180,7 @@ DOUBLES = (
     ("SG_CTL_ROUNDOFF", CTL_ROUNDOFF, "the corrected step's estimate: its round-off (64 eps)"),
     ("SG_STABILITY_FRACTION", STABILITY_FRACTION, "a try is cut to this times h_max(omega_max)"),
     ("SG_SLIVER", SLIVER, "a try leaving less than this times itself takes the whole rest"),
+    ("SG_EVENT_XTOL", EVENT_XTOL, "an event's time to this max(|t + h|, h)"),
     ("SG_SP_CONFIRM", SPARSE_CONFIRM, "the sparse step: a rank within this factor of the "
                                       "threshold is confirmed by the dense QR"),
     ("SG_SP_VOLUME_DROP", SPARSE_VOLUME_DROP, "new independent coordinates below this fraction "

@@ -185,7 +185,7 @@ class Study:
     columns: list = field(default_factory=list)
 
     def failed(self) -> list:
-        return [r for r in self.rows if r.get("status") != "completed"]
+        return [r for r in self.rows if r.get("status") not in ("completed", "event")]
 
 
 def _columns(keys, rows) -> list:

@@ -168,3 +168,32 @@ def test_nonsmooth_forces_compile_and_differentiate_as_real_functions():
         np.testing.assert_allclose(K, _fd(residual, x0, h=1e-6), rtol=1e-7, atol=1e-7)
         np.testing.assert_allclose(C, -_fd(lambda v: ck.dynamics(t, x0, v, xdd0, lam)[1].copy(), xd0),
                                    atol=1e-6)
+
+
+def test_event_kernel_equals_lambdify():
+    """The events kernel (issue 36.1: g of t, x, ẋ, parameters and an input) in C against
+    lambdify, at random states and after a parameter and an input change."""
+    import sympy as sp
+
+    from pipeline_models import four_bar
+
+    base = four_bar()
+    x, v = base.coords, base.velocities
+    p = list(base.params)
+    u = symgen.inputs("u_ev")
+    events = {"cross": {"expr": sp.sin(x[0]) - p[0] * x[1] + u * symgen.t, "direction": -1},
+              "speed": v[0] * v[1] - sp.cos(symgen.t) * x[2],
+              "stop": {"expr": x[0] ** 2 + v[2] - 0.5, "terminal": True}}
+    model = base.replace(name="four_bar_events", events=events)
+    ck, lk = _kernels(model), symgen.LambdifyKernels(model)
+    assert ck.event_names == lk.event_names == ("cross", "speed", "stop")
+    rng = np.random.default_rng(3)
+    for k in range(20):
+        if k == 10:
+            for kern in (ck, lk):
+                kern.set_params(**{p[0].name: 2.5})
+                kern.set_inputs(u_ev=-0.7)
+        t, x0, xd0, _, _ = _random_state(rng, ck)
+        g = ck.events(t, x0, xd0).copy()
+        _close(g, lk.events(t, x0, xd0))
+        assert g.shape == (3,) and np.all(np.isfinite(g))

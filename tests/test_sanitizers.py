@@ -321,3 +321,108 @@ def test_dense_output_without_constraints(sanitized, tmp_path):
     exe = sanitized(tmp_path)
     for a in ((2.0, 0.05), (2.0, "auto")):
         assert len(_run_clean(exe, model.n, *a)) == 41
+
+
+#: the model's events located in C (sg_events.c.inc: sg_set_events with sg_run_chunk and
+#: sg_run_auto), driven by a small program over any model (MODEL replaced by its name): argv
+#: T_END DT|auto; the events as CSV rows (t, x, ẋ) in the order located, until T_END or a
+#: terminal event; buffers of CAP events (smaller than the events of a chunk: the runs stop early
+#: and go on after sg_events_take)
+EVENT_DRIVER = r"""#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "MODEL.h"
+#define ROWS 64
+#define CAP 4
+int main(int argc, char **argv)
+{
+    const sg_model *mdl = &MODEL_model;
+    int n = mdl->n, m = mdl->m, mm = m > 0 ? m : 1, no = mdl->n_out > 0 ? mdl->n_out : 1, st;
+    int i, j, fixed = argc > 2 && strcmp(argv[2], "auto") != 0, EI[CAP], FL[ROWS];
+    double t_end = argc > 1 ? atof(argv[1]) : 1.0, h = fixed ? atof(argv[2]) : 1e-3, t = 0.0;
+    double *X[3], *LAM, *T, *PE, *VE, *AE, *OM, *HM, *EK, *EP, *OUT, *HS, *ERR, *ET, *EX, *EXD;
+    long long IT[ROWS], FF[ROWS];
+    long k = 0, c, done = 0, n_steps = fixed ? (long)(t_end / h + 0.5) : 0;
+    sg_options o = sg_options_default(SG_NULLSPACE);
+    sg_control ctl = sg_control_default();
+    sg_failure fail;
+    sg_stepper *s;
+    double *blk = calloc((size_t)ROWS * (3 * n + mm + no + 10) + (size_t)CAP * (2 * n + 1),
+                         sizeof(double)), *b = blk;
+    if (!blk) return 2;
+#define TAKE(ptr, cnt) do { (ptr) = b; b += (cnt); } while (0)
+    for (j = 0; j < 3; ++j) TAKE(X[j], ROWS * n);
+    TAKE(LAM, ROWS * mm); TAKE(T, ROWS); TAKE(PE, ROWS); TAKE(VE, ROWS); TAKE(AE, ROWS);
+    TAKE(OM, ROWS); TAKE(HM, ROWS); TAKE(EK, ROWS); TAKE(EP, ROWS); TAKE(OUT, ROWS * no);
+    TAKE(HS, ROWS); TAKE(ERR, ROWS); TAKE(ET, CAP); TAKE(EX, CAP * n); TAKE(EXD, CAP * n);
+#undef TAKE
+    o.h = h;
+    s = sg_stepper_new(mdl, &o);
+    if (!s) return 2;
+    memcpy(X[0], MODEL_x0, sizeof(double) * n);
+    memcpy(X[1], MODEL_xd0, sizeof(double) * n);
+    if (sg_initial_state(s, mdl->param_defaults, 0.0, X[0], X[1], X[2], LAM) != 0) return 2;
+    sg_start(s, mdl->param_defaults, 0.0, X[0], X[1], X[2], LAM);
+    if (sg_set_events(s, mdl->param_defaults, 1, 0.0, X[0], X[1], CAP, EI, ET, EX, EXD)) return 2;
+    T[0] = 0.0;
+    if (!fixed && sg_control_start(s, &ctl, 0.0, t_end, sg_omega_at(s, mdl->param_defaults,
+                                                                    0.0, X[0], X[1], X[2], LAM)))
+        return 2;
+    printf("t,x\n");
+    for (st = SG_OK; st == SG_OK && (fixed ? done < n_steps : t < t_end);) {
+        long stop = done + ROWS - 1 < n_steps ? done + ROWS - 1 : n_steps;
+        if (fixed)
+            st = sg_run_chunk(s, mdl->param_defaults, 0.0, done, stop, done, T, X[0], X[1], X[2],
+                              LAM, PE, VE, AE, OM, HM, IT, EK, EP, OUT, FF, &k, &fail);
+        else
+            st = sg_run_auto(s, mdl->param_defaults, &t, ROWS, T, X[0], X[1], X[2], LAM, PE,
+                             VE, AE, OM, HM, IT, EK, EP, OUT, HS, ERR, FL, &k, &fail);
+        for (c = sg_events_take(s), i = 0; i < c; ++i) {
+            printf("%.17g", ET[i]);
+            for (j = 0; j < n; ++j) printf(",%.17g", EX[(size_t)i * n + j]);
+            for (j = 0; j < n; ++j) printf(",%.17g", EXD[(size_t)i * n + j]);
+            printf("\n");
+        }
+        k = fixed ? k - done : k;
+        done += k;
+        for (j = 0; j < 3; ++j) memcpy(X[j], X[j] + (size_t)k * n, sizeof(double) * n);
+        memcpy(LAM, LAM + (size_t)k * mm, sizeof(double) * mm);
+        T[0] = T[k];
+    }
+    sg_stepper_free(s);
+    free(blk);
+    return st == SG_EVENT ? 0 : 3;
+}
+"""
+
+
+def test_events(sanitized, tmp_path):
+    """Events located in C (a constrained model: the builder's bar pendulum with its event
+    through the bottom, a fast sin(100 t) event either way, a terminal event at t = 1.7) with
+    buffers of 4 events, so that the chunks stop early and go on: every event of
+    symgen.simulate's compiled stepper, in the same order, the run ended by the terminal one."""
+    import sympy as sp
+
+    from test_events import bar_pendulum
+
+    base = bar_pendulum()
+    model = base.replace(name="ev_bar_san", events={
+        **base.events, "tick": sp.sin(100 * symgen.t),
+        "stop": {"expr": symgen.t - 1.7, "direction": 1, "terminal": True}})
+    symgen.generate(model, tmp_path)
+    (tmp_path / "main.c").write_text(EVENT_DRIVER.replace("MODEL", model.name))
+    exe = sanitized(tmp_path)
+    k = symgen.build(model)
+    for dt in (1e-2, "auto"):
+        rows = _run_clean(exe, k.n, 2.0, dt)
+        r = symgen.simulate(k, dt=dt, t_end=2.0, stepper="compiled", rtol=1e-6, atol=1e-8,
+                            chart="end", metric="euclidean", scheme="trapezoidal")   # (the
+        assert r.status == "event" and r.t[-1] == 1.7                   # driver's sg_options)
+        order = np.argsort(np.concatenate(r.t_events), kind="stable")
+        t_ev = np.concatenate(r.t_events)[order]
+        assert rows.shape[0] == t_ev.size > 50
+        # (the driver's start is projected in C, simulate's in Python: round-off apart)
+        tol = 1e-6 if dt == "auto" else 1e-12
+        np.testing.assert_allclose(rows[:, 0], t_ev, rtol=0, atol=tol)
+        np.testing.assert_allclose(rows[:, 1:1 + k.n], np.concatenate(r.x_events)[order],
+                                   rtol=0, atol=tol)

@@ -684,6 +684,17 @@ void andrews_squeezer_reactions(double t, const double *x, const double *xd, con
     r[28] = lam[19];
 }
 
+/* the events' functions g, whose zeros the run locates */
+void andrews_squeezer_events(double t, const double *x, const double *xd, const double *p, const double *u, double *g)
+{
+    (void)t;
+    (void)x;
+    (void)xd;
+    (void)p;
+    (void)u;
+    (void)g;
+}
+
 static const char *const andrews_squeezer_coord_names[21] = {
     "K1.x",
     "K1.y",
@@ -785,5 +796,9 @@ const sg_model andrews_squeezer_model = {
     0,  /* n_inputs */
     0,
     andrews_squeezer_dynamics_t,
-    ANDREWS_SQUEEZER_F_T_IS_ZERO  /* f_t = df/dt + (dH/dt)^T lambda vanishes identically */
+    ANDREWS_SQUEEZER_F_T_IS_ZERO,  /* f_t = df/dt + (dH/dt)^T lambda vanishes identically */
+    0,  /* n_events */
+    andrews_squeezer_events,
+    0,
+    0
 };

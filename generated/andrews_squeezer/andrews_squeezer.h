@@ -121,6 +121,8 @@
  *       f_t      [21 x 1]  df/dt + (dH/dt)^T lam at fixed x, xd, lam, u
  *   andrews_squeezer_reactions: the joints' reactions (force and moment of body a on body b)
  *       r        [30 x 1]  reactions, in the order of reaction_names
+ *   andrews_squeezer_events: the events' functions g, whose zeros the run locates
+ *       g        [0 x 1]  event functions, in the order of event_names
  */
 #ifndef ANDREWS_SQUEEZER_SYMGEN_H
 #define ANDREWS_SQUEEZER_SYMGEN_H
@@ -224,6 +226,7 @@ void andrews_squeezer_energy(double t, const double *x, const double *xd, const 
 void andrews_squeezer_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
 void andrews_squeezer_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
 void andrews_squeezer_reactions(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *r);
+void andrews_squeezer_events(double t, const double *x, const double *xd, const double *p, const double *u, double *g);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model andrews_squeezer_model;

@@ -1036,6 +1036,17 @@ void bricard_reactions(double t, const double *x, const double *xd, const double
     (void)r;
 }
 
+/* the events' functions g, whose zeros the run locates */
+void bricard_events(double t, const double *x, const double *xd, const double *p, const double *u, double *g)
+{
+    (void)t;
+    (void)x;
+    (void)xd;
+    (void)p;
+    (void)u;
+    (void)g;
+}
+
 static const char *const bricard_coord_names[24] = {
     "P1.x",
     "P1.y",
@@ -1101,5 +1112,9 @@ const sg_model bricard_model = {
     0,  /* n_inputs */
     0,
     bricard_dynamics_t,
-    BRICARD_F_T_IS_ZERO  /* f_t = df/dt + (dH/dt)^T lambda vanishes identically */
+    BRICARD_F_T_IS_ZERO,  /* f_t = df/dt + (dH/dt)^T lambda vanishes identically */
+    0,  /* n_events */
+    bricard_events,
+    0,
+    0
 };

@@ -85,6 +85,8 @@
  *       f_t      [24 x 1]  df/dt + (dH/dt)^T lam at fixed x, xd, lam, u
  *   bricard_reactions: the joints' reactions (force and moment of body a on body b)
  *       r        [0 x 1]  reactions, in the order of reaction_names
+ *   bricard_events: the events' functions g, whose zeros the run locates
+ *       g        [0 x 1]  event functions, in the order of event_names
  */
 #ifndef BRICARD_SYMGEN_H
 #define BRICARD_SYMGEN_H
@@ -152,6 +154,7 @@ void bricard_energy(double t, const double *x, const double *xd, const double *p
 void bricard_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
 void bricard_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
 void bricard_reactions(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *r);
+void bricard_events(double t, const double *x, const double *xd, const double *p, const double *u, double *g);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model bricard_model;

@@ -438,6 +438,17 @@ void double_four_bar_reactions(double t, const double *x, const double *xd, cons
     r[19] = lam[13];
 }
 
+/* the events' functions g, whose zeros the run locates */
+void double_four_bar_events(double t, const double *x, const double *xd, const double *p, const double *u, double *g)
+{
+    (void)t;
+    (void)x;
+    (void)xd;
+    (void)p;
+    (void)u;
+    (void)g;
+}
+
 static const char *const double_four_bar_coord_names[15] = {
     "V0.x",
     "V0.y",
@@ -506,5 +517,9 @@ const sg_model double_four_bar_model = {
     0,  /* n_inputs */
     0,
     double_four_bar_dynamics_t,
-    DOUBLE_FOUR_BAR_F_T_IS_ZERO  /* f_t = df/dt + (dH/dt)^T lambda vanishes identically */
+    DOUBLE_FOUR_BAR_F_T_IS_ZERO,  /* f_t = df/dt + (dH/dt)^T lambda vanishes identically */
+    0,  /* n_events */
+    double_four_bar_events,
+    0,
+    0
 };

@@ -88,6 +88,8 @@
  *       f_t      [15 x 1]  df/dt + (dH/dt)^T lam at fixed x, xd, lam, u
  *   double_four_bar_reactions: the joints' reactions (force and moment of body a on body b)
  *       r        [21 x 1]  reactions, in the order of reaction_names
+ *   double_four_bar_events: the events' functions g, whose zeros the run locates
+ *       g        [0 x 1]  event functions, in the order of event_names
  */
 #ifndef DOUBLE_FOUR_BAR_SYMGEN_H
 #define DOUBLE_FOUR_BAR_SYMGEN_H
@@ -158,6 +160,7 @@ void double_four_bar_energy(double t, const double *x, const double *xd, const d
 void double_four_bar_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
 void double_four_bar_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
 void double_four_bar_reactions(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *r);
+void double_four_bar_events(double t, const double *x, const double *xd, const double *p, const double *u, double *g);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model double_four_bar_model;

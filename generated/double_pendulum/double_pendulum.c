@@ -284,6 +284,17 @@ void double_pendulum_reactions(double t, const double *x, const double *xd, cons
     r[4] = lam[3];
 }
 
+/* the events' functions g, whose zeros the run locates */
+void double_pendulum_events(double t, const double *x, const double *xd, const double *p, const double *u, double *g)
+{
+    (void)t;
+    (void)x;
+    (void)xd;
+    (void)p;
+    (void)u;
+    (void)g;
+}
+
 static const char *const double_pendulum_coord_names[6] = {
     "bar1.x",
     "bar1.y",
@@ -338,5 +349,9 @@ const sg_model double_pendulum_model = {
     0,  /* n_inputs */
     0,
     double_pendulum_dynamics_t,
-    DOUBLE_PENDULUM_F_T_IS_ZERO  /* f_t = df/dt + (dH/dt)^T lambda vanishes identically */
+    DOUBLE_PENDULUM_F_T_IS_ZERO,  /* f_t = df/dt + (dH/dt)^T lambda vanishes identically */
+    0,  /* n_events */
+    double_pendulum_events,
+    0,
+    0
 };

@@ -74,6 +74,8 @@
  *       f_t      [6 x 1]  df/dt + (dH/dt)^T lam at fixed x, xd, lam, u
  *   double_pendulum_reactions: the joints' reactions (force and moment of body a on body b)
  *       r        [6 x 1]  reactions, in the order of reaction_names
+ *   double_pendulum_events: the events' functions g, whose zeros the run locates
+ *       g        [0 x 1]  event functions, in the order of event_names
  */
 #ifndef DOUBLE_PENDULUM_SYMGEN_H
 #define DOUBLE_PENDULUM_SYMGEN_H
@@ -130,6 +132,7 @@ void double_pendulum_energy(double t, const double *x, const double *xd, const d
 void double_pendulum_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
 void double_pendulum_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
 void double_pendulum_reactions(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *r);
+void double_pendulum_events(double t, const double *x, const double *xd, const double *p, const double *u, double *g);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model double_pendulum_model;

@@ -4770,6 +4770,17 @@ void n_four_bar_reactions(double t, const double *x, const double *xd, const dou
     r[361] = lam[241];
 }
 
+/* the events' functions g, whose zeros the run locates */
+void n_four_bar_events(double t, const double *x, const double *xd, const double *p, const double *u, double *g)
+{
+    (void)t;
+    (void)x;
+    (void)xd;
+    (void)p;
+    (void)u;
+    (void)g;
+}
+
 static const char *const n_four_bar_coord_names[243] = {
     "V0.x",
     "V0.y",
@@ -5294,5 +5305,9 @@ const sg_model n_four_bar_model = {
     0,  /* n_inputs */
     0,
     n_four_bar_dynamics_t,
-    N_FOUR_BAR_F_T_IS_ZERO  /* f_t = df/dt + (dH/dt)^T lambda vanishes identically */
+    N_FOUR_BAR_F_T_IS_ZERO,  /* f_t = df/dt + (dH/dt)^T lambda vanishes identically */
+    0,  /* n_events */
+    n_four_bar_events,
+    0,
+    0
 };

@@ -45,7 +45,8 @@ enum {
 enum {
     SG_OK = 0,
     SG_FAILED = 1,
-    SG_DIVERGED = 2
+    SG_DIVERGED = 2,
+    SG_EVENT = 3                        /* a terminal event ended the chunk (sg_events_take) */
 };
 
 /* What went wrong (sg_failure.kind); the Python side words each kind as its steppers do. */
@@ -106,6 +107,7 @@ enum {
     SG_HHT_DEGREE = 2,                  /* the index-3 step's: degree of the polynomial through
                                            its true accelerations (at most SG_HIST_DEGREE) */
     SG_CONSISTENT_MAX_ITER = 50,        /* Gauss-Newton iterations of a projection onto q = 0 */
+    SG_EVENT_MAX_ITER = 100,            /* an event's Illinois iterations at most */
     SG_SP_SIGMA_STEPS_NEW = 6           /* the sparse step: inverse-iteration steps for sigma_min
                                            after a new partition */
 };
@@ -147,6 +149,8 @@ static const double SG_STABILITY_FRACTION = 0.9;              /* a try is cut to
 static const double SG_SLIVER = 0.01;                         /* a try leaving less than this
                                                                  times itself takes the whole
                                                                  rest */
+static const double SG_EVENT_XTOL = 1e-13;                    /* an event's time to this max(|t +
+                                                                 h|, h) */
 static const double SG_SP_CONFIRM = 100.0;                    /* the sparse step: a rank within
                                                                  this factor of the threshold is
                                                                  confirmed by the dense QR */

@@ -214,6 +214,19 @@ typedef struct sg_sampler {
     double *xdd, *lam, *blk;
 } sg_sampler;
 
+/* The model's events (sg_set_events; sg_events.c.inc): the caller's buffers (EI, ET, EX, EXD:
+ * cap rows, count held), g at the last accepted state (g0) and at the step's end (g1), scratch
+ * (ga, tau: ne; the interpolant xi, xdi, xddi: n) and a located event's projected state (x, xd,
+ * xdd: n, lam: m, res); one block blk. */
+typedef struct sg_events {
+    int on;
+    long cap, count;
+    int *EI;
+    double *ET, *EX, *EXD;
+    double *g0, *g1, *ga, *tau, *xi, *xdi, *xddi, *x, *xd, *xdd, *lam, res[3];
+    double *blk;
+} sg_events;
+
 struct sg_stepper {
     const sg_model *mdl;
     sg_options o;
@@ -248,6 +261,7 @@ struct sg_stepper {
     sg_failure sub_first;                         /* the failure of the step they replaced */
     sg_dout dout;                                 /* t_eval rows (sg_dense_output) */
     sg_sampler smp;                               /* a sampled controller (sg_set_sampler) */
+    sg_events ev;                                 /* the model's events (sg_set_events) */
 };
 
 /* sg_alloc.c.inc: the buffers sized by the null space's dimension (grown by the sparse step). */

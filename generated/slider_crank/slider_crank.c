@@ -303,6 +303,17 @@ void slider_crank_reactions(double t, const double *x, const double *xd, const d
     r[11] = lam[8];
 }
 
+/* the events' functions g, whose zeros the run locates */
+void slider_crank_events(double t, const double *x, const double *xd, const double *p, const double *u, double *g)
+{
+    (void)t;
+    (void)x;
+    (void)xd;
+    (void)p;
+    (void)u;
+    (void)g;
+}
+
 static const char *const slider_crank_coord_names[9] = {
     "crank.x",
     "crank.y",
@@ -362,5 +373,9 @@ const sg_model slider_crank_model = {
     0,  /* n_inputs */
     0,
     slider_crank_dynamics_t,
-    SLIDER_CRANK_F_T_IS_ZERO  /* f_t = df/dt + (dH/dt)^T lambda vanishes identically */
+    SLIDER_CRANK_F_T_IS_ZERO,  /* f_t = df/dt + (dH/dt)^T lambda vanishes identically */
+    0,  /* n_events */
+    slider_crank_events,
+    0,
+    0
 };

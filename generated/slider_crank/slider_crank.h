@@ -79,6 +79,8 @@
  *       f_t      [9 x 1]  df/dt + (dH/dt)^T lam at fixed x, xd, lam, u
  *   slider_crank_reactions: the joints' reactions (force and moment of body a on body b)
  *       r        [12 x 1]  reactions, in the order of reaction_names
+ *   slider_crank_events: the events' functions g, whose zeros the run locates
+ *       g        [0 x 1]  event functions, in the order of event_names
  */
 #ifndef SLIDER_CRANK_SYMGEN_H
 #define SLIDER_CRANK_SYMGEN_H
@@ -140,6 +142,7 @@ void slider_crank_energy(double t, const double *x, const double *xd, const doub
 void slider_crank_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
 void slider_crank_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
 void slider_crank_reactions(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *r);
+void slider_crank_events(double t, const double *x, const double *xd, const double *p, const double *u, double *g);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model slider_crank_model;

@@ -606,6 +606,17 @@ void slider_crank_3d_reactions(double t, const double *x, const double *xd, cons
     r[14] = 1.0*lam[12];
 }
 
+/* the events' functions g, whose zeros the run locates */
+void slider_crank_3d_events(double t, const double *x, const double *xd, const double *p, const double *u, double *g)
+{
+    (void)t;
+    (void)x;
+    (void)xd;
+    (void)p;
+    (void)u;
+    (void)g;
+}
+
 static const char *const slider_crank_3d_coord_names[15] = {
     "B.x",
     "B.y",
@@ -664,5 +675,9 @@ const sg_model slider_crank_3d_model = {
     0,  /* n_inputs */
     0,
     slider_crank_3d_dynamics_t,
-    SLIDER_CRANK_3D_F_T_IS_ZERO  /* f_t = df/dt + (dH/dt)^T lambda vanishes identically */
+    SLIDER_CRANK_3D_F_T_IS_ZERO,  /* f_t = df/dt + (dH/dt)^T lambda vanishes identically */
+    0,  /* n_events */
+    slider_crank_3d_events,
+    0,
+    0
 };

@@ -78,6 +78,8 @@
  *       f_t      [15 x 1]  df/dt + (dH/dt)^T lam at fixed x, xd, lam, u
  *   slider_crank_3d_reactions: the joints' reactions (force and moment of body a on body b)
  *       r        [18 x 1]  reactions, in the order of reaction_names
+ *   slider_crank_3d_events: the events' functions g, whose zeros the run locates
+ *       g        [0 x 1]  event functions, in the order of event_names
  */
 #ifndef SLIDER_CRANK_3D_SYMGEN_H
 #define SLIDER_CRANK_3D_SYMGEN_H
@@ -138,6 +140,7 @@ void slider_crank_3d_energy(double t, const double *x, const double *xd, const d
 void slider_crank_3d_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
 void slider_crank_3d_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
 void slider_crank_3d_reactions(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *r);
+void slider_crank_3d_events(double t, const double *x, const double *xd, const double *p, const double *u, double *g);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model slider_crank_3d_model;

@@ -216,6 +216,17 @@ void stiff_pendulum_reactions(double t, const double *x, const double *xd, const
     r[1] = lam[1];
 }
 
+/* the events' functions g, whose zeros the run locates */
+void stiff_pendulum_events(double t, const double *x, const double *xd, const double *p, const double *u, double *g)
+{
+    (void)t;
+    (void)x;
+    (void)xd;
+    (void)p;
+    (void)u;
+    (void)g;
+}
+
 static const char *const stiff_pendulum_coord_names[3] = {
     "pendulum.x",
     "pendulum.y",
@@ -261,5 +272,9 @@ const sg_model stiff_pendulum_model = {
     0,  /* n_inputs */
     0,
     stiff_pendulum_dynamics_t,
-    STIFF_PENDULUM_F_T_IS_ZERO  /* f_t = df/dt + (dH/dt)^T lambda vanishes identically */
+    STIFF_PENDULUM_F_T_IS_ZERO,  /* f_t = df/dt + (dH/dt)^T lambda vanishes identically */
+    0,  /* n_events */
+    stiff_pendulum_events,
+    0,
+    0
 };

@@ -65,6 +65,8 @@
  *       f_t      [3 x 1]  df/dt + (dH/dt)^T lam at fixed x, xd, lam, u
  *   stiff_pendulum_reactions: the joints' reactions (force and moment of body a on body b)
  *       r        [3 x 1]  reactions, in the order of reaction_names
+ *   stiff_pendulum_events: the events' functions g, whose zeros the run locates
+ *       g        [0 x 1]  event functions, in the order of event_names
  */
 #ifndef STIFF_PENDULUM_SYMGEN_H
 #define STIFF_PENDULUM_SYMGEN_H
@@ -112,6 +114,7 @@ void stiff_pendulum_energy(double t, const double *x, const double *xd, const do
 void stiff_pendulum_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
 void stiff_pendulum_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
 void stiff_pendulum_reactions(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *r);
+void stiff_pendulum_events(double t, const double *x, const double *xd, const double *p, const double *u, double *g);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model stiff_pendulum_model;

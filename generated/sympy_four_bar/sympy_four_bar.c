@@ -411,6 +411,17 @@ void sympy_four_bar_reactions(double t, const double *x, const double *xd, const
     (void)r;
 }
 
+/* the events' functions g, whose zeros the run locates */
+void sympy_four_bar_events(double t, const double *x, const double *xd, const double *p, const double *u, double *g)
+{
+    (void)t;
+    (void)x;
+    (void)xd;
+    (void)p;
+    (void)u;
+    (void)g;
+}
+
 static const char *const sympy_four_bar_coord_names[3] = {
     "q_crank",
     "q_coupler",
@@ -457,5 +468,9 @@ const sg_model sympy_four_bar_model = {
     0,  /* n_inputs */
     0,
     sympy_four_bar_dynamics_t,
-    SYMPY_FOUR_BAR_F_T_IS_ZERO  /* f_t = df/dt + (dH/dt)^T lambda vanishes identically */
+    SYMPY_FOUR_BAR_F_T_IS_ZERO,  /* f_t = df/dt + (dH/dt)^T lambda vanishes identically */
+    0,  /* n_events */
+    sympy_four_bar_events,
+    0,
+    0
 };

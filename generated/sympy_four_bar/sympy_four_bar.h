@@ -66,6 +66,8 @@
  *       f_t      [3 x 1]  df/dt + (dH/dt)^T lam at fixed x, xd, lam, u
  *   sympy_four_bar_reactions: the joints' reactions (force and moment of body a on body b)
  *       r        [0 x 1]  reactions, in the order of reaction_names
+ *   sympy_four_bar_events: the events' functions g, whose zeros the run locates
+ *       g        [0 x 1]  event functions, in the order of event_names
  */
 #ifndef SYMPY_FOUR_BAR_SYMGEN_H
 #define SYMPY_FOUR_BAR_SYMGEN_H
@@ -114,6 +116,7 @@ void sympy_four_bar_energy(double t, const double *x, const double *xd, const do
 void sympy_four_bar_outputs(double t, const double *x, const double *xd, const double *p, const double *u, double *y);
 void sympy_four_bar_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
 void sympy_four_bar_reactions(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *r);
+void sympy_four_bar_events(double t, const double *x, const double *xd, const double *p, const double *u, double *g);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model sympy_four_bar_model;

@@ -223,11 +223,11 @@ def cmd_simulate(args) -> int:
         kept = f"; the steps taken are in {args.out}" if args.out else ""
         print(f"{mdl.name}: {result.reason}{kept}", file=sys.stderr)
         return _interrupt_exit_code()
-    if args.quiet and result.status != "completed":
+    if args.quiet and not result.ok:
         kept = f" (the steps taken are in {args.out})" if args.out else ""
         print(f"error: {mdl.name}: {result.status}: {_one_line(result.reason)}{kept}",
               file=sys.stderr)
-    if result.status != "completed":
+    if not result.ok:                       # (a terminal event is an end as asked: exit 0)
         return EXIT_FAILED
     if plot_error:
         print(f"error: {plot_error}", file=sys.stderr)

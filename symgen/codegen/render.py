@@ -37,7 +37,7 @@ __all__ = ["generate", "GeneratedSource", "template_dir", "generator_fingerprint
 #: are not .c files, so `cc *.c` in a generated folder does not compile them twice).
 RUNTIME_PARTS = ("sg_internal.h", "sg_dense.c.inc", "sg_linearization.c.inc",
                  "sg_convergence.c.inc", "sg_chart.c.inc", "sg_nullspace.c.inc", "sg_index3.c.inc",
-                 "sg_start.c.inc", "sg_interp.c.inc", "sg_run.c.inc", "sg_control.c.inc",
+                 "sg_start.c.inc", "sg_interp.c.inc", "sg_events.c.inc", "sg_run.c.inc", "sg_control.c.inc",
                  "sg_state.c.inc", "sg_alloc.c.inc")
 #: The runtime's file rendered from a table, not copied: the codes and constants it shares with the
 #: Python steppers (``sg_constants.h`` from :mod:`symgen.runtime_constants`; issue 37.1).
@@ -318,6 +318,9 @@ def generate(model_or_derived: Model | Derived, outdir=None) -> GeneratedSource:
         "nu": len(model.inputs), "inputs": list(model.input_names),
         "output_cnames": [c_name(o) for o in model.output_names],
         "nr": len(model.reactions), "reaction_names": list(model.reactions),
+        "ne": len(model.events),
+        "event_direction": [e.direction for e in model.events.values()],
+        "event_terminal": [int(e.terminal) for e in model.events.values()],
         "kernels": kernels,
         "nnz_H": sparse.nnz_H, "nnz_M": sparse.nnz_M,
         "H_indptr": _ints(sparse.H_indptr), "H_indices": _ints(sparse.H_indices),

@@ -29,6 +29,7 @@ KERNEL_DOC = {
     "outputs": "the model's named outputs",
     "dynamics_t": "explicit time derivative of the forces (the corrected step's jerk)",
     "reactions": "the joints' reactions (force and moment of body a on body b)",
+    "events": "the events' functions g, whose zeros the run locates",
 }
 
 OUTPUT_DOC = {
@@ -46,12 +47,14 @@ OUTPUT_DOC = {
     "y": "outputs",
     "f_t": "df/dt + (dH/dt)^T lam at fixed x, xd, lam, u",
     "r": "reactions, in the order of reaction_names",
+    "g": "event functions, in the order of event_names",
 }
 
 
 def kernel_terms(d: Derived, sparsity: Sparsity | None = None) -> Mapping[str, list]:
     """The kernels and what each computes, in ABI order: the single source of the C layout.
-    The inputs u (after p) enter the kernels whose expressions may use them: dynamics, outputs.
+    The inputs u (after p) enter the kernels whose expressions may use them: dynamics, outputs,
+    reactions, events.
 
     Each kernel lists (inputs, outputs); an output is (name, sympy matrix or scalar), or with
     ``sparsity`` for M, K, C and H, Ḣ, Ḧ (name, matrix, the (i, j) of its CSR pattern): then the
@@ -74,4 +77,5 @@ def kernel_terms(d: Derived, sparsity: Sparsity | None = None) -> Mapping[str, l
         "outputs": (["t", "x", "xd", "p", "u"], [("y", d.outputs)]),
         "dynamics_t": (["t", "x", "xd", "lam", "p", "u"], [("f_t", d.f_t)]),
         "reactions": (["t", "x", "xd", "xdd", "lam", "p", "u"], [("r", d.reactions)]),
+        "events": (["t", "x", "xd", "p", "u"], [("g", d.events)]),
     }

@@ -55,16 +55,17 @@ from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownEle
                       numeric, numeric_matrix, power_outputs, row_names, builder_units,
                       POINT_UNITS)
 from .spatial_assembly import NeglectedInertiaWarning, SpatialAssembly
+from .builder_events import BuilderEvents
 from .spatial_body import SpatialBody, _Element, _inertia3, _ref, _vec3
 from .spatial_coordinates import SpatialActuators, add_joint_outputs
-from .spatial_joints import GROUND, element_symbols, joint_rows
+from .spatial_joints import GROUND, element_subs, element_symbols, joint_rows
 from .spatial_reactions import joint_reactions
 
 __all__ = ["SpatialSystem", "SpatialBody", "NeglectedInertiaWarning"]
 
 
 
-class SpatialSystem(SpatialActuators):
+class SpatialSystem(SpatialActuators, BuilderEvents):
     """A spatial mechanism in natural coordinates; :meth:`model` gives the :class:`symgen.Model`.
 
     Positions, directions, centres of mass, inertia tensors and markers are given in global
@@ -509,7 +510,8 @@ class SpatialSystem(SpatialActuators):
                          {c.name: "m" if el.kind == "point" else "1" for el in moving
                           for c in el.syms}, outs, {**self._point_units(outputs), **joint_units},
                          self._params, units),
-                     inputs=list(self._inputs.values()), reactions=reactions)
+                     inputs=list(self._inputs.values()), reactions=reactions,
+                     events=self._model_events(outs, element_subs(self)))
 
     def _point_units(self, outputs) -> dict:
         """The outputs' units: those given to :meth:`output`, m and m/s for points' outputs

@@ -39,6 +39,7 @@ from ..signals import held_signals
 from ..settings import SPARSE_FROM_N, SPARSE_MAX_DENSITY, compiled_factorization
 from .base import FLOOR_TIMES_KEPT, Stepper
 from .compiled_rows import DenseOutput
+from .compiled_events import events_on, events_take
 from .compiled_sampler import sample_failure, sampler_off, sampler_on
 from .compiled_failure import CompiledFailures
 from .outcome import Outcome, no_step, one_line
@@ -187,6 +188,8 @@ class CompiledStepper(CompiledFailures):
 
     # a controller sampled and held, called from the C loop (compiled_sampler.py)
     sampler_on, sampler_off, sample_failure = sampler_on, sampler_off, sample_failure
+    # the model's events, located by the C loops (compiled_events.py)
+    events, events_on, events_take = None, events_on, events_take
 
     # -- the run -----------------------------------------------------------------------------------
     def advance(self, t0: float, n_steps: int, state, rec, progress, bound: float, te=None,
@@ -196,8 +199,7 @@ class CompiledStepper(CompiledFailures):
         instead of the steps, written by C: :class:`DenseOutput`); returns (status, reason).  On
         return (also by KeyboardInterrupt) ``state`` holds the last accepted step ``self.done``
         (its Newton iterations ``self.it_last``, flags ``self.fl_last``, ω_max ``self.w``, h_max
-        ``self.hm``).  Long on purpose: the chunk loop and the recording of the rows read as one
-        piece, as simulate's loop does."""
+        ``self.hm``).  Long on purpose: the chunk loop and the rows read as one piece."""
         self._bound = bound
         n, m, dt = self.n, self.m, self.h
         ffi, lib, kern = self.ffi, self.lib, self.kernels
@@ -212,14 +214,12 @@ class CompiledStepper(CompiledFailures):
         PE[0], VE[0], AE[0] = state[4]
         T[0] = t0
         ptrs = [self._ptr(a) for a in (T, X, XD, XDD, LAM, PE, VE, AE, OM, HM)]
-        ptrs.append(self._ptr(IT, "long long[]"))
-        ptrs += [self._ptr(EK), self._ptr(EP), self._ptr(OUT) if OUT.size else ffi.NULL,
-                 self._ptr(FL, "long long[]")]
+        ptrs += [self._ptr(IT, "long long[]"), self._ptr(EK), self._ptr(EP),
+                 self._ptr(OUT) if OUT.size else ffi.NULL, self._ptr(FL, "long long[]")]
         p = self._ptr(kern.p)
         energy, outputs = rec.EK is not None, bool(rec.OUT.size)
         every, row = rec.every, 0                 # row: the scratch row of step self.done
-        last, fail = self._last, self._fail
-        status, reason = "completed", ""
+        last, fail, status, reason = self._last, self._fail, "completed", ""
         chunk = min(CHUNK_MAX, max(8, FIRST_CHUNK_WORK // max(n, 1)))
         RES, NAN = np.empty((R, 3)), np.full(R, math.nan)
 
@@ -288,13 +288,15 @@ class CompiledStepper(CompiledFailures):
                         take(1, k + 1, i + 1)
                         self.done, row = i + k, k
                         self._accept_inputs()
+                    self.events_take(st == lib.SG_EVENT)       # (the model's events: C's)
                 if st == lib.SG_OK:
                     # aim at CHUNK_SECONDS per chunk (grow at most 4× at a time, never past
                     # the scratch rows: unbounded, 4× per call overflowed after ~512 calls)
                     aim = CHUNK_SECONDS * chunk / max(elapsed, 1e-9)
                     chunk = max(1, min(4 * chunk, CHUNK_MAX, int(min(aim, CHUNK_MAX))))
                     continue
-                status, reason = self._failed(fail, t0, dt)
+                status, reason = (("event", self.events.reason()) if st == lib.SG_EVENT
+                                  else self._failed(fail, t0, dt))
                 break
         finally:
             self.sampler_off()

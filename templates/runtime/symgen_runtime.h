@@ -84,6 +84,12 @@ typedef struct sg_model {
     /* f_t = df/dt + (dH/dt)^T lambda at fixed x, xd, lambda, u (the corrected step's jerk) */
     sg_dynamics_t_fn dynamics_t;
     int f_t_is_zero;                   /* f_t vanishes identically: the steps skip it */
+    /* the model's events (docs/events.md; sg_set_events): g[n_events] = events(t, x, xd, p, u, g),
+     * each one's direction (-1 falling, 0 either, +1 rising) and terminal flag (0, 1) */
+    int n_events;
+    sg_outputs_fn events;
+    const int *event_direction;        /* [n_events] (NULL when 0) */
+    const int *event_terminal;         /* [n_events] (NULL when 0) */
 } sg_model;
 
 typedef struct sg_failure {
@@ -345,6 +351,24 @@ int sg_dense_state(sg_stepper *s, const double *p, double tau, double t, double 
                    const double *x0, const double *xd0, const double *xdd0, const double *x1,
                    const double *xd1, const double *xdd1, double *x, double *xd, double *xdd,
                    double *lam, double *res);
+
+/* The model's events (docs/events.md; symgen/events.py, transcribed): with on = 1, after every
+ * accepted step of sg_run_chunk and sg_run_auto, g at the step's end against g at its start (the
+ * first: g at (t0, x0, xd0), the run's start, where a zero is no event); a crossing in the event's
+ * direction (g0 < 0 <= g1 rising, g0 > 0 >= g1 falling) located by the Illinois method on g along
+ * the step's interpolant (sg_dense_interpolant) to SG_EVENT_XTOL max(|t + h|, h), the state there
+ * projected (sg_dense_state).  Each event located is appended to the caller's EI (its index), ET
+ * (its time), EX, EXD ([cap][n]: x, xd there); a run stops before a step whose events might not
+ * fit (SG_OK, its *last or *rows the steps taken) until sg_events_take empties them.  The events
+ * of one step are taken in time order up to the first terminal one, which cuts the step: its row
+ * holds the event's state at the event's time (no t_eval row after it), the run returns SG_EVENT
+ * (sg_run_auto: *t the event's time).  A state that cannot be projected fails the run
+ * (SG_FAIL_DENSE_ROW at the event's time).  on = 0: no events.  Returns 0; 1 invalid arguments
+ * (cap < n_events, a model without events); 2 out of memory. */
+int sg_set_events(sg_stepper *s, const double *p, int on, double t0, const double *x0,
+                  const double *xd0, long cap, int *EI, double *ET, double *EX, double *EXD);
+/* The number of events appended to the buffers since the last call, which empties them. */
+long sg_events_take(sg_stepper *s);
 
 /* Run statistics (sg_stats_get): what a stepper has counted since sg_stepper_new (the error
  * control's since sg_control_start).  Times are kept of the first SG_TIMES_KEPT events a counter

@@ -1,0 +1,40 @@
+"""A Result's located events (docs/events.md), SciPy's ``t_events``/``y_events`` as
+``Result.t_events``, ``x_events``, ``xd_events``: one array per event (the model's events, then
+the callables of ``simulate(events=)``), read from ``meta["events"]``, which the Result's files
+keep (JSON floats: exact)."""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["EventResults"]
+
+
+class EventResults:
+    """The event properties of :class:`~symgen.Result` (a mixin; ``meta``, ``coords``)."""
+
+    def _events_meta(self) -> dict:
+        return (getattr(self, "meta", None) or {}).get("events") or {}
+
+    @property
+    def event_names(self) -> tuple:
+        """The run's events in the order of ``t_events`` (the model's, then the callables')."""
+        return tuple(self._events_meta().get("names", ()))
+
+    @property
+    def t_events(self) -> list:
+        """Each event's times, an array per event (empty where it did not occur)."""
+        return [np.array(ts, dtype=float) for ts in self._events_meta().get("t", ())]
+
+    @property
+    def x_events(self) -> list:
+        """Each event's coordinates there, an (k, n) array per event (on the constraints)."""
+        return self._states("x")
+
+    @property
+    def xd_events(self) -> list:
+        """Each event's velocities there, an (k, n) array per event."""
+        return self._states("xd")
+
+    def _states(self, key: str) -> list:
+        n = len(self.coords)
+        return [np.array(v, dtype=float).reshape(-1, n) for v in self._events_meta().get(key, ())]
