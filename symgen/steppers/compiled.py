@@ -39,7 +39,7 @@ from ..signals import held_signals
 from ..settings import SPARSE_FROM_N, SPARSE_MAX_DENSITY, compiled_factorization
 from .base import FLOOR_TIMES_KEPT, Stepper
 from .compiled_rows import DenseOutput
-from .compiled_sampler import sample_failure, sampler_off, sampler_on
+from .compiled_sampler import hold_jump, sample_failure, sampler_off, sampler_on
 from .compiled_failure import CompiledFailures
 from .outcome import Outcome, no_step, one_line
 
@@ -185,8 +185,10 @@ class CompiledStepper(CompiledFailures):
         self.lib.sg_start(self._s, p, float(t), *(self._ptr(np.ascontiguousarray(v, dtype=float))
                                                   for v in (x, xd, xdd, lam)))
 
-    # a controller sampled and held, called from the C loop (compiled_sampler.py)
-    sampler_on, sampler_off, sample_failure = sampler_on, sampler_off, sample_failure
+    # a controller sampled and held, called from the C loop, and a "hold" table's jumps
+    # (compiled_sampler.py)
+    sampler_on, sampler_off, sample_failure, hold_jump = (sampler_on, sampler_off, sample_failure,
+                                                          hold_jump)
 
     # -- the run -----------------------------------------------------------------------------------
     def advance(self, t0: float, n_steps: int, state, rec, progress, bound: float, te=None,
@@ -280,10 +282,13 @@ class CompiledStepper(CompiledFailures):
                 # a chunk's steps are computed and kept whole: a Ctrl-C during the C call (or
                 # the bookkeeping) is delivered after them, so the steps it took are in the result
                 with held_signals():
+                    kept = self.hold_jump(t0 + i * dt, X[row], XD[row], XDD[row], LAM[row], rec)
                     tic = time.perf_counter()
                     st = lib.sg_run_chunk(self._s, p, float(t0), i, stop, i, *ptrs, last, fail)
                     elapsed = time.perf_counter() - tic
                     k = int(last[0]) - i                     # rows 1..k written
+                    if kept is not None and not k:           # (the row as its step ended)
+                        XDD[row], LAM[row] = kept
                     if k:
                         take(1, k + 1, i + 1)
                         self.done, row = i + k, k

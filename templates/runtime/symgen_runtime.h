@@ -163,6 +163,15 @@ int sg_initial_state(sg_stepper *s, const double *p, double t, double *x, double
 int sg_consistent_state(sg_stepper *s, const double *p, double t, double *x, double *xd,
                         double *xdd, double *lam, int project);
 
+/* The inputs jumped at t (set them first: sg_set_inputs): xdd, lam re-solved from the index-1
+ * equations with the new inputs at the state (x, xd), which is kept as given, and what the step
+ * carries restarted there (a pending landing step-over dropped; HHT's (f + H^T lam)(t)), so that
+ * the step from t starts after the jump, as at a sample of sg_set_sampler.  The rule for every
+ * jump of the inputs at a communication point (a "hold" input table, an FMU's input set between
+ * steps; docs/inputs.md).  Returns 0, 1 or 2 (sg_consistent_state's codes). */
+int sg_restart(sg_stepper *s, const double *p, double t, double *x, double *xd, double *xdd,
+               double *lam);
+
 /* omega_max of the reduced system linearized at a state (as the steps record it; NaN when H
  * cannot be factored). */
 double sg_omega_at(sg_stepper *s, const double *p, double t, const double *x, const double *xd,
