@@ -846,7 +846,7 @@ def test_fmu_state_of_another_fmu_or_corrupted_is_refused(pendulum, pendulum3, p
                                                           tmp_path, fmi_version):
     """A serialized state of another FMU (the same model exported with dt auto: another GUID), a
     truncated, an empty or a corrupted one, and one crafted with its checksum made anew (the
-    wrapper's restart flag 2: a checksum is not validation): fmiNError with one logged line,
+    wrapper's restart flag 3: a checksum is not validation): fmiNError with one logged line,
     nothing changed."""
     path = (pendulum, pendulum3)[fmi_version - 2][1]
     other = pendulum_auto[fmi_version]
@@ -864,8 +864,8 @@ def test_fmu_state_of_another_fmu_or_corrupted_is_refused(pendulum, pendulum3, p
                      (data[:-8], f"the state is {len(data) - 8} bytes, not the {len(data)}"),
                      (b"", "the state is 0 bytes"),
                      (bytes(flipped), "the state is corrupted (its checksum does not match)"),
-                     (_crafted(data, 4, 2), "the state is corrupted (its restart flag is 2, not "
-                                            "0 or 1)")):
+                     (_crafted(data, 4, 3), "the state is corrupted (its restart flag is 3, not "
+                                            "0, 1 or 2)")):
         with pytest.raises(FMICallException):
             a.deserialize(bad)
         assert len(a.messages) == 1 and a.messages.pop().startswith(f"{fn}: {why}")
