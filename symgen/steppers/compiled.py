@@ -270,6 +270,8 @@ class CompiledStepper(CompiledFailures):
                 if self._sampler is not None and rec.U is not None:  # the inputs each
                     rec.U[rec.k - keep.size:rec.k] = U[rows]          # row's step used
         dense = None if te is None else DenseOutput(self, rec, te, k_eval, t0 + n_steps * dt)
+        # the energy on the rows kept only, the outputs too unless the work needs every step's
+        lib.sg_set_rows(self._s, every if dense is None else 1, int(not rec.n_work))
         self.sampler_on(U := np.zeros((R, kern.n_in)), rec)    # (a controller: C calls it)
         try:
             while self.done < n_steps:

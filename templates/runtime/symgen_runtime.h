@@ -222,6 +222,13 @@ int sg_run_chunk(sg_stepper *s, const double *p, double t0, long i_start, long i
                  double *EK, double *EP, double *OUT, long long *FL, long *last,
                  sg_failure *fail);
 
+/* Which rows sg_run_chunk evaluates in full (a caller that keeps every K-th step): the energy
+ * only on the row of step j with j % every == 0 (every <= 1: every row, the default), the
+ * outputs too when outputs_kept_only (else on every row: a work integral needs the power
+ * outputs at every step).  The other entries of every row are written as before; the values of
+ * the rows evaluated do not change. */
+void sg_set_rows(sg_stepper *s, long every, int outputs_kept_only);
+
 /* Error-controlled variable steps (dt = "auto"; symgen/steppers/control.py, whose estimate,
  * norm and controller these transcribe; docs/variable-step.md).  The null-space method, and the
  * index-3 method with a damped scheme (gamma > 1/2; its estimate on x alone).  Every
