@@ -248,7 +248,9 @@ struct sg_stepper {
     sg_failure sub_first;                         /* the failure of the step they replaced */
     sg_dout dout;                                 /* t_eval rows (sg_dense_output) */
     sg_sampler smp;                               /* a sampled controller (sg_set_sampler) */
-};
+    long row_every;                               /* sg_set_rows: energy on the rows of steps */
+    int row_out_kept;                             /* j % row_every == 0 (<= 1: every row); */
+};                                                /* 1: the outputs on those rows only */
 
 /* sg_alloc.c.inc: the buffers sized by the null space's dimension (grown by the sparse step). */
 static int k_alloc(sg_stepper *s, int kcap);
