@@ -198,8 +198,7 @@ class CompiledStepper(CompiledFailures):
         instead of the steps, written by C: :class:`DenseOutput`); returns (status, reason).  On
         return (also by KeyboardInterrupt) ``state`` holds the last accepted step ``self.done``
         (its Newton iterations ``self.it_last``, flags ``self.fl_last``, ω_max ``self.w``, h_max
-        ``self.hm``).  Long on purpose: the chunk loop and the recording of the rows read as one
-        piece, as simulate's loop does."""
+        ``self.hm``).  Long on purpose: the chunk loop and its rows read as one piece."""
         self._bound = bound
         n, m, dt = self.n, self.m, self.h
         ffi, lib, kern = self.ffi, self.lib, self.kernels
@@ -211,8 +210,7 @@ class CompiledStepper(CompiledFailures):
         bufs = (X, XD, XDD, LAM)
         for buf, v in zip(bufs, state):
             buf[0] = v
-        PE[0], VE[0], AE[0] = state[4]
-        T[0] = t0
+        PE[0], VE[0], AE[0], T[0] = (*state[4], t0)
         ptrs = [self._ptr(a) for a in (T, X, XD, XDD, LAM, PE, VE, AE, OM, HM)]
         ptrs.append(self._ptr(IT, "long long[]"))
         ptrs += [self._ptr(EK), self._ptr(EP), self._ptr(OUT) if OUT.size else ffi.NULL,
@@ -270,9 +268,7 @@ class CompiledStepper(CompiledFailures):
                 if self._sampler is not None and rec.U is not None:  # the inputs each
                     rec.U[rec.k - keep.size:rec.k] = U[rows]          # row's step used
         dense = None if te is None else DenseOutput(self, rec, te, k_eval, t0 + n_steps * dt)
-        # the energy on the rows kept only, the outputs too unless the work needs every step's
-        lib.sg_set_rows(self._s, every if dense is None else 1, int(not rec.n_work))
-        self.sampler_on(U := np.zeros((R, kern.n_in)), rec)    # (a controller: C calls it)
+        self._rows_on(rec, every if dense is None else 1, U := np.zeros((R, kern.n_in)))
         try:
             while self.done < n_steps:
                 if row:                                        # the next chunk starts at row 0
@@ -281,8 +277,7 @@ class CompiledStepper(CompiledFailures):
                     row = 0
                 i = self.done
                 stop = self._inputs_at(i, min(n_steps, i + chunk, i + R - 1), t0, X[row], XD[row])
-                # a chunk's steps are computed and kept whole: a Ctrl-C during the C call (or
-                # the bookkeeping) is delivered after them, so the steps it took are in the result
+                # a chunk's steps are kept whole: a Ctrl-C in the C call is delivered after them
                 with held_signals():
                     kept = self.hold_jump(t0 + i * dt, X[row], XD[row], XDD[row], LAM[row], rec)
                     tic = time.perf_counter()
@@ -305,16 +300,22 @@ class CompiledStepper(CompiledFailures):
                 break
         finally:
             self.sampler_off()
-            r = row
             for buf, v in zip(state[:4], bufs):
-                buf[:] = v[r]
-            state[4][:] = (PE[r], VE[r], AE[r])
-            self.it_last, self.fl_last = int(IT[r]), int(FL[r])
-            self.w, self.hm = (float(OM[r]), float(HM[r])) if self.estimate else (math.nan, math.nan)
+                buf[:] = v[row]
+            state[4][:] = (PE[row], VE[row], AE[row])
+            self.it_last, self.fl_last = int(IT[row]), int(FL[row])
+            self.w, self.hm = map(float, (OM[row], HM[row]) if self.estimate else (math.nan,) * 2)
             self._collect()
             if dense is not None:
                 dense.stop()
         return status or "completed", reason
+
+    def _rows_on(self, rec, every: int, U) -> None:
+        """The C chunks' rows: the energy on those kept only (every ``every``-th step), the
+        outputs too unless the work needs every step's (sg_set_rows); the controller handed to
+        the C loop (sampler_on; ``U``: the inputs each row's step used)."""
+        self.lib.sg_set_rows(self._s, every, int(not rec.n_work))
+        self.sampler_on(U, rec)
 
     # -- dt="auto" (sg_control.c.inc; adaptive.py drives it) --------------------------------------
     def control_start(self, cfg, t0: float, t_end: float, omega0: float) -> None:
