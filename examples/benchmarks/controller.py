@@ -144,7 +144,8 @@ def main(argv=None) -> int:
         if ref is None:
             ref = r.x[-1, 8]
         samples = r.meta.get("controller", {}).get("samples", "")
-        print(f"{label:34} {r.n_steps:7d} {samples!s:>8} {best:8.3f} {r.x[-1, 8] - ref:+22.2e}",
+        steps = r.meta.get("steps_done", r.n_steps)           # (rows: every K-th step)
+        print(f"{label:34} {steps:7d} {samples!s:>8} {best:8.3f} {r.x[-1, 8] - ref:+22.2e}",
               flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         path = symgen.export_fmu(arm(False), Path(tmp) / "arm3_pd.fmu", dt=dt)
