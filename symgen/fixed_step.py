@@ -162,11 +162,15 @@ def _steps(run: _Run, kernels, stepper, cfg, t0: float, n_steps: int, progress, 
     ctl, _, spp = getattr(stepper, "controller", None) or (None, 0.0, 0)
     for i in range(n_steps):
         t, t1 = t0 + i * dt, t0 + (i + 1) * dt
+        jump = False
         if values.varying:                  # u(t + h), callables with the state at t
             values.set(t1, x, xd)
+            jump = values.jumped()          # a "hold" table's next value
         start = (run.xdd, run.lam)
-        if ctl is not None and i and i % spp == 0:      # a sample: the law, then ẍ, λ of
-            ctl.sample(t, x, xd)                         # the new inputs (sg_run.c.inc)
+        if ctl is not None and i and i % spp == 0:      # a sample: the law
+            ctl.sample(t, x, xd)
+            jump = True
+        if jump:                            # then ẍ, λ of the new inputs (sg_run.c.inc)
             start = _restart(kernels, stepper, t, x, xd, cfg.rank_tol, run.rec)
         try:
             outcome = stepper.step(t, dt, (x, xd, *start))
@@ -194,9 +198,10 @@ def _steps(run: _Run, kernels, stepper, cfg, t0: float, n_steps: int, progress, 
 
 
 def _restart(kernels, stepper, t: float, x, xd, rank_tol: float, rec):
-    """ẍ, λ at (t, x, ẋ) from the index-1 equations with the inputs just sampled, and what the
-    stepper carries restarted there (the step from a sample starts after the jump of the inputs,
-    as the C runtime's sample_at); the power after the jump told to the Recorder ``rec``."""
+    """ẍ, λ at (t, x, ẋ) from the index-1 equations with the inputs just sampled (or a "hold"
+    table's next value), and what the stepper carries restarted there (the step from a sample
+    starts after the jump of the inputs, as the C runtime's sg_restart); the power after the jump
+    told to the Recorder ``rec``."""
     from .assembly import consistent_state
 
     cs = consistent_state(kernels, t, x, xd, rank_tol=rank_tol, project=False)

@@ -3,7 +3,8 @@
 A value is a number (held over the run), a callable ``u(t, x, xd)`` or a table ``(times, values)``
 or ``(times, values, interpolation)`` with interpolation ``"linear"`` (the default; the end values
 held outside the table) or ``"hold"`` (the value given at ``times[i]`` applies after it, up to and
-including ``times[i + 1]``).  The rule of the run (docs/inputs.md): the step from t to t + h uses
+including ``times[i + 1]``; the step whose value differs from the step's before starts after the
+jump: ẍ, λ re-solved with it, as at a controller's sample).  The rule of the run (docs/inputs.md): the step from t to t + h uses
 the inputs at its end time t + h, callables with the state at its start (x, ẋ at t): a zero-order
 hold of the state, as co-simulation masters couple; the start uses u(t0, x0, ẋ0).
 :class:`InputValues` writes them into the kernels' ``u`` before each step.
@@ -117,6 +118,10 @@ class InputValues:
         self.u = getattr(kernels, "u", np.zeros(0))
         self.sources = {name: _value(name, values[name]) for name in names}
         self.varying = any(not isinstance(v, float) for v in self.sources.values())
+        #: the "hold" tables' inputs: a change of one between steps is a jump (:meth:`jumped`)
+        self.holds = np.array([i for i, name in enumerate(names)
+                               if isinstance(self.sources[name], Table)
+                               and self.sources[name].interpolation == "hold"], dtype=np.intp)
         self._acc = np.zeros(len(names))
 
     def set(self, t: float, x, xd) -> None:
@@ -141,6 +146,12 @@ class InputValues:
                     raise InputError(f"input {name!r}: u(t, x, xd) at t = {t:.9g} did not "
                                      "return a finite number")
                 self.u[i] = v
+
+    def jumped(self) -> bool:
+        """A "hold" table's value set for this step differs from the last accepted step's: the
+        step starts after a jump of the inputs (ẍ, λ re-solved with the new values, as at a
+        controller's sample; docs/inputs.md)."""
+        return bool(self.holds.size) and bool((self.u[self.holds] != self._acc[self.holds]).any())
 
     def accept(self) -> None:
         """The values in ``kernels.u`` are those of an accepted step."""

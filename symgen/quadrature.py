@@ -199,4 +199,9 @@ def _slopes(T, PL, PR, S):
     i = N - 1                       # the last node: its slope may need the next node
     last_ok = not (i >= 1 and pos[i] == 1 and not S[i]) and not (
         i >= 1 and S[i - 1] and not S[i])
-    return np.nan_to_num(DL), np.nan_to_num(DR), last_ok
+    return _finite(DL), _finite(DR), last_ok
+
+
+def _finite(D):
+    """np.nan_to_num(D), without its cost when every entry is finite (the common case)."""
+    return D if np.isfinite(D).all() else np.nan_to_num(D)

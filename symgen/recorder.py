@@ -186,7 +186,7 @@ class Recorder:
             return
         t, Y, X, LAM = zip(*self._pending)
         self._pending = []
-        stack = lambda a: None if a[0] is None else np.vstack(a)       # noqa: E731
+        stack = lambda a: None if a[0] is None else np.array(a)        # noqa: E731
         for ti, P in zip(t, self.powers(np.array(t), stack(Y), stack(X), stack(LAM))):
             self._work.jump(ti, P)
 

@@ -109,6 +109,41 @@ def test_the_held_torques_work_is_the_torque_times_the_angle(kern, stepper):
     assert errs[1] < 1e-9 * np.abs(work).max(), errs       # (measured 9e-12 of it)
 
 
+def oracle_samples(period: float, t_end: float = T_END):
+    """The oracle's held torques u_k = law(t_k, θ_k, θ̇_k) at t_k = k·period (oracle's piecewise
+    solve_ivp), as a "hold" input table gives them."""
+    y, u = np.array([0.3, 0.0]), []
+    for k in range(int(round(t_end / period))):
+        u.append(law(k * period, [0, 0, y[0]], [0, 0, y[1]])[0])
+        y = solve_ivp(_rhs(u[-1]), (k * period, (k + 1) * period), y, method="DOP853",
+                      rtol=1e-12, atol=1e-13).y[:, -1]
+    return np.arange(len(u)) * period, np.array(u)
+
+
+@pytest.mark.parametrize("stepper", ["compiled", "python"])
+def test_a_hold_table_of_the_samples_converges_at_the_steps_order(kern, reference, stepper):
+    """The controller's samples given as a "hold" input table follow the controller's rule: the
+    step after each of the table's jumps starts from ẍ, λ of the new torque (sg_restart), so θ
+    at the samples converges to the piecewise oracle at the default step's order, fourth, and
+    the held torque's work (Σ u_k Δθ_k) too (measured 4.5e-9 → 2.8e-10 rad and 1.5e-8 →
+    9.4e-10 J from h = 2 ms to 1 ms).  Before, a hold table kept the old ẍ: first order, and the
+    open-loop torques on this unstable path magnify it (3.2 → 1.5 rad)."""
+    times, theta = reference
+    tk, uk = oracle_samples(TS)
+    _, work = oracle_work(TS)
+    errs, werrs = [], []
+    for dt in (2e-3, 1e-3):
+        r = symgen.simulate(kern, dt=dt, t_end=T_END, inputs={"T": (tk, uk, "hold")},
+                            stepper=stepper)
+        assert r.status == "completed" and r.meta["stepper"] == stepper
+        errs.append(np.abs(_at(r, times) - theta).max())
+        idx = np.searchsorted(r.t, times - 1e-12)
+        werrs.append(np.abs(r.outputs[idx, r.output_names.index("work:torque.bar")]
+                            - work).max())
+    assert math.log2(errs[0] / errs[1]) > 3.7, errs
+    assert math.log2(werrs[0] / werrs[1]) > 3.3, werrs
+
+
 def test_auto_lands_on_every_sample_within_its_tolerance(kern, reference):
     """dt="auto": every sample time is a step's end (exactly t0 + k·Ts), and θ there is within
     the requested tolerance of the oracle; a tighter tolerance is closer."""

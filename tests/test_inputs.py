@@ -230,9 +230,22 @@ int main(void)
 """
 
 
-def test_c_driver_sets_inputs_between_steps(tmp_path):
-    """A C program of its own (strict C99, -Werror; under the sanitizers where they run) sets the
-    inputs between steps with sg_set_inputs and follows simulate's run of the same rule."""
+#: DRIVER with the input held over 5 steps and restarted at each jump (sg_restart), as a "hold"
+#: table in simulate
+DRIVER_HOLD = DRIVER.replace(
+    """        u[0] = F0 * sin(W * (i + 1) * h);           /* the step's inputs at its end */
+        sg_set_inputs(s, u);
+""", """        if (i % 5 == 0 && i > 0) {                  /* a jump: xdd, lam of the new value */
+            u[0] = F0 * sin(W * i * h);
+            sg_set_inputs(s, u);
+            if (sg_restart(s, forced_msd_param_defaults, i * h, x, xd, xdd, lam) != 0) return 5;
+        }
+""")
+
+
+def _driver_x(tmp_path, driver: str) -> np.ndarray:
+    """x of the forced mass-spring after each step of a C program of its own (strict C99,
+    -Werror; under the sanitizers where they run)."""
     import shutil
 
     cc = shutil.which("cc") or shutil.which("gcc")
@@ -240,7 +253,7 @@ def test_c_driver_sets_inputs_between_steps(tmp_path):
         pytest.skip("no C compiler")
     src = symgen.generate(_mass_spring(), tmp_path)
     (tmp_path / "main.c").unlink()
-    (tmp_path / "driver.c").write_text(DRIVER)
+    (tmp_path / "driver.c").write_text(driver)
     sources = sorted(p.name for p in tmp_path.glob("*.c"))
     flags = ["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O1", "-g"]
     san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
@@ -254,12 +267,33 @@ def test_c_driver_sets_inputs_between_steps(tmp_path):
     assert build.returncode == 0 and build.stderr == "", build.stderr
     run = subprocess.run([str(tmp_path / "drv")], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0 and run.stderr == "", (run.returncode, run.stderr)
-    x_c = np.array([float(v) for v in run.stdout.split()])
+    assert src.name == "forced_msd"
+    return np.array([float(v) for v in run.stdout.split()])
+
+
+def test_c_driver_sets_inputs_between_steps(tmp_path):
+    """A C program of its own sets the inputs between steps with sg_set_inputs and follows
+    simulate's run of the same rule."""
+    x_c = _driver_x(tmp_path, DRIVER)
     r = symgen.simulate(_mass_spring(), dt=0.01, t_end=2.0, stepper="compiled", preset="paper",
                         inputs={"F": lambda t, x, xd: F0 * math.sin(OMEGA * t)})
     # (the driver's sg_options_default is the paper's step)
-    assert src.name == "forced_msd" and x_c.shape == (200,)
+    assert x_c.shape == (200,)
     np.testing.assert_allclose(x_c, r.x[1:, 0], rtol=0, atol=1e-12 * np.abs(r.x).max())
+
+
+def test_c_driver_restarts_at_a_held_inputs_jump_as_a_hold_table(tmp_path):
+    """A C program that holds the input over 5 steps and calls sg_restart at each jump follows
+    simulate's "hold" table of the same values (the one rule for jumps, docs/inputs.md) on both
+    steppers; without the restart it does not (the step after a jump from the old input's ẍ)."""
+    x_c = _driver_x(tmp_path, DRIVER_HOLD)
+    tk = np.arange(40) * 0.05
+    for stepper in ("compiled", "python"):
+        r = symgen.simulate(_mass_spring(), dt=0.01, t_end=2.0, stepper=stepper, preset="paper",
+                            inputs={"F": (tk, F0 * np.sin(OMEGA * tk), "hold")})
+        np.testing.assert_allclose(x_c, r.x[1:, 0], rtol=0, atol=1e-12 * np.abs(r.x).max())
+    x_old = _driver_x(tmp_path, DRIVER_HOLD.replace("if (sg_restart", "if (0 && sg_restart"))
+    assert np.abs(x_old - r.x[1:, 0]).max() > 1e-6 * np.abs(r.x).max()
 
 
 def _runs(exe) -> bool:

@@ -38,7 +38,9 @@ STEPS = 150
 WINDOWS = {"double_four_bar": dict(dt=1e-2, t_end=3.0), "bricard": dict(dt=1e-2, t_end=2.0),
            "n_four_bar": dict(dt=1e-2, t_end=1.5)}
 FIELDS = ("t", "x", "xd", "xdd", "lam", "pos_err", "vel_err", "acc_err", "omega_max", "h_max",
-          "newton_iters")
+          "newton_iters", "energy_kinetic", "energy_potential", "outputs", "u", "flags")
+#: the rows kept: every step and every EVERY-th (what sg_run_chunk computes for rows not kept)
+EVERY = (1, 7)
 #: the example whose generated main.c is compiled and run
 MAIN_EXAMPLE = "double_four_bar"
 
@@ -84,17 +86,47 @@ def collect(stepper: str = "compiled") -> dict:
         model = symgen.load_model(name, **MODEL_KW.get(name, {}))
         win = _window(name, model)
         for label, kw in _cases(model):
-            try:
-                res = symgen.simulate(model, stepper=stepper, progress=None, **win, **kw)
-            except ValueError as exc:        # a case the compiled stepper does not have
-                print(f"  {name} {label}: skipped ({exc})")
-                continue
-            for field in FIELDS:
-                arrays[f"{name}/{label}/{field}"] = np.asarray(getattr(res, field))
-            arrays[f"{name}/{label}/status"] = np.array(res.status)
-            print(f"  {name} {label}: {res.status}, {res.n_steps} steps")
+            for every in EVERY:
+                key = label if every == 1 else f"{label}/every{every}"
+                try:
+                    res = symgen.simulate(model, stepper=stepper, progress=None, every=every,
+                                          **win, **kw)
+                except ValueError as exc:        # a case the compiled stepper does not have
+                    print(f"  {name} {key}: skipped ({exc})")
+                    continue
+                _keep(arrays, f"{name}/{key}", res)
+                print(f"  {name} {key}: {res.status}, {res.n_steps} steps")
+    _controlled(arrays, stepper)
     arrays[f"main.c/{MAIN_EXAMPLE}"] = _main_csv(MAIN_EXAMPLE)
     return arrays
+
+
+def _keep(arrays: dict, key: str, res) -> None:
+    for field in FIELDS:
+        value = getattr(res, field)
+        if value is not None:
+            arrays[f"{key}/{field}"] = np.asarray(value)
+    arrays[f"{key}/status"] = np.array(res.status)
+
+
+def _controlled(arrays: dict, stepper: str) -> None:
+    """A pendulum under a held torque: a sampled controller, and a "hold" input table, every
+    step and every 7th row kept (the work of the torque's power output in the outputs)."""
+    import sympy as sp
+
+    (th,), (thd,) = symgen.coordinates("theta")
+    T = symgen.inputs("T")
+    mdl = symgen.Model("held_pendulum", [th], [[1.0]], [-9.81 * sp.sin(th) + T],
+                       outputs={"power:motor": T * thd}, x0=[0.4],
+                       settings={"dt": 1e-3, "t_end": 0.3})
+    law = lambda t, x, xd: -3.0 * x[0] - 0.5 * xd[0]                  # noqa: E731
+    tk = np.arange(0.0, 0.3, 5e-3)
+    for every in EVERY:
+        for label, kw in (("controller", dict(controller=law, period=5e-3)),
+                          ("hold", dict(inputs={"T": (tk, np.sin(7 * tk), "hold")}))):
+            res = symgen.simulate(mdl, stepper=stepper, progress=None, every=every, **kw)
+            _keep(arrays, f"held_pendulum/{label}/every{every}", res)
+            print(f"  held_pendulum {label} every {every}: {res.status}, {res.n_steps} steps")
 
 
 def main(argv) -> int:

@@ -262,7 +262,9 @@ struct sg_stepper {
     sg_dout dout;                                 /* t_eval rows (sg_dense_output) */
     sg_sampler smp;                               /* a sampled controller (sg_set_sampler) */
     sg_events ev;                                 /* the model's events (sg_set_events) */
-};
+    long row_every;                               /* sg_set_rows: energy on the rows of steps */
+    int row_out_kept;                             /* j % row_every == 0 (<= 1: every row); */
+};                                                /* 1: the outputs on those rows only */
 
 /* sg_alloc.c.inc: the buffers sized by the null space's dimension (grown by the sparse step). */
 static int k_alloc(sg_stepper *s, int kcap);

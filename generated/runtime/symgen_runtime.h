@@ -169,6 +169,15 @@ int sg_initial_state(sg_stepper *s, const double *p, double t, double *x, double
 int sg_consistent_state(sg_stepper *s, const double *p, double t, double *x, double *xd,
                         double *xdd, double *lam, int project);
 
+/* The inputs jumped at t (set them first: sg_set_inputs): xdd, lam re-solved from the index-1
+ * equations with the new inputs at the state (x, xd), which is kept as given, and what the step
+ * carries restarted there (a pending landing step-over dropped; HHT's (f + H^T lam)(t)), so that
+ * the step from t starts after the jump, as at a sample of sg_set_sampler.  The rule for every
+ * jump of the inputs at a communication point (a "hold" input table, an FMU's input set between
+ * steps; docs/inputs.md).  Returns 0, 1 or 2 (sg_consistent_state's codes). */
+int sg_restart(sg_stepper *s, const double *p, double t, double *x, double *xd, double *xdd,
+               double *lam);
+
 /* omega_max of the reduced system linearized at a state (as the steps record it; NaN when H
  * cannot be factored). */
 double sg_omega_at(sg_stepper *s, const double *p, double t, const double *x, const double *xd,
@@ -218,6 +227,13 @@ int sg_run_chunk(sg_stepper *s, const double *p, double t0, long i_start, long i
                  double *PE, double *VE, double *AE, double *OM, double *HM, long long *IT,
                  double *EK, double *EP, double *OUT, long long *FL, long *last,
                  sg_failure *fail);
+
+/* Which rows sg_run_chunk evaluates in full (a caller that keeps every K-th step): the energy
+ * only on the row of step j with j % every == 0 (every <= 1: every row, the default), the
+ * outputs too when outputs_kept_only (else on every row: a work integral needs the power
+ * outputs at every step).  The other entries of every row are written as before; the values of
+ * the rows evaluated do not change. */
+void sg_set_rows(sg_stepper *s, long every, int outputs_kept_only);
 
 /* Error-controlled variable steps (dt = "auto"; symgen/steppers/control.py, whose estimate,
  * norm and controller these transcribe; docs/variable-step.md).  The null-space method, and the

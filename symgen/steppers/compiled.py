@@ -40,7 +40,7 @@ from ..settings import SPARSE_FROM_N, SPARSE_MAX_DENSITY, compiled_factorization
 from .base import FLOOR_TIMES_KEPT, Stepper
 from .compiled_rows import DenseOutput
 from .compiled_events import events_on, events_take
-from .compiled_sampler import sample_failure, sampler_off, sampler_on
+from .compiled_sampler import hold_jump, sample_failure, sampler_off, sampler_on
 from .compiled_failure import CompiledFailures
 from .outcome import Outcome, no_step, one_line
 
@@ -186,8 +186,10 @@ class CompiledStepper(CompiledFailures):
         self.lib.sg_start(self._s, p, float(t), *(self._ptr(np.ascontiguousarray(v, dtype=float))
                                                   for v in (x, xd, xdd, lam)))
 
-    # a controller sampled and held, called from the C loop (compiled_sampler.py)
-    sampler_on, sampler_off, sample_failure = sampler_on, sampler_off, sample_failure
+    # a controller sampled and held, called from the C loop, and a "hold" table's jumps
+    # (compiled_sampler.py)
+    sampler_on, sampler_off, sample_failure, hold_jump = (sampler_on, sampler_off, sample_failure,
+                                                          hold_jump)
     # the model's events, located by the C loops (compiled_events.py)
     events, events_on, events_take = None, events_on, events_take
 
@@ -199,7 +201,7 @@ class CompiledStepper(CompiledFailures):
         instead of the steps, written by C: :class:`DenseOutput`); returns (status, reason).  On
         return (also by KeyboardInterrupt) ``state`` holds the last accepted step ``self.done``
         (its Newton iterations ``self.it_last``, flags ``self.fl_last``, ω_max ``self.w``, h_max
-        ``self.hm``).  Long on purpose: the chunk loop and the rows read as one piece."""
+        ``self.hm``).  Long on purpose: the chunk loop and its rows read as one piece."""
         self._bound = bound
         n, m, dt = self.n, self.m, self.h
         ffi, lib, kern = self.ffi, self.lib, self.kernels
@@ -211,8 +213,7 @@ class CompiledStepper(CompiledFailures):
         bufs = (X, XD, XDD, LAM)
         for buf, v in zip(bufs, state):
             buf[0] = v
-        PE[0], VE[0], AE[0] = state[4]
-        T[0] = t0
+        PE[0], VE[0], AE[0], T[0] = (*state[4], t0)
         ptrs = [self._ptr(a) for a in (T, X, XD, XDD, LAM, PE, VE, AE, OM, HM)]
         ptrs += [self._ptr(IT, "long long[]"), self._ptr(EK), self._ptr(EP),
                  self._ptr(OUT) if OUT.size else ffi.NULL, self._ptr(FL, "long long[]")]
@@ -268,7 +269,7 @@ class CompiledStepper(CompiledFailures):
                 if self._sampler is not None and rec.U is not None:  # the inputs each
                     rec.U[rec.k - keep.size:rec.k] = U[rows]          # row's step used
         dense = None if te is None else DenseOutput(self, rec, te, k_eval, t0 + n_steps * dt)
-        self.sampler_on(U := np.zeros((R, kern.n_in)), rec)    # (a controller: C calls it)
+        self._rows_on(rec, every if dense is None else 1, U := np.zeros((R, kern.n_in)))
         try:
             while self.done < n_steps:
                 if row:                                        # the next chunk starts at row 0
@@ -277,13 +278,15 @@ class CompiledStepper(CompiledFailures):
                     row = 0
                 i = self.done
                 stop = self._inputs_at(i, min(n_steps, i + chunk, i + R - 1), t0, X[row], XD[row])
-                # a chunk's steps are computed and kept whole: a Ctrl-C during the C call (or
-                # the bookkeeping) is delivered after them, so the steps it took are in the result
+                # a chunk's steps are kept whole: a Ctrl-C in the C call is delivered after them
                 with held_signals():
+                    kept = self.hold_jump(t0 + i * dt, X[row], XD[row], XDD[row], LAM[row], rec)
                     tic = time.perf_counter()
                     st = lib.sg_run_chunk(self._s, p, float(t0), i, stop, i, *ptrs, last, fail)
                     elapsed = time.perf_counter() - tic
                     k = int(last[0]) - i                     # rows 1..k written
+                    if kept is not None and not k:           # (the row as its step ended)
+                        XDD[row], LAM[row] = kept
                     if k:
                         take(1, k + 1, i + 1)
                         self.done, row = i + k, k
@@ -300,16 +303,22 @@ class CompiledStepper(CompiledFailures):
                 break
         finally:
             self.sampler_off()
-            r = row
             for buf, v in zip(state[:4], bufs):
-                buf[:] = v[r]
-            state[4][:] = (PE[r], VE[r], AE[r])
-            self.it_last, self.fl_last = int(IT[r]), int(FL[r])
-            self.w, self.hm = (float(OM[r]), float(HM[r])) if self.estimate else (math.nan, math.nan)
+                buf[:] = v[row]
+            state[4][:] = (PE[row], VE[row], AE[row])
+            self.it_last, self.fl_last = int(IT[row]), int(FL[row])
+            self.w, self.hm = map(float, (OM[row], HM[row]) if self.estimate else (math.nan,) * 2)
             self._collect()
             if dense is not None:
                 dense.stop()
         return status or "completed", reason
+
+    def _rows_on(self, rec, every: int, U) -> None:
+        """The C chunks' rows: the energy on those kept only (every ``every``-th step), the
+        outputs too unless the work needs every step's (sg_set_rows); the controller handed to
+        the C loop (sampler_on; ``U``: the inputs each row's step used)."""
+        self.lib.sg_set_rows(self._s, every, int(not rec.n_work))
+        self.sampler_on(U, rec)
 
     # -- dt="auto" (sg_control.c.inc; adaptive.py drives it) --------------------------------------
     def control_start(self, cfg, t0: float, t_end: float, omega0: float) -> None:

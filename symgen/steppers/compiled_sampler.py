@@ -1,7 +1,8 @@
 """The compiled stepper's controller sampled and held (``simulate(..., controller=, period=)``;
 docs/inputs.md): the law handed to the C loop as a callback (``sg_set_sampler``), so that between
 samples the run stays in C and each sample costs one call into Python; the law's failure raised
-again once the chunk's steps are kept.  Methods of :class:`~symgen.steppers.compiled.CompiledStepper`
+again once the chunk's steps are kept; a "hold" input table's jump restarted the same way
+(``hold_jump``: sg_restart).  Methods of :class:`~symgen.steppers.compiled.CompiledStepper`
 (``self``: the stepper)."""
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 
 from ..input_values import InputError
 
-__all__ = ["sampler_on", "sampler_off", "sample_failure"]
+__all__ = ["sampler_on", "sampler_off", "sample_failure", "hold_jump"]
 
 
 def sampler_on(self, U: np.ndarray, rec=None) -> None:
@@ -64,3 +65,25 @@ def sample_failure(self, fail) -> None:
     what = ("the positions" if fail.value0 == 1 else "a singular reduced mass")
     raise InputError(f"controller at t = {fail.t:.9g}: the accelerations with its inputs "
                      f"could not be solved for ({what})")
+
+
+def hold_jump(self, t: float, x, xd, xdd, lam, rec):
+    """A "hold" table's value jumped for the step from t (InputValues.jumped): ẍ, λ of the
+    new inputs at (t, x, ẋ) written into ``xdd``, ``lam`` (the chunk's row the step starts
+    from) by sg_restart, the power after the jump told to ``rec`` (Recorder.jump); returns
+    the values they held (None: no jump)."""
+    if self.inputs is None or not self.inputs.varying or not self.inputs.jumped():
+        return None
+    kept = (xdd.copy(), lam.copy())
+    st = self.lib.sg_restart(self._s, self._ptr(self.kernels.p), float(t),
+                             *(self._ptr(v) for v in (x, xd, xdd, lam)))
+    if st:
+        xdd[:], lam[:] = kept
+        what = "the positions" if st == 1 else "a singular reduced mass"
+        raise InputError(f"inputs at t = {t:.9g}: the accelerations with the held inputs' "
+                         f"next values could not be solved for ({what})")
+    if rec.n_work:
+        kern = self.kernels
+        y = kern.outputs(t, x, xd) if kern.n_out > 0 and hasattr(kern, "outputs") else None
+        rec.jump(t, y, x, xd, lam)
+    return kept
