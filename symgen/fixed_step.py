@@ -57,12 +57,15 @@ class _Run:
             self.record(0, t0, 0, y0)
             self.k_eval = 0 if te is None else 1
 
-    def accept(self, stepper, values, j: int, iters: int, flags: int, te, events=None):
+    def accept(self, stepper, values, j: int, iters: int, flags: int, te, events=None,
+               xdd0=None):
         """The stepper's state as step j's (an interrupt in here leaves it half-copied:
         ``whole``); returns the state at the step's start (x, ẋ, ẍ) with ``te`` or ``events``
-        (the step's interpolant needs it), else None."""
+        (the step's interpolant needs it; ẍ = ``xdd0`` when the step started after a jump of
+        the inputs, as sg_run_chunk's), else None."""
         te_start = (None if te is None and not events
-                    else (self.x.copy(), self.xd.copy(), self.xdd.copy()))
+                    else (self.x.copy(), self.xd.copy(),
+                          (self.xdd if xdd0 is None else xdd0).copy()))
         self.whole = False
         self.x[:], self.xd[:], self.xdd[:], self.lam[:] = (stepper.x, stepper.xd, stepper.xdd,
                                                            stepper.lam)
@@ -181,7 +184,8 @@ def _steps(run: _Run, kernels, stepper, cfg, t0: float, n_steps: int, progress, 
         if reason:
             return "diverged", reason, None
         j = i + 1
-        step_start = run.accept(stepper, values, j, iters, flags, te, events)
+        step_start = run.accept(stepper, values, j, iters, flags, te, events,
+                                xdd0=start[0] if jump else None)
         try:
             hit = events.step(t, dt, step_start, (run.x, run.xd, run.xdd),
                               cfg.rank_tol) if events else None
