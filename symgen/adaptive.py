@@ -25,7 +25,7 @@ from .steploop import RUN_FAILURES, stop_reason, stopped_reason
 from .steppers.compiled_rows import DenseOutput
 from .steppers.outcome import Outcome, fail_code, no_step, one_line
 from .steppers.control import (ErrorEstimate, Flag, StepController, corrected_step, initial_step,
-                               stretched, tries)
+                               round_off_step, stretched, tries)
 
 __all__ = ["run_adaptive", "PROGRESS_UNITS"]
 
@@ -102,8 +102,8 @@ class _Control:
 
 
 def _round_off(t: float) -> float:
-    """The smallest step that moves t: 64 ε·max(1, |t|)."""
-    return 64 * np.finfo(float).eps * max(1.0, abs(t))
+    """The smallest step that moves t: 64 ε·max(1, |t|) (control.round_off_step)."""
+    return round_off_step(t)
 
 
 def _too_small(h: float, t: float, ctl: _Control) -> bool:

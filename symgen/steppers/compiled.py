@@ -87,6 +87,9 @@ class CompiledStepper(CompiledFailures):
     the Python stepper of the same case (made first, so that both validate the options alike)."""
 
     compiled = True
+    #: for tests: the fixed step with t < cross_at <= t + h is crossed without a step tried first
+    #: (NullspaceStepper.cross_at; set before the run's start: sg_cross_at)
+    cross_at: float | None = None
 
     def __init__(self, kernels, method: str, scheme, h: float, *, tol: float,
                  constraint_tol: float, max_iter: int, rank_tol: float, estimate: bool,
@@ -184,6 +187,8 @@ class CompiledStepper(CompiledFailures):
         p = self._ptr(self.kernels.p)
         self.lib.sg_start(self._s, p, float(t), *(self._ptr(np.ascontiguousarray(v, dtype=float))
                                                   for v in (x, xd, xdd, lam)))
+        if self.cross_at is not None and self.method == "nullspace":
+            self.lib.sg_cross_at(self._s, float(self.cross_at))
 
     # a controller sampled and held, called from the C loop (compiled_sampler.py)
     sampler_on, sampler_off, sample_failure = sampler_on, sampler_off, sample_failure

@@ -123,7 +123,8 @@ typedef struct sg_i3 {
 /* What one null-space step leaves to the next (nullspace.py "Landings", "Crossings"): the start of
  * the current step, the start of the step onto a pending landing (pending = 1), s_min/s_max of H
  * at the last accepted state; after a crossed grid point (ahead = 1) the state one step past it,
- * its residuals and s_min/s_max; the interpolant's (x, xd) at the crossed point (cx, cxd). */
+ * its residuals and s_min/s_max; the interpolant's (x, xd) at the crossed point (cx, cxd); the
+ * grid point a test forces to be crossed (sg_cross_at). */
 typedef struct sg_step_over {
     int pending;
     double t, *x, *xd, *xdd, *lam;
@@ -132,6 +133,8 @@ typedef struct sg_step_over {
     int ahead;
     double *ax, *axd, *axdd, *alam, ares[3], aratio;
     double *cx, *cxd;
+    int forced;                                   /* sg_cross_at (a test's): the fixed step */
+    double forced_t;                              /* with t < forced_t <= t + h is crossed */
 } sg_step_over;
 
 /* The error control of dt = "auto" (sg_control.c.inc; symgen/steppers/control.py): the run's

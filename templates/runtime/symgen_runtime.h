@@ -145,6 +145,11 @@ void sg_stepper_free(sg_stepper *s);
  * between steps (sg_step, sg_run_chunk: a chunk holds them over all its steps). */
 void sg_set_inputs(sg_stepper *s, const double *u);
 
+/* For tests (the crossing compared between the steppers, tests/test_crossing.py): the fixed
+ * null-space step from t0 to T = t0 + h with t0 < t <= T is crossed (nullspace.py _cross, the
+ * Python stepper's `cross_at`) without Newton or its sub-steps tried first; once. */
+void sg_cross_at(sg_stepper *s, double t);
+
 /* Called once with the consistent initial state before the first step (index3: redundancy of
  * the constraints, HHT's (f + H^T lam)(t0)). */
 void sg_start(sg_stepper *s, const double *p, double t, const double *x, const double *xd,
