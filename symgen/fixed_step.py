@@ -1,6 +1,7 @@
 """The fixed-step loop of :func:`symgen.simulate`: round((t_end − t0)/dt) steps of exactly dt from
 the run's start (:class:`~symgen.steploop.Start`), each accepted into the run's Recorder (every
-K-th step and the last, or the ``t_eval`` rows inside it: :func:`~symgen.eval_rows.dense_rows`);
+K-th step and the last, or the ``t_eval`` rows inside it: :class:`~symgen.eval_rows.StepRows`,
+as the variable-step loop's);
 the compiled stepper's chunks of steps in C folded into the same rows.  A step that raises a
 numerical failure or diverges ends the run with the steps taken kept (:class:`RunEnd`)."""
 from __future__ import annotations
@@ -9,7 +10,7 @@ import math
 import traceback
 from dataclasses import replace
 
-from .eval_rows import DenseRowError, dense_rows
+from .eval_rows import DenseRowError, StepRows
 from .run_result import RunEnd
 from .steploop import RUN_FAILURES, stop_reason, stopped_reason
 from .steppers import StepFailure
@@ -21,41 +22,19 @@ __all__ = ["run_fixed"]
 
 class _Run:
     """The state a fixed-step run advances (x, ẋ, ẍ, λ, residual norms, ω_max, h_max: the last
-    accepted step's), the last step taken, and its rows (the Recorder ``rec``)."""
+    accepted step's), the last step taken, and its rows (``rows``: the Recorder's,
+    :class:`~symgen.eval_rows.StepRows`)."""
 
-    def __init__(self, kernels, rec, start, sch, estimate: bool):
-        self.kernels, self.rec, self.sch, self.estimate = kernels, rec, sch, estimate
+    def __init__(self, rows, start, sch, estimate: bool):
+        self.rows, self.sch, self.estimate = rows, sch, estimate
         self.x, self.xd, self.xdd, self.lam = start.state
         self.res, self.w, self.hm = start.res, start.w, start.hm
-        self.has_energy = hasattr(kernels, "energy")
-        self.has_outputs = kernels.n_out > 0 and hasattr(kernels, "outputs")
         self.last = self.it_last = self.fl_last = 0     # the last step, its iterations, flags
         self.whole = True                   # False while an accepted state is being copied
-        self.k_eval = 0                     # the next t_eval row
 
-    def record(self, j: int, t: float, iters: int, y=None, flags: int = 0) -> None:
-        kern, x, xd = self.kernels, self.x, self.xd
-        self.rec.add(j, t, x, xd, self.xdd, self.lam, self.res, iters, self.w, self.hm,
-                     flags=flags, energy=kern.energy(t, x, xd) if self.has_energy else None,
-                     out=y if y is not None else kern.outputs(t, x, xd) if self.has_outputs
-                     else None)
-
-    def integrate(self, t: float):
-        """The work of the power outputs and driven joints up to the state at t (every step,
-        recorded or not); the outputs there (None without outputs)."""
-        if not self.rec.n_work:
-            return None
-        y = self.kernels.outputs(t, self.x, self.xd) if self.has_outputs else None
-        self.rec.integrate(t, y, self.x, self.lam)
-        return y
-
-    def first(self, t0: float, te) -> None:
-        """Row 0 (the start; with ``te``, only when te[0] is t0)."""
-        self.rec.observe(t0, self.res, 0, self.w, self.hm)
-        y0 = self.integrate(t0)
-        if te is None or te[0] == t0:
-            self.record(0, t0, 0, y0)
-            self.k_eval = 0 if te is None else 1
+    @property
+    def state(self):
+        return self.x, self.xd, self.xdd, self.lam
 
     def accept(self, stepper, values, j: int, iters: int, flags: int, te):
         """The stepper's state as step j's (an interrupt in here leaves it half-copied:
@@ -73,26 +52,6 @@ class _Run:
         self.last, self.it_last, self.fl_last = j, iters, flags
         return te_start
 
-    def rows(self, j: int, t: float, t1: float, dt: float, iters: int, flags: int, te,
-             every: int, start, rank_tol: float, last: bool) -> None:
-        """Step j's rows (from t to t1 = t + dt): its work integrated, the t_eval rows inside it,
-        the maxima, the step's row; DenseRowError (after the step is folded in) when a t_eval row
-        cannot be projected."""
-        rec, failed = self.rec, None
-        y = self.integrate(t1)              # (before the rows inside the step)
-        if te is not None:                  # the t_eval rows in (t, t + h], from its interpolant
-            try:
-                self.k_eval = dense_rows(self.kernels, rec, te, self.k_eval, j, t, dt, start,
-                                         (self.x, self.xd, self.xdd), iters, self.w, self.hm,
-                                         None, rank_tol, last, flags)
-            except DenseRowError as exc:
-                failed = exc
-        rec.observe(t1, self.res, iters, self.w, self.hm)
-        if failed is not None:
-            raise failed
-        if te is None and j % every == 0:
-            self.record(j, t1, iters, y, flags)
-
 
 def run_fixed(kernels, stepper, cfg, start, rec, n_steps: int, progress, every: int, te,
               values, estimate: bool) -> RunEnd:
@@ -102,8 +61,9 @@ def run_fixed(kernels, stepper, cfg, start, rec, n_steps: int, progress, every: 
     or one of :data:`~symgen.steploop.RUN_FAILURES` ends it with the steps taken (anything else is
     a bug: it propagates)."""
     t0, dt = start.t0, float(cfg.dt)
-    run = _Run(kernels, rec, start, cfg.parsed_scheme(), estimate)
-    run.first(t0, te)
+    rows = StepRows(kernels, rec, every, te, cfg.rank_tol)
+    run = _Run(rows, start, cfg.parsed_scheme(), estimate)
+    rows.first(t0, run.state, run.res, run.w, run.hm)
     stepper.start(t0, run.x, run.xd, run.xdd, run.lam)
     status, reason, detail, failure = "completed", "", None, None
     compiled = getattr(stepper, "compiled", False)
@@ -111,10 +71,10 @@ def run_fixed(kernels, stepper, cfg, start, rec, n_steps: int, progress, every: 
         if compiled:                        # C steps chunk by chunk into rec (steppers/compiled.py)
             status, reason = stepper.advance(t0, n_steps, (run.x, run.xd, run.xdd, run.lam,
                                                            run.res), rec, progress,
-                                             float(cfg.divergence_bound), te, run.k_eval)
+                                             float(cfg.divergence_bound), te, rows.k_eval)
         else:
             status, reason, failure = _steps(run, kernels, stepper, cfg, t0, n_steps, progress,
-                                             every, te, values)
+                                             te, values)
     except (KeyboardInterrupt, *RUN_FAILURES) as exc:   # the steps taken are kept
         if compiled:
             run.last = stepper.done
@@ -127,14 +87,14 @@ def run_fixed(kernels, stepper, cfg, start, rec, n_steps: int, progress, every: 
         failure = stepper.outcome
     last = run.last
     # always keep the last computed state (with t_eval: when the run stopped early, whole)
-    if (rec.last_step != last if te is None else status != "completed" and run.whole
-            and not (rec.k and rec.T[rec.k - 1] == t0 + last * dt)):
+    if rows.keeps_last(last, t0 + last * dt, status) and (te is None or run.whole):
         values.rewind()                     # (with the inputs its step used)
-        run.record(last, t0 + last * dt, run.it_last, flags=run.fl_last)
+        rows.add(last, t0 + last * dt, run.state, run.res, run.it_last, run.w, run.hm,
+                 flags=run.fl_last)
     return RunEnd(status, reason, last, detail, failure)
 
 
-def _steps(run: _Run, kernels, stepper, cfg, t0: float, n_steps: int, progress, every: int, te,
+def _steps(run: _Run, kernels, stepper, cfg, t0: float, n_steps: int, progress, te,
            values) -> tuple[str, str, Outcome | None]:
     """The Python stepper's steps 1..n_steps; (status, reason, the failed step's Outcome)."""
     dt, bound = float(cfg.dt), float(cfg.divergence_bound)
@@ -147,7 +107,7 @@ def _steps(run: _Run, kernels, stepper, cfg, t0: float, n_steps: int, progress, 
         start = (run.xdd, run.lam)
         if ctl is not None and i and i % spp == 0:      # a sample: the law, then ẍ, λ of
             ctl.sample(t, x, xd)                         # the new inputs (sg_run.c.inc)
-            start = _restart(kernels, stepper, t, x, xd, cfg.rank_tol, run.rec)
+            start = _restart(kernels, stepper, t, x, xd, cfg.rank_tol, run.rows.rec)
         try:
             outcome = stepper.step(t, dt, (x, xd, *start))
         except NUMERICAL_ERRORS as exc:
@@ -159,8 +119,8 @@ def _steps(run: _Run, kernels, stepper, cfg, t0: float, n_steps: int, progress, 
         j = i + 1
         step_start = run.accept(stepper, values, j, iters, flags, te)
         try:
-            run.rows(j, t, t1, dt, iters, flags, te, every, step_start, cfg.rank_tol,
-                     j == n_steps)
+            run.rows.step(j, t, t1, dt, step_start, run.state, run.res, iters, run.w, run.hm,
+                          flags=flags, final=j == n_steps)
         except DenseRowError as exc:
             return "failed", str(exc), None
         if progress is not None:
