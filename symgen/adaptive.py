@@ -90,6 +90,7 @@ class _Control:
         self.rejected_error, self.rejected_newton = c["rejected_error"], c["rejected_newton"]
         self.h_used = c["h_range"] if c["h_range"][1] > 0 else [math.inf, 0.0]
         self.err_max = c["err_max"]
+        self.estimate.euclidean_fallbacks = c["euclidean_fallbacks"]
 
     def meta(self) -> dict:
         return {"rtol": self.rtol, "atol": self.estimate.atol.tolist()

@@ -359,12 +359,14 @@ class CompiledStepper(CompiledFailures):
         return int(st), float(tp[0]), int(k[0])
 
     def control_info(self) -> dict:
-        """The C error control's counts (rejected tries, h range, largest norm, next h)."""
+        """The C error control's counts (rejected tries, h range, largest norm, next h, the
+        estimates projected by N Nᵀ: ErrorEstimate.euclidean_fallbacks)."""
         st = self.stats()
         return {"rejected_error": int(st.rejected_error),
                 "rejected_newton": int(st.rejected_newton),
                 "h_range": [float(st.h_smallest), float(st.h_largest)],
-                "err_max": float(st.err_max), "h_next": float(st.h_next)}
+                "err_max": float(st.err_max), "h_next": float(st.h_next),
+                "euclidean_fallbacks": int(st.euclidean_fallbacks)}
 
     def no_step_reason(self, t: float) -> tuple[str, str]:
         """(one-line reason, detail) of SG_FAIL_NO_STEP, worded as adaptive.py's _no_step."""

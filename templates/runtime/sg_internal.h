@@ -179,6 +179,8 @@ typedef struct sg_ctl {
     double *ex, *ev, *work_k;                     /* n, n, k: the estimate and its projection */
     double *g0;                                   /* n: index-3 HHT's (f + G^T lam) at the start */
     long rejected_error, rejected_newton;
+    long euclidean_fallbacks;                     /* estimates projected by N N^T: N^T M N
+                                                     singular (ctl_project_m) */
     double h_lo, h_hi, err_max;                   /* accepted steps: range of h, largest norm */
     sg_failure last;                              /* the last Newton failure of the tries */
     double *blk;

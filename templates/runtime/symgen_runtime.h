@@ -387,6 +387,8 @@ typedef struct sg_stats {
     int initial_iterations;      /* Gauss-Newton iterations of the last sg_consistent_state */
     long rejected_error;         /* dt = "auto": tries rejected by the error test, */
     long rejected_newton;        /* by Newton */
+    long euclidean_fallbacks;    /* dt = "auto", index3: error estimates projected by N N^T, as
+                                    N^T M N was singular (control.py ErrorEstimate._project) */
     double h_smallest, h_largest;   /* dt = "auto": the range of accepted h (inf, 0: none yet) */
     double err_max;              /* dt = "auto": the largest error norm of an accepted step */
     double h_next;               /* dt = "auto": the controller's next try */
