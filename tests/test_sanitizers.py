@@ -217,7 +217,7 @@ int main(int argc, char **argv)
     double te[COUNT], *X[3], *LAM, *T, *PE, *VE, *AE, *OM, *HM, *EK, *EP, *OUT, *HS, *ERR;
     double *DX[3], *DLAM, *DT, *DPE, *DVE, *DAE, *DEK, *DEP, *DOUT;
     long long IT[ROWS], STEP[COUNT], FF[ROWS];
-    int FL[ROWS];
+    long long FL[ROWS];
     long k = 0, done = 0, n_steps = fixed ? (long)(t_end / h + 0.5) : 0;
     sg_options o = sg_options_default(SG_NULLSPACE);
     sg_control c = sg_control_default();

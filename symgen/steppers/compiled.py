@@ -340,12 +340,12 @@ class CompiledStepper(CompiledFailures):
         b.update(X=np.zeros((rows, n)), XD=np.zeros((rows, n)), XDD=np.zeros((rows, n)),
                  LAM=np.zeros((rows, m)), OUT=np.zeros((rows, no)),
                  U=np.zeros((rows, self.kernels.n_in)),
-                 IT=np.zeros(rows, dtype=np.int64), FL=np.zeros(rows, dtype=np.intc))
+                 IT=np.zeros(rows, dtype=np.int64), FL=np.zeros(rows, dtype=np.int64))
         order = ("T", "X", "XD", "XDD", "LAM", "PE", "VE", "AE", "OM", "HM")
         b["_ptrs"] = ([self._ptr(b[k]) for k in order] + [self._ptr(b["IT"], "long long[]")]
                       + [self._ptr(b["EK"]), self._ptr(b["EP"]),
                          self._ptr(b["OUT"]) if b["OUT"].size else self.ffi.NULL,
-                         self._ptr(b["HS"]), self._ptr(b["ERR"]), self._ptr(b["FL"], "int[]")])
+                         self._ptr(b["HS"]), self._ptr(b["ERR"]), self._ptr(b["FL"], "long long[]")])
         return b
 
     def run_auto(self, t: float, b: dict, rows: int) -> tuple[int, float, int]:

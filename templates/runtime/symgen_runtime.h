@@ -277,7 +277,7 @@ int sg_step_auto(sg_stepper *s, const double *p, double *t, const double *x, con
 int sg_run_auto(sg_stepper *s, const double *p, double *t, long max_rows, double *T, double *X,
                 double *XD, double *XDD, double *LAM, double *PE, double *VE, double *AE,
                 double *OM, double *HM, long long *IT, double *EK, double *EP, double *OUT,
-                double *HS, double *ERR, int *FL, long *rows, sg_failure *fail);
+                double *HS, double *ERR, long long *FL, long *rows, sg_failure *fail);
 
 /* A controller sampled and held (symgen.simulate(controller=, period=); docs/inputs.md).  In the
  * sg_run_chunk and sg_run_auto calls that follow, at each sample time t_k = t0 + k period
