@@ -301,7 +301,7 @@ typedef int (*sg_sample_fn)(void *ctx, double t);
 int sg_set_sampler(sg_stepper *s, sg_sample_fn fn, void *ctx, double t0, double period,
                    long steps, double *x, double *xd, const double *u, double *U);
 
-/* Dense output (t_eval; symgen/steploop.py dense_state): rows at given times, each from the step
+/* Dense output (t_eval; symgen/eval_rows.py dense_state): rows at given times, each from the step
  * across it, a step from t to t + h taking the times t_eval[next] <= t + h (1 + 1e-14): the
  * quintic Hermite interpolant through (x, xd, xdd) at both ends of the step (sg_dense_interpolant)
  * at tau = min(t_eval[i], t + h), projected onto q = 0 (Gauss-Newton with minimum-norm
