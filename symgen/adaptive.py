@@ -19,13 +19,13 @@ from .signals import held_signals
 from .recorder import MemoryBudgetError
 from .runtime_constants import CTL_ERR_FLOOR, STABILITY_FRACTION
 from .settings import SimulationSettings
-from .eval_rows import DenseRowError, dense_rows
+from .eval_rows import DenseRowError, StepRows
 from .run_result import RunEnd
 from .steploop import RUN_FAILURES, stop_reason, stopped_reason
 from .steppers.compiled_rows import DenseOutput
 from .steppers.outcome import Outcome, fail_code, no_step, one_line
 from .steppers.control import (ErrorEstimate, Flag, StepController, corrected_step, initial_step,
-                               stretched, tries)
+                               round_off_step, stretched, tries)
 
 __all__ = ["run_adaptive", "PROGRESS_UNITS"]
 
@@ -90,6 +90,7 @@ class _Control:
         self.rejected_error, self.rejected_newton = c["rejected_error"], c["rejected_newton"]
         self.h_used = c["h_range"] if c["h_range"][1] > 0 else [math.inf, 0.0]
         self.err_max = c["err_max"]
+        self.estimate.euclidean_fallbacks = c["euclidean_fallbacks"]
 
     def meta(self) -> dict:
         return {"rtol": self.rtol, "atol": self.estimate.atol.tolist()
@@ -102,102 +103,12 @@ class _Control:
 
 
 def _round_off(t: float) -> float:
-    """The smallest step that moves t: 64 ε·max(1, |t|)."""
-    return 64 * np.finfo(float).eps * max(1.0, abs(t))
+    """The smallest step that moves t: 64 ε·max(1, |t|) (control.round_off_step)."""
+    return round_off_step(t)
 
 
 def _too_small(h: float, t: float, ctl: _Control) -> bool:
     return h < ctl.h_min or h <= _round_off(t)
-
-
-class _Rows:
-    """The recording of a variable-step run: every ``every``-th accepted step (or the states at
-    the ``t_eval`` times, from each step's interpolant: eval_rows.dense_rows), the maxima over all
-    steps and the work of the power outputs integrated over every step (the Recorder's)."""
-
-    def __init__(self, kernels, rec, every: int, te, t_end: float, rank_tol: float):
-        self.kernels, self.rec, self.every, self.te, self.t_end = kernels, rec, every, te, t_end
-        self.rank_tol = rank_tol
-        self.energy = hasattr(kernels, "energy")
-        self.outputs = kernels.n_out > 0 and hasattr(kernels, "outputs")
-        self.k_eval = 0                             # the next t_eval entry to record
-
-    def add(self, j, t, x, xd, xdd, lam, res, iters, w, hm, info, y=None, work=None,
-            e=None) -> None:
-        """A row (``y``, ``e``: its outputs and energy when known; ``work``: default the work
-        integrated so far)."""
-        kern = self.kernels
-        if y is None and self.outputs:
-            y = kern.outputs(t, x, xd)
-        if e is None and self.energy:
-            e = kern.energy(t, x, xd)
-        self.rec.add(j, t, x, xd, xdd, lam, res, iters, w, hm, e, y, step_info=info, work=work)
-
-    def integrate(self, t: float, x, xd, y=None, lam=None):
-        """The work of the power outputs and driven joints up to the accepted state at t (``lam``
-        its multipliers); returns its outputs (None without work to integrate and ``y``)."""
-        if not self.rec.n_work:
-            return y
-        if y is None and self.outputs:
-            y = self.kernels.outputs(t, x, xd)
-        self.rec.integrate(t, y, x, lam)
-        return y
-
-    def first(self, t0: float, state, res, w, hm) -> None:
-        y0 = self.integrate(t0, state[0], state[1], lam=state[3])
-        self.rec.observe(t0, res, 0, w, hm)
-        if self.te is None or self.te[0] == t0:
-            self.add(0, t0, *state, res, 0, w, hm, None, y0)
-            self.k_eval = 0 if self.te is None else 1
-
-    def step(self, j: int, t: float, h: float, start, end, res, iters, w, hm, info,
-             y=None, e=None) -> None:
-        """Accepted step j from t (``start`` = x, ẋ, ẍ) to t + h (``end`` = x, ẋ, ẍ, λ; its
-        residuals ``res``, ω_max ``w``, h_max ``hm``; ``y``, ``e`` its outputs and energy when
-        known).  A t_eval row that cannot be projected raises DenseRowError once the step is
-        folded in."""
-        te, rec, failed = self.te, self.rec, None
-        t1 = self.t_end if h == self.t_end - t else t + h
-        y = self.integrate(t1, end[0], end[1], y, lam=end[3])     # (before the rows inside)
-        if te is not None:          # the t_eval rows in (t, t + h], from this step's interpolant
-            try:
-                self.k_eval = dense_rows(self.kernels, rec, te, self.k_eval, j, t, h, start,
-                                         end[:3], iters, w, hm, info, self.rank_tol,
-                                         t1 >= self.t_end)
-            except DenseRowError as exc:
-                failed = exc
-        rec.h = h
-        rec.observe(t1, res, iters, w, hm)
-        if te is None and (j % self.every == 0 or t1 >= self.t_end):
-            self.add(j, t1, *end, res, iters, w, hm, info, y, e=e)
-        if failed is not None:
-            raise failed
-
-    def to_event(self, j: int, t: float, h: float, start, end, hit, iters, w, hm, info) -> None:
-        """Accepted step j (as :meth:`step`) cut at a terminal event ``hit`` (events.EventHit):
-        its work to the event, the t_eval rows before it from the whole step's interpolant, the
-        event's state as the run's last row."""
-        rec, te = self.rec, self.te
-        y = self.integrate(hit.t, hit.x, hit.xd, lam=hit.lam)
-        if te is not None:
-            self.k_eval = dense_rows(self.kernels, rec, te[te <= hit.t], self.k_eval, j, t, h,
-                                     start, end[:3], iters, w, hm, info, self.rank_tol, False)
-        rec.h = hit.t - t
-        rec.observe(hit.t, hit.res, iters, w, hm)
-        if not (rec.k and rec.T[rec.k - 1] == hit.t):
-            self.add(j, hit.t, hit.x, hit.xd, hit.xdd, hit.lam, hit.res, iters, w, hm, info, y)
-
-    def last(self, j, t, state, res, iters, w, hm, info, status: str) -> None:
-        """Always keep the last accepted state (with t_eval, when the run stopped early)."""
-        rec = self.rec
-        try:
-            if self.te is None and rec.last_step != j:
-                self.add(j, t, *state, res, iters, w, hm, info)
-            elif (self.te is not None and status != "completed"
-                  and not (rec.k and rec.T[rec.k - 1] == t)):
-                self.add(j, t, *state, res, iters, w, hm, info)
-        except MemoryBudgetError:               # (no room for it: the rows so far are kept)
-            pass
 
 
 def run_adaptive(kernels, stepper, cfg: SimulationSettings, start, rec, t_end: float, progress,
@@ -213,7 +124,7 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, start, rec, t_end: f
     run's :class:`~symgen.events.RunEvents` (Python loop), a terminal one ending it there."""
     t0, bound = start.t0, float(cfg.divergence_bound)
     ctl = _Control(cfg, cfg.parsed_scheme(), kernels.n, kernels.m, t0, t_end)
-    rows = _Rows(kernels, rec, every, te, t_end, cfg.rank_tol)
+    rows = StepRows(kernels, rec, every, te, cfg.rank_tol, t_end)
     rows.sampled = getattr(stepper, "controller", None) is not None
     run = _State(t0, start.state, start.res)
     run.w, run.hm = start.w, start.hm
@@ -233,14 +144,18 @@ def run_adaptive(kernels, stepper, cfg: SimulationSettings, start, rec, t_end: f
                   f"{run.j} (t = {run.t:.9g} of {t_end:.9g})")
     except MemoryBudgetError as exc:        # the recorded rows are full: stop, keep them
         status, reason = "failed", f"stopped at t = {run.t:.9g}: {exc}"
-    except DenseRowError as exc:            # (the step is taken: _Rows.step, _loop)
+    except DenseRowError as exc:            # (the step is taken: StepRows.step, _loop)
         status, reason = "failed", str(exc)
     except RUN_FAILURES as exc:             # the steps taken are kept (anything else is a bug:
         status, detail = "failed", traceback.format_exc()           # it propagates)
         reason = stopped_reason(exc, f"after step {run.j} (t = {run.t:.9g})")
     if values is not None:
         values.rewind()                         # (the last row: its step's inputs)
-    rows.last(run.j, run.t, run.state, run.res, run.it_last, run.w, run.hm, run.info, status)
+    try:                                        # always keep the last accepted state
+        if rows.keeps_last(run.j, run.t, status):
+            rows.add(run.j, run.t, run.state, run.res, run.it_last, run.w, run.hm, run.info)
+    except MemoryBudgetError:                   # (no room for it: the rows so far are kept)
+        pass
     if compiled:
         stepper._collect()
         ctl.take_counts(stepper.control_info())
@@ -282,7 +197,7 @@ class _State:
         self.failure = None         # the error control's failure (steppers.outcome.no_step)
 
 
-def _loop(stepper, ctl: _Control, rows: _Rows, run: _State, t_end: float, bound: float,
+def _loop(stepper, ctl: _Control, rows: StepRows, run: _State, t_end: float, bound: float,
           progress, values=None, events=None) -> tuple[str, str, str | None]:
     """The Python stepper's loop: tries of each step (steppers.control.tries), the divergence
     check, the rows; returns (status, reason, detail)."""
@@ -308,9 +223,9 @@ def _loop(stepper, ctl: _Control, rows: _Rows, run: _State, t_end: float, bound:
             return "event", events.reason(), None
         failed = None
         try:
-            rows.step(run.j + 1, t, h_try, (x, xd, xdd),
+            rows.step(run.j + 1, t, t1, h_try, (x, xd, xdd),
                       (stepper.x, stepper.xd, stepper.xdd, stepper.lam), stepper.res, iters, w,
-                      sch.h_max(w), info)
+                      sch.h_max(w), info, final=t1 >= t_end)
         except DenseRowError as exc:        # (the step is taken, as the C runtime takes it)
             failed = exc
         x[:], xd[:], xdd[:], lam[:] = stepper.x, stepper.xd, stepper.xdd, stepper.lam
@@ -326,7 +241,7 @@ def _loop(stepper, ctl: _Control, rows: _Rows, run: _State, t_end: float, bound:
     return "completed", "", None
 
 
-def _event_end(events, rows: _Rows, run: _State, stepper, t: float, h: float, iters: int, info,
+def _event_end(events, rows: StepRows, run: _State, stepper, t: float, h: float, iters: int, info,
                sch) -> bool:
     """The events of the accepted step from ``run``'s state at t to the stepper's; True (the
     step cut there: rows.to_event, ``run`` the event's state) at a terminal one."""
@@ -337,7 +252,7 @@ def _event_end(events, rows: _Rows, run: _State, stepper, t: float, h: float, it
         return False
     w = stepper.omega_max
     rows.to_event(run.j + 1, t, h, start, (*end, stepper.lam), hit, iters, w, sch.h_max(w),
-                  info)
+                  info=info)
     x[:], xd[:], xdd[:], lam[:] = hit.x, hit.xd, hit.xdd, hit.lam
     run.res[:] = hit.res
     run.w, run.hm = w, sch.h_max(w)
@@ -349,7 +264,7 @@ def _event_end(events, rows: _Rows, run: _State, stepper, t: float, h: float, it
 CHUNK_ROWS = 257
 
 
-def _loop_compiled(stepper, cfg, ctl: _Control, rows: _Rows, run: _State, t_end: float,
+def _loop_compiled(stepper, cfg, ctl: _Control, rows: StepRows, run: _State, t_end: float,
                    progress) -> tuple[str, str, str | None]:
     """The compiled stepper's loop: the C runtime's error control (sg_run_auto) fills chunks of
     accepted steps, folded into the rows here (the t_eval rows written by C in place:
@@ -384,7 +299,7 @@ def _loop_compiled(stepper, cfg, ctl: _Control, rows: _Rows, run: _State, t_end:
     return "completed", "", None
 
 
-def _fold_fast(rows: _Rows, run: _State, b: dict, k: int) -> None:
+def _fold_fast(rows: StepRows, run: _State, b: dict, k: int) -> None:
     """_fold's rows without t_eval, all at once: the maxima and the work of the power outputs
     over rows 1..k, the rows kept (every ``every``-th step and the end)."""
     if not k:
@@ -406,7 +321,7 @@ def _fold_fast(rows: _Rows, run: _State, b: dict, k: int) -> None:
         rows.rec.U[k0:rows.rec.k] = b["U"][keep]        # the inputs each row's step used
 
 
-def _fold(rows: _Rows, run: _State, b: dict, t: float, k: int, dense) -> None:
+def _fold(rows: StepRows, run: _State, b: dict, t: float, k: int, dense) -> None:
     """Rows 1..k of the compiled loop's buffer ``b`` into ``rows``; the last becomes ``run``'s
     state and row 0 (the next chunk's start)."""
     if rows.te is None:
@@ -425,7 +340,7 @@ def _fold(rows: _Rows, run: _State, b: dict, t: float, k: int, dense) -> None:
             b[key][0] = b[key][k]
 
 
-def _fold_dense(rows: _Rows, run: _State, b: dict, k: int, dense) -> None:
+def _fold_dense(rows: StepRows, run: _State, b: dict, k: int, dense) -> None:
     """_fold's rows with t_eval: the maxima and the work of the power outputs over rows 1..k, and
     the t_eval rows C wrote during those steps completed (``dense``: a DenseOutput)."""
     if not k:

@@ -1,6 +1,7 @@
 """The fixed-step loop of :func:`symgen.simulate`: round((t_end − t0)/dt) steps of exactly dt from
 the run's start (:class:`~symgen.steploop.Start`), each accepted into the run's Recorder (every
-K-th step and the last, or the ``t_eval`` rows inside it: :func:`~symgen.eval_rows.dense_rows`);
+K-th step and the last, or the ``t_eval`` rows inside it: :class:`~symgen.eval_rows.StepRows`,
+as the variable-step loop's);
 the compiled stepper's chunks of steps in C folded into the same rows.  A step that raises a
 numerical failure or diverges ends the run with the steps taken kept (:class:`RunEnd`)."""
 from __future__ import annotations
@@ -9,7 +10,7 @@ import math
 import traceback
 from dataclasses import replace
 
-from .eval_rows import DenseRowError, dense_rows
+from .eval_rows import DenseRowError, StepRows
 from .run_result import RunEnd
 from .steploop import RUN_FAILURES, stop_reason, stopped_reason
 from .steppers import StepFailure
@@ -21,41 +22,19 @@ __all__ = ["run_fixed"]
 
 class _Run:
     """The state a fixed-step run advances (x, ẋ, ẍ, λ, residual norms, ω_max, h_max: the last
-    accepted step's), the last step taken, and its rows (the Recorder ``rec``)."""
+    accepted step's), the last step taken, and its rows (``rows``: the Recorder's,
+    :class:`~symgen.eval_rows.StepRows`)."""
 
-    def __init__(self, kernels, rec, start, sch, estimate: bool):
-        self.kernels, self.rec, self.sch, self.estimate = kernels, rec, sch, estimate
+    def __init__(self, rows, start, sch, estimate: bool):
+        self.rows, self.sch, self.estimate = rows, sch, estimate
         self.x, self.xd, self.xdd, self.lam = start.state
         self.res, self.w, self.hm = start.res, start.w, start.hm
-        self.has_energy = hasattr(kernels, "energy")
-        self.has_outputs = kernels.n_out > 0 and hasattr(kernels, "outputs")
         self.last = self.it_last = self.fl_last = 0     # the last step, its iterations, flags
         self.whole = True                   # False while an accepted state is being copied
-        self.k_eval = 0                     # the next t_eval row
 
-    def record(self, j: int, t: float, iters: int, y=None, flags: int = 0) -> None:
-        kern, x, xd = self.kernels, self.x, self.xd
-        self.rec.add(j, t, x, xd, self.xdd, self.lam, self.res, iters, self.w, self.hm,
-                     flags=flags, energy=kern.energy(t, x, xd) if self.has_energy else None,
-                     out=y if y is not None else kern.outputs(t, x, xd) if self.has_outputs
-                     else None)
-
-    def integrate(self, t: float):
-        """The work of the power outputs and driven joints up to the state at t (every step,
-        recorded or not); the outputs there (None without outputs)."""
-        if not self.rec.n_work:
-            return None
-        y = self.kernels.outputs(t, self.x, self.xd) if self.has_outputs else None
-        self.rec.integrate(t, y, self.x, self.lam)
-        return y
-
-    def first(self, t0: float, te) -> None:
-        """Row 0 (the start; with ``te``, only when te[0] is t0)."""
-        self.rec.observe(t0, self.res, 0, self.w, self.hm)
-        y0 = self.integrate(t0)
-        if te is None or te[0] == t0:
-            self.record(0, t0, 0, y0)
-            self.k_eval = 0 if te is None else 1
+    @property
+    def state(self):
+        return self.x, self.xd, self.xdd, self.lam
 
     def accept(self, stepper, values, j: int, iters: int, flags: int, te, events=None,
                xdd0=None):
@@ -77,42 +56,10 @@ class _Run:
         self.last, self.it_last, self.fl_last = j, iters, flags
         return te_start
 
-    def rows(self, j: int, t: float, t1: float, dt: float, iters: int, flags: int, te,
-             every: int, start, rank_tol: float, last: bool) -> None:
-        """Step j's rows (from t to t1 = t + dt): its work integrated, the t_eval rows inside it,
-        the maxima, the step's row; DenseRowError (after the step is folded in) when a t_eval row
-        cannot be projected."""
-        rec, failed = self.rec, None
-        y = self.integrate(t1)              # (before the rows inside the step)
-        if te is not None:                  # the t_eval rows in (t, t + h], from its interpolant
-            try:
-                self.k_eval = dense_rows(self.kernels, rec, te, self.k_eval, j, t, dt, start,
-                                         (self.x, self.xd, self.xdd), iters, self.w, self.hm,
-                                         None, rank_tol, last, flags)
-            except DenseRowError as exc:
-                failed = exc
-        rec.observe(t1, self.res, iters, self.w, self.hm)
-        if failed is not None:
-            raise failed
-        if te is None and j % every == 0:
-            self.record(j, t1, iters, y, flags)
-
-    def to_event(self, j: int, t: float, dt: float, hit, iters: int, flags: int, te, start,
-                 rank_tol: float) -> None:
-        """Step j (from t, ``start`` = x, ẋ, ẍ) cut at a terminal event ``hit`` (events.EventHit):
-        its work to the event, the t_eval rows before it from the whole step's interpolant, the
-        event's state as the run's last row (DenseRowError as ``rows``)."""
-        rec, end = self.rec, (self.x.copy(), self.xd.copy(), self.xdd.copy())
+    def to_event(self, hit) -> None:
+        """The run's state moved to a terminal event ``hit`` (events.EventHit): its last row."""
         self.x[:], self.xd[:], self.xdd[:], self.lam[:] = hit.x, hit.xd, hit.xdd, hit.lam
         self.res[:] = hit.res
-        y = self.integrate(hit.t)
-        if te is not None:
-            self.k_eval = dense_rows(self.kernels, rec, te[te <= hit.t], self.k_eval, j, t, dt,
-                                     start, end, iters, self.w, self.hm, None, rank_tol, False,
-                                     flags)
-        rec.observe(hit.t, self.res, iters, self.w, self.hm)
-        if not (rec.k and rec.T[rec.k - 1] == hit.t):
-            self.record(j, hit.t, iters, y, flags)
 
 
 def run_fixed(kernels, stepper, cfg, start, rec, n_steps: int, progress, every: int, te,
@@ -124,8 +71,9 @@ def run_fixed(kernels, stepper, cfg, start, rec, n_steps: int, progress, every: 
     a bug: it propagates).  ``events``: the run's :class:`~symgen.events.RunEvents` (Python
     stepper), located after every step; a terminal one ends the run there (status "event")."""
     t0, dt = start.t0, float(cfg.dt)
-    run = _Run(kernels, rec, start, cfg.parsed_scheme(), estimate)
-    run.first(t0, te)
+    rows = StepRows(kernels, rec, every, te, cfg.rank_tol)
+    run = _Run(rows, start, cfg.parsed_scheme(), estimate)
+    rows.first(t0, run.state, run.res, run.w, run.hm)
     stepper.start(t0, run.x, run.xd, run.xdd, run.lam)
     status, reason, detail, failure = "completed", "", None, None
     compiled = getattr(stepper, "compiled", False)
@@ -133,10 +81,10 @@ def run_fixed(kernels, stepper, cfg, start, rec, n_steps: int, progress, every: 
         if compiled:                        # C steps chunk by chunk into rec (steppers/compiled.py)
             status, reason = stepper.advance(t0, n_steps, (run.x, run.xd, run.xdd, run.lam,
                                                            run.res), rec, progress,
-                                             float(cfg.divergence_bound), te, run.k_eval)
+                                             float(cfg.divergence_bound), te, rows.k_eval)
         else:
             status, reason, failure = _steps(run, kernels, stepper, cfg, t0, n_steps, progress,
-                                             every, te, values, events)
+                                             te, values, events)
     except (KeyboardInterrupt, *RUN_FAILURES) as exc:   # the steps taken are kept
         if compiled:
             run.last = stepper.done
@@ -150,14 +98,14 @@ def run_fixed(kernels, stepper, cfg, start, rec, n_steps: int, progress, every: 
     last = run.last
     t_last = events.end[1] if status == "event" else t0 + last * dt
     # always keep the last computed state (with t_eval: when the run stopped early, whole)
-    if (rec.last_step != last if te is None else status != "completed" and run.whole
-            and not (rec.k and rec.T[rec.k - 1] == t_last)):
+    if rows.keeps_last(last, t_last, status) and (te is None or run.whole):
         values.rewind()                     # (with the inputs its step used)
-        run.record(last, t_last, run.it_last, flags=run.fl_last)
+        rows.add(last, t_last, run.state, run.res, run.it_last, run.w, run.hm,
+                 flags=run.fl_last)
     return RunEnd(status, reason, last, detail, failure)
 
 
-def _steps(run: _Run, kernels, stepper, cfg, t0: float, n_steps: int, progress, every: int, te,
+def _steps(run: _Run, kernels, stepper, cfg, t0: float, n_steps: int, progress, te,
            values, events=None) -> tuple[str, str, Outcome | None]:
     """The Python stepper's steps 1..n_steps; (status, reason, the failed step's Outcome)."""
     dt, bound = float(cfg.dt), float(cfg.divergence_bound)
@@ -174,7 +122,7 @@ def _steps(run: _Run, kernels, stepper, cfg, t0: float, n_steps: int, progress, 
             ctl.sample(t, x, xd)
             jump = True
         if jump:                            # then ẍ, λ of the new inputs (sg_run.c.inc)
-            start = _restart(kernels, stepper, t, x, xd, cfg.rank_tol, run.rec)
+            start = _restart(kernels, stepper, t, x, xd, cfg.rank_tol, run.rows.rec)
         try:
             outcome = stepper.step(t, dt, (x, xd, *start))
         except NUMERICAL_ERRORS as exc:
@@ -190,10 +138,13 @@ def _steps(run: _Run, kernels, stepper, cfg, t0: float, n_steps: int, progress, 
             hit = events.step(t, dt, step_start, (run.x, run.xd, run.xdd),
                               cfg.rank_tol) if events else None
             if hit is not None:
-                run.to_event(j, t, dt, hit, iters, flags, te, step_start, cfg.rank_tol)
+                end = (run.x.copy(), run.xd.copy(), run.xdd.copy(), run.lam.copy())
+                run.to_event(hit)
+                run.rows.to_event(j, t, dt, step_start, end, hit, iters, run.w, run.hm,
+                                  flags=flags)
                 return "event", events.reason(), None
-            run.rows(j, t, t1, dt, iters, flags, te, every, step_start, cfg.rank_tol,
-                     j == n_steps)
+            run.rows.step(j, t, t1, dt, step_start, run.state, run.res, iters, run.w, run.hm,
+                          flags=flags, final=j == n_steps)
         except DenseRowError as exc:
             return "failed", str(exc), None
         if progress is not None:

@@ -24,6 +24,7 @@ __all__ = ["ENUMS", "DOUBLES", "CODES", "C_METHODS", "C_CHARTS", "C_METRICS", "C
            "SUBSTEP_RTOL", "SUBSTEP_ATOL", "SUBSTEP_FIRST", "CROSS_FIRST", "ROW_TOL",
            "CONSISTENT_TOL", "CONSISTENT_MAX_ITER", "ROW_TIME_SLACK", "CTL_SAFETY", "CTL_GROW_MAX",
            "CTL_SHRINK_MIN", "CTL_NEWTON_SHRINK", "CTL_ORDER", "CTL_ERR_FLOOR", "CTL_ROUNDOFF",
+           "CTL_H_ROUNDOFF",
            "STABILITY_FRACTION", "SLIVER", "HIST_DEGREE", "HHT_DEGREE", "TIMES_KEPT",
            "SPARSE_CONFIRM", "SPARSE_VOLUME_DROP", "SPARSE_SIGMA_STEPS_NEW", "EVENT_XTOL",
            "EVENT_MAX_ITER"]
@@ -61,6 +62,9 @@ CTL_ORDER = 3.0
 CTL_ERR_FLOOR = 1e-10
 #: the corrected step's estimate is never below this times its terms (64 ε; control.py ROUNDOFF)
 CTL_ROUNDOFF = 64 * 2.220446049250313e-16
+#: no try is shorter than this times max(1, |t|) (64 ε: it could not advance t): the error
+#: control's and the sub-steps' (a failed fixed step's, a crossing's) floor on h
+CTL_H_ROUNDOFF = 64 * 2.220446049250313e-16
 #: a try of a conditionally stable scheme is cut to this fraction of h_max(ω_max)
 STABILITY_FRACTION = 0.9
 #: a try that would leave less than this fraction of itself before the end takes the whole rest
@@ -178,6 +182,8 @@ DOUBLES = (
     ("SG_CTL_ORDER", CTL_ORDER, "the estimate's order,"),
     ("SG_CTL_ERR_FLOOR", CTL_ERR_FLOOR, "the error norm's floor in its powers"),
     ("SG_CTL_ROUNDOFF", CTL_ROUNDOFF, "the corrected step's estimate: its round-off (64 eps)"),
+    ("SG_CTL_H_ROUNDOFF", CTL_H_ROUNDOFF, "no try shorter than this max(1, |t|) (64 eps; the "
+                                          "sub-steps' too)"),
     ("SG_STABILITY_FRACTION", STABILITY_FRACTION, "a try is cut to this times h_max(omega_max)"),
     ("SG_SLIVER", SLIVER, "a try leaving less than this times itself takes the whole rest"),
     ("SG_EVENT_XTOL", EVENT_XTOL, "an event's time to this max(|t + h|, h)"),

@@ -75,3 +75,28 @@ def test_main_c_and_the_fmu_name_the_settings_they_do_not_take(tmp_path, setting
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         symgen.export_fmu(plain, tmp_path / "plain.fmu", source_only=True)
+
+
+@pytest.mark.parametrize("stepper", ["python", "compiled"])
+def test_the_error_estimates_euclidean_projection_is_recorded_on_both_steppers(stepper):
+    """Issue 37.7: the index-3 estimate's projection along M⁻¹Hᵀ needs NᵀMN; a coordinate whose
+    mass max(0, 1 − t) vanishes from t = 1 on makes it exactly singular at every try that ends at
+    t ≥ 1, where the estimate takes N Nᵀ e instead.  Both steppers count those tries (the C
+    loop's sg_stats.euclidean_fallbacks) in meta["fallbacks"]: at least the accepted steps ending
+    at t ≥ 1, at most those and every rejected try (measured on both: 91 tries, 179 steps, 3
+    rejected); the run before t = 1 takes none."""
+    (a, c, b), _ = symgen.coordinates("a c b")
+    mdl = symgen.Model("massless_b", [a, c, b], sp.diag(1, 1, sp.Max(0, 1 - symgen.symbols.t)),
+                       [-a, -c, -b], q=[c - a], x0=[1.0, 1.0, 0.0])
+    kern = symgen.build(mdl)
+    run = dict(dt="auto", rtol=1e-6, method="index3", scheme="hht:-0.1", stepper=stepper)
+    r = symgen.simulate(kern, t_end=2.0, **run)
+    assert r.status == "completed" and r.meta["stepper"] == stepper, r.reason
+    np.testing.assert_allclose(r.x[:, 0], np.cos(r.t), atol=1e-4)    # a = c: ω = 1 (3e-5)
+    [line] = [f for f in r.meta["fallbacks"] if f.startswith("error estimate:")]
+    tries = int(re.search(r"singular on (\d+) tries", line).group(1))
+    accepted_past = int((r.t[1:] >= 1.0).sum())
+    assert accepted_past <= tries <= accepted_past + r.meta["step_control"]["rejected_steps"]
+    assert accepted_past > 10
+    before = symgen.simulate(kern, t_end=0.9, **run)
+    assert before.status == "completed" and before.meta["fallbacks"] == []

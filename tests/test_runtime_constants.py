@@ -7,6 +7,7 @@ import inspect
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import symgen
@@ -68,6 +69,9 @@ def test_no_part_of_the_runtime_defines_a_shared_name_again():
     defined = [(fname, name) for fname, text in copied.items() for name in names
                if re.search(rf"(#define\s+{name}\b|\b{name}\s*=[^=])", text)]
     assert not defined, f"defined outside sg_constants.h: {defined}"
+    # nor writes one of its values as a literal (the tries' floor 64 eps was one: CTL_H_ROUNDOFF)
+    literal = [fname for fname, text in copied.items() if re.search(r"64(\.0)?\s*\*\s*SG_EPS", text)]
+    assert not literal, f"64 * SG_EPS written out (SG_CTL_H_ROUNDOFF) in {literal}"
     assert not list((template_dir() / "runtime").glob("sg_constants.h")), (
         "sg_constants.h is rendered from the table, not kept in templates/runtime/")
     header = runtime_sources()["sg_constants.h"]
@@ -94,6 +98,13 @@ def test_the_python_steppers_take_the_tables_values():
         rc.SUBSTEP_RTOL, rc.SUBSTEP_ATOL, rc.SUBSTEP_FIRST)
     assert (nullspace.LANDING_RATIO, nullspace.LANDING_DROP, nullspace.CROSS_FIRST) == (
         rc.LANDING_RATIO, rc.LANDING_DROP, rc.CROSS_FIRST)
+    # the crossing's other numbers: its sub-steps' floor on h (the error control's too) and its
+    # row's projection (ROW_TOL, then CONSISTENT_TOL: consistent_state's default, below)
+    from symgen import adaptive, eval_rows
+    for t in (0.0, -0.5, 3.0, 1e6):
+        assert control.round_off_step(t) == adaptive._round_off(t) == rc.CTL_H_ROUNDOFF * max(
+            1.0, abs(t)) == 64 * np.finfo(float).eps * max(1.0, abs(t))
+    assert eval_rows.ROW_TOL == rc.ROW_TOL
     assert chart.T_SINGULAR == rc.T_SINGULAR and base.FLOOR_TIMES_KEPT == rc.TIMES_KEPT
     assert (sparse.CONFIRM, sparse.VOLUME_DROP, sparse.SIGMA_STEPS_NEW) == (
         rc.SPARSE_CONFIRM, rc.SPARSE_VOLUME_DROP, rc.SPARSE_SIGMA_STEPS_NEW)

@@ -217,7 +217,7 @@ int main(int argc, char **argv)
     double te[COUNT], *X[3], *LAM, *T, *PE, *VE, *AE, *OM, *HM, *EK, *EP, *OUT, *HS, *ERR;
     double *DX[3], *DLAM, *DT, *DPE, *DVE, *DAE, *DEK, *DEP, *DOUT;
     long long IT[ROWS], STEP[COUNT], FF[ROWS];
-    int FL[ROWS];
+    long long FL[ROWS];
     long k = 0, done = 0, n_steps = fixed ? (long)(t_end / h + 0.5) : 0;
     sg_options o = sg_options_default(SG_NULLSPACE);
     sg_control c = sg_control_default();
@@ -338,10 +338,10 @@ int main(int argc, char **argv)
 {
     const sg_model *mdl = &MODEL_model;
     int n = mdl->n, m = mdl->m, mm = m > 0 ? m : 1, no = mdl->n_out > 0 ? mdl->n_out : 1, st;
-    int i, j, fixed = argc > 2 && strcmp(argv[2], "auto") != 0, EI[CAP], FL[ROWS];
+    int i, j, fixed = argc > 2 && strcmp(argv[2], "auto") != 0, EI[CAP];
     double t_end = argc > 1 ? atof(argv[1]) : 1.0, h = fixed ? atof(argv[2]) : 1e-3, t = 0.0;
     double *X[3], *LAM, *T, *PE, *VE, *AE, *OM, *HM, *EK, *EP, *OUT, *HS, *ERR, *ET, *EX, *EXD;
-    long long IT[ROWS], FF[ROWS];
+    long long IT[ROWS], FF[ROWS], FL[ROWS];
     long k = 0, c, done = 0, n_steps = fixed ? (long)(t_end / h + 0.5) : 0;
     sg_options o = sg_options_default(SG_NULLSPACE);
     sg_control ctl = sg_control_default();

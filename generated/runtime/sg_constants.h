@@ -113,50 +113,54 @@ enum {
 };
 
 /* The numbers both steppers decide with (symgen/runtime_constants.py says what each decides). */
-static const double SG_LANDING_RATIO = 0.0001;                /* a landing: s_min/s_max of H
-                                                                 below this ... */
-static const double SG_LANDING_DROP = 0.5;                    /* ... and below this times its
-                                                                 value at the step's start */
-static const double SG_T_SINGULAR = 1e-06;                    /* symmetric chart: T = N_s^T N_H
-                                                                 singular below this */
-static const double SG_SUBSTEP_RTOL = 1e-06;                  /* a failed fixed step's sub-steps:
-                                                                 their rtol, */
-static const double SG_SUBSTEP_ATOL = 1e-08;                  /* their atol, */
-static const double SG_SUBSTEP_FIRST = 0.25;                  /* the first sub-step (a fraction
-                                                                 of h) */
-static const double SG_CROSS_FIRST = 0.3;                     /* a crossing's first sub-step (a
-                                                                 fraction of h) */
-static const double SG_ROW_TOL = 1e-15;                       /* an interpolated row's
-                                                                 projection: max|q| <= this
-                                                                 max(1, max|x|), */
-static const double SG_CONSISTENT_TOL = 1e-13;                /* else this (the consistent
-                                                                 start's) */
-static const double SG_ROW_TIME_SLACK = 1e-14;                /* a step to t + h takes the t_eval
-                                                                 rows <= t + h (1 + this) */
-static const double SG_CTL_SAFETY = 0.9;                      /* the PI controller: safety
-                                                                 factor, */
-static const double SG_CTL_GROW_MAX = 5.0;                    /* largest growth, */
-static const double SG_CTL_SHRINK_MIN = 0.2;                  /* smallest shrink, */
-static const double SG_CTL_NEWTON_SHRINK = 0.25;              /* the shrink after a Newton
-                                                                 failure, */
-static const double SG_CTL_ORDER = 3.0;                       /* the estimate's order, */
-static const double SG_CTL_ERR_FLOOR = 1e-10;                 /* the error norm's floor in its
-                                                                 powers */
-static const double SG_CTL_ROUNDOFF = 1.4210854715202004e-14; /* the corrected step's estimate:
-                                                                 its round-off (64 eps) */
-static const double SG_STABILITY_FRACTION = 0.9;              /* a try is cut to this times
-                                                                 h_max(omega_max) */
-static const double SG_SLIVER = 0.01;                         /* a try leaving less than this
-                                                                 times itself takes the whole
-                                                                 rest */
-static const double SG_EVENT_XTOL = 1e-13;                    /* an event's time to this max(|t +
-                                                                 h|, h) */
-static const double SG_SP_CONFIRM = 100.0;                    /* the sparse step: a rank within
-                                                                 this factor of the threshold is
-                                                                 confirmed by the dense QR */
-static const double SG_SP_VOLUME_DROP = 0.5;                  /* new independent coordinates
-                                                                 below this fraction of the best
-                                                                 |det N_I| */
+static const double SG_LANDING_RATIO = 0.0001;                  /* a landing: s_min/s_max of H
+                                                                   below this ... */
+static const double SG_LANDING_DROP = 0.5;                      /* ... and below this times its
+                                                                   value at the step's start */
+static const double SG_T_SINGULAR = 1e-06;                      /* symmetric chart: T = N_s^T N_H
+                                                                   singular below this */
+static const double SG_SUBSTEP_RTOL = 1e-06;                    /* a failed fixed step's
+                                                                   sub-steps: their rtol, */
+static const double SG_SUBSTEP_ATOL = 1e-08;                    /* their atol, */
+static const double SG_SUBSTEP_FIRST = 0.25;                    /* the first sub-step (a fraction
+                                                                   of h) */
+static const double SG_CROSS_FIRST = 0.3;                       /* a crossing's first sub-step (a
+                                                                   fraction of h) */
+static const double SG_ROW_TOL = 1e-15;                         /* an interpolated row's
+                                                                   projection: max|q| <= this
+                                                                   max(1, max|x|), */
+static const double SG_CONSISTENT_TOL = 1e-13;                  /* else this (the consistent
+                                                                   start's) */
+static const double SG_ROW_TIME_SLACK = 1e-14;                  /* a step to t + h takes the
+                                                                   t_eval rows <= t + h (1 +
+                                                                   this) */
+static const double SG_CTL_SAFETY = 0.9;                        /* the PI controller: safety
+                                                                   factor, */
+static const double SG_CTL_GROW_MAX = 5.0;                      /* largest growth, */
+static const double SG_CTL_SHRINK_MIN = 0.2;                    /* smallest shrink, */
+static const double SG_CTL_NEWTON_SHRINK = 0.25;                /* the shrink after a Newton
+                                                                   failure, */
+static const double SG_CTL_ORDER = 3.0;                         /* the estimate's order, */
+static const double SG_CTL_ERR_FLOOR = 1e-10;                   /* the error norm's floor in its
+                                                                   powers */
+static const double SG_CTL_ROUNDOFF = 1.4210854715202004e-14;   /* the corrected step's estimate:
+                                                                   its round-off (64 eps) */
+static const double SG_CTL_H_ROUNDOFF = 1.4210854715202004e-14; /* no try shorter than this
+                                                                   max(1, |t|) (64 eps; the
+                                                                   sub-steps' too) */
+static const double SG_STABILITY_FRACTION = 0.9;                /* a try is cut to this times
+                                                                   h_max(omega_max) */
+static const double SG_SLIVER = 0.01;                           /* a try leaving less than this
+                                                                   times itself takes the whole
+                                                                   rest */
+static const double SG_EVENT_XTOL = 1e-13;                      /* an event's time to this max(|t
+                                                                   + h|, h) */
+static const double SG_SP_CONFIRM = 100.0;                      /* the sparse step: a rank within
+                                                                   this factor of the threshold
+                                                                   is confirmed by the dense QR */
+static const double SG_SP_VOLUME_DROP = 0.5;                    /* new independent coordinates
+                                                                   below this fraction of the
+                                                                   best |det N_I| */
 /* SG_CDEF_END */
 
 #endif /* SG_CONSTANTS_H */

@@ -88,6 +88,9 @@ class CompiledStepper(CompiledFailures):
     the Python stepper of the same case (made first, so that both validate the options alike)."""
 
     compiled = True
+    #: for tests: the fixed step with t < cross_at <= t + h is crossed without a step tried first
+    #: (NullspaceStepper.cross_at; set before the run's start: sg_cross_at)
+    cross_at: float | None = None
 
     def __init__(self, kernels, method: str, scheme, h: float, *, tol: float,
                  constraint_tol: float, max_iter: int, rank_tol: float, estimate: bool,
@@ -185,6 +188,8 @@ class CompiledStepper(CompiledFailures):
         p = self._ptr(self.kernels.p)
         self.lib.sg_start(self._s, p, float(t), *(self._ptr(np.ascontiguousarray(v, dtype=float))
                                                   for v in (x, xd, xdd, lam)))
+        if self.cross_at is not None and self.method == "nullspace":
+            self.lib.sg_cross_at(self._s, float(self.cross_at))
 
     # a controller sampled and held, called from the C loop, and a "hold" table's jumps
     # (compiled_sampler.py)
@@ -346,12 +351,12 @@ class CompiledStepper(CompiledFailures):
         b.update(X=np.zeros((rows, n)), XD=np.zeros((rows, n)), XDD=np.zeros((rows, n)),
                  LAM=np.zeros((rows, m)), OUT=np.zeros((rows, no)),
                  U=np.zeros((rows, self.kernels.n_in)),
-                 IT=np.zeros(rows, dtype=np.int64), FL=np.zeros(rows, dtype=np.intc))
+                 IT=np.zeros(rows, dtype=np.int64), FL=np.zeros(rows, dtype=np.int64))
         order = ("T", "X", "XD", "XDD", "LAM", "PE", "VE", "AE", "OM", "HM")
         b["_ptrs"] = ([self._ptr(b[k]) for k in order] + [self._ptr(b["IT"], "long long[]")]
                       + [self._ptr(b["EK"]), self._ptr(b["EP"]),
                          self._ptr(b["OUT"]) if b["OUT"].size else self.ffi.NULL,
-                         self._ptr(b["HS"]), self._ptr(b["ERR"]), self._ptr(b["FL"], "int[]")])
+                         self._ptr(b["HS"]), self._ptr(b["ERR"]), self._ptr(b["FL"], "long long[]")])
         return b
 
     def run_auto(self, t: float, b: dict, rows: int) -> tuple[int, float, int]:
@@ -365,12 +370,14 @@ class CompiledStepper(CompiledFailures):
         return int(st), float(tp[0]), int(k[0])
 
     def control_info(self) -> dict:
-        """The C error control's counts (rejected tries, h range, largest norm, next h)."""
+        """The C error control's counts (rejected tries, h range, largest norm, next h, the
+        estimates projected by N Nᵀ: ErrorEstimate.euclidean_fallbacks)."""
         st = self.stats()
         return {"rejected_error": int(st.rejected_error),
                 "rejected_newton": int(st.rejected_newton),
                 "h_range": [float(st.h_smallest), float(st.h_largest)],
-                "err_max": float(st.err_max), "h_next": float(st.h_next)}
+                "err_max": float(st.err_max), "h_next": float(st.h_next),
+                "euclidean_fallbacks": int(st.euclidean_fallbacks)}
 
     def no_step_reason(self, t: float) -> tuple[str, str]:
         """(one-line reason, detail) of SG_FAIL_NO_STEP, worded as adaptive.py's _no_step."""

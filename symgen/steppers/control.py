@@ -34,14 +34,15 @@ import math
 import numpy as np
 
 from ..runtime_constants import (CODES, CTL_ERR_FLOOR, CTL_GROW_MAX, CTL_NEWTON_SHRINK, CTL_ORDER,
-                                 CTL_ROUNDOFF, CTL_SAFETY, CTL_SHRINK_MIN, HHT_DEGREE as _HHT,
+                                 CTL_H_ROUNDOFF, CTL_ROUNDOFF, CTL_SAFETY, CTL_SHRINK_MIN, HHT_DEGREE as _HHT,
                                  HIST_DEGREE, SLIVER, STABILITY_FRACTION, SUBSTEP_ATOL,
                                  SUBSTEP_FIRST, SUBSTEP_RTOL)
 from ..settings import corrected_step
 from .linalg import solve_small
 
 __all__ = ["ErrorEstimate", "StepController", "FLAGS", "Flag", "substeps", "hermite",
-           "dense_output", "dense_row_reason", "HISTORY_DEGREE", "HHT_DEGREE", "corrected_step"]
+           "dense_output", "dense_row_reason", "HISTORY_DEGREE", "HHT_DEGREE", "corrected_step",
+           "round_off_step"]
 
 #: Degree of the acceleration polynomial of the corrected step's estimate (measured on Andrews and
 #: the double four-bar: degree 3 overestimates 2.8–25× where the step is fourth order, 5 is within
@@ -55,6 +56,14 @@ HHT_DEGREE = _HHT
 #: s_max/s_min of H (the constraint solve's round-off: 1e-8 in ẋ at s_min/s_max ~ 1e-7 on the
 #: double four-bar, where rtol 1e-11 found no step before)
 ROUNDOFF = CTL_ROUNDOFF
+
+
+def round_off_step(t: float) -> float:
+    """The shortest try that advances t: CTL_H_ROUNDOFF (64 ε)·max(1, |t|) (the error control's
+    and the sub-steps' floor, the C runtime's ctl_step)."""
+    return CTL_H_ROUNDOFF * max(1.0, abs(t))
+
+
 #: Gauss–Legendre nodes and weights on [0, 1] (4 points: exact for the degree-6 integrand (h − s) p)
 _GL_S = (0.5 - 0.8611363115940526 / 2, 0.5 - 0.3399810435848563 / 2,
          0.5 + 0.3399810435848563 / 2, 0.5 + 0.8611363115940526 / 2)
@@ -355,7 +364,7 @@ def substeps(stepper, t: float, H: float, x, xd, xdd, lam, *, rtol: float = SUBS
     while tc < t_end:
         h_try, it, err, have_d, _, h = tries(
             stepper, est, ctl, tc, h, cur, lambda h, tc: (stretched(min(h, h_cap), t_end - tc), 0),
-            lambda h, tc: h <= 64 * np.finfo(float).eps * max(1.0, abs(tc)), count)
+            lambda h, tc: h <= round_off_step(tc), count)
         if h_try is None:
             raise (count.last_failure if isinstance(count.last_failure, StepFailure) else
                    StepFailure(f"no sub-step from t = {tc:.9g} met the error tolerance "

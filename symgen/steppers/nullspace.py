@@ -76,6 +76,10 @@ class NullspaceStepper(Stepper):
     """Null-space (tangent-space, α-coordinate) Newmark stepper."""
 
     method = "nullspace"
+    #: for tests (the crossing compared between the steppers): the fixed step from t to t + h with
+    #: t < cross_at <= t + h is crossed (``_cross``) without Newton or its sub-steps tried first,
+    #: once; the C runtime's sg_cross_at (CompiledStepper.cross_at)
+    cross_at: float | None = None
 
     def __init__(self, kernels, scheme, h, *, rank_tol: float | None = None,
                  factorization: str = "auto", chart: str = "end", metric: str = "euclidean",
@@ -159,6 +163,11 @@ class NullspaceStepper(Stepper):
         over, self._over = self._over, None
         start = (t, x, xd, xdd, lam) if over is None else over
         take = self._step if over is None else self._step_over
+        if over is None and self.cross_at is not None and t < self.cross_at <= t + h:
+            self.cross_at = None                # (forced: tests; sg_run.c.inc forced_failure)
+            return self._cross(start, t + h, h, StepFailure(
+                "crossing forced (cross_at)", crossable=True,
+                outcome=Outcome(fail_code("NO_STEP"), t + h, h, 0)))
         try:
             it = take(start[0], h, *start[1:])
         except StepFailure as exc:

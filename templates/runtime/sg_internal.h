@@ -123,7 +123,8 @@ typedef struct sg_i3 {
 /* What one null-space step leaves to the next (nullspace.py "Landings", "Crossings"): the start of
  * the current step, the start of the step onto a pending landing (pending = 1), s_min/s_max of H
  * at the last accepted state; after a crossed grid point (ahead = 1) the state one step past it,
- * its residuals and s_min/s_max; the interpolant's (x, xd) at the crossed point (cx, cxd). */
+ * its residuals and s_min/s_max; the interpolant's (x, xd) at the crossed point (cx, cxd); the
+ * grid point a test forces to be crossed (sg_cross_at). */
 typedef struct sg_step_over {
     int pending;
     double t, *x, *xd, *xdd, *lam;
@@ -132,6 +133,8 @@ typedef struct sg_step_over {
     int ahead;
     double *ax, *axd, *axdd, *alam, ares[3], aratio;
     double *cx, *cxd;
+    int forced;                                   /* sg_cross_at (a test's): the fixed step */
+    double forced_t;                              /* with t < forced_t <= t + h is crossed */
 } sg_step_over;
 
 /* The error control of dt = "auto" (sg_control.c.inc; symgen/steppers/control.py): the run's
@@ -176,6 +179,8 @@ typedef struct sg_ctl {
     double *ex, *ev, *work_k;                     /* n, n, k: the estimate and its projection */
     double *g0;                                   /* n: index-3 HHT's (f + G^T lam) at the start */
     long rejected_error, rejected_newton;
+    long euclidean_fallbacks;                     /* estimates projected by N N^T: N^T M N
+                                                     singular (ctl_project_m) */
     double h_lo, h_hi, err_max;                   /* accepted steps: range of h, largest norm */
     sg_failure last;                              /* the last Newton failure of the tries */
     double *blk;

@@ -14,8 +14,9 @@
  *   symgen/steppers/index3.py     classical index-3 Newmark / HHT-alpha (Eq. 29)
  *   symgen/steppers/control.py    dt = "auto": the error estimate, its norm, the controller;
  *                                 the dense output's interpolant (dense_output)
- *   symgen/run.py (_run)          the divergence checks and the step's row (the Recorder
- *                                 in Python keeps every K-th row and the maxima)
+ *   symgen/fixed_step.py          the fixed-step loop (run_fixed), the divergence checks
+ *   symgen/steploop.py            (stop_reason) and the step's row (eval_rows.py StepRows: the
+ *                                 Recorder in Python keeps every K-th row and the maxima)
  * Dense linear algebra written out (no BLAS/LAPACK): row-major matrices like numpy's.
  * Standard C99; only <math.h>, <string.h> and <stdlib.h>.
  *

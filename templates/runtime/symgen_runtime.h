@@ -151,6 +151,11 @@ void sg_stepper_free(sg_stepper *s);
  * between steps (sg_step, sg_run_chunk: a chunk holds them over all its steps). */
 void sg_set_inputs(sg_stepper *s, const double *u);
 
+/* For tests (the crossing compared between the steppers, tests/test_crossing.py): the fixed
+ * null-space step from t0 to T = t0 + h with t0 < t <= T is crossed (nullspace.py _cross, the
+ * Python stepper's `cross_at`) without Newton or its sub-steps tried first; once. */
+void sg_cross_at(sg_stepper *s, double t);
+
 /* Called once with the consistent initial state before the first step (index3: redundancy of
  * the constraints, HHT's (f + H^T lam)(t0)). */
 void sg_start(sg_stepper *s, const double *p, double t, const double *x, const double *xd,
@@ -294,7 +299,7 @@ int sg_step_auto(sg_stepper *s, const double *p, double *t, const double *x, con
 int sg_run_auto(sg_stepper *s, const double *p, double *t, long max_rows, double *T, double *X,
                 double *XD, double *XDD, double *LAM, double *PE, double *VE, double *AE,
                 double *OM, double *HM, long long *IT, double *EK, double *EP, double *OUT,
-                double *HS, double *ERR, int *FL, long *rows, sg_failure *fail);
+                double *HS, double *ERR, long long *FL, long *rows, sg_failure *fail);
 
 /* A controller sampled and held (symgen.simulate(controller=, period=); docs/inputs.md).  In the
  * sg_run_chunk and sg_run_auto calls that follow, at each sample time t_k = t0 + k period
@@ -318,7 +323,7 @@ typedef int (*sg_sample_fn)(void *ctx, double t);
 int sg_set_sampler(sg_stepper *s, sg_sample_fn fn, void *ctx, double t0, double period,
                    long steps, double *x, double *xd, const double *u, double *U);
 
-/* Dense output (t_eval; symgen/steploop.py dense_state): rows at given times, each from the step
+/* Dense output (t_eval; symgen/eval_rows.py dense_state): rows at given times, each from the step
  * across it, a step from t to t + h taking the times t_eval[next] <= t + h (1 + 1e-14): the
  * quintic Hermite interpolant through (x, xd, xdd) at both ends of the step (sg_dense_interpolant)
  * at tau = min(t_eval[i], t + h), projected onto q = 0 (Gauss-Newton with minimum-norm
@@ -422,6 +427,8 @@ typedef struct sg_stats {
     int initial_iterations;      /* Gauss-Newton iterations of the last sg_consistent_state */
     long rejected_error;         /* dt = "auto": tries rejected by the error test, */
     long rejected_newton;        /* by Newton */
+    long euclidean_fallbacks;    /* dt = "auto", index3: error estimates projected by N N^T, as
+                                    N^T M N was singular (control.py ErrorEstimate._project) */
     double h_smallest, h_largest;   /* dt = "auto": the range of accepted h (inf, 0: none yet) */
     double err_max;              /* dt = "auto": the largest error norm of an accepted step */
     double h_next;               /* dt = "auto": the controller's next try */
