@@ -21,7 +21,7 @@ from .runtime_constants import CTL_ERR_FLOOR, STABILITY_FRACTION
 from .settings import SimulationSettings
 from .eval_rows import DenseRowError, dense_rows
 from .run_result import RunEnd
-from .steploop import RUN_FAILURES, stop_reason, stopped_reason
+from .steploop import RUN_FAILURES, restart_at, stop_reason, stopped_reason
 from .steppers.compiled_rows import DenseOutput
 from .steppers.outcome import Outcome, fail_code, no_step, one_line
 from .steppers.control import (ErrorEstimate, Flag, StepController, corrected_step, initial_step,
@@ -173,10 +173,12 @@ class _Rows:
         if failed is not None:
             raise failed
 
-    def to_event(self, j: int, t: float, h: float, start, end, hit, iters, w, hm, info) -> None:
-        """Accepted step j (as :meth:`step`) cut at a terminal event ``hit`` (events.EventHit):
-        its work to the event, the t_eval rows before it from the whole step's interpolant, the
-        event's state as the run's last row."""
+    def to_event(self, j: int, t: float, h: float, start, end, hit, iters, w, hm, info,
+                 last: bool = True) -> None:
+        """Accepted step j (as :meth:`step`) cut at a terminal event or an impact ``hit``
+        (events.EventHit): its work to the event, the t_eval rows before it from the whole
+        step's interpolant, the event's state as the run's last row (``last``: not an impact's
+        pre-impact state)."""
         rec, te = self.rec, self.te
         y = self.integrate(hit.t, hit.x, hit.xd, lam=hit.lam)
         if te is not None:
@@ -184,7 +186,7 @@ class _Rows:
                                      start, end[:3], iters, w, hm, info, self.rank_tol, False)
         rec.h = hit.t - t
         rec.observe(hit.t, hit.res, iters, w, hm)
-        if not (rec.k and rec.T[rec.k - 1] == hit.t):
+        if last and not (rec.k and rec.T[rec.k - 1] == hit.t):
             self.add(j, hit.t, hit.x, hit.xd, hit.xdd, hit.lam, hit.res, iters, w, hm, info, y)
 
     def last(self, j, t, state, res, iters, w, hm, info, status: str) -> None:
@@ -304,8 +306,18 @@ def _loop(stepper, ctl: _Control, rows: _Rows, run: _State, t_end: float, bound:
             values.accept()
         info = (h_try, err if have_d else math.nan, flags)
         w = stepper.omega_max
-        if events and _event_end(events, rows, run, stepper, t, h_try, iters, info, sch):
-            return "event", events.reason(), None
+        if events:
+            end = _event_end(events, rows, run, stepper, t, h_try, iters, info, sch)
+            if end == "event":
+                return "event", events.reason(), None
+            if end == "impact":
+                ctl.estimate.reset()        # (ẍ jumped: no D term from before the impact)
+                h = ctl.accepted(h_try, err if have_d else math.nan)
+                if events.impacts.cascade():
+                    return "failed", events.impacts.cascade(), None
+                continue
+            if events.impacts:
+                events.impacts.free_step()
         failed = None
         try:
             rows.step(run.j + 1, t, h_try, (x, xd, xdd),
@@ -327,22 +339,29 @@ def _loop(stepper, ctl: _Control, rows: _Rows, run: _State, t_end: float, bound:
 
 
 def _event_end(events, rows: _Rows, run: _State, stepper, t: float, h: float, iters: int, info,
-               sch) -> bool:
-    """The events of the accepted step from ``run``'s state at t to the stepper's; True (the
-    step cut there: rows.to_event, ``run`` the event's state) at a terminal one."""
+               sch) -> str:
+    """The events of the accepted step from ``run``'s state at t to the stepper's: "event" (a
+    terminal one: the step cut there, rows.to_event, ``run`` the event's state), "impact" (the
+    step cut at an impact, ``run`` the state after it, the stepper restarted there) or ""."""
     x, xd, xdd, lam = run.state
     start, end = (x.copy(), xd.copy(), xdd.copy()), (stepper.x, stepper.xd, stepper.xdd)
     hit = events.step(t, h, start, end, rows.rank_tol)
     if hit is None:
-        return False
+        return ""
     w = stepper.omega_max
+    terminal = events.end is not None
     rows.to_event(run.j + 1, t, h, start, (*end, stepper.lam), hit, iters, w, sch.h_max(w),
-                  info)
+                  info, last=terminal)
     x[:], xd[:], xdd[:], lam[:] = hit.x, hit.xd, hit.xdd, hit.lam
     run.res[:] = hit.res
     run.w, run.hm = w, sch.h_max(w)
     run.t, run.j, run.it_last, run.info = hit.t, run.j + 1, iters, info
-    return True
+    if terminal:
+        return "event"
+    xd[:], closed = events.impacts.apply(hit, h, rows.rank_tol)
+    xdd[:], lam[:] = restart_at(rows.kernels, stepper, hit.t, x, xd, rows.rank_tol, rows.rec)
+    events.restarted(hit.t, x, xd, closed)
+    return "impact"
 
 
 #: rows of the compiled loop's scratch buffer (one C call fills at most this many steps less one)

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from .eval_rows import DenseRowError, dense_rows
 from .run_result import RunEnd
-from .steploop import RUN_FAILURES, stop_reason, stopped_reason
+from .steploop import RUN_FAILURES, restart_at as _restart, stop_reason, stopped_reason
 from .steppers import StepFailure
 from .steppers.base import NUMERICAL_ERRORS
 from .steppers.outcome import Outcome, one_line
@@ -32,6 +32,7 @@ class _Run:
         self.last = self.it_last = self.fl_last = 0     # the last step, its iterations, flags
         self.whole = True                   # False while an accepted state is being copied
         self.k_eval = 0                     # the next t_eval row
+        self.t_cut = None                   # the time of the state, when an impact cut a step
 
     def record(self, j: int, t: float, iters: int, y=None, flags: int = 0) -> None:
         kern, x, xd = self.kernels, self.x, self.xd
@@ -80,6 +81,7 @@ class _Run:
         the maxima, the step's row; DenseRowError (after the step is folded in) when a t_eval row
         cannot be projected."""
         rec, failed = self.rec, None
+        self.t_cut = None
         y = self.integrate(t1)              # (before the rows inside the step)
         if te is not None:                  # the t_eval rows in (t, t + h], from its interpolant
             try:
@@ -95,10 +97,11 @@ class _Run:
             self.record(j, t1, iters, y, flags)
 
     def to_event(self, j: int, t: float, dt: float, hit, iters: int, flags: int, te, start,
-                 rank_tol: float) -> None:
-        """Step j (from t, ``start`` = x, ẋ, ẍ) cut at a terminal event ``hit`` (events.EventHit):
-        its work to the event, the t_eval rows before it from the whole step's interpolant, the
-        event's state as the run's last row (DenseRowError as ``rows``)."""
+                 rank_tol: float, last: bool = True) -> None:
+        """Step j (from t, ``start`` = x, ẋ, ẍ) cut at a terminal event or an impact ``hit``
+        (events.EventHit): its work to the event, the t_eval rows before it from the whole
+        step's interpolant, the event's state as the run's last row (``last``; an impact's
+        pre-impact state is not a row) (DenseRowError as ``rows``)."""
         rec, end = self.rec, (self.x.copy(), self.xd.copy(), self.xdd.copy())
         self.x[:], self.xd[:], self.xdd[:], self.lam[:] = hit.x, hit.xd, hit.xdd, hit.lam
         self.res[:] = hit.res
@@ -108,7 +111,7 @@ class _Run:
                                      start, end, iters, self.w, self.hm, None, rank_tol, False,
                                      flags)
         rec.observe(hit.t, self.res, iters, self.w, self.hm)
-        if not (rec.k and rec.T[rec.k - 1] == hit.t):
+        if last and not (rec.k and rec.T[rec.k - 1] == hit.t):
             self.record(j, hit.t, iters, y, flags)
 
 
@@ -145,7 +148,8 @@ def run_fixed(kernels, stepper, cfg, start, rec, n_steps: int, progress, every: 
         run.w, run.hm = stepper.w, stepper.hm
         failure = stepper.outcome
     last = run.last
-    t_last = events.end[1] if status == "event" else t0 + last * dt
+    t_last = (events.end[1] if status == "event" else run.t_cut if run.t_cut is not None
+              else t0 + last * dt)
     # always keep the last computed state (with t_eval: when the run stopped early, whole)
     if (rec.last_step != last if te is None else status != "completed" and run.whole
             and not (rec.k and rec.T[rec.k - 1] == t_last)):
@@ -156,10 +160,12 @@ def run_fixed(kernels, stepper, cfg, start, rec, n_steps: int, progress, every: 
 
 def _steps(run: _Run, kernels, stepper, cfg, t0: float, n_steps: int, progress, every: int, te,
            values, events=None) -> tuple[str, str, Outcome | None]:
-    """The Python stepper's steps 1..n_steps; (status, reason, the failed step's Outcome)."""
+    """The Python stepper's steps 1..n_steps; (status, reason, the failed step's Outcome).  A
+    step cut by an impact (events.RunEvents.impacts) goes on from the impact to its grid point."""
     dt, bound = float(cfg.dt), float(cfg.divergence_bound)
     x, xd = run.x, run.xd
     ctl, _, spp = getattr(stepper, "controller", None) or (None, 0.0, 0)
+    impacts = events.impacts if events else None
     for i in range(n_steps):
         t, t1 = t0 + i * dt, t0 + (i + 1) * dt
         if values.varying:                  # u(t + h), callables with the state at t
@@ -168,43 +174,53 @@ def _steps(run: _Run, kernels, stepper, cfg, t0: float, n_steps: int, progress, 
         if ctl is not None and i and i % spp == 0:      # a sample: the law, then ẍ, λ of
             ctl.sample(t, x, xd)                         # the new inputs (sg_run.c.inc)
             start = _restart(kernels, stepper, t, x, xd, cfg.rank_tol, run.rec)
-        try:
-            outcome = stepper.step(t, dt, (x, xd, *start))
-        except NUMERICAL_ERRORS as exc:
-            return _step_failure(exc, i + 1, t1, cfg.method)
-        iters, flags = outcome.iteration, outcome.flags
-        reason = stop_reason(stepper, i + 1, t1, dt, bound, iters)
-        if reason:
-            return "diverged", reason, None
-        j = i + 1
-        step_start = run.accept(stepper, values, j, iters, flags, te, events)
-        try:
-            hit = events.step(t, dt, step_start, (run.x, run.xd, run.xdd),
-                              cfg.rank_tol) if events else None
-            if hit is not None:
-                run.to_event(j, t, dt, hit, iters, flags, te, step_start, cfg.rank_tol)
-                return "event", events.reason(), None
-            run.rows(j, t, t1, dt, iters, flags, te, every, step_start, cfg.rank_tol,
-                     j == n_steps)
-        except DenseRowError as exc:
-            return "failed", str(exc), None
+        j, tc, h = i + 1, t, dt
+        while True:                         # (more than once: the rest of a step cut by impacts)
+            try:
+                outcome = stepper.step(tc, h, (x, xd, *start))
+            except NUMERICAL_ERRORS as exc:
+                return _step_failure(exc, j, t1, cfg.method)
+            iters, flags = outcome.iteration, outcome.flags
+            reason = stop_reason(stepper, j, t1, h, bound, iters)
+            if reason:
+                return "diverged", reason, None
+            step_start = run.accept(stepper, values, j, iters, flags, te, events)
+            try:
+                hit = events.step(tc, h, step_start, (run.x, run.xd, run.xdd),
+                                  cfg.rank_tol) if events else None
+                if hit is not None:
+                    run.to_event(j, tc, h, hit, iters, flags, te, step_start, cfg.rank_tol,
+                                 last=events.end is not None)
+                    if events.end is not None:
+                        return "event", events.reason(), None
+                    start = _impact(kernels, stepper, run, events, hit, h, cfg.rank_tol)
+                    if impacts.cascade():
+                        return "failed", impacts.cascade(), None
+                    tc, h = hit.t, t1 - hit.t
+                    continue
+                if impacts:
+                    impacts.free_step()
+                run.rows(j, tc, t1, h, iters, flags, te, every, step_start, cfg.rank_tol,
+                         j == n_steps)
+            except DenseRowError as exc:
+                return "failed", str(exc), None
+            break
         if progress is not None:
             progress(j, n_steps)
     return "completed", "", None
 
 
-def _restart(kernels, stepper, t: float, x, xd, rank_tol: float, rec):
-    """ẍ, λ at (t, x, ẋ) from the index-1 equations with the inputs just sampled, and what the
-    stepper carries restarted there (the step from a sample starts after the jump of the inputs,
-    as the C runtime's sample_at); the power after the jump told to the Recorder ``rec``."""
-    from .assembly import consistent_state
-
-    cs = consistent_state(kernels, t, x, xd, rank_tol=rank_tol, project=False)
-    stepper.restart(t, x, xd, cs.xdd, cs.lam)
-    if rec.n_work:
-        outputs = kernels.n_out > 0 and hasattr(kernels, "outputs")
-        rec.jump(t, kernels.outputs(t, x, xd) if outputs else None, x, xd, cs.lam)
-    return cs.xdd, cs.lam
+def _impact(kernels, stepper, run: _Run, events, hit, h: float, rank_tol: float):
+    """The impact ``hit`` (the run's state is its pre-impact state, run.to_event): ẋ⁺ by the
+    restitution law (impacts.RunImpacts.apply), ẍ, λ there and the stepper restarted; returns
+    (ẍ, λ) the next step starts from."""
+    xp, closed = events.impacts.apply(hit, h, rank_tol)
+    run.xd[:] = xp
+    xdd, lam = _restart(kernels, stepper, hit.t, run.x, run.xd, rank_tol, run.rec)
+    run.xdd[:], run.lam[:] = xdd, lam
+    run.t_cut = hit.t
+    events.restarted(hit.t, run.x, run.xd, closed)
+    return run.xdd, run.lam
 
 
 def _step_failure(exc, j: int, t1: float, method: str) -> tuple[str, str, Outcome | None]:
