@@ -86,6 +86,7 @@ class RunEvents:
                                                   f"event {name!r}"))
             self.terminal.append(check_terminal(getattr(fn, "terminal", False),
                                                 f"event {name!r}"))
+            self.restitution.append(None)
         self.sign = np.array(self.direction, dtype=float)
         self.times = [[] for _ in self.names]
         self.states = [[] for _ in self.names]
