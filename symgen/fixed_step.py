@@ -193,11 +193,17 @@ def _steps(run: _Run, kernels, stepper, cfg, t0: float, n_steps: int, progress, 
                                  last=events.end is not None)
                     if events.end is not None:
                         return "event", events.reason(), None
-                    start = _impact(kernels, stepper, run, events, hit, h, cfg.rank_tol)
+                    if hit.t >= t1 and te is None and j % every == 0:
+                        run.record(j, t1, iters, None, flags)   # (at the grid point: the row
+                    start = _impact(kernels, stepper, run, events, hit, h,   # before the jump)
+                                    cfg.rank_tol)
                     if impacts.cascade():
                         return "failed", impacts.cascade(), None
                     tc, h = hit.t, t1 - hit.t
-                    continue
+                    if h > 0.0:
+                        continue
+                    run.t_cut = None
+                    break
                 if impacts:
                     impacts.free_step()
                 run.rows(j, tc, t1, h, iters, flags, te, every, step_start, cfg.rank_tol,

@@ -263,3 +263,21 @@ def test_bad_impacts_are_one_line_errors():
         s.contact("c", "b", (0, 0), e=2)
     with pytest.raises(MechanismError, match="give lower, upper or both"):
         s.limit("pin", e=0.5)
+
+
+def test_impact_at_a_grid_point(monkeypatch):
+    """An impact located at a step's end (g = 0 there: events.RunEvents._locate returns t + h)
+    ends that step; its row is the state before the jump (a row at an impact's time is the left
+    limit, as the energy balance counts it), the next step starts after it.  A mass dropped from
+    1 m under g = 8 with h = 1/8: the trapezoidal rule is exact, the floor is reached at t = 0.5."""
+    from symgen import events
+    monkeypatch.setattr(events.RunEvents, "_locate", lambda self, i, t, h, *a: t + h)
+    (x, y), _ = coordinates(["x", "y"])
+    g = sp.Symbol("g")
+    m = Model("imp_grid", [x, y], [[1, 0], [0, 1]], [0, -g], params={g: 8.0}, x0=[0, 1.0],
+              V=g * y, events={"floor": {"expr": y, "restitution": 0.5}})
+    res = symgen.simulate(symgen.LambdifyKernels(m), dt=0.125, t_end=0.75, stepper="python",
+                          scheme="trapezoidal")
+    assert res.status == "completed" and res.t_impacts == pytest.approx([0.5], abs=0)
+    np.testing.assert_allclose(res.xd[:, 1], [0, -1, -2, -3, -4, 1, 0], rtol=0, atol=1e-12)
+    assert energy_balance(res)["max"] < 1e-12
