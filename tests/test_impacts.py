@@ -281,3 +281,69 @@ def test_impact_at_a_grid_point(monkeypatch):
     assert res.status == "completed" and res.t_impacts == pytest.approx([0.5], abs=0)
     np.testing.assert_allclose(res.xd[:, 1], [0, -1, -2, -3, -4, 1, 0], rtol=0, atol=1e-12)
     assert energy_balance(res)["max"] < 1e-12
+
+
+def _slider_times(s0, v0, lo, up, e, k):
+    """A free slider at s0 moving at v0 > 0 between stops at lo and up: the first k impact
+    times (the speed e^j v0 after j impacts, the span up − lo crossed each time)."""
+    t = [(up - s0) / v0]
+    for j in range(1, k):
+        t.append(t[-1] + (up - lo) / (e ** j * v0))
+    return np.array(t)
+
+
+@pytest.mark.parametrize("builder", ["planar", "spatial"])
+def test_prismatic_limits_against_closed_form(builder):
+    """A block on a prismatic joint (no gravity) between a lower and an upper stop: the impact
+    times in closed form, alternating upper and lower, each rebound e times the speed."""
+    s0, v0, lo, up, e = 0.2, 0.5, 0.0, 1.0, 0.8
+    if builder == "planar":
+        s = PlanarSystem("imp_slide")
+        s.body("block", mass=2.0, inertia=0.1, x0=(s0, 0, 0), v0=(v0, 0, 0))
+        s.prismatic("ground", (0, 0), "block", (0, 0), axis=(1, 0), name="slide")
+    else:
+        s = SpatialSystem("imp_slide3")
+        s.ground_point("O", (0, 0, 0))
+        s.point("P", (s0, 0, 0), velocity=(v0, 0, 0))
+        s.vector("u", (1, 0, 0))
+        s.vector("w", (0, 1, 0))
+        s.body("block", mass=2.0, inertia=(0.1, 0.2, 0.3), com=(s0, 0, 0), points=["P"],
+               vectors=["u", "w"])
+        s.prismatic("ground", "O", "block", "P", axis=(1, 0, 0), name="slide")
+    assert s.limit("slide", lower=lo, upper=up, e=e) == ["slide.lower", "slide.upper"]
+    res = symgen.simulate(symgen.LambdifyKernels(s.model(reactions=False)), dt=0.05,
+                          t_end=12.0, stepper="python")
+    ex = _slider_times(s0, v0, lo, up, e, 4)
+    assert res.status == "completed" and len(res.t_impacts) == 4
+    np.testing.assert_allclose(res.t_impacts, ex, rtol=0, atol=1e-10)
+    assert [list(p) for p in res.impulses] == [["slide.upper"], ["slide.lower"]] * 2
+    np.testing.assert_allclose([abs(next(iter(p.values()))) for p in res.impulses],
+                               2.0 * (1 + e) * v0 * e ** np.arange(4), rtol=1e-10)
+
+
+def _cylinder(coordinate):
+    s = SpatialSystem("imp_cyl")
+    s.ground_point("O", (0, 0, 0))
+    s.point("P", (0.2, 0, 0), velocity=(0.5, 0, 0))
+    s.vector("u", (1, 0, 0))
+    s.vector("w", (0, 1, 0), velocity=(0, 0, 2.0))
+    s.body("block", mass=2.0, inertia=(0.1, 0.2, 0.3), com=(0.2, 0, 0), points=["P"],
+           vectors=["u", "w"])
+    s.cylindrical("ground", "O", "block", "P", axis=(1, 0, 0), name="cyl")
+    s.limit("cyl", upper=1.0 if coordinate == "displacement" else 0.5, e=0.5,
+            coordinate=coordinate)
+    return s.model(reactions=False)
+
+
+def test_cylindrical_limits_on_either_coordinate():
+    """A cylindrical joint sliding at 0.5 m/s from 0.2 m and turning at 2 rad/s (no forces):
+    the slide's stop at 1 m is hit at 1.6 s with the impulse m(1 + e)v, the angle's at 0.5 rad
+    at 0.25 s with I_x(1 + e)ω; without coordinate= a one-line error names both outputs."""
+    for coordinate, t_hit, impulse in (("displacement", 1.6, 2.0 * 1.5 * 0.5),
+                                       ("angle", 0.25, 0.1 * 1.5 * 2.0)):
+        res = symgen.simulate(symgen.LambdifyKernels(_cylinder(coordinate)), dt=0.01,
+                              t_end=2.0, stepper="python")
+        assert res.t_impacts == pytest.approx([t_hit], abs=1e-10)
+        assert res.impulses[0]["cyl.upper"] == pytest.approx(impulse, rel=1e-10)
+    with pytest.raises(MechanismError, match="cyl.angle', 'cyl.displacement'.*coordinate="):
+        _cylinder(None)
