@@ -19,7 +19,8 @@ from .settings import SimulationSettings
 from .steppers import Linearization
 from .steppers.base import NUMERICAL_ERRORS, norm2
 
-__all__ = ["Start", "restart_at", "run_start", "start_state", "omega_start", "stop_reason", "RUN_FAILURES",
+__all__ = ["Start", "restart_at",
+           "run_start", "start_state", "omega_start", "stop_reason", "RUN_FAILURES",
            "stopped_reason", "run_recorder"]
 
 #: The exceptions that end a run as "failed" with the steps taken kept (issue 37.3): an input's
