@@ -21,7 +21,7 @@ from .runtime_constants import CTL_ERR_FLOOR, STABILITY_FRACTION
 from .settings import SimulationSettings
 from .eval_rows import DenseRowError, StepRows
 from .run_result import RunEnd
-from .steploop import RUN_FAILURES, stop_reason, stopped_reason
+from .steploop import RUN_FAILURES, restart_at, stop_reason, stopped_reason
 from .steppers.compiled_rows import DenseOutput
 from .steppers.outcome import Outcome, fail_code, no_step, one_line
 from .steppers.control import (ErrorEstimate, Flag, StepController, corrected_step, initial_step,
@@ -219,8 +219,18 @@ def _loop(stepper, ctl: _Control, rows: StepRows, run: _State, t_end: float, bou
             values.accept()
         info = (h_try, err if have_d else math.nan, flags)
         w = stepper.omega_max
-        if events and _event_end(events, rows, run, stepper, t, h_try, iters, info, sch):
-            return "event", events.reason(), None
+        if events:
+            end = _event_end(events, rows, run, stepper, t, h_try, iters, info, sch)
+            if end == "event":
+                return "event", events.reason(), None
+            if end == "impact":
+                ctl.estimate.reset()        # (ẍ jumped: no D term from before the impact)
+                h = ctl.accepted(h_try, err if have_d else math.nan)
+                if events.impacts.cascade():
+                    return "failed", events.impacts.cascade(), None
+                continue
+            if events.impacts:
+                events.impacts.free_step()
         failed = None
         try:
             rows.step(run.j + 1, t, t1, h_try, (x, xd, xdd),
@@ -241,23 +251,30 @@ def _loop(stepper, ctl: _Control, rows: StepRows, run: _State, t_end: float, bou
     return "completed", "", None
 
 
-def _event_end(events, rows: StepRows, run: _State, stepper, t: float, h: float, iters: int, info,
-               sch) -> bool:
-    """The events of the accepted step from ``run``'s state at t to the stepper's; True (the
-    step cut there: rows.to_event, ``run`` the event's state) at a terminal one."""
+def _event_end(events, rows: StepRows, run: _State, stepper, t: float, h: float, iters: int,
+               info, sch) -> str:
+    """The events of the accepted step from ``run``'s state at t to the stepper's: "event" (a
+    terminal one: the step cut there, rows.to_event, ``run`` the event's state), "impact" (the
+    step cut at an impact, ``run`` the state after it, the stepper restarted there) or ""."""
     x, xd, xdd, lam = run.state
     start, end = (x.copy(), xd.copy(), xdd.copy()), (stepper.x, stepper.xd, stepper.xdd)
     hit = events.step(t, h, start, end, rows.rank_tol)
     if hit is None:
-        return False
+        return ""
     w = stepper.omega_max
+    terminal = events.end is not None
     rows.to_event(run.j + 1, t, h, start, (*end, stepper.lam), hit, iters, w, sch.h_max(w),
-                  info=info)
+                  info=info, last=terminal)
     x[:], xd[:], xdd[:], lam[:] = hit.x, hit.xd, hit.xdd, hit.lam
     run.res[:] = hit.res
     run.w, run.hm = w, sch.h_max(w)
     run.t, run.j, run.it_last, run.info = hit.t, run.j + 1, iters, info
-    return True
+    if terminal:
+        return "event"
+    xd[:], closed = events.impacts.apply(hit, h, rows.rank_tol)
+    xdd[:], lam[:] = restart_at(rows.kernels, stepper, hit.t, x, xd, rows.rank_tol, rows.rec)
+    events.restarted(hit.t, x, xd, closed)
+    return "impact"
 
 
 #: rows of the compiled loop's scratch buffer (one C call fills at most this many steps less one)

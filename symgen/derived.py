@@ -86,6 +86,8 @@ class Derived:
     reactions: sp.ImmutableMatrix = None
     #: the events' functions g (``Model.events``), expressions of t, x, ẋ, p, u
     events: sp.ImmutableMatrix = None
+    #: the impacts' gradients G = ∂g/∂x (the events with a restitution, in their order), rows
+    impacts: sp.ImmutableMatrix = None
 
     @property
     def n(self) -> int:
@@ -363,10 +365,14 @@ def derive(model: Model) -> Derived:
     outputs = sp.ImmutableMatrix(len(model.outputs), 1, list(model.outputs.values()))
     reactions = sp.ImmutableMatrix(len(model.reactions), 1, list(model.reactions.values()))
     events = sp.ImmutableMatrix(len(model.events), 1, [e.expr for e in model.events.values()])
+    gaps = [e.expr for e in model.events.values() if e.restitution is not None]
+    G = (sp.ImmutableMatrix(gaps).jacobian(list(model.coords)) if gaps
+         else sp.ImmutableMatrix.zeros(0, len(model.coords)))
     return Derived(model=model, xdd=model.accelerations, lam=lam0, M=model.M, f=model.f,
                    q=model.q, H=B(H), q_dot=B(q_dot), H_dot=B(H_dot), q_ddot=B(q_ddot),
                    H_ddot=B(H_ddot), K=B(K), C=B(C), T=B(T), V=V, outputs=outputs,
-                   f_t=B(f_t), reactions=reactions, events=events)
+                   f_t=B(f_t), reactions=reactions, events=events,
+                   impacts=sp.ImmutableMatrix(G))
 
 
 @dataclass(frozen=True)

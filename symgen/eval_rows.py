@@ -154,10 +154,11 @@ class StepRows:
             raise failed
 
     def to_event(self, j: int, t: float, h: float, start, end, hit, iters: int, w: float,
-                 hm: float, info=None, flags: int = 0) -> None:
-        """Accepted step j (as :meth:`step`) cut at a terminal event ``hit`` (events.EventHit):
-        its work to the event, the t_eval rows before it from the whole step's interpolant, the
-        event's state as the run's last row."""
+                 hm: float, info=None, flags: int = 0, last: bool = True) -> None:
+        """Accepted step j (as :meth:`step`) cut at a terminal event or an impact ``hit``
+        (events.EventHit): its work to the event, the t_eval rows before it from the whole
+        step's interpolant, the event's state as the run's last row (``last``; an impact's
+        pre-impact state is not a row)."""
         rec, te = self.rec, self.te
         y = self.integrate(hit.t, hit.x, hit.xd, lam=hit.lam)
         if te is not None:
@@ -166,7 +167,7 @@ class StepRows:
                                      flags)
         rec.h = hit.t - t
         rec.observe(hit.t, hit.res, iters, w, hm)
-        if not (rec.k and rec.T[rec.k - 1] == hit.t):
+        if last and not (rec.k and rec.T[rec.k - 1] == hit.t):
             self.add(j, hit.t, (hit.x, hit.xd, hit.xdd, hit.lam), hit.res, iters, w, hm, info,
                      flags, y)
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .eval_rows import dense_state
+from .impacts import RunImpacts
 from .input_values import InputError
 from .model_events import check_direction, check_terminal
 from .runtime_constants import EVENT_MAX_ITER, EVENT_XTOL
@@ -76,6 +77,7 @@ class RunEvents:
         self.names = list(getattr(kernels, "event_names", ()))
         self.direction = [spec[k].direction if k in spec else 0 for k in self.names]
         self.terminal = [bool(spec[k].terminal) if k in spec else False for k in self.names]
+        self.restitution = [spec[k].restitution if k in spec else None for k in self.names]
         self.callables = list(_checked(callables))
         for i, fn in enumerate(self.callables):
             name = getattr(fn, "__name__", None) or f"event[{i}]"
@@ -84,11 +86,14 @@ class RunEvents:
                                                   f"event {name!r}"))
             self.terminal.append(check_terminal(getattr(fn, "terminal", False),
                                                 f"event {name!r}"))
+            self.restitution.append(None)
         self.sign = np.array(self.direction, dtype=float)
         self.times = [[] for _ in self.names]
         self.states = [[] for _ in self.names]
         self.g = np.zeros(len(self.names))
         self.end = None                 # (index, time) of the terminal event that ended the run
+        self.impacts = (RunImpacts(kernels, self.names)
+                        if getattr(kernels, "impact_names", ()) else None)
 
     def __bool__(self) -> bool:
         return bool(self.names)
@@ -126,8 +131,9 @@ class RunEvents:
 
     def step(self, t: float, h: float, start, end, rank_tol: float) -> EventHit | None:
         """The events in the accepted step from t (``start`` = x, ẋ, ẍ) to t + h (``end``),
-        located and recorded in time order up to the first terminal one, which is returned
-        (the run ends there; None when there is none)."""
+        located and recorded in time order up to the first terminal one or impact, which is
+        returned (the run ends there, or the step is cut there for the impact; None when there
+        is none)."""
         if not self:
             return None
         t1 = t + h
@@ -145,7 +151,17 @@ class RunEvents:
             if self.terminal[i]:
                 self.end = (i, tau)
                 return hit
+            if self.restitution[i] is not None:
+                return hit
         return None
+
+    def restarted(self, t: float, x, xd, closed=()) -> None:
+        """g at a restart after an impact (t, x, ẋ⁺); the impacts just applied (``closed``) are
+        taken as just closed (g = +0 when g ≤ 0), so that one that does not separate (e = 0, a
+        grazing contact) is located again as soon as its gap goes negative."""
+        self.g = self.values(t, x, xd)
+        for i in closed:
+            self.g[i] = max(self.g[i], 5e-324)
 
     def located(self, i: int, tau: float, x, xd) -> None:
         """Event i at tau with the state (x, ẋ) there (also the C loops', compiled_events)."""

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from .eval_rows import DenseRowError, StepRows
 from .run_result import RunEnd
-from .steploop import RUN_FAILURES, stop_reason, stopped_reason
+from .steploop import RUN_FAILURES, restart_at as _restart, stop_reason, stopped_reason
 from .steppers import StepFailure
 from .steppers.base import NUMERICAL_ERRORS
 from .steppers.outcome import Outcome, one_line
@@ -31,6 +31,7 @@ class _Run:
         self.res, self.w, self.hm = start.res, start.w, start.hm
         self.last = self.it_last = self.fl_last = 0     # the last step, its iterations, flags
         self.whole = True                   # False while an accepted state is being copied
+        self.t_cut = None                   # the time of the state, when an impact cut a step
 
     @property
     def state(self):
@@ -57,7 +58,7 @@ class _Run:
         return te_start
 
     def to_event(self, hit) -> None:
-        """The run's state moved to a terminal event ``hit`` (events.EventHit): its last row."""
+        """The run's state moved to a terminal event or an impact ``hit`` (events.EventHit)."""
         self.x[:], self.xd[:], self.xdd[:], self.lam[:] = hit.x, hit.xd, hit.xdd, hit.lam
         self.res[:] = hit.res
 
@@ -96,7 +97,8 @@ def run_fixed(kernels, stepper, cfg, start, rec, n_steps: int, progress, every: 
         run.w, run.hm = stepper.w, stepper.hm
         failure = stepper.outcome
     last = run.last
-    t_last = events.end[1] if status == "event" else t0 + last * dt
+    t_last = (events.end[1] if status == "event" else run.t_cut if run.t_cut is not None
+              else t0 + last * dt)
     # always keep the last computed state (with t_eval: when the run stopped early, whole)
     if rows.keeps_last(last, t_last, status) and (te is None or run.whole):
         values.rewind()                     # (with the inputs its step used)
@@ -107,10 +109,12 @@ def run_fixed(kernels, stepper, cfg, start, rec, n_steps: int, progress, every: 
 
 def _steps(run: _Run, kernels, stepper, cfg, t0: float, n_steps: int, progress, te,
            values, events=None) -> tuple[str, str, Outcome | None]:
-    """The Python stepper's steps 1..n_steps; (status, reason, the failed step's Outcome)."""
+    """The Python stepper's steps 1..n_steps; (status, reason, the failed step's Outcome).  A
+    step cut by an impact (events.RunEvents.impacts) goes on from the impact to its grid point."""
     dt, bound = float(cfg.dt), float(cfg.divergence_bound)
     x, xd = run.x, run.xd
     ctl, _, spp = getattr(stepper, "controller", None) or (None, 0.0, 0)
+    impacts = events.impacts if events else None
     for i in range(n_steps):
         t, t1 = t0 + i * dt, t0 + (i + 1) * dt
         jump = False
@@ -123,48 +127,65 @@ def _steps(run: _Run, kernels, stepper, cfg, t0: float, n_steps: int, progress, 
             jump = True
         if jump:                            # then ẍ, λ of the new inputs (sg_run.c.inc)
             start = _restart(kernels, stepper, t, x, xd, cfg.rank_tol, run.rows.rec)
-        try:
-            outcome = stepper.step(t, dt, (x, xd, *start))
-        except NUMERICAL_ERRORS as exc:
-            return _step_failure(exc, i + 1, t1, cfg.method)
-        iters, flags = outcome.iteration, outcome.flags
-        reason = stop_reason(stepper, i + 1, t1, dt, bound, iters)
-        if reason:
-            return "diverged", reason, None
-        j = i + 1
-        step_start = run.accept(stepper, values, j, iters, flags, te, events,
-                                xdd0=start[0] if jump else None)
-        try:
-            hit = events.step(t, dt, step_start, (run.x, run.xd, run.xdd),
-                              cfg.rank_tol) if events else None
-            if hit is not None:
-                end = (run.x.copy(), run.xd.copy(), run.xdd.copy(), run.lam.copy())
-                run.to_event(hit)
-                run.rows.to_event(j, t, dt, step_start, end, hit, iters, run.w, run.hm,
-                                  flags=flags)
-                return "event", events.reason(), None
-            run.rows.step(j, t, t1, dt, step_start, run.state, run.res, iters, run.w, run.hm,
-                          flags=flags, final=j == n_steps)
-        except DenseRowError as exc:
-            return "failed", str(exc), None
+        j, tc, h = i + 1, t, dt
+        while True:                         # (more than once: the rest of a step cut by impacts)
+            try:
+                outcome = stepper.step(tc, h, (x, xd, *start))
+            except NUMERICAL_ERRORS as exc:
+                return _step_failure(exc, j, t1, cfg.method)
+            iters, flags = outcome.iteration, outcome.flags
+            reason = stop_reason(stepper, j, t1, h, bound, iters)
+            if reason:
+                return "diverged", reason, None
+            step_start = run.accept(stepper, values, j, iters, flags, te, events,
+                                    xdd0=start[0] if jump else None)
+            jump = False
+            try:
+                hit = events.step(tc, h, step_start, (run.x, run.xd, run.xdd),
+                                  cfg.rank_tol) if events else None
+                if hit is not None:
+                    end = (run.x.copy(), run.xd.copy(), run.xdd.copy(), run.lam.copy())
+                    run.to_event(hit)
+                    run.rows.to_event(j, tc, h, step_start, end, hit, iters, run.w, run.hm,
+                                      flags=flags, last=events.end is not None)
+                    if events.end is not None:
+                        return "event", events.reason(), None
+                    if hit.t >= t1 and te is None and j % run.rows.every == 0:
+                        run.rows.add(j, t1, run.state, run.res, iters, run.w, run.hm,
+                                     flags=flags)       # (at the grid point: the row before
+                    start = _impact(kernels, stepper, run, events, hit, h,   # the jump)
+                                    cfg.rank_tol)
+                    if impacts.cascade():
+                        return "failed", impacts.cascade(), None
+                    tc, h = hit.t, t1 - hit.t
+                    if h > 0.0:
+                        continue
+                    run.t_cut = None
+                    break
+                if impacts:
+                    impacts.free_step()
+                run.t_cut = None
+                run.rows.step(j, tc, t1, h, step_start, run.state, run.res, iters, run.w,
+                              run.hm, flags=flags, final=j == n_steps)
+            except DenseRowError as exc:
+                return "failed", str(exc), None
+            break
         if progress is not None:
             progress(j, n_steps)
     return "completed", "", None
 
 
-def _restart(kernels, stepper, t: float, x, xd, rank_tol: float, rec):
-    """ẍ, λ at (t, x, ẋ) from the index-1 equations with the inputs just sampled (or a "hold"
-    table's next value), and what the stepper carries restarted there (the step from a sample
-    starts after the jump of the inputs, as the C runtime's sg_restart); the power after the jump
-    told to the Recorder ``rec``."""
-    from .assembly import consistent_state
-
-    cs = consistent_state(kernels, t, x, xd, rank_tol=rank_tol, project=False)
-    stepper.restart(t, x, xd, cs.xdd, cs.lam)
-    if rec.n_work:
-        outputs = kernels.n_out > 0 and hasattr(kernels, "outputs")
-        rec.jump(t, kernels.outputs(t, x, xd) if outputs else None, x, xd, cs.lam)
-    return cs.xdd, cs.lam
+def _impact(kernels, stepper, run: _Run, events, hit, h: float, rank_tol: float):
+    """The impact ``hit`` (the run's state is its pre-impact state, run.to_event): ẋ⁺ by the
+    restitution law (impacts.RunImpacts.apply), ẍ, λ there and the stepper restarted; returns
+    (ẍ, λ) the next step starts from."""
+    xp, closed = events.impacts.apply(hit, h, rank_tol)
+    run.xd[:] = xp
+    xdd, lam = _restart(kernels, stepper, hit.t, run.x, run.xd, rank_tol, run.rows.rec)
+    run.xdd[:], run.lam[:] = xdd, lam
+    run.t_cut = hit.t
+    events.restarted(hit.t, run.x, run.xd, closed)
+    return run.xdd, run.lam
 
 
 def _step_failure(exc, j: int, t1: float, method: str) -> tuple[str, str, Outcome | None]:

@@ -15,6 +15,7 @@ Both share one interface (the steppers rely on nothing else):
 ``outputs(t, x, xd)``              fills and returns ``y`` (n_out)
 ``reactions(t, x, xd, xdd, lam)``  fills and returns ``r`` (the joints' reactions)
 ``events(t, x, xd)``               fills and returns ``g`` (the events' functions)
+``impacts(t, x)``                  fills and returns ``G`` (the impacts' gap gradients ∂g/∂x)
 =================================  =====================================================
 
 Beside them, on the fixed CSR patterns of the generated code (issue 14; ``H_pattern`` shared by H,
@@ -72,6 +73,8 @@ class KernelsBase:
         self.f_t_is_zero = False        # set by the implementations
         self.reaction_names = tuple(model.reactions)   # Model.reactions (docs/reactions.md)
         self.event_names = tuple(model.events)          # Model.events (docs/events.md)
+        self.impact_names = tuple(k for k, e in model.events.items()
+                                  if e.restitution is not None)   # (docs/events.md, impacts)
         self._shared: dict = {}         # made on first use, shared with every for_run copy
 
     def _new_data(self, p) -> None:
@@ -96,6 +99,7 @@ class KernelsBase:
         self.f_t = np.zeros(n)
         self.r = np.zeros(len(self.reaction_names))
         self.g = np.zeros(len(self.event_names))
+        self.G = np.zeros((len(self.impact_names), n))
         import scipy.sparse as sps
 
         def csr(pattern, rows):
@@ -189,6 +193,10 @@ class KernelsBase:
 
     def events(self, t, x, xd):
         """The events' functions g (``event_names``, Model.events) into ``g``."""
+        raise NotImplementedError
+
+    def impacts(self, t, x):
+        """The impacts' gap gradients ∂g/∂x (a row per ``impact_names``) into ``G``."""
         raise NotImplementedError
 
     @property
@@ -287,6 +295,7 @@ class LambdifyKernels(KernelsBase):
         self._ft = lam_(d.f_t)
         self._lam_reactions = lambda: lam_(d.reactions)    # lambdified on first use
         self._ev = lam_(d.events)
+        self._imp = lam_(d.impacts)
         self.f_t_is_zero = all(e == 0 for e in d.f_t)
         self._zero_m = np.zeros(self.m)
         self._zero_n = np.zeros(self.n)
@@ -347,6 +356,12 @@ class LambdifyKernels(KernelsBase):
             self._fill(self.g, g)
         return self.g
 
+    def impacts(self, t, x):
+        if self.G.size:
+            (G,) = self._imp(*self._args(t, x, self._zero_n))
+            self._fill(self.G, G)
+        return self.G
+
 
 class Kernels(KernelsBase):
     """The compiled kernels of one model, what :func:`symgen.build` returns: ``ffi``/``lib`` of the
@@ -364,6 +379,7 @@ class Kernels(KernelsBase):
         self._c_dynamics_t = getattr(lib, f"{prefix}_dynamics_t")
         self._c_reactions = getattr(lib, f"{prefix}_reactions")
         self._c_events = getattr(lib, f"{prefix}_events")
+        self._c_impacts = getattr(lib, f"{prefix}_impacts")
         self.f_t_is_zero = bool(getattr(lib, f"{prefix.upper()}_F_T_IS_ZERO"))
         self._zeros_m = np.zeros(max(self.m, 1))
         n, m = self.n, self.m
@@ -387,6 +403,7 @@ class Kernels(KernelsBase):
         self._y_ptr = buf(self.y)
         self._r_ptr = buf(self.r)
         self._g_ptr = buf(self.g)
+        self._G_ptr = buf(self.G)
         self._p_ptr = buf(self.p)
         self._u_ptr = buf(self.u)
         self._ptr_cache: dict = {}
@@ -498,6 +515,10 @@ class Kernels(KernelsBase):
         self._c_events(float(t), self._in(x, n, "x"), self._in(xd, n, "xd"), self._p_ptr,
                        self._u_ptr, self._g_ptr)
         return self.g
+
+    def impacts(self, t, x):
+        self._c_impacts(float(t), self._in(x, self.n, "x"), self._p_ptr, self._G_ptr)
+        return self.G
 
 
 def for_run(kernels, params: Mapping[str, float] | None = None):

@@ -415,6 +415,7 @@ class Model:
                 payload["reactions"] = [[k, fp(v)] for k, v in self.reactions.items()]
             if self.events:             # (the same: the C computes g)
                 payload["events"] = [[k, fp(e.expr), e.direction, e.terminal]
+                                     + ([] if e.restitution is None else [repr(e.restitution)])
                                      for k, e in self.events.items()]
             blob = json.dumps(payload, sort_keys=True).encode()
             object.__setattr__(self, "_hash", hashlib.sha256(blob).hexdigest())
@@ -499,7 +500,9 @@ class Model:
         for oname, expr in self.outputs.items():
             groups.append((f"output {oname!r}", expr, xs | vs | ps | us | {t}))
         for ename, ev in self.events.items():
-            groups.append((f"event {ename!r}", ev.expr, xs | vs | ps | us | {t}))
+            groups.append((f"event {ename!r}" + (" (an impact's gap g(x, p))"
+                                                if ev.restitution is not None else ""), ev.expr,
+                           xs | vs | ps | us | {t} if ev.restitution is None else xs | ps))
         for what, expr, allowed in groups:
             derivs = expr.atoms(sp.Derivative)
             funcs = {a for a in expr.atoms(sp.core.function.AppliedUndef)}

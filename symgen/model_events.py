@@ -11,7 +11,8 @@ import sympy as sp
 
 from .names import ModelError, check_name, refuse_text
 
-__all__ = ["ModelEvent", "normalize_events", "check_direction", "check_terminal"]
+__all__ = ["ModelEvent", "normalize_events", "check_direction", "check_terminal",
+           "check_restitution"]
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,9 @@ class ModelEvent:
     expr: sp.Expr
     direction: int = 0
     terminal: bool = False
+    #: Newton's coefficient of restitution e ∈ [0, 1] of a unilateral constraint g(x) ≥ 0 (an
+    #: impact at each approaching zero: symgen.impacts), None for a plain event
+    restitution: float | None = None
 
 
 def check_direction(value, what: str) -> int:
@@ -37,25 +41,53 @@ def check_terminal(value, what: str) -> bool:
     return bool(value)
 
 
+def check_restitution(value, what: str) -> float:
+    """A coefficient of restitution e, a number in [0, 1]; anything else one line."""
+    try:
+        e = float(value)
+    except (TypeError, ValueError):
+        e = None
+    if isinstance(value, bool) or e is None or not 0.0 <= e <= 1.0:
+        raise ValueError(f"{what}: the coefficient of restitution e must be a number in [0, 1] "
+                         f"(0: plastic, 1: elastic), got {value!r}")
+    return e
+
+
+def _impact(what: str, direction, terminal, restitution) -> tuple:
+    """(direction, terminal, e) of an event; one with a restitution is a unilateral constraint
+    g ≥ 0: direction −1 (approaching), not terminal."""
+    if restitution is None:
+        return check_direction(direction, what), check_terminal(terminal, what), None
+    e = check_restitution(restitution, what)
+    if direction not in (-1, 0) or isinstance(direction, bool) or terminal:
+        raise ValueError(f"{what}: an impact (restitution e) is a gap g >= 0 located approaching "
+                         f"(direction -1) and not terminal, got direction={direction!r}, "
+                         f"terminal={terminal!r}")
+    return -1, False, e
+
+
 def normalize_events(events: Mapping | None) -> dict:
     """name → :class:`ModelEvent` from name → an expression, a ModelEvent or a mapping
-    {"expr", "direction", "terminal"}; names checked, expressions scalar (their symbols are
-    checked with the outputs', Model._validate_symbols)."""
+    {"expr", "direction", "terminal", "restitution"}; names checked, expressions scalar (their
+    symbols are checked with the outputs', Model._validate_symbols; an impact's g may use only
+    the coordinates and parameters)."""
     out: dict[str, ModelEvent] = {}
     for name, spec in (events or {}).items():
         check_name(name, "event")
         what = f"event {name!r}"
         if isinstance(spec, ModelEvent):
             expr, direction, terminal = spec.expr, spec.direction, spec.terminal
+            restitution = spec.restitution
         elif isinstance(spec, Mapping):
-            unknown = sorted(set(spec) - {"expr", "direction", "terminal"})
+            unknown = sorted(set(spec) - {"expr", "direction", "terminal", "restitution"})
             if unknown or "expr" not in spec:
                 raise ModelError(f"{what}: give a mapping with 'expr' (and 'direction', "
-                                 f"'terminal'), got the keys {sorted(spec)}")
+                                 f"'terminal', 'restitution'), got the keys {sorted(spec)}")
             expr = spec["expr"]
             direction, terminal = spec.get("direction", 0), spec.get("terminal", False)
+            restitution = spec.get("restitution")
         else:
-            expr, direction, terminal = spec, 0, False
+            expr, direction, terminal, restitution = spec, 0, False, None
         refuse_text(expr, what)
         try:
             e = sp.sympify(expr)
@@ -64,8 +96,7 @@ def normalize_events(events: Mapping | None) -> dict:
         if isinstance(e, sp.MatrixBase) or not isinstance(e, sp.Basic):
             raise ModelError(f"{what} must be a scalar expression")
         try:
-            out[name] = ModelEvent(e, check_direction(direction, what),
-                                   check_terminal(terminal, what))
+            out[name] = ModelEvent(e, *_impact(what, direction, terminal, restitution))
         except ValueError as exc:
             raise ModelError(str(exc)) from None
     return out

@@ -38,3 +38,23 @@ class EventResults:
     def _states(self, key: str) -> list:
         n = len(self.coords)
         return [np.array(v, dtype=float).reshape(-1, n) for v in self._events_meta().get(key, ())]
+
+    # -- impacts (docs/events.md "Impacts"): meta["impacts"] --------------------------------
+    def _impacts_meta(self) -> dict:
+        return (getattr(self, "meta", None) or {}).get("impacts") or {}
+
+    @property
+    def t_impacts(self) -> np.ndarray:
+        """The times of the run's impacts (each may close several contacts at once)."""
+        return np.array(self._impacts_meta().get("t", ()), dtype=float)
+
+    @property
+    def impulses(self) -> list:
+        """Each impact's normal impulses, {event name: impulse} (≥ 0 pushing the gap open)."""
+        m = self._impacts_meta()
+        return [dict(zip(a, p)) for a, p in zip(m.get("active", ()), m.get("impulse", ()))]
+
+    @property
+    def impact_losses(self) -> np.ndarray:
+        """The kinetic energy each impact took, ½ẋ⁻ᵀMẋ⁻ − ½ẋ⁺ᵀMẋ⁺ (≥ 0 for e ≤ 1)."""
+        return np.array(self._impacts_meta().get("loss", ()), dtype=float)

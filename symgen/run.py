@@ -229,6 +229,8 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
             end.meta = meta
         if run_events:
             end.meta = {**(end.meta or {}), "events": run_events.as_meta()}
+            if run_events.impacts:
+                end.meta["impacts"] = run_events.impacts.as_meta()
         if end.status not in ("completed", "event"):
             log.warning("simulation of %s stopped: %s", kernels.name, short_reason(end.reason))
         return finish(kernels, stepper, cfg, rec, start.cs, end, t_wall,
@@ -303,17 +305,22 @@ def _events_plan(kernels, cfg: SimulationSettings, run_events: RunEvents, callab
     sg_events.c.inc), Python callables by the Python stepper only: with them stepper="compiled"
     is refused in one line and "auto" falls back to "python" (in meta's fallbacks when the
     compiled stepper had the case)."""
-    if not run_events.callables or cfg.stepper == "python":
+    impacts = run_events.impacts
+    if not (run_events.callables or impacts) or cfg.stepper == "python":
         return cfg, meta
+    why = ("impacts (events with a restitution: docs/events.md) are applied by the Python "
+           "stepper only" if impacts else "events= callables are called by the Python stepper "
+           "only")
     if cfg.stepper == "compiled":
+        if impacts:
+            raise ValueError(f"stepper='compiled' cannot run this model: {why}; use "
+                             "stepper='auto' or 'python'")
         raise ValueError("stepper='compiled' cannot call Python events= (callables g(t, x, xd)): "
                          "declare them in the model (Model(events=), the builders' event()) "
                          "or use stepper='python'")
     if _compiled_has(kernels, cfg) and getattr(kernels, "lib", None) is not None:
         meta = {**(meta or {}), "fallbacks": [
-            *(meta or {}).get("fallbacks", ()),
-            "stepper: python, not compiled (events= callables are called by the Python "
-            "stepper only)"]}
+            *(meta or {}).get("fallbacks", ()), f"stepper: python, not compiled ({why})"]}
     return cfg.replace(stepper="python"), meta
 
 

@@ -19,7 +19,8 @@ from .settings import SimulationSettings
 from .steppers import Linearization
 from .steppers.base import NUMERICAL_ERRORS, norm2
 
-__all__ = ["Start", "run_start", "start_state", "omega_start", "stop_reason", "RUN_FAILURES",
+__all__ = ["Start", "restart_at",
+           "run_start", "start_state", "omega_start", "stop_reason", "RUN_FAILURES",
            "stopped_reason", "run_recorder"]
 
 #: The exceptions that end a run as "failed" with the steps taken kept (issue 37.3): an input's
@@ -143,3 +144,15 @@ def stop_reason(stepper, step: int, t1: float, dt: float, bound: float, iters: i
     return ""
 
 
+
+
+def restart_at(kernels, stepper, t: float, x, xd, rank_tol: float, rec):
+    """ẍ, λ at (t, x, ẋ) from the index-1 equations after a jump (the inputs just sampled, an
+    impact's velocity), and what the stepper carries restarted there (as the C runtime's
+    sample_at); the power after the jump told to the Recorder ``rec``."""
+    cs = consistent_state(kernels, t, x, xd, rank_tol=rank_tol, project=False)
+    stepper.restart(t, x, xd, cs.xdd, cs.lam)
+    if rec.n_work:
+        outputs = kernels.n_out > 0 and hasattr(kernels, "outputs")
+        rec.jump(t, kernels.outputs(t, x, xd) if outputs else None, x, xd, cs.lam)
+    return cs.xdd, cs.lam

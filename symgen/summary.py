@@ -76,9 +76,11 @@ def energy_drift(result):
 
 def energy_balance(result) -> dict | None:
     """The energy balance of a run whose model declares ``power:<element>`` outputs (so the
-    result has their ``work:<element>``): E − E(0) − W_ext with W_ext = Σ work, E = T + V
-    (V = 0 without a potential).  None without work outputs or energy.  Keys: ``max`` (max
-    |E − E(0) − W_ext| over the recorded rows), ``E0``, ``works`` {element: work at the last row},
+    result has their ``work:<element>``) or has impacts: E − E(0) − W_ext + L with W_ext = Σ
+    work, E = T + V (V = 0 without a potential), L(t) the kinetic energy the impacts before t
+    took (``Result.impact_losses``, docs/events.md).  None without work outputs, impacts or
+    energy.  Keys: ``max`` (max |E − E(0) − W_ext + L| over the recorded rows), ``E0``,
+    ``works`` {element: work at the last row; "impacts": −L there when there are impacts},
     ``t_end`` (that row's time)."""
     names = list(getattr(result, "output_names", ()) or ())
     cols = [i for i, s in enumerate(names) if s.startswith(WORK_PREFIX)]
@@ -86,16 +88,23 @@ def energy_balance(result) -> dict | None:
     if e is None and getattr(result, "energy_kinetic", None) is not None:
         V = getattr(result, "energy_potential", None)
         e = np.asarray(result.energy_kinetic, float) + (0.0 if V is None else np.asarray(V, float))
-    if not cols or e is None or np.size(e) == 0:
+    impacts = ((getattr(result, "meta", None) or {}).get("impacts") or {})
+    if (not cols and not impacts) or e is None or np.size(e) == 0:
         return None
     E = np.asarray(e, dtype=float).reshape(-1)
-    W = np.asarray(result.outputs, dtype=float)[:, cols]
-    bal = E - E[0] - W.sum(axis=1)
+    t = np.asarray(result.t, float)
+    W = np.asarray(result.outputs, dtype=float)[:, cols] if cols else np.zeros((len(E), 0))
+    ti, loss = (np.asarray(impacts.get(k, ()), dtype=float) for k in ("t", "loss"))
+    L = (np.concatenate([[0.0], np.cumsum(loss)])[np.searchsorted(ti, t, side="left")]
+         if impacts else np.zeros(len(E)))
+    bal = E - E[0] - W.sum(axis=1) + L
     ok = np.isfinite(bal)
     last = int(np.flatnonzero(ok)[-1]) if ok.any() else len(E) - 1
+    works = {names[i][len(WORK_PREFIX):]: float(W[last, k]) for k, i in enumerate(cols)}
+    if impacts:
+        works["impacts"] = -float(L[last])
     return {"max": float(np.max(np.abs(bal[ok]))) if ok.any() else math.nan, "E0": float(E[0]),
-            "works": {names[i][len(WORK_PREFIX):]: float(W[last, k]) for k, i in enumerate(cols)},
-            "t_end": float(np.asarray(result.t, float)[last])}
+            "works": works, "t_end": float(t[last])}
 
 
 def _energy_line(result) -> str:
@@ -104,7 +113,8 @@ def _energy_line(result) -> str:
     if bal is not None:
         works = [f"{k} {v:.4g} J" for k, v in bal["works"].items()]
         more = f", … ({len(works)} elements)" if len(works) > 4 else ""
-        return (f"  energy balance  max |E − E(0) − W_ext| = {bal['max']:.3g} J (E(0) = "
+        lhs = "E − E(0) − W_ext + L" if "impacts" in bal["works"] else "E − E(0) − W_ext"
+        return (f"  energy balance  max |{lhs}| = {bal['max']:.3g} J (E(0) = "
                 f"{bal['E0']:.6g} J; W_ext at t = {bal['t_end']:g} s: {', '.join(works[:4])}{more})")
     drift, e0 = energy_drift(result)
     if drift is None:

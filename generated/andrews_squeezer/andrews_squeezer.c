@@ -695,6 +695,15 @@ void andrews_squeezer_events(double t, const double *x, const double *xd, const 
     (void)g;
 }
 
+/* the impacts' gap gradients G = dg/dx (the events with a restitution) */
+void andrews_squeezer_impacts(double t, const double *x, const double *p, double *G)
+{
+    (void)t;
+    (void)x;
+    (void)p;
+    (void)G;
+}
+
 static const char *const andrews_squeezer_coord_names[21] = {
     "K1.x",
     "K1.y",

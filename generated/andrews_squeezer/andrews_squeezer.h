@@ -123,6 +123,8 @@
  *       r        [30 x 1]  reactions, in the order of reaction_names
  *   andrews_squeezer_events: the events' functions g, whose zeros the run locates
  *       g        [0 x 1]  event functions, in the order of event_names
+ *   andrews_squeezer_impacts: the impacts' gap gradients G = dg/dx (the events with a restitution)
+ *       G        [0 x 21]  gap gradients dg/dx, a row per impact (impact_names), n columns
  */
 #ifndef ANDREWS_SQUEEZER_SYMGEN_H
 #define ANDREWS_SQUEEZER_SYMGEN_H
@@ -227,6 +229,7 @@ void andrews_squeezer_outputs(double t, const double *x, const double *xd, const
 void andrews_squeezer_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
 void andrews_squeezer_reactions(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *r);
 void andrews_squeezer_events(double t, const double *x, const double *xd, const double *p, const double *u, double *g);
+void andrews_squeezer_impacts(double t, const double *x, const double *p, double *G);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model andrews_squeezer_model;

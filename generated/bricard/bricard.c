@@ -1047,6 +1047,15 @@ void bricard_events(double t, const double *x, const double *xd, const double *p
     (void)g;
 }
 
+/* the impacts' gap gradients G = dg/dx (the events with a restitution) */
+void bricard_impacts(double t, const double *x, const double *p, double *G)
+{
+    (void)t;
+    (void)x;
+    (void)p;
+    (void)G;
+}
+
 static const char *const bricard_coord_names[24] = {
     "P1.x",
     "P1.y",

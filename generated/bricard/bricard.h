@@ -87,6 +87,8 @@
  *       r        [0 x 1]  reactions, in the order of reaction_names
  *   bricard_events: the events' functions g, whose zeros the run locates
  *       g        [0 x 1]  event functions, in the order of event_names
+ *   bricard_impacts: the impacts' gap gradients G = dg/dx (the events with a restitution)
+ *       G        [0 x 24]  gap gradients dg/dx, a row per impact (impact_names), n columns
  */
 #ifndef BRICARD_SYMGEN_H
 #define BRICARD_SYMGEN_H
@@ -155,6 +157,7 @@ void bricard_outputs(double t, const double *x, const double *xd, const double *
 void bricard_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
 void bricard_reactions(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *r);
 void bricard_events(double t, const double *x, const double *xd, const double *p, const double *u, double *g);
+void bricard_impacts(double t, const double *x, const double *p, double *G);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model bricard_model;

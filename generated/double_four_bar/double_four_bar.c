@@ -449,6 +449,15 @@ void double_four_bar_events(double t, const double *x, const double *xd, const d
     (void)g;
 }
 
+/* the impacts' gap gradients G = dg/dx (the events with a restitution) */
+void double_four_bar_impacts(double t, const double *x, const double *p, double *G)
+{
+    (void)t;
+    (void)x;
+    (void)p;
+    (void)G;
+}
+
 static const char *const double_four_bar_coord_names[15] = {
     "V0.x",
     "V0.y",

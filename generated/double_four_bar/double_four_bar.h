@@ -90,6 +90,8 @@
  *       r        [21 x 1]  reactions, in the order of reaction_names
  *   double_four_bar_events: the events' functions g, whose zeros the run locates
  *       g        [0 x 1]  event functions, in the order of event_names
+ *   double_four_bar_impacts: the impacts' gap gradients G = dg/dx (the events with a restitution)
+ *       G        [0 x 15]  gap gradients dg/dx, a row per impact (impact_names), n columns
  */
 #ifndef DOUBLE_FOUR_BAR_SYMGEN_H
 #define DOUBLE_FOUR_BAR_SYMGEN_H
@@ -161,6 +163,7 @@ void double_four_bar_outputs(double t, const double *x, const double *xd, const 
 void double_four_bar_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
 void double_four_bar_reactions(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *r);
 void double_four_bar_events(double t, const double *x, const double *xd, const double *p, const double *u, double *g);
+void double_four_bar_impacts(double t, const double *x, const double *p, double *G);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model double_four_bar_model;

@@ -295,6 +295,15 @@ void double_pendulum_events(double t, const double *x, const double *xd, const d
     (void)g;
 }
 
+/* the impacts' gap gradients G = dg/dx (the events with a restitution) */
+void double_pendulum_impacts(double t, const double *x, const double *p, double *G)
+{
+    (void)t;
+    (void)x;
+    (void)p;
+    (void)G;
+}
+
 static const char *const double_pendulum_coord_names[6] = {
     "bar1.x",
     "bar1.y",

@@ -76,6 +76,8 @@
  *       r        [6 x 1]  reactions, in the order of reaction_names
  *   double_pendulum_events: the events' functions g, whose zeros the run locates
  *       g        [0 x 1]  event functions, in the order of event_names
+ *   double_pendulum_impacts: the impacts' gap gradients G = dg/dx (the events with a restitution)
+ *       G        [0 x 6]  gap gradients dg/dx, a row per impact (impact_names), n columns
  */
 #ifndef DOUBLE_PENDULUM_SYMGEN_H
 #define DOUBLE_PENDULUM_SYMGEN_H
@@ -133,6 +135,7 @@ void double_pendulum_outputs(double t, const double *x, const double *xd, const 
 void double_pendulum_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
 void double_pendulum_reactions(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *r);
 void double_pendulum_events(double t, const double *x, const double *xd, const double *p, const double *u, double *g);
+void double_pendulum_impacts(double t, const double *x, const double *p, double *G);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model double_pendulum_model;

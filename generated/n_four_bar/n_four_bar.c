@@ -4781,6 +4781,15 @@ void n_four_bar_events(double t, const double *x, const double *xd, const double
     (void)g;
 }
 
+/* the impacts' gap gradients G = dg/dx (the events with a restitution) */
+void n_four_bar_impacts(double t, const double *x, const double *p, double *G)
+{
+    (void)t;
+    (void)x;
+    (void)p;
+    (void)G;
+}
+
 static const char *const n_four_bar_coord_names[243] = {
     "V0.x",
     "V0.y",

@@ -546,6 +546,8 @@
  *       r        [363 x 1]  reactions, in the order of reaction_names
  *   n_four_bar_events: the events' functions g, whose zeros the run locates
  *       g        [0 x 1]  event functions, in the order of event_names
+ *   n_four_bar_impacts: the impacts' gap gradients G = dg/dx (the events with a restitution)
+ *       G        [0 x 243]  gap gradients dg/dx, a row per impact (impact_names), n columns
  */
 #ifndef N_FOUR_BAR_SYMGEN_H
 #define N_FOUR_BAR_SYMGEN_H
@@ -1073,6 +1075,7 @@ void n_four_bar_outputs(double t, const double *x, const double *xd, const doubl
 void n_four_bar_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
 void n_four_bar_reactions(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *r);
 void n_four_bar_events(double t, const double *x, const double *xd, const double *p, const double *u, double *g);
+void n_four_bar_impacts(double t, const double *x, const double *p, double *G);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model n_four_bar_model;

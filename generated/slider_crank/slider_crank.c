@@ -314,6 +314,15 @@ void slider_crank_events(double t, const double *x, const double *xd, const doub
     (void)g;
 }
 
+/* the impacts' gap gradients G = dg/dx (the events with a restitution) */
+void slider_crank_impacts(double t, const double *x, const double *p, double *G)
+{
+    (void)t;
+    (void)x;
+    (void)p;
+    (void)G;
+}
+
 static const char *const slider_crank_coord_names[9] = {
     "crank.x",
     "crank.y",

@@ -81,6 +81,8 @@
  *       r        [12 x 1]  reactions, in the order of reaction_names
  *   slider_crank_events: the events' functions g, whose zeros the run locates
  *       g        [0 x 1]  event functions, in the order of event_names
+ *   slider_crank_impacts: the impacts' gap gradients G = dg/dx (the events with a restitution)
+ *       G        [0 x 9]  gap gradients dg/dx, a row per impact (impact_names), n columns
  */
 #ifndef SLIDER_CRANK_SYMGEN_H
 #define SLIDER_CRANK_SYMGEN_H
@@ -143,6 +145,7 @@ void slider_crank_outputs(double t, const double *x, const double *xd, const dou
 void slider_crank_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
 void slider_crank_reactions(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *r);
 void slider_crank_events(double t, const double *x, const double *xd, const double *p, const double *u, double *g);
+void slider_crank_impacts(double t, const double *x, const double *p, double *G);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model slider_crank_model;

@@ -617,6 +617,15 @@ void slider_crank_3d_events(double t, const double *x, const double *xd, const d
     (void)g;
 }
 
+/* the impacts' gap gradients G = dg/dx (the events with a restitution) */
+void slider_crank_3d_impacts(double t, const double *x, const double *p, double *G)
+{
+    (void)t;
+    (void)x;
+    (void)p;
+    (void)G;
+}
+
 static const char *const slider_crank_3d_coord_names[15] = {
     "B.x",
     "B.y",

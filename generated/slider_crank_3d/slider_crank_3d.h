@@ -80,6 +80,8 @@
  *       r        [18 x 1]  reactions, in the order of reaction_names
  *   slider_crank_3d_events: the events' functions g, whose zeros the run locates
  *       g        [0 x 1]  event functions, in the order of event_names
+ *   slider_crank_3d_impacts: the impacts' gap gradients G = dg/dx (the events with a restitution)
+ *       G        [0 x 15]  gap gradients dg/dx, a row per impact (impact_names), n columns
  */
 #ifndef SLIDER_CRANK_3D_SYMGEN_H
 #define SLIDER_CRANK_3D_SYMGEN_H
@@ -141,6 +143,7 @@ void slider_crank_3d_outputs(double t, const double *x, const double *xd, const 
 void slider_crank_3d_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
 void slider_crank_3d_reactions(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *r);
 void slider_crank_3d_events(double t, const double *x, const double *xd, const double *p, const double *u, double *g);
+void slider_crank_3d_impacts(double t, const double *x, const double *p, double *G);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model slider_crank_3d_model;

@@ -227,6 +227,15 @@ void stiff_pendulum_events(double t, const double *x, const double *xd, const do
     (void)g;
 }
 
+/* the impacts' gap gradients G = dg/dx (the events with a restitution) */
+void stiff_pendulum_impacts(double t, const double *x, const double *p, double *G)
+{
+    (void)t;
+    (void)x;
+    (void)p;
+    (void)G;
+}
+
 static const char *const stiff_pendulum_coord_names[3] = {
     "pendulum.x",
     "pendulum.y",

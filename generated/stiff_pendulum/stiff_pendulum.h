@@ -67,6 +67,8 @@
  *       r        [3 x 1]  reactions, in the order of reaction_names
  *   stiff_pendulum_events: the events' functions g, whose zeros the run locates
  *       g        [0 x 1]  event functions, in the order of event_names
+ *   stiff_pendulum_impacts: the impacts' gap gradients G = dg/dx (the events with a restitution)
+ *       G        [0 x 3]  gap gradients dg/dx, a row per impact (impact_names), n columns
  */
 #ifndef STIFF_PENDULUM_SYMGEN_H
 #define STIFF_PENDULUM_SYMGEN_H
@@ -115,6 +117,7 @@ void stiff_pendulum_outputs(double t, const double *x, const double *xd, const d
 void stiff_pendulum_dynamics_t(double t, const double *x, const double *xd, const double *lam, const double *p, const double *u, double *f_t);
 void stiff_pendulum_reactions(double t, const double *x, const double *xd, const double *xdd, const double *lam, const double *p, const double *u, double *r);
 void stiff_pendulum_events(double t, const double *x, const double *xd, const double *p, const double *u, double *g);
+void stiff_pendulum_impacts(double t, const double *x, const double *p, double *G);
 
 /* The model descriptor for symgen's stepper runtime (sg_model, symgen_runtime.h). */
 extern const sg_model stiff_pendulum_model;

@@ -422,6 +422,15 @@ void sympy_four_bar_events(double t, const double *x, const double *xd, const do
     (void)g;
 }
 
+/* the impacts' gap gradients G = dg/dx (the events with a restitution) */
+void sympy_four_bar_impacts(double t, const double *x, const double *p, double *G)
+{
+    (void)t;
+    (void)x;
+    (void)p;
+    (void)G;
+}
+
 static const char *const sympy_four_bar_coord_names[3] = {
     "q_crank",
     "q_coupler",

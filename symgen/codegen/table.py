@@ -30,6 +30,7 @@ KERNEL_DOC = {
     "dynamics_t": "explicit time derivative of the forces (the corrected step's jerk)",
     "reactions": "the joints' reactions (force and moment of body a on body b)",
     "events": "the events' functions g, whose zeros the run locates",
+    "impacts": "the impacts' gap gradients G = dg/dx (the events with a restitution)",
 }
 
 OUTPUT_DOC = {
@@ -48,6 +49,7 @@ OUTPUT_DOC = {
     "f_t": "df/dt + (dH/dt)^T lam at fixed x, xd, lam, u",
     "r": "reactions, in the order of reaction_names",
     "g": "event functions, in the order of event_names",
+    "G": "gap gradients dg/dx, a row per impact (impact_names), n columns",
 }
 
 
@@ -78,4 +80,5 @@ def kernel_terms(d: Derived, sparsity: Sparsity | None = None) -> Mapping[str, l
         "dynamics_t": (["t", "x", "xd", "lam", "p", "u"], [("f_t", d.f_t)]),
         "reactions": (["t", "x", "xd", "xdd", "lam", "p", "u"], [("r", d.reactions)]),
         "events": (["t", "x", "xd", "p", "u"], [("g", d.events)]),
+        "impacts": (["t", "x", "p"], [("G", d.impacts)]),
     }

@@ -47,7 +47,7 @@ from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownEle
                       Deferred, DeferredRow, assembled_start, check_initial_state,
                       check_mass_properties, check_reduced_mass, claim_name, numeric,
                       numeric_matrix, power_outputs, row_names, builder_units, POINT_UNITS)
-from .builder_events import BuilderEvents
+from .builder_events import PlanarEvents
 from .planar_actuators import JointActuators, has_input, time_rate
 from .planar_body import Body, _perp, _vec2, dot, sub
 from .planar_drawing import PlanarDrawing
@@ -58,7 +58,7 @@ __all__ = ["PlanarSystem", "Body", "GROUND"]
 GROUND = "ground"
 
 
-class PlanarSystem(JointActuators, BuilderEvents):
+class PlanarSystem(JointActuators, PlanarEvents):
     """A planar mechanism under construction; :meth:`model` turns it into a :class:`symgen.Model`.
 
     Bodies and points are referred to by object or name; a point is a name (declared on the body,

@@ -55,7 +55,7 @@ from ._common import (DuplicateNameError, MechanismError, Parameters, UnknownEle
                       numeric, numeric_matrix, power_outputs, row_names, builder_units,
                       POINT_UNITS)
 from .spatial_assembly import NeglectedInertiaWarning, SpatialAssembly
-from .builder_events import BuilderEvents
+from .builder_events import SpatialEvents
 from .spatial_body import SpatialBody, _Element, _inertia3, _ref, _vec3
 from .spatial_coordinates import SpatialActuators, add_joint_outputs
 from .spatial_joints import GROUND, element_subs, element_symbols, joint_rows
@@ -65,7 +65,7 @@ __all__ = ["SpatialSystem", "SpatialBody", "NeglectedInertiaWarning"]
 
 
 
-class SpatialSystem(SpatialActuators, BuilderEvents):
+class SpatialSystem(SpatialActuators, SpatialEvents):
     """A spatial mechanism in natural coordinates; :meth:`model` gives the :class:`symgen.Model`.
 
     Positions, directions, centres of mass, inertia tensors and markers are given in global
