@@ -27,10 +27,7 @@ class BuilderEvents:
         symbols, velocities, parameters and inputs, or the name of an output of the model)
         crossing in ``direction`` (−1 falling, +1 rising, 0 either) are located by the run
         (``Result.t_events``); ``terminal`` ends the run at the first."""
-        events = self.__dict__.setdefault("_events", {})
-        check_name(name, "event")
-        if name in events:
-            raise DuplicateNameError(f"{self.name}: event {name!r} is defined twice")
+        events = self._new_event(name)
         try:
             direction = check_direction(direction, f"{self.name}: event {name!r}")
             terminal = check_terminal(terminal, f"{self.name}: event {name!r}")
@@ -45,11 +42,16 @@ class BuilderEvents:
         events[name] = (expr, direction, terminal, None)
         return name
 
-    def _impact(self, name: str, expr, e) -> str:
+    def _new_event(self, name: str) -> dict:
+        """The builder's events (name → (expr, direction, terminal, e)), ``name`` checked new."""
         events = self.__dict__.setdefault("_events", {})
         check_name(name, "event")
         if name in events:
             raise DuplicateNameError(f"{self.name}: event {name!r} is defined twice")
+        return events
+
+    def _impact(self, name: str, expr, e) -> str:
+        events = self._new_event(name)
         try:
             e = check_restitution(e, f"{self.name}: {name!r}")
         except ValueError as exc:
