@@ -133,3 +133,26 @@ def test_closed_loop_limit_auto_against_minimal_coordinates(kernels, ref):
         ends.append(abs(res.output("phi")[-1] - phi_end))
     assert errs[0] > 10 * errs[1] and errs[1] < 3e-7, errs
     assert ends[0] > 10 * ends[1] and ends[1] < 1e-7, ends
+
+
+def test_command_line_simulate_plot_animate(tmp_path, capsys):
+    """`symgen simulate slider_crank_stop` (the Python stepper by the auto fallback, said in the
+    summary), its events and impacts lines against the saved result's numbers, then `symgen
+    plot` and `symgen animate` of the result (the drawing with the stop)."""
+    from test_cli import PNG, call
+    from test_summary_events import _check_events, _check_impacts, _line
+
+    out = tmp_path / "stop.npz"
+    proc = call(capsys, "simulate", "slider_crank_stop", "--t-end", "1.6", "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    res = symgen.load_result(out)
+    assert len(res.t_impacts) == 2 and "impacts" in _line(lines, "fallback")
+    _check_events(res, _line(lines, "events"))
+    _check_impacts(res, _line(lines, "impacts"))
+    assert "W_ext + L|" in _line(lines, "energy balance")
+    png, gif = tmp_path / "stop.png", tmp_path / "stop.gif"
+    proc = call(capsys, "plot", out, "--what", "outputs", "--select", "B.x", "phi", "-o", png)
+    assert proc.returncode == 0 and png.read_bytes().startswith(PNG), proc.stderr
+    proc = call(capsys, "animate", out, "-o", gif, "--fps", "5")
+    assert proc.returncode == 0 and gif.read_bytes()[:6] == b"GIF89a", proc.stderr
