@@ -84,7 +84,8 @@ def _impact_checks(res, ref, at_stop):
     |x_B'| ≈ 0.17 there), the slider's normal velocity restituted (−e, to round-off: the KKT
     solve), the constraints' residuals at round-off across the jumps (q̇ = 0 kept)."""
     assert res.status == "completed", res.reason
-    assert any("impacts" in f for f in res.meta.get("fallbacks", ())), res.meta.get("fallbacks")
+    if res.meta["stepper"] == "python":         # (the auto fallback while C has no impacts)
+        assert any("impacts" in f for f in res.meta.get("fallbacks", ())), res.meta
     assert len(res.t_impacts) == len(ref) == 4 and res.event_names == ("slide.lower",)
     xe = res.x_events[0]
     np.testing.assert_allclose(xe[:, res.coords.index("slider.x")], X_STOP, rtol=0,
@@ -147,7 +148,9 @@ def test_command_line_simulate_plot_animate(tmp_path, capsys):
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     res = symgen.load_result(out)
-    assert len(res.t_impacts) == 2 and "impacts" in _line(lines, "fallback")
+    assert len(res.t_impacts) == 2
+    if res.meta["stepper"] == "python":         # (the auto fallback, said in the summary)
+        assert "impacts" in _line(lines, "fallback")
     _check_events(res, _line(lines, "events"))
     _check_impacts(res, _line(lines, "impacts"))
     assert "W_ext + L|" in _line(lines, "energy balance")
