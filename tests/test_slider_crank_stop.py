@@ -2,67 +2,21 @@
 closed loop (crank, rod, slider: 9 coordinates, 8 constraint rows, one degree of freedom) whose
 slider strikes an end stop (a prismatic joint limit with restitution e), against an independent
 event-driven reference: SciPy's solve_ivp with events on the minimal-coordinate equation of the
-same mechanism, derived here by Lagrange's equation on the crank angle with sympy, restarted at
-each impact with the one-dof restitution φ̇⁺ = −e φ̇⁻ (ġ = x_B'(φ) φ̇, so ġ⁺ = −e ġ⁻ is that).
-The impact times, the crank angle at t_end and the energy each impact took, at two fixed steps
-(the error falling at the step's order) and dt="auto"; the command line runs it, plots and
-animates it."""
+same mechanism, derived by Lagrange's equation on the crank angle with sympy (tests/oracles.py,
+the example's data written out there), restarted at each impact with the one-dof restitution
+φ̇⁺ = −e φ̇⁻ (ġ = x_B'(φ) φ̇, so ġ⁺ = −e ġ⁻ is that).  The impact times, the crank angle at
+t_end and the energy each impact took, at two fixed steps (the error falling at the step's
+order) and dt="auto"; the command line runs it, plots and animates it."""
 import math
 
 import numpy as np
 import pytest
-import sympy as sp
-from scipy.integrate import solve_ivp
 
 import symgen
 
-#: the example's data (examples/slider_crank_stop.py), written out here on purpose
-R, L, PHI0 = 0.2, 0.6, 0.5
-M1, M2, M3, G, X_STOP, E = 1.0, 2.0, 3.0, 9.81, 0.5, 0.5
-T_END = 5.0
+from oracles import STOP, slider_crank_stop_equation, slider_crank_stop_reference
 
-
-def minimal_equation():
-    """Lagrange on the crank angle φ: T = ½ m(φ) φ̇², V(φ); returns numeric functions
-    φ̈(φ, φ̇), x_B(φ), m(φ) (sympy, then lambdify)."""
-    ph, phd = sp.symbols("phi phi_dot")
-    s = sp.Function("s")(sp.Symbol("t"))
-    xa, ya = R * sp.cos(s), R * sp.sin(s)
-    xb = xa + sp.sqrt(L ** 2 - ya ** 2)
-    psi = -sp.asin(ya / L)                                  # the rod's angle
-    c1, c2 = (xa / 2, ya / 2), ((xa + xb) / 2, ya / 2)      # the bars' centres
-    t = sp.Symbol("t")
-    v2 = lambda p: sp.diff(p[0], t) ** 2 + sp.diff(p[1], t) ** 2      # noqa: E731
-    T = (M1 * v2(c1) + M1 * R ** 2 / 12 * sp.diff(s, t) ** 2 + M2 * v2(c2)
-         + M2 * L ** 2 / 12 * sp.diff(psi, t) ** 2 + M3 * sp.diff(xb, t) ** 2) / 2
-    V = G * (M1 * c1[1] + M2 * c2[1])
-    on = {sp.diff(s, t): phd}
-    T = T.subs(on).subs(s, ph)
-    V, xb = V.subs(s, ph), xb.subs(s, ph)
-    m = sp.simplify(sp.diff(T, phd, 2))
-    acc = -(sp.diff(m, ph) * phd ** 2 / 2 + sp.diff(V, ph)) / m
-    return (sp.lambdify((ph, phd), acc, "math"), sp.lambdify(ph, xb, "math"),
-            sp.lambdify(ph, m, "math"))
-
-
-def reference(t_end=T_END, e=E):
-    """solve_ivp (DOP853, rtol = atol = 1e-13) on the minimal equation with the event
-    x_B(φ) = x_stop (falling, terminal), restarted there with −e φ̇: the impact times, φ̇ before
-    each, and φ at t_end."""
-    acc, xb, _ = minimal_equation()
-
-    def hit(t, y):
-        return xb(y[0]) - X_STOP
-    hit.terminal, hit.direction = True, -1
-    t, y, out = 0.0, [PHI0, 0.0], []
-    while True:
-        sol = solve_ivp(lambda t, y: [y[1], acc(y[0], y[1])], (t, t_end), y, method="DOP853",
-                        rtol=1e-13, atol=1e-13, events=hit)
-        if not sol.t_events[0].size:
-            return np.array(out), float(sol.y[0, -1])
-        t, yv = sol.t_events[0][0], sol.y_events[0][0]
-        out.append((t, yv[0], yv[1]))
-        y = [yv[0], -e * yv[1]]
+X_STOP, E, T_END = STOP["x_stop"], STOP["e"], 5.0
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +28,7 @@ def kernels():
 
 @pytest.fixture(scope="module")
 def ref():
-    return reference()
+    return slider_crank_stop_reference(T_END)
 
 
 def _impact_checks(res, ref, at_stop):
@@ -105,7 +59,7 @@ def test_closed_loop_limit_against_minimal_coordinates(kernels, ref, preset):
     angle at t_end and the kinetic energy each impact took (½ m(φ)(1 − e²) φ̇⁻² at the
     reference's impact) within the step's error."""
     impacts, phi_end = ref
-    _, _, mass = minimal_equation()
+    _, _, mass = slider_crank_stop_equation()
     errs = []
     for h in (0.01, 0.005):
         res = symgen.simulate(kernels, dt=h, t_end=T_END, preset=preset)
