@@ -16,7 +16,7 @@ Outputs: the slider position and velocity ``B.x``, ``B.vx``, the crank angle ``p
 At t = 0 the crank is at rest at φ0 = 0.5 rad above +x, the slider at r cos φ0 + √(l² − r² sin² φ0).
 The drawing shows the slider as a block to the right of B and the stop as a bar at x_stop.
 """
-import math
+import sympy as sp
 
 import symgen
 from symgen.mechanics import PlanarSystem
@@ -28,10 +28,10 @@ BLOCK = (0.08, 0.04)                # the slider block's length and height (the 
 
 
 def model(e: float = 0.5, **params) -> symgen.Model:
-    r, l, p0 = R_CRANK, L_ROD, PHI0
-    xa, ya = r * math.cos(p0), r * math.sin(p0)
-    xb = xa + math.sqrt(l * l - ya * ya)
-    psi = math.atan2(-ya, xb - xa)                          # the rod's angle
+    r, l, p0 = R_CRANK, L_ROD, sp.Rational(PHI0)     # (the start exact: the builder rounds it)
+    xa, ya = r * sp.cos(p0), r * sp.sin(p0)
+    xb = xa + sp.sqrt(l * l - ya * ya)
+    psi = -sp.asin(ya / l)                                  # the rod's angle
     sys = PlanarSystem("slider_crank_stop")
     m1 = sys.parameter("m1", 1.0)
     m2 = sys.parameter("m2", 2.0)
