@@ -11,7 +11,8 @@ import numpy as np
 
 from .names import REACTION_PREFIX, WORK_PREFIX
 
-__all__ = ["summary_lines", "run_stats", "energy_drift", "energy_balance", "table_row"]
+__all__ = ["summary_lines", "run_stats", "energy_drift", "energy_balance", "event_lines",
+           "table_row"]
 
 
 def _max_or_nan(a) -> float:
@@ -172,6 +173,78 @@ def _control_lines(control: dict) -> list[str]:
     return lines
 
 
+def _stability_lines(result, meta: dict, stats: dict, h) -> list[str]:
+    """The summary's stability line: the smallest h_max over the run against the step used, or
+    the scheme's words when no step was estimated (an A-stable step estimates at the start only)."""
+    hmax = getattr(result, "h_max", None)
+    if hmax is None or not np.size(hmax):
+        return []
+    hm = np.asarray(hmax, dtype=float)
+    if not np.isfinite(hm).any():
+        from .stability import run_stability_words
+
+        sch = meta.get("scheme") if isinstance(meta.get("scheme"), dict) else {}
+        gamma = float(meta.get("gamma", sch.get("gamma", math.nan)))
+        beta = float(meta.get("beta", sch.get("beta", math.nan)))
+        om = np.asarray(getattr(result, "omega_max", np.full(hm.shape, np.nan)), dtype=float)
+        words = run_stability_words(om, hm, gamma, beta, bool(sch.get("a_stable", False)))
+        note = ""
+        if meta.get("estimate") == "start" and om.size and math.isfinite(float(om[0])):
+            note = f"; ω_max {float(om[0]):.4g} rad/s at the start (per step: --estimate)"
+        return [f"  stability       {words}; h used {h if h == 'auto' else _fmt(h, ' s')}{note}"]
+    t_min = float(stats["t_h_max_min"])
+    when = f" at t = {t_min:.4g} s" if math.isfinite(t_min) else ""
+    verdict = ""
+    if h == "auto":
+        verdict = "  (every step within 0.9 h_max)" if int(stats["steps_h_over_h_max"]) \
+            == 0 else f"  (h exceeds h_max on {int(stats['steps_h_over_h_max'])} steps)"
+    elif isinstance(h, (int, float)):
+        over = int(stats["steps_h_over_h_max"])
+        verdict = ("  (within the limit)" if over == 0
+                   else f"  (h exceeds h_max on {over} steps)")
+    return [f"  stability       smallest h_max = {float(stats['h_max_min']):.6g} s"
+            f"{when}; h used = {h if h == 'auto' else _fmt(h, ' s')}{verdict}"]
+
+
+def _times(ts, shown: int = 3) -> str:
+    """'t = a, b, c … s': the first ``shown`` of the times ``ts`` (6 digits)."""
+    more = " …" if len(ts) > shown else ""
+    return "t = " + ", ".join(f"{float(v):.6g}" for v in ts[:shown]) + f"{more} s"
+
+
+def event_lines(result) -> list[str]:
+    """The summary's events and impacts lines (docs/events.md), from ``meta["events"]`` and
+    ``meta["impacts"]``: each event's count and first times (a terminal one marked), up to four
+    events; the impacts' count, the largest impulse (its event and time), the kinetic energy
+    they took, and the cascade that ended the run if one did.  [] for a run without events."""
+    meta = getattr(result, "meta", None) or {}
+    ev, imp = meta.get("events") or {}, meta.get("impacts") or {}
+    lines = []
+    names = list(ev.get("names") or ())
+    if names:
+        terminal = list(ev.get("terminal") or [False] * len(names))
+        parts = [f"{name}{' (terminal)' if term else ''}: {len(ts)}"
+                 + (f", {_times(ts)}" if len(ts) else "")
+                 for name, ts, term in zip(names, ev.get("t") or [()] * len(names), terminal)]
+        more = f"; … ({len(parts)} events)" if len(parts) > 4 else ""
+        lines.append(f"  {_pad('events', 15)} " + "; ".join(parts[:4]) + more)
+    if imp.get("names"):
+        t = list(imp.get("t") or ())
+        text = f"{len(t)} ({', '.join(imp['names'])})"
+        rows = [(abs(float(v)), float(v), a, float(ti))
+                for ti, act, iv in zip(t, imp.get("active") or (), imp.get("impulse") or ())
+                for a, v in zip(act, iv)]
+        if rows:
+            _, big, who, when = max(rows)
+            text += (f", largest impulse {big:.4g} at t = {when:.6g} s ({who}), kinetic energy "
+                     f"lost {float(np.sum(imp.get('loss') or ())):.4g} J")
+        if t and getattr(result, "status", "") == "failed" and \
+                str(getattr(result, "reason", "")).startswith("impact cascade"):
+            text += f"; a cascade ended the run at t = {float(t[-1]):.6g} s (the reason above)"
+        lines.append(f"  {_pad('impacts', 15)} {text}")
+    return lines
+
+
 def summary_lines(result, name: str, wall: float, h: float | None = None) -> list[str]:
     """The one-screen summary ``symgen simulate`` prints; its maxima cover every step taken
     (``meta['run_stats']``), also those not recorded."""
@@ -241,39 +314,12 @@ def summary_lines(result, name: str, wall: float, h: float | None = None) -> lis
     for key, label in (("max_pos_err", "max ‖q‖"), ("max_vel_err", "max ‖q̇‖"),
                        ("max_acc_err", "max ‖q̈‖")):
         lines.append(f"  {_pad(label, 15)} {_fmt(float(stats[key]))}")
+    lines += event_lines(result)
     lines.append(_energy_line(result))
     react = reaction_line(result)
     if react:
         lines.append(react)
-    hmax = getattr(result, "h_max", None)
-    if hmax is not None and np.size(hmax):
-        hm = np.asarray(hmax, dtype=float)
-        if not np.isfinite(hm).any():
-            from .stability import run_stability_words
-
-            sch = meta.get("scheme") if isinstance(meta.get("scheme"), dict) else {}
-            gamma = float(meta.get("gamma", sch.get("gamma", math.nan)))
-            beta = float(meta.get("beta", sch.get("beta", math.nan)))
-            om = np.asarray(getattr(result, "omega_max", np.full(hm.shape, np.nan)), dtype=float)
-            words = run_stability_words(om, hm, gamma, beta, bool(sch.get("a_stable", False)))
-            note = ""
-            if meta.get("estimate") == "start" and om.size and math.isfinite(float(om[0])):
-                note = f"; ω_max {float(om[0]):.4g} rad/s at the start (per step: --estimate)"
-            lines.append(f"  stability       {words}; h used "
-                         f"{h if h == 'auto' else _fmt(h, ' s')}{note}")
-        else:
-            t_min = float(stats["t_h_max_min"])
-            when = f" at t = {t_min:.4g} s" if math.isfinite(t_min) else ""
-            verdict = ""
-            if h == "auto":
-                verdict = "  (every step within 0.9 h_max)" if int(stats["steps_h_over_h_max"]) \
-                    == 0 else f"  (h exceeds h_max on {int(stats['steps_h_over_h_max'])} steps)"
-            elif isinstance(h, (int, float)):
-                over = int(stats["steps_h_over_h_max"])
-                verdict = ("  (within the limit)" if over == 0
-                           else f"  (h exceeds h_max on {over} steps)")
-            lines.append(f"  stability       smallest h_max = {float(stats['h_max_min']):.6g} s"
-                         f"{when}; h used = {h if h == 'auto' else _fmt(h, ' s')}{verdict}")
+    lines += _stability_lines(result, meta, stats, h)
     dense = float(meta.get("t_eval_seconds") or 0.0)        # the t_eval rows: not stepping
     stepping = wall - dense if 0 < dense < wall else wall
     rate = f"{steps / stepping:.0f} steps/s" if stepping > 0 and steps else ""

@@ -12,6 +12,9 @@ equations in ``docs/benchmarks.md`` so that the body-and-joint models can be che
   the same angle θ and the couplers translate: T = ½ m L² ((N+1)/3 + N) θ̇²,
   V = m g L ((N+1)/2 + N) sin θ, hence θ̈ = −(3/2) (g/L) cos θ · (3N + 1)/(4N + 1)… written below
   from T and V directly.  B0 = L (cos θ, sin θ).
+- :func:`slider_crank_stop_reference`: the free slider-crank against its end stop
+  (examples/slider_crank_stop.py) by Lagrange's equation on the crank angle (sympy), integrated
+  between impacts with an event at the stop and restarted there with φ̇⁺ = −e φ̇⁻.
 """
 from __future__ import annotations
 
@@ -175,3 +178,59 @@ def double_pendulum_reference(t_eval, rtol=1e-12, atol=1e-12):
     a, b, ad, bd = x[:, 0], x[:, 1], xd[:, 0], xd[:, 1]
     return np.array([np.sin(a) + np.sin(b), -np.cos(a) - np.cos(b),
                      np.cos(a) * ad + np.cos(b) * bd, np.sin(a) * ad + np.sin(b) * bd])
+
+
+# --------------------------------------------------------------------------------------------
+# The slider-crank against its end stop (examples/slider_crank_stop.py, docs/events.md): its data
+# written out here, the minimal-coordinate equation derived from T and V on the crank angle.
+STOP = dict(r=0.2, l=0.6, phi0=0.5, m1=1.0, m2=2.0, m3=3.0, g=9.81, x_stop=0.5, e=0.5)
+
+
+@functools.lru_cache(maxsize=None)
+def slider_crank_stop_equation():
+    """Lagrange on the crank angle φ: T = ½ m(φ) φ̇² (crank and rod uniform bars, the slider a
+    point mass on the x axis), V(φ) = g (m1 y_c1 + m2 y_c2); returns numeric functions
+    φ̈(φ, φ̇) = −(½ m′(φ) φ̇² + V′(φ)) / m(φ), x_B(φ) and m(φ)."""
+    c = STOP
+    r, l = c["r"], c["l"]
+    t = sp.Symbol("t")
+    ph, phd = sp.symbols("phi phi_dot")
+    s = sp.Function("s")(t)
+    xa, ya = r * sp.cos(s), r * sp.sin(s)
+    xb = xa + sp.sqrt(l ** 2 - ya ** 2)
+    psi = -sp.asin(ya / l)                                  # the rod's angle
+    c1, c2 = (xa / 2, ya / 2), ((xa + xb) / 2, ya / 2)      # the bars' centres
+
+    def v2(p):
+        return sp.diff(p[0], t) ** 2 + sp.diff(p[1], t) ** 2
+    T = (c["m1"] * v2(c1) + c["m1"] * r ** 2 / 12 * sp.diff(s, t) ** 2 + c["m2"] * v2(c2)
+         + c["m2"] * l ** 2 / 12 * sp.diff(psi, t) ** 2 + c["m3"] * sp.diff(xb, t) ** 2) / 2
+    V = c["g"] * (c["m1"] * c1[1] + c["m2"] * c2[1])
+    T = T.subs(sp.diff(s, t), phd).subs(s, ph)
+    V, xb = V.subs(s, ph), xb.subs(s, ph)
+    m = sp.simplify(sp.diff(T, phd, 2))
+    acc = -(sp.diff(m, ph) * phd ** 2 / 2 + sp.diff(V, ph)) / m
+    return (sp.lambdify((ph, phd), acc, "math"), sp.lambdify(ph, xb, "math"),
+            sp.lambdify(ph, m, "math"))
+
+
+def slider_crank_stop_reference(t_end, e=STOP["e"], rtol=1e-13, atol=1e-13):
+    """solve_ivp (DOP853) on the minimal equation from rest at φ0 with the event
+    x_B(φ) = x_stop (falling, terminal), restarted there with φ̇⁺ = −e φ̇⁻ (one degree of
+    freedom: ġ = x_B′(φ) φ̇, so Newton's law ġ⁺ = −e ġ⁻ is that).  Returns ((t, φ, φ̇⁻) of each
+    impact as an array, φ at t_end)."""
+    acc, xb, _ = slider_crank_stop_equation()
+    x_stop = STOP["x_stop"]
+
+    def hit(t, y):
+        return xb(y[0]) - x_stop
+    hit.terminal, hit.direction = True, -1
+    t, y, out = 0.0, [STOP["phi0"], 0.0], []
+    while True:
+        sol = solve_ivp(lambda t, y: [y[1], acc(y[0], y[1])], (t, t_end), y, method="DOP853",
+                        rtol=rtol, atol=atol, events=hit)
+        if not sol.t_events[0].size:
+            return np.array(out).reshape(-1, 3), float(sol.y[0, -1])
+        t, yv = sol.t_events[0][0], sol.y_events[0][0]
+        out.append((t, yv[0], yv[1]))
+        y = [yv[0], -e * yv[1]]

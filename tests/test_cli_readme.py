@@ -57,6 +57,8 @@ PAGES = {
     "docs/generated-c.md": Page(3, ("generated/stiff_pendulum/stiff_pendulum.h", "main")),
     "docs/fmu.md": Page(1, ("stiff_pendulum.fmu",)),
     "docs/reproduce.md": Page(0, ()),            # its one command is run by test_reproduce.py
+    "docs/events.md": Page(3, ("stop.npz", "slider_crank_stop.png", "stop.gif"),
+                           warm=("slider_crank_stop",)),
 }
 
 

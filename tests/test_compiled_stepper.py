@@ -51,7 +51,12 @@ def _pair(k, steps, **kw):
     dt = kw.pop("dt", k.model.settings["dt"])
     kw.setdefault("factorization", "qr")
     kw.setdefault("tol", 1e-10)
-    c = symgen.simulate(k, dt=dt, t_end=steps * dt, stepper="compiled", **kw)
+    try:
+        c = symgen.simulate(k, dt=dt, t_end=steps * dt, stepper="compiled", **kw)
+    except ValueError as exc:           # an example with impacts, while C does not apply them
+        if k.model.events and "impacts" in str(exc):
+            pytest.skip(f"{k.model.name}: {exc}")
+        raise
     p = symgen.simulate(k, dt=dt, t_end=steps * dt, stepper="python", **kw)
     return c, p
 

@@ -10,7 +10,7 @@ import symgen
 import oracles
 
 EXAMPLES = ["stiff_pendulum", "double_pendulum", "andrews_squeezer", "double_four_bar",
-            "n_four_bar", "bricard", "slider_crank", "sympy_four_bar"]
+            "n_four_bar", "bricard", "slider_crank", "sympy_four_bar", "slider_crank_stop"]
 
 
 def load(name, **kw):

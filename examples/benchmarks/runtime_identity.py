@@ -16,8 +16,9 @@ symgen/steppers/: the same cases; main.c's CSV is the C's either way)::
     python examples/benchmarks/runtime_identity.py capture /tmp/before-py.npz --stepper python
 
 ``compare`` recomputes and tests every array with ``np.array_equal`` (exact, NaN equal to NaN);
-it prints how many arrays it compared and exits 1 on any difference.  About a minute on a warm
-build cache (each example is compiled once per runtime version).
+it prints how many arrays it compared and exits 1 on any difference (or a captured array it did
+not recompute); arrays the capture has not (an example added since) are listed as new.  About a
+minute on a warm build cache (each example is compiled once per runtime version).
 """
 import shutil
 import subprocess
@@ -142,13 +143,17 @@ def main(argv) -> int:
         print(f"captured {len(arrays)} arrays into {argv[2]}")
         return 0
     with np.load(argv[2]) as ref:
-        keys = set(ref.files) | set(arrays)
+        keys = set(ref.files)
+        new = sorted(set(arrays) - keys)            # a case the capture had not (a new example)
         bad = [k for k in sorted(keys)
-               if k not in ref.files or k not in arrays
+               if k not in arrays
                or not np.array_equal(ref[k], arrays[k], equal_nan=ref[k].dtype.kind == "f")]
-    print(f"compared {len(keys)} arrays: {len(keys) - len(bad)} equal, {len(bad)} differ")
+    print(f"compared {len(keys)} arrays: {len(keys) - len(bad)} equal, {len(bad)} differ"
+          + (f"; {len(new)} new (not in the capture, not compared)" if new else ""))
     for k in bad:
         print("  differs:", k)
+    for k in new[:10]:
+        print("  new:", k)
     return 1 if bad else 0
 
 
