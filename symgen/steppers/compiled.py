@@ -142,6 +142,7 @@ class CompiledStepper(CompiledFailures):
         self.floor = (math.nan, math.nan, math.nan)
         self._upd_abs = [0.0, 0.0, 0.0]
         self.done, self.it_last, self.fl_last, self.w, self.hm = 0, 0, 0, math.nan, math.nan
+        self.t_row = math.nan
         self.outcome = None     # the failed step of the last advance (steppers.outcome)
         self.floor_steps, self.floor_times, self.floor_t_last = 0, [], math.nan
         self.min_rank, self.max_rank = self.m, 0
@@ -312,6 +313,7 @@ class CompiledStepper(CompiledFailures):
                 buf[:] = v[row]
             state[4][:] = (PE[row], VE[row], AE[row])
             self.it_last, self.fl_last = int(IT[row]), int(FL[row])
+            self.t_row = float(T[row])          # (a fixed step's, or an impact's time)
             self.w, self.hm = map(float, (OM[row], HM[row]) if self.estimate else (math.nan,) * 2)
             self._collect()
             if dense is not None:
@@ -399,7 +401,7 @@ class CompiledStepper(CompiledFailures):
         if f.kind == self.lib.SG_FAIL_NO_STEP:
             return ("failed", *self.no_step_reason(t))
         status, reason = self._reason(f, 0.0, 0.0)
-        if f.kind == self.lib.SG_FAIL_DENSE_ROW:
+        if f.kind in (self.lib.SG_FAIL_DENSE_ROW, self.lib.SG_FAIL_IMPACT_CASCADE):
             return status, reason, None
         return status, f"step {j0 + int(f.step)} (t = {f.t:.9g}): {reason.split('): ', 1)[1]}", None
 

@@ -34,6 +34,9 @@ class CompiledFailures:
             self.sample_failure(fail)
         if fail.kind == lib.SG_FAIL_DENSE_ROW:              # (eval_rows.dense_rows)
             return "failed", dense_row_reason(fail.t)
+        if fail.kind == lib.SG_FAIL_IMPACT_CASCADE:         # (impacts.py RunImpacts.cascade)
+            self.events.impacts.burst = int(fail.value0)
+            return "failed", self.events.impacts.cascade()
         step = int(fail.step)
         prefix = f"step {step} (t = {t0 + step * dt:.9g}): "
         if fail.kind == lib.SG_FAIL_NO_STEP:                # (dt="auto"'s is auto_failure's)
@@ -51,7 +54,7 @@ class CompiledFailures:
         sampled controller); ``detail``: the long text."""
         lib, kind = self.lib, int(fail.kind)
         if kind in (lib.SG_FAIL_NONE, lib.SG_FAIL_RUN_NONFINITE, lib.SG_FAIL_RUN_BOUND,
-                    lib.SG_FAIL_DENSE_ROW, lib.SG_FAIL_SAMPLE):
+                    lib.SG_FAIL_DENSE_ROW, lib.SG_FAIL_SAMPLE, lib.SG_FAIL_IMPACT_CASCADE):
             return None
         at = dict(t=float(fail.t), h=self.h, iteration=int(fail.iteration), detail=detail)
         if kind == lib.SG_FAIL_NO_STEP:                     # a fixed step's sub-steps failed
