@@ -410,7 +410,8 @@ long sg_events_take(sg_stepper *s);
  * ([cap][3 + 4 n_impacts], cap sg_set_events'): t, the kinetic energy lost, the count a, then
  * blocks of n_impacts: the active rows (impact indices), their impulses, normal velocities before
  * and after.  IR NULL: impacts off (plain events).  Returns 0; 1 invalid (events not set, a model
- * without impacts); 2 out of memory. */
+ * without impacts, cap < (SG_IMPACT_MAX_BURST + 2) n_events: the events of a fixed step cut by a
+ * cascade must fit); 2 out of memory. */
 int sg_set_impacts(sg_stepper *s, double *IR);
 /* The number of impact records appended since the last call, which empties them. */
 long sg_impacts_take(sg_stepper *s);
