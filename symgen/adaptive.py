@@ -298,9 +298,7 @@ def _loop_compiled(stepper, cfg, ctl: _Control, rows: StepRows, run: _State, t_e
     try:
         while run.t < t_end:
             st, t, k = stepper.run_auto(run.t, b, CHUNK_ROWS)
-            impact = st == stepper.lib.SG_IMPACT or (
-                st == stepper.lib.SG_FAILED
-                and stepper._fail.kind == stepper.lib.SG_FAIL_IMPACT_CASCADE)
+            impact = stepper.impact_cut(st)
             with held_signals():        # the chunk's steps are folded whole (Ctrl-C after them)
                 _fold(rows, run, b, b["T"][k] if impact else t, k, dense, cut=impact)
                 stepper.events_take(st == stepper.lib.SG_EVENT)

@@ -312,8 +312,7 @@ class CompiledStepper(CompiledFailures):
             for buf, v in zip(state[:4], bufs):
                 buf[:] = v[row]
             state[4][:] = (PE[row], VE[row], AE[row])
-            self.it_last, self.fl_last = int(IT[row]), int(FL[row])
-            self.t_row = float(T[row])          # (a fixed step's, or an impact's time)
+            self.it_last, self.fl_last, self.t_row = int(IT[row]), int(FL[row]), float(T[row])
             self.w, self.hm = map(float, (OM[row], HM[row]) if self.estimate else (math.nan,) * 2)
             self._collect()
             if dense is not None:
@@ -370,6 +369,13 @@ class CompiledStepper(CompiledFailures):
             st = self.lib.sg_run_auto(self._s, self._ptr(self.kernels.p), tp, int(rows),
                                       *b["_ptrs"], k, self._fail)
         return int(st), float(tp[0]), int(k[0])
+
+    def impact_cut(self, st: int) -> bool:
+        """Whether run_auto's chunk (status ``st``) ended at an impact: its last row the state
+        after it (SG_IMPACT, or a cascade of them)."""
+        lib = self.lib
+        return st == lib.SG_IMPACT or (st == lib.SG_FAILED
+                                       and self._fail.kind == lib.SG_FAIL_IMPACT_CASCADE)
 
     def control_info(self) -> dict:
         """The C error control's counts (rejected tries, h range, largest norm, next h, the

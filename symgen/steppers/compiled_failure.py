@@ -143,6 +143,9 @@ class CompiledFailures:
         elif kind == lib.SG_FAIL_SAMPLE:        # (_reason raises the law's own failure first)
             diverged = False
             msg = f"the sampled controller stopped the run at t = {t1:.9g}"
+        elif kind == lib.SG_FAIL_IMPACT_CASCADE:  # (_reason words it as impacts.py first)
+            diverged = False
+            msg = f"impact cascade at t = {t1:.12g}: {int(fail.value0)} impacts in a row"
         else:
             diverged = False
             msg = f"the C runtime stopped with an unknown failure kind {kind}"
