@@ -298,11 +298,14 @@ def _loop_compiled(stepper, cfg, ctl: _Control, rows: StepRows, run: _State, t_e
     try:
         while run.t < t_end:
             st, t, k = stepper.run_auto(run.t, b, CHUNK_ROWS)
+            impact = stepper.impact_cut(st)
             with held_signals():        # the chunk's steps are folded whole (Ctrl-C after them)
-                _fold(rows, run, b, t, k, dense)
+                _fold(rows, run, b, b["T"][k] if impact else t, k, dense, cut=impact)
                 stepper.events_take(st == stepper.lib.SG_EVENT)
             if st == stepper.lib.SG_EVENT:
                 return "event", stepper.events.reason(), None
+            if st == stepper.lib.SG_IMPACT:     # (the last row: the state after the impact)
+                continue
             if st != stepper.lib.SG_OK:
                 return stepper.auto_failure(run.t, run.j)
             if progress is not None:
@@ -316,9 +319,10 @@ def _loop_compiled(stepper, cfg, ctl: _Control, rows: StepRows, run: _State, t_e
     return "completed", "", None
 
 
-def _fold_fast(rows: StepRows, run: _State, b: dict, k: int) -> None:
+def _fold_fast(rows: StepRows, run: _State, b: dict, k: int, cut: bool = False) -> None:
     """_fold's rows without t_eval, all at once: the maxima and the work of the power outputs
-    over rows 1..k, the rows kept (every ``every``-th step and the end)."""
+    over rows 1..k, the rows kept (every ``every``-th step and the end; ``cut``: row k is the
+    state after an impact, no row, as _event_end's)."""
     if not k:
         return
     sl = slice(1, k + 1)
@@ -327,6 +331,8 @@ def _fold_fast(rows: StepRows, run: _State, b: dict, k: int) -> None:
     work = rows.rec.integrate_rows(b["T"][sl], b["OUT"][sl], b["X"][sl], b["LAM"][sl])
     steps = run.j + np.arange(1, k + 1)
     keep = np.flatnonzero((steps % rows.every == 0) | (b["T"][sl] >= rows.t_end)) + 1
+    if cut:
+        keep = keep[keep != k]
     k0 = rows.rec.k
     rows.rec.add_rows(steps[keep - 1], b["T"][keep], b["X"][keep], b["XD"][keep], b["XDD"][keep],
                       b["LAM"][keep], res[keep - 1], b["IT"][keep], b["OM"][keep], b["HM"][keep],
@@ -338,11 +344,12 @@ def _fold_fast(rows: StepRows, run: _State, b: dict, k: int) -> None:
         rows.rec.U[k0:rows.rec.k] = b["U"][keep]        # the inputs each row's step used
 
 
-def _fold(rows: StepRows, run: _State, b: dict, t: float, k: int, dense) -> None:
+def _fold(rows: StepRows, run: _State, b: dict, t: float, k: int, dense,
+          cut: bool = False) -> None:
     """Rows 1..k of the compiled loop's buffer ``b`` into ``rows``; the last becomes ``run``'s
-    state and row 0 (the next chunk's start)."""
+    state and row 0 (the next chunk's start; ``cut``: the state after an impact)."""
     if rows.te is None:
-        _fold_fast(rows, run, b, k)
+        _fold_fast(rows, run, b, k, cut)
     else:
         _fold_dense(rows, run, b, k, dense)
     if k:

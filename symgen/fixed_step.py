@@ -96,6 +96,8 @@ def run_fixed(kernels, stepper, cfg, start, rec, n_steps: int, progress, every: 
         run.last, run.it_last, run.fl_last = stepper.done, stepper.it_last, stepper.fl_last
         run.w, run.hm = stepper.w, stepper.hm
         failure = stepper.outcome
+        if status == "failed" and stepper.t_row != t0 + run.last * dt:
+            run.t_cut = stepper.t_row           # (a cascade of impacts: the last one's time)
     last = run.last
     t_last = (events.end[1] if status == "event" else run.t_cut if run.t_cut is not None
               else t0 + last * dt)

@@ -22,12 +22,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["RunImpacts", "IMPACT_MAX_BURST", "IMPACT_TIME_TOL"]
+from .runtime_constants import IMPACT_MAX_BURST, IMPACT_TIME_TOL
 
-#: impacts in a row without an accepted step free of impacts before the run ends (a cascade)
-IMPACT_MAX_BURST = 20
-#: another impact is simultaneous when its gap is within |ġ| times this (relative in t)
-IMPACT_TIME_TOL = 1e-9
+__all__ = ["RunImpacts", "IMPACT_MAX_BURST", "IMPACT_TIME_TOL"]
 
 
 class RunImpacts:

@@ -30,6 +30,7 @@ from .fixed_step import run_fixed
 from .input_values import InputValues, SampledController
 from .jit import as_kernels
 from .kernels import for_run
+from .names import power_columns
 from .recorder import check_memory, drive_of, recorded_outputs, t_eval_times
 from .result import Result
 from .run_result import finish, short_reason
@@ -190,7 +191,7 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
     values = InputValues(kernels, inputs)
     meta = _inputs_meta(meta, values, ctl, steps_per_period)
     run_events = RunEvents(kernels, events)
-    cfg, meta = _events_plan(kernels, cfg, run_events, events, meta)
+    cfg, meta = _events_plan(kernels, cfg, run_events, events, meta, ctl is not None)
     te = t_eval_times(t_eval, t0, t_end)    # the rows, allocated once: they must fit
     n_steps = None if cfg.auto else _fixed_steps(t0, t_end, float(cfg.dt))
     if te is not None:
@@ -300,17 +301,20 @@ def _auto_plan(kernels, cfg: SimulationSettings, values: InputValues, meta):
     return cfg.replace(stepper="python"), meta
 
 
-def _events_plan(kernels, cfg: SimulationSettings, run_events: RunEvents, callables, meta):
-    """(settings, meta) of a run with events: the model's are located by either stepper (C:
-    sg_events.c.inc), Python callables by the Python stepper only: with them stepper="compiled"
-    is refused in one line and "auto" falls back to "python" (in meta's fallbacks when the
-    compiled stepper had the case)."""
-    impacts = run_events.impacts
+def _events_plan(kernels, cfg: SimulationSettings, run_events: RunEvents, callables, meta,
+                 sampled: bool = False):
+    """(settings, meta) of a run with events: the model's events and impacts are run by either
+    stepper (C: sg_events.c.inc), Python callables by the Python stepper only, and so are impacts
+    with work to integrate (power outputs, driven joints: the work's jump at an impact) or a
+    sampled controller (``sampled``): then stepper="compiled" is refused in one line and "auto"
+    falls back to "python" (in meta's fallbacks when the compiled stepper had the case)."""
+    impacts = run_events.impacts and bool(
+        sampled or drive_of(kernels)[1] or power_columns(getattr(kernels, "output_names", ())))
     if not (run_events.callables or impacts) or cfg.stepper == "python":
         return cfg, meta
-    why = ("impacts (events with a restitution: docs/events.md) are applied by the Python "
-           "stepper only" if impacts else "events= callables are called by the Python stepper "
-           "only")
+    why = ("impacts (events with a restitution: docs/events.md) with power outputs, driven "
+           "joints or a sampled controller are applied by the Python stepper only" if impacts
+           else "events= callables are called by the Python stepper only")
     if cfg.stepper == "compiled":
         if impacts:
             raise ValueError(f"stepper='compiled' cannot run this model: {why}; use "

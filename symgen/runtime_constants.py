@@ -27,7 +27,7 @@ __all__ = ["ENUMS", "DOUBLES", "CODES", "C_METHODS", "C_CHARTS", "C_METRICS", "C
            "CTL_H_ROUNDOFF",
            "STABILITY_FRACTION", "SLIVER", "HIST_DEGREE", "HHT_DEGREE", "TIMES_KEPT",
            "SPARSE_CONFIRM", "SPARSE_VOLUME_DROP", "SPARSE_SIGMA_STEPS_NEW", "EVENT_XTOL",
-           "EVENT_MAX_ITER"]
+           "EVENT_MAX_ITER", "IMPACT_MAX_BURST", "IMPACT_TIME_TOL"]
 
 # -- the numbers (Python names; DOUBLES and ENUMS below give their C names and what they decide) --
 #: a landing next to a singular configuration (nullspace.py "Landings"): s_min/s_max of H below
@@ -79,6 +79,11 @@ TIMES_KEPT = 100
 #: Illinois bracket's width) in at most EVENT_MAX_ITER iterations
 EVENT_XTOL = 1e-13
 EVENT_MAX_ITER = 100
+#: impacts (impacts.py, sg_impacts.c.inc): a run with more than IMPACT_MAX_BURST impacts in a row
+#: without an accepted step free of impacts ends (a cascade); another impact is simultaneous
+#: when its gap is within |ġ|·IMPACT_TIME_TOL·max(|τ|, h)
+IMPACT_MAX_BURST = 20
+IMPACT_TIME_TOL = 1e-9
 #: the sparse step (sparse.py): a rank within SPARSE_CONFIRM of the threshold is confirmed by the
 #: dense QR; new independent coordinates below SPARSE_VOLUME_DROP of the best |det N_I|; inverse
 #: iteration steps for σ_min after a new partition
@@ -104,7 +109,9 @@ ENUMS = (
         ("SG_SPARSE", 1, "the sparse step (symgen_sparse.h)"))),
     ("Status of a step or a chunk of steps.", (
         ("SG_OK", 0, ""), ("SG_FAILED", 1, ""), ("SG_DIVERGED", 2, ""),
-        ("SG_EVENT", 3, "a terminal event ended the chunk (sg_events_take)"))),
+        ("SG_EVENT", 3, "a terminal event ended the chunk (sg_events_take)"),
+        ("SG_IMPACT", 4, "sg_run_auto: an impact ended the chunk, its last row the state "
+                         "after it (sg_impacts_take)"))),
     ("What went wrong (sg_failure.kind); the Python side words each kind as its steppers do.", (
         ("SG_FAIL_NONE", 0, ""),
         ("SG_FAIL_NONFINITE_ITERATE", 1, "nullspace: non-finite Newton iterate (iteration)"),
@@ -137,7 +144,9 @@ ENUMS = (
                                   "onto the constraints (value0 = 1: the positions, 2: a "
                                   "singular reduced mass)"),
         ("SG_FAIL_SAMPLE", 16, "the sampled controller (sg_set_sampler) stopped the run at t"),
-        ("SG_FAIL_KINDS", 17, "how many kinds there are (sg_failure_message)"))),
+        ("SG_FAIL_IMPACT_CASCADE", 17, "more than SG_IMPACT_MAX_BURST impacts in a row at t "
+                                       "(value0 = the impacts in the burst)"),
+        ("SG_FAIL_KINDS", 18, "how many kinds there are (sg_failure_message)"))),
     ("The bits of sg_step_info.flags and sg_run_chunk's FL (symgen's Result.flags; "
      "steppers/control.py Flag).", (
         ("SG_FLAG_REJECTED_ERROR", 1, "a try of this step was rejected by the error test"),
@@ -157,6 +166,8 @@ ENUMS = (
         ("SG_CONSISTENT_MAX_ITER", CONSISTENT_MAX_ITER, "Gauss-Newton iterations of a "
                                                         "projection onto q = 0"),
         ("SG_EVENT_MAX_ITER", EVENT_MAX_ITER, "an event's Illinois iterations at most"),
+        ("SG_IMPACT_MAX_BURST", IMPACT_MAX_BURST, "impacts in a row without a free step before "
+                                                  "a run ends (a cascade)"),
         ("SG_SP_SIGMA_STEPS_NEW", SPARSE_SIGMA_STEPS_NEW, "the sparse step: inverse-iteration "
                                                           "steps for sigma_min after a new "
                                                           "partition"))),
@@ -187,6 +198,8 @@ DOUBLES = (
     ("SG_STABILITY_FRACTION", STABILITY_FRACTION, "a try is cut to this times h_max(omega_max)"),
     ("SG_SLIVER", SLIVER, "a try leaving less than this times itself takes the whole rest"),
     ("SG_EVENT_XTOL", EVENT_XTOL, "an event's time to this max(|t + h|, h)"),
+    ("SG_IMPACT_TIME_TOL", IMPACT_TIME_TOL, "another impact is simultaneous when its gap is "
+                                            "within |g_dot| this max(|tau|, h)"),
     ("SG_SP_CONFIRM", SPARSE_CONFIRM, "the sparse step: a rank within this factor of the "
                                       "threshold is confirmed by the dense QR"),
     ("SG_SP_VOLUME_DROP", SPARSE_VOLUME_DROP, "new independent coordinates below this fraction "

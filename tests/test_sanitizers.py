@@ -426,3 +426,43 @@ def test_events(sanitized, tmp_path):
         np.testing.assert_allclose(rows[:, 0], t_ev, rtol=0, atol=tol)
         np.testing.assert_allclose(rows[:, 1:1 + k.n], np.concatenate(r.x_events)[order],
                                    rtol=0, atol=tol)
+
+
+#: impacts in C (sg_events.c.inc impact_apply: sg_set_impacts with sg_run_chunk and sg_run_auto),
+#: EVENT_DRIVER's program with the impact records: CSV rows (t, loss, the active rows' impulses
+#: summed) as they are taken; the run goes on after SG_IMPACT (sg_run_auto) to T_END
+IMPACT_DRIVER = (EVENT_DRIVER
+                 .replace("#define CAP 4", "#define CAP 64")
+                 .replace("    sg_stepper *s;\n", "    sg_stepper *s;\n    double IR[CAP * 7];\n")
+                 .replace("    T[0] = 0.0;\n", "    if (mdl->n_impacts != 1 || sg_set_impacts(s, IR)) return 2;\n    T[0] = 0.0;\n")
+                 .replace("st == SG_OK && (fixed", "(st == SG_OK || st == SG_IMPACT) && (fixed")
+                 .replace("        for (c = sg_events_take(s), i = 0; i < c; ++i) {\n",
+                          "        sg_events_take(s);\n"
+                          "        for (c = sg_impacts_take(s), i = 0; i < c; ++i)\n"
+                          "            printf(\"%.17g,%.17g,%.17g\\n\", IR[7 * i], IR[7 * i + 1], "
+                          "IR[7 * i + 4]);\n"
+                          "        for (c = 0, i = 0; i < c; ++i) {\n")
+                 .replace("return st == SG_EVENT ? 0 : 3;", "return st == SG_OK ? 0 : 3;"))
+
+
+def test_impacts(sanitized, tmp_path):
+    """Impacts applied in C (the builder's bar against its lower limit: 2 constraint rows, the
+    KKT solve with H) run clean in both loops, fixed steps and dt="auto": the impacts' times,
+    losses and impulses of symgen.simulate's compiled stepper (the driver's options)."""
+    from test_impacts import bar_with_limit
+
+    model = bar_with_limit(0.6, -0.4).replace(name="imp_bar_san")
+    symgen.generate(model, tmp_path)
+    (tmp_path / "main.c").write_text(IMPACT_DRIVER.replace("MODEL", model.name))
+    exe = sanitized(tmp_path)
+    k = symgen.build(model)
+    for dt in (1e-2, "auto"):
+        rows = _run_clean(exe, 1, 4.0, dt)
+        r = symgen.simulate(k, dt=dt, t_end=4.0, stepper="compiled", rtol=1e-6, atol=1e-8,
+                            chart="end", metric="euclidean", scheme="trapezoidal")
+        assert r.status == "completed" and rows.shape[0] == r.t_impacts.size >= 3
+        tol = 1e-6 if dt == "auto" else 1e-12
+        np.testing.assert_allclose(rows[:, 0], r.t_impacts, rtol=0, atol=tol)
+        np.testing.assert_allclose(rows[:, 1], r.impact_losses, rtol=1e-4 if tol > 1e-9 else 1e-9)
+        np.testing.assert_allclose(rows[:, 2], [sum(p.values()) for p in r.impulses],
+                                   rtol=1e-4 if tol > 1e-9 else 1e-9)

@@ -809,5 +809,9 @@ const sg_model andrews_squeezer_model = {
     0,  /* n_events */
     andrews_squeezer_events,
     0,
+    0,
+    0,  /* n_impacts */
+    andrews_squeezer_impacts,
+    0,
     0
 };

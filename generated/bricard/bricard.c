@@ -1125,5 +1125,9 @@ const sg_model bricard_model = {
     0,  /* n_events */
     bricard_events,
     0,
+    0,
+    0,  /* n_impacts */
+    bricard_impacts,
+    0,
     0
 };

@@ -530,5 +530,9 @@ const sg_model double_four_bar_model = {
     0,  /* n_events */
     double_four_bar_events,
     0,
+    0,
+    0,  /* n_impacts */
+    double_four_bar_impacts,
+    0,
     0
 };

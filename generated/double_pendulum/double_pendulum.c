@@ -362,5 +362,9 @@ const sg_model double_pendulum_model = {
     0,  /* n_events */
     double_pendulum_events,
     0,
+    0,
+    0,  /* n_impacts */
+    double_pendulum_impacts,
+    0,
     0
 };

@@ -5318,5 +5318,9 @@ const sg_model n_four_bar_model = {
     0,  /* n_events */
     n_four_bar_events,
     0,
+    0,
+    0,  /* n_impacts */
+    n_four_bar_impacts,
+    0,
     0
 };

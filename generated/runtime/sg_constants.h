@@ -46,7 +46,9 @@ enum {
     SG_OK = 0,
     SG_FAILED = 1,
     SG_DIVERGED = 2,
-    SG_EVENT = 3                        /* a terminal event ended the chunk (sg_events_take) */
+    SG_EVENT = 3,                       /* a terminal event ended the chunk (sg_events_take) */
+    SG_IMPACT = 4                       /* sg_run_auto: an impact ended the chunk, its last row
+                                           the state after it (sg_impacts_take) */
 };
 
 /* What went wrong (sg_failure.kind); the Python side words each kind as its steppers do. */
@@ -83,7 +85,9 @@ enum {
                                            positions, 2: a singular reduced mass) */
     SG_FAIL_SAMPLE = 16,                /* the sampled controller (sg_set_sampler) stopped the
                                            run at t */
-    SG_FAIL_KINDS = 17                  /* how many kinds there are (sg_failure_message) */
+    SG_FAIL_IMPACT_CASCADE = 17,        /* more than SG_IMPACT_MAX_BURST impacts in a row at t
+                                           (value0 = the impacts in the burst) */
+    SG_FAIL_KINDS = 18                  /* how many kinds there are (sg_failure_message) */
 };
 
 /* The bits of sg_step_info.flags and sg_run_chunk's FL (symgen's Result.flags;
@@ -108,6 +112,8 @@ enum {
                                            its true accelerations (at most SG_HIST_DEGREE) */
     SG_CONSISTENT_MAX_ITER = 50,        /* Gauss-Newton iterations of a projection onto q = 0 */
     SG_EVENT_MAX_ITER = 100,            /* an event's Illinois iterations at most */
+    SG_IMPACT_MAX_BURST = 20,           /* impacts in a row without a free step before a run ends
+                                           (a cascade) */
     SG_SP_SIGMA_STEPS_NEW = 6           /* the sparse step: inverse-iteration steps for sigma_min
                                            after a new partition */
 };
@@ -155,6 +161,9 @@ static const double SG_SLIVER = 0.01;                           /* a try leaving
                                                                    rest */
 static const double SG_EVENT_XTOL = 1e-13;                      /* an event's time to this max(|t
                                                                    + h|, h) */
+static const double SG_IMPACT_TIME_TOL = 1e-09;                 /* another impact is simultaneous
+                                                                   when its gap is within |g_dot|
+                                                                   this max(|tau|, h) */
 static const double SG_SP_CONFIRM = 100.0;                      /* the sparse step: a rank within
                                                                    this factor of the threshold
                                                                    is confirmed by the dense QR */

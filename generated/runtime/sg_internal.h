@@ -230,6 +230,14 @@ typedef struct sg_events {
     double *ET, *EX, *EXD;
     double *g0, *g1, *ga, *tau, *xi, *xdi, *xddi, *x, *xd, *xdd, *lam, res[3];
     double *blk;
+    /* the impacts (sg_set_impacts): the caller's records IR, their count, the impacts in a row
+     * (burst); scratch: G, the normal velocities, the KKT system and its SVD, the dense M, H
+     * (and the kernels' other outputs), the start of a step's rest (sx .. slam); one block iblk */
+    int imp_on, burst;
+    long n_imp;
+    double *IR, *G, *vn, *Kk, *rhs, *UV, *svw, *Md, *fd, *Kd, *Cd, *qd, *Hd, *sx, *sxd, *sxdd;
+    double *slam, *iblk;
+    int *act;
 } sg_events;
 
 struct sg_stepper {

@@ -98,7 +98,8 @@ static const char *const sg_failure_messages[] = {
                                         "h_min or round-off",
     /* SG_FAIL_DENSE_ROW */             "dense output: a t_eval row could not be projected onto "
                                         "the constraints",
-    /* SG_FAIL_SAMPLE */                "the sampled controller stopped the run"
+    /* SG_FAIL_SAMPLE */                "the sampled controller stopped the run",
+    /* SG_FAIL_IMPACT_CASCADE */        "an impact cascade (persistent contact is not there yet)"
 };
 /* one message per kind (a compile error otherwise) */
 typedef char sg_failure_messages_complete[

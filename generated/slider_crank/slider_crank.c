@@ -386,5 +386,9 @@ const sg_model slider_crank_model = {
     0,  /* n_events */
     slider_crank_events,
     0,
+    0,
+    0,  /* n_impacts */
+    slider_crank_impacts,
+    0,
     0
 };

@@ -688,5 +688,9 @@ const sg_model slider_crank_3d_model = {
     0,  /* n_events */
     slider_crank_3d_events,
     0,
+    0,
+    0,  /* n_impacts */
+    slider_crank_3d_impacts,
+    0,
     0
 };

@@ -285,5 +285,9 @@ const sg_model stiff_pendulum_model = {
     0,  /* n_events */
     stiff_pendulum_events,
     0,
+    0,
+    0,  /* n_impacts */
+    stiff_pendulum_impacts,
+    0,
     0
 };

@@ -481,5 +481,9 @@ const sg_model sympy_four_bar_model = {
     0,  /* n_events */
     sympy_four_bar_events,
     0,
+    0,
+    0,  /* n_impacts */
+    sympy_four_bar_impacts,
+    0,
     0
 };

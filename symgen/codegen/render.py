@@ -321,6 +321,10 @@ def generate(model_or_derived: Model | Derived, outdir=None) -> GeneratedSource:
         "ne": len(model.events),
         "event_direction": [e.direction for e in model.events.values()],
         "event_terminal": [int(e.terminal) for e in model.events.values()],
+        "impact_event": [i for i, e in enumerate(model.events.values())
+                         if e.restitution is not None],
+        "impact_restitution": [repr(float(e.restitution)) for e in model.events.values()
+                               if e.restitution is not None],
         "kernels": kernels,
         "nnz_H": sparse.nnz_H, "nnz_M": sparse.nnz_M,
         "H_indptr": _ints(sparse.H_indptr), "H_indices": _ints(sparse.H_indices),

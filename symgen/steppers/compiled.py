@@ -142,6 +142,7 @@ class CompiledStepper(CompiledFailures):
         self.floor = (math.nan, math.nan, math.nan)
         self._upd_abs = [0.0, 0.0, 0.0]
         self.done, self.it_last, self.fl_last, self.w, self.hm = 0, 0, 0, math.nan, math.nan
+        self.t_row = math.nan
         self.outcome = None     # the failed step of the last advance (steppers.outcome)
         self.floor_steps, self.floor_times, self.floor_t_last = 0, [], math.nan
         self.min_rank, self.max_rank = self.m, 0
@@ -311,7 +312,7 @@ class CompiledStepper(CompiledFailures):
             for buf, v in zip(state[:4], bufs):
                 buf[:] = v[row]
             state[4][:] = (PE[row], VE[row], AE[row])
-            self.it_last, self.fl_last = int(IT[row]), int(FL[row])
+            self.it_last, self.fl_last, self.t_row = int(IT[row]), int(FL[row]), float(T[row])
             self.w, self.hm = map(float, (OM[row], HM[row]) if self.estimate else (math.nan,) * 2)
             self._collect()
             if dense is not None:
@@ -369,6 +370,13 @@ class CompiledStepper(CompiledFailures):
                                       *b["_ptrs"], k, self._fail)
         return int(st), float(tp[0]), int(k[0])
 
+    def impact_cut(self, st: int) -> bool:
+        """Whether run_auto's chunk (status ``st``) ended at an impact: its last row the state
+        after it (SG_IMPACT, or a cascade of them)."""
+        lib = self.lib
+        return st == lib.SG_IMPACT or (st == lib.SG_FAILED
+                                       and self._fail.kind == lib.SG_FAIL_IMPACT_CASCADE)
+
     def control_info(self) -> dict:
         """The C error control's counts (rejected tries, h range, largest norm, next h, the
         estimates projected by N Nᵀ: ErrorEstimate.euclidean_fallbacks)."""
@@ -399,7 +407,7 @@ class CompiledStepper(CompiledFailures):
         if f.kind == self.lib.SG_FAIL_NO_STEP:
             return ("failed", *self.no_step_reason(t))
         status, reason = self._reason(f, 0.0, 0.0)
-        if f.kind == self.lib.SG_FAIL_DENSE_ROW:
+        if f.kind in (self.lib.SG_FAIL_DENSE_ROW, self.lib.SG_FAIL_IMPACT_CASCADE):
             return status, reason, None
         return status, f"step {j0 + int(f.step)} (t = {f.t:.9g}): {reason.split('): ', 1)[1]}", None
 

@@ -34,6 +34,9 @@ class CompiledFailures:
             self.sample_failure(fail)
         if fail.kind == lib.SG_FAIL_DENSE_ROW:              # (eval_rows.dense_rows)
             return "failed", dense_row_reason(fail.t)
+        if fail.kind == lib.SG_FAIL_IMPACT_CASCADE:         # (impacts.py RunImpacts.cascade)
+            self.events.impacts.burst = int(fail.value0)
+            return "failed", self.events.impacts.cascade()
         step = int(fail.step)
         prefix = f"step {step} (t = {t0 + step * dt:.9g}): "
         if fail.kind == lib.SG_FAIL_NO_STEP:                # (dt="auto"'s is auto_failure's)
@@ -51,7 +54,7 @@ class CompiledFailures:
         sampled controller); ``detail``: the long text."""
         lib, kind = self.lib, int(fail.kind)
         if kind in (lib.SG_FAIL_NONE, lib.SG_FAIL_RUN_NONFINITE, lib.SG_FAIL_RUN_BOUND,
-                    lib.SG_FAIL_DENSE_ROW, lib.SG_FAIL_SAMPLE):
+                    lib.SG_FAIL_DENSE_ROW, lib.SG_FAIL_SAMPLE, lib.SG_FAIL_IMPACT_CASCADE):
             return None
         at = dict(t=float(fail.t), h=self.h, iteration=int(fail.iteration), detail=detail)
         if kind == lib.SG_FAIL_NO_STEP:                     # a fixed step's sub-steps failed
@@ -140,6 +143,9 @@ class CompiledFailures:
         elif kind == lib.SG_FAIL_SAMPLE:        # (_reason raises the law's own failure first)
             diverged = False
             msg = f"the sampled controller stopped the run at t = {t1:.9g}"
+        elif kind == lib.SG_FAIL_IMPACT_CASCADE:  # (_reason words it as impacts.py first)
+            diverged = False
+            msg = f"impact cascade at t = {t1:.12g}: {int(fail.value0)} impacts in a row"
         else:
             diverged = False
             msg = f"the C runtime stopped with an unknown failure kind {kind}"

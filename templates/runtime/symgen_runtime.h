@@ -51,6 +51,7 @@ typedef void (*sg_outputs_fn)(double t, const double *x, const double *xd, const
                               const double *u, double *y);
 typedef void (*sg_dynamics_t_fn)(double t, const double *x, const double *xd, const double *lam,
                                  const double *p, const double *u, double *f_t);
+typedef void (*sg_impacts_fn)(double t, const double *x, const double *p, double *G);
 
 /* One model: what the runtime needs to know about it. */
 typedef struct sg_model {
@@ -90,6 +91,12 @@ typedef struct sg_model {
     sg_outputs_fn events;
     const int *event_direction;        /* [n_events] (NULL when 0) */
     const int *event_terminal;         /* [n_events] (NULL when 0) */
+    /* the impacts (docs/events.md "Impacts"): G[n_impacts][n] = dg/dx of the events
+     * impact_event[k] with the coefficients of restitution impact_restitution[k] */
+    int n_impacts;
+    sg_impacts_fn impacts;
+    const int *impact_event;           /* [n_impacts] (NULL when 0) */
+    const double *impact_restitution;  /* [n_impacts] (NULL when 0) */
 } sg_model;
 
 typedef struct sg_failure {
@@ -390,6 +397,24 @@ int sg_set_events(sg_stepper *s, const double *p, int on, double t0, const doubl
                   const double *xd0, long cap, int *EI, double *ET, double *EX, double *EXD);
 /* The number of events appended to the buffers since the last call, which empties them. */
 long sg_events_take(sg_stepper *s);
+
+/* The impacts (docs/events.md "Impacts"; symgen/impacts.py, transcribed), after sg_set_events:
+ * an impact located in a step of sg_run_chunk or sg_run_auto cuts it there and changes the
+ * velocity by Newton's restitution law (the active rows: the located one and the others
+ * approaching with their gap closed to |g_dot| SG_IMPACT_TIME_TOL max(|tau|, h); one KKT solve
+ * with M, H and their gradients G, least squares with singular values <= rank_tol s_max as zero),
+ * xdd and lam solved there and the stepper restarted (sg_restart).  sg_run_chunk takes the rest
+ * of the fixed step from the impact; sg_run_auto returns SG_IMPACT, its last row the state after
+ * the impact at its time.  More than SG_IMPACT_MAX_BURST impacts in a row without a step free of
+ * them: SG_FAILED, SG_FAIL_IMPACT_CASCADE.  Each impact with active rows appends a record to IR
+ * ([cap][3 + 4 n_impacts], cap sg_set_events'): t, the kinetic energy lost, the count a, then
+ * blocks of n_impacts: the active rows (impact indices), their impulses, normal velocities before
+ * and after.  IR NULL: impacts off (plain events).  Returns 0; 1 invalid (events not set, a model
+ * without impacts, cap < (SG_IMPACT_MAX_BURST + 2) n_events: the events of a fixed step cut by a
+ * cascade must fit); 2 out of memory. */
+int sg_set_impacts(sg_stepper *s, double *IR);
+/* The number of impact records appended since the last call, which empties them. */
+long sg_impacts_take(sg_stepper *s);
 
 /* Run statistics (sg_stats_get): what a stepper has counted since sg_stepper_new (the error
  * control's since sg_control_start).  Times are kept of the first SG_TIMES_KEPT events a counter
