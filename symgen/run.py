@@ -216,6 +216,8 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
                            else n_steps, every if te is None else 1,
                            math.nan if cfg.auto else dt, values.u, variable=cfg.auto)
         start = run_start(kernels, stepper, cfg, t0, x0, xd0, consistent, at_start)
+        if run_events.impacts:              # (persistent contact: the Python stepper's)
+            run_events.contacts = _contacts(kernels, run_events, stepper, cfg, dt, each)
         run_events.start(t0, start.state[0], start.state[1])
         if run_events and getattr(stepper, "compiled", False):
             stepper.events = run_events
@@ -231,6 +233,7 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
             end.meta = {**(end.meta or {}), "events": run_events.as_meta()}
             if run_events.impacts:
                 end.meta["impacts"] = run_events.impacts.as_meta()
+                end.meta["contacts"] = run_events.contacts.as_meta()
         if end.status not in ("completed", "event"):
             log.warning("simulation of %s stopped: %s", kernels.name, short_reason(end.reason))
         return finish(kernels, stepper, cfg, rec, start.cs, end, t_wall,
@@ -355,6 +358,21 @@ def _start_stepper(kernels, cfg: SimulationSettings, dt: float, estimate: bool,
                              "and stepper='auto' or 'compiled', or a fixed dt")
         stepper.controller = (ctl, t0, steps_per_period or 0)
     return stepper
+
+
+def _contacts(kernels, run_events: RunEvents, stepper, cfg: SimulationSettings, dt: float,
+              estimate: bool):
+    """The run's persistent contacts (symgen.contact), whose closed models' steppers are made
+    as the run's own (its inputs and controller)."""
+    from .contact import RunContacts
+
+    def make(kern):
+        st = _make_stepper(kern, cfg, dt, estimate)
+        st.inputs = stepper.inputs
+        if getattr(stepper, "controller", None) is not None:
+            st.controller = stepper.controller
+        return st
+    return RunContacts(kernels, run_events, make, cfg.rank_tol, fixed=not cfg.auto)
 
 
 def _controller(kernels, cfg: SimulationSettings, law, period, inputs, t_eval):
