@@ -6,8 +6,9 @@ goes on with the gap as one more (bilateral) constraint row while its force is c
 rebound speed e|ġ⁻| is at most the event's ``rest_speed`` (0 by default: a plastic e = 0 impact
 always closes), or the free flight after the rebound, 2e|ġ⁻|/|g̈| (g̈ = G ẍ⁻ + ẋ⁻ᵀ(∂G/∂x)ẋ⁻,
 the gap's acceleration without the contact; the curvature term by central differences of G along
-ẋ⁻), is shorter than the step h that reached the impact, or CONTACT_BURST impacts came in a row
-without an accepted step free of impacts.  The closing impact is plastic (e = 0 in the same KKT
+ẋ⁻), is shorter than the run's fixed step h (under dt="auto" the step is the error control's
+choice, not a resolution: that rule is off), or CONTACT_BURST impacts came in a row without an
+accepted step free of impacts.  The closing impact is plastic (e = 0 in the same KKT
 solve), and the row stays open when the contact's force at the new state would be tensile.
 
 **Closed.**  The run's model is the Model with the closed gaps appended to its rows
@@ -44,10 +45,11 @@ class RunContacts:
     """A run's persistent contacts: the impacts that may close, the closed set and its model's
     kernels and stepper (``kernels``, ``stepper``), the transitions (``as_meta``)."""
 
-    def __init__(self, kernels, events, make_stepper, rank_tol: float, fixed: bool = True):
+    def __init__(self, kernels, events, make_stepper, rank_tol: float, h_fixed=None):
         imp = events.impacts
         self.base, self.events, self.imp, self.make = kernels, events, imp, make_stepper
-        self.rank_tol, self.m0, self.fixed = rank_tol, kernels.m, fixed
+        self.rank_tol, self.m0 = rank_tol, kernels.m
+        self.h_fixed = h_fixed          # the run's fixed step (None: dt="auto")
         model = kernels.model
         self.rest = [float(model.events[k].rest_speed or 0.0) for k in imp.names]
         self.closed: tuple = ()
@@ -58,15 +60,16 @@ class RunContacts:
 
     # -- the rule ----------------------------------------------------------------------------
     def closing(self, act, vn, G, hit, h: float) -> list:
-        """The active rows (impact indices ``act``, normal velocities ``vn``) that close at the
-        impact ``hit`` reached by a step of ``h`` (module docstring)."""
+        """The active rows (impact indices ``act``, normal velocities ``vn``, gradients ``G``)
+        that close at the impact ``hit`` (module docstring; ``h``: the step it cut, unused: the
+        flight is compared with the run's fixed step, a cut step's rest is shorter)."""
         out = []
         curv = self._curvature(hit) if act else None
         for k in act:
             v_out = self.imp.e[k] * -vn[k]
             gdd = float(G[k] @ hit.xdd + curv[k])
             flight = 2.0 * v_out / -gdd if gdd < 0.0 else math.inf
-            if (v_out <= self.rest[k] or (self.fixed and flight < h)
+            if (v_out <= self.rest[k] or (self.h_fixed is not None and flight < self.h_fixed)
                     or self.imp.burst >= CONTACT_BURST):
                 out.append(k)
         return out

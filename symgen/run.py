@@ -372,7 +372,8 @@ def _contacts(kernels, run_events: RunEvents, stepper, cfg: SimulationSettings, 
         if getattr(stepper, "controller", None) is not None:
             st.controller = stepper.controller
         return st
-    return RunContacts(kernels, run_events, make, cfg.rank_tol, fixed=not cfg.auto)
+    return RunContacts(kernels, run_events, make, cfg.rank_tol,
+                       h_fixed=None if cfg.auto else dt)
 
 
 def _controller(kernels, cfg: SimulationSettings, law, period, inputs, t_eval):
