@@ -38,6 +38,7 @@ def impact_times(k: int) -> np.ndarray:
         [[0.0], np.cumsum([2 * E ** j * V0 / G for j in range(1, k)])])
 
 
+@pytest.mark.roundoff
 @pytest.mark.parametrize("dt", [0.01, 0.001, "auto"])
 def test_bouncing_ball_comes_to_rest(dt):
     """Every impact at its closed-form time, each apex at e^(2k)·h0, the contact closed at the
@@ -63,7 +64,8 @@ def test_bouncing_ball_comes_to_rest(dt):
         assert f == pytest.approx(mass * G, rel=1e-13)
     assert c["t_last"] == 2.0
     after = res.t > c["t"]
-    assert after.sum() >= 1 and np.all(res.x[after, 1] == 0.0) and np.all(res.xd[after] == 0.0)
+    assert after.sum() >= 1
+    assert np.max(np.abs(res.x[after, 1])) <= 1e-15 and np.max(np.abs(res.xd[after])) <= 1e-13
     # apex heights at the closed-form apex times (rows by t_eval)
     tb = impact_times(min(n, 6))
     t_apex = tb + E ** np.arange(1, len(tb) + 1) * V0 / G
