@@ -202,10 +202,12 @@ def _loop(stepper, ctl: _Control, rows: StepRows, run: _State, t_end: float, bou
     """The Python stepper's loop: tries of each step (steppers.control.tries), the divergence
     check, the rows; returns (status, reason, detail)."""
     sch, t0 = ctl.sch, run.t
-    x, xd, xdd, lam = run.state
+    contacts, base = (events.contacts if events else None), stepper
     h = ctl.first(run.w, t_end - t0)
     while run.t < t_end:
         t = run.t
+        x, xd, xdd, lam = run.state
+        lam0 = lam.copy() if contacts and contacts.closed else None
         h_try, iters, err, have_d, flags, h = _tries(ctl, stepper, stepper.m, t, h, run.w,
                                                       run.state, values)
         if h_try is None:
@@ -226,11 +228,25 @@ def _loop(stepper, ctl: _Control, rows: StepRows, run: _State, t_end: float, bou
             if end == "impact":
                 ctl.estimate.reset()        # (ẍ jumped: no D term from before the impact)
                 h = ctl.accepted(h_try, err if have_d else math.nan)
+                if events.impacts.closed_now:
+                    stepper = _switch(contacts, base, run, rows, events, run.t, set(
+                        contacts.closed) | set(events.impacts.closed_now))
                 if events.impacts.cascade():
                     return "failed", events.impacts.cascade(), None
                 continue
             if events.impacts:
                 events.impacts.free_step()
+            op = (contacts.opening(t, h_try, (x.copy(), xd.copy(), xdd.copy()),
+                                   (stepper.x, stepper.xd, stepper.xdd), stepper.lam, lam0)
+                  if lam0 is not None else None)
+            if op is not None:              # a contact's force turned tensile: cut, open
+                stepper = _open(contacts, base, rows, run, events, op, stepper, t, h_try,
+                                iters, info, sch)
+                ctl.estimate.reset()
+                h = ctl.accepted(h_try, err if have_d else math.nan)
+                continue
+            if contacts and contacts.closed:
+                contacts.observe(t1, stepper.lam)
         failed = None
         try:
             rows.step(run.j + 1, t, t1, h_try, (x, xd, xdd),
@@ -275,6 +291,38 @@ def _event_end(events, rows: StepRows, run: _State, stepper, t: float, h: float,
     xdd[:], lam[:] = restart_at(rows.kernels, stepper, hit.t, x, xd, rows.rank_tol, rows.rec)
     events.restarted(hit.t, x, xd, closed)
     return "impact"
+
+
+def _switch(contacts, base, run: _State, rows: StepRows, events, t: float, closed,
+            project: bool = True):
+    """The closed contacts made ``closed`` at ``run``'s state at t (contact.RunContacts.switch):
+    ``run``'s λ of the new rows; returns the stepper."""
+    x, xd, xdd, _ = run.state
+    st, xs, xds, xdds, lam = contacts.switch(closed, base, t, x, xd, rows, project)
+    x[:], xd[:], xdd[:] = xs, xds, xdds
+    run.state = (x, xd, xdd, np.array(lam, dtype=float))
+    events.restarted(t, x, xd, [events.impacts.index[k] for k in contacts.closed])
+    return st
+
+
+def _open(contacts, base, rows: StepRows, run: _State, events, op, stepper, t: float, h: float,
+          iters: int, info, sch):
+    """The accepted step from t (h) cut where a closed contact's force turns tensile (``op``):
+    its rows to there, ``run`` there, the run without that contact's row from there; returns
+    the stepper."""
+    x, xd, xdd, lam = run.state
+    start, end = (x.copy(), xd.copy(), xdd.copy()), (stepper.x, stepper.xd, stepper.xdd)
+    w = stepper.omega_max
+    rows.to_event(run.j + 1, t, h, start, (*end, stepper.lam), op, iters, w, sch.h_max(w),
+                  info=info, last=False)
+    x[:], xd[:], xdd[:], lam[:] = op.x, op.xd, op.xdd, op.lam
+    run.res[:] = op.res
+    run.w, run.hm = w, sch.h_max(w)
+    run.t, run.j, run.it_last, run.info = op.t, run.j + 1, iters, info
+    st = _switch(contacts, base, run, rows, events, op.t,
+                 [k for k in contacts.closed if k != op.index], project=False)
+    events.restarted(op.t, x, xd, [events.impacts.index[op.index]])
+    return st
 
 
 #: rows of the compiled loop's scratch buffer (one C call fills at most this many steps less one)

@@ -94,6 +94,8 @@ class RunEvents:
         self.end = None                 # (index, time) of the terminal event that ended the run
         self.impacts = (RunImpacts(kernels, self.names)
                         if getattr(kernels, "impact_names", ()) else None)
+        self.held: set = set()          # events of closed contacts: not located (symgen.contact)
+        self.contacts = None            # the run's contact.RunContacts (run.py)
 
     def __bool__(self) -> bool:
         return bool(self.names)
@@ -140,6 +142,8 @@ class RunEvents:
         g0, g1 = self.g, self.values(t1, end[0], end[1])
         rising, falling = (g0 < 0.0) & (g1 >= 0.0), (g0 > 0.0) & (g1 <= 0.0)
         active = np.flatnonzero((rising & (self.sign >= 0)) | (falling & (self.sign <= 0)))
+        if self.held:
+            active = np.array([i for i in active if i not in self.held], dtype=int)
         self.g = g1
         if not active.size:
             return None

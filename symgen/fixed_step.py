@@ -10,6 +10,8 @@ import math
 import traceback
 from dataclasses import replace
 
+import numpy as np
+
 from .eval_rows import DenseRowError, StepRows
 from .run_result import RunEnd
 from .steploop import RUN_FAILURES, restart_at as _restart, stop_reason, stopped_reason
@@ -117,6 +119,7 @@ def _steps(run: _Run, kernels, stepper, cfg, t0: float, n_steps: int, progress, 
     x, xd = run.x, run.xd
     ctl, _, spp = getattr(stepper, "controller", None) or (None, 0.0, 0)
     impacts = events.impacts if events else None
+    contacts, base = (events.contacts if events else None), stepper
     for i in range(n_steps):
         t, t1 = t0 + i * dt, t0 + (i + 1) * dt
         jump = False
@@ -128,9 +131,10 @@ def _steps(run: _Run, kernels, stepper, cfg, t0: float, n_steps: int, progress, 
             ctl.sample(t, x, xd)
             jump = True
         if jump:                            # then ẍ, λ of the new inputs (sg_run.c.inc)
-            start = _restart(kernels, stepper, t, x, xd, cfg.rank_tol, run.rows.rec)
+            start = _restart(run.rows.kernels, stepper, t, x, xd, cfg.rank_tol, run.rows.rec)
         j, tc, h = i + 1, t, dt
         while True:                         # (more than once: the rest of a step cut by impacts)
+            lam0 = run.lam.copy() if contacts and contacts.closed else None
             try:
                 outcome = stepper.step(tc, h, (x, xd, *start))
             except NUMERICAL_ERRORS as exc:
@@ -155,8 +159,11 @@ def _steps(run: _Run, kernels, stepper, cfg, t0: float, n_steps: int, progress, 
                     if hit.t >= t1 and te is None and j % run.rows.every == 0:
                         run.rows.add(j, t1, run.state, run.res, iters, run.w, run.hm,
                                      flags=flags)       # (at the grid point: the row before
-                    start = _impact(kernels, stepper, run, events, hit, h,   # the jump)
-                                    cfg.rank_tol)
+                    start = _impact(run.rows.kernels, stepper, run, events, hit, h,  # the
+                                    cfg.rank_tol)                               # jump)
+                    if impacts.closed_now:
+                        stepper, start = _switch(contacts, base, run, events, hit.t,
+                                                 set(contacts.closed) | set(impacts.closed_now))
                     if impacts.cascade():
                         return "failed", impacts.cascade(), None
                     tc, h = hit.t, t1 - hit.t
@@ -166,6 +173,18 @@ def _steps(run: _Run, kernels, stepper, cfg, t0: float, n_steps: int, progress, 
                     break
                 if impacts:
                     impacts.free_step()
+                op = (contacts.opening(tc, h, step_start, (run.x, run.xd, run.xdd), run.lam,
+                                       lam0) if lam0 is not None else None)
+                if op is not None:          # a contact's force turned tensile: cut, open
+                    stepper, start = _open(contacts, base, run, events, op, j, tc, h, t1,
+                                           step_start, iters, flags, te)
+                    tc, h = op.t, t1 - op.t
+                    if h > 0.0:
+                        continue
+                    run.t_cut = None
+                    break
+                if contacts and contacts.closed:
+                    contacts.observe(t1, run.lam)
                 run.t_cut = None
                 run.rows.step(j, tc, t1, h, step_start, run.state, run.res, iters, run.w,
                               run.hm, flags=flags, final=j == n_steps)
@@ -188,6 +207,33 @@ def _impact(kernels, stepper, run: _Run, events, hit, h: float, rank_tol: float)
     run.t_cut = hit.t
     events.restarted(hit.t, run.x, run.xd, closed)
     return run.xdd, run.lam
+
+
+def _switch(contacts, base, run: _Run, events, t: float, closed, project: bool = True):
+    """The closed contacts made ``closed`` at the run's state at t (contact.RunContacts.switch):
+    the run's λ of the new rows, the rows' and events' kernels; returns (stepper, (ẍ, λ))."""
+    st, x, xd, xdd, lam = contacts.switch(closed, base, t, run.x, run.xd, run.rows, project)
+    run.x[:], run.xd[:], run.xdd[:] = x, xd, xdd
+    run.lam = np.array(lam, dtype=float)
+    events.restarted(t, run.x, run.xd, [events.impacts.index[k] for k in contacts.closed])
+    return st, (run.xdd, run.lam)
+
+
+def _open(contacts, base, run: _Run, events, op, j: int, tc: float, h: float, t1: float,
+          step_start, iters: int, flags: int, te):
+    """Step j (from tc, h) cut where a closed contact's force turns tensile (``op``, an
+    EventHit): its rows to there, then the run without that contact's row from there."""
+    end = (run.x.copy(), run.xd.copy(), run.xdd.copy(), run.lam.copy())
+    run.to_event(op)
+    run.rows.to_event(j, tc, h, step_start, end, op, iters, run.w, run.hm, flags=flags,
+                      last=False)
+    if op.t >= t1 and te is None and j % run.rows.every == 0:
+        run.rows.add(j, t1, run.state, run.res, iters, run.w, run.hm, flags=flags)
+    run.t_cut = op.t
+    st, start = _switch(contacts, base, run, events, op.t,
+                        [k for k in contacts.closed if k != op.index], project=False)
+    events.restarted(op.t, run.x, run.xd, [events.impacts.index[op.index]])
+    return st, start
 
 
 def _step_failure(exc, j: int, t1: float, method: str) -> tuple[str, str, Outcome | None]:

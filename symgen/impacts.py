@@ -16,8 +16,9 @@ by least squares (numpy lstsq, rcond = the run's rank_tol): with dependent activ
 contacts along one direction, a limit that duplicates a constraint) the minimum-norm solution,
 unique in Δ where the rows agree.  The kinetic energy lost, ½ẋ⁻ᵀMẋ⁻ − ½ẋ⁺ᵀMẋ⁺, is recorded per
 impact (``meta["impacts"]``, summed by symgen.summary.energy_balance).  A run with more than
-IMPACT_MAX_BURST impacts in a row without an accepted step free of impacts (a ball coming to
-rest: persistent contact, issue 36.4, is not there yet) ends as failed, its reason saying so."""
+IMPACT_MAX_BURST impacts in a row without an accepted step free of impacts (a contact that the
+rules of symgen.contact did not close) ends as failed, its reason saying so.  A closing impact
+(``closing``: contact.RunContacts.closing) is plastic: its rows get e = 0."""
 from __future__ import annotations
 
 import numpy as np
@@ -41,6 +42,9 @@ class RunImpacts:
         self.burst = 0
         self.t, self.active, self.impulse, self.loss = [], [], [], []
         self.v_minus, self.v_plus = [], []
+        self.closing = None             # contact.RunContacts.closing: the rows that close
+        self.held: set = set()          # rows of closed contacts (symgen.contact)
+        self.closed_now: list = []      # the rows the last impact closed
 
     def __bool__(self) -> bool:
         return bool(self.names)
@@ -54,9 +58,10 @@ class RunImpacts:
         vn = G @ xm
         tol = IMPACT_TIME_TOL * max(abs(t), h)
         first = self.of_event[hit.index]
-        act = [k for k in range(len(self.names))
-               if vn[k] < 0.0 and (k == first or gap[k] <= -vn[k] * tol)]
+        act = [k for k in range(len(self.names)) if k not in self.held
+               and vn[k] < 0.0 and (k == first or gap[k] <= -vn[k] * tol)]
         self.burst += 1
+        self.closed_now = self.closing(act, vn, G, hit, h) if self.closing and act else []
         if not act:                         # (grazing: nothing approaches at the located zero)
             return xm.copy(), []
         M, *_ = kern.dynamics(t, x, xm, hit.xdd, hit.lam)
@@ -69,7 +74,8 @@ class RunImpacts:
         K[:n, :n], K[:n, n:n + m], K[:n, n + m:] = M, H.T, Ga.T
         K[n:n + m, :n], K[n + m:, :n] = H, Ga
         rhs = np.zeros(n + m + a)
-        rhs[n + m:] = -(1.0 + self.e[act]) * vn[act]
+        e = np.array([0.0 if k in self.closed_now else self.e[k] for k in act])
+        rhs[n + m:] = -(1.0 + e) * vn[act]
         sol = np.linalg.lstsq(K, rhs, rcond=rank_tol)[0]
         xp = xm + sol[:n]
         self.t.append(float(t))
@@ -90,8 +96,11 @@ class RunImpacts:
             return ""
         v = abs(self.v_minus[-1][0]) if self.v_minus and self.v_minus[-1] else 0.0
         who = ", ".join(self.active[-1]) if self.active and self.active[-1] else self.names[0]
+        why = ("the contact did not close (its force would pull: symgen.contact)"
+               if self.closing else "persistent contact (a contact coming to rest held as a "
+               "bilateral row) is the Python stepper's: stepper='auto' or 'python'")
         return (f"impact cascade at t = {self.t[-1]:.12g} ({who}): {self.burst} impacts in a row, "
-                f"approach speed {v:.3g}; persistent contact (issue 36.4) is not there yet")
+                f"approach speed {v:.3g}; {why}")
 
     def as_meta(self) -> dict:
         """The impacts as plain data (``meta["impacts"]``, saved with the Result's files)."""

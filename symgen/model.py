@@ -416,6 +416,7 @@ class Model:
             if self.events:             # (the same: the C computes g)
                 payload["events"] = [[k, fp(e.expr), e.direction, e.terminal]
                                      + ([] if e.restitution is None else [repr(e.restitution)])
+                                     + ([] if e.rest_speed is None else [repr(e.rest_speed)])
                                      for k, e in self.events.items()]
             blob = json.dumps(payload, sort_keys=True).encode()
             object.__setattr__(self, "_hash", hashlib.sha256(blob).hexdigest())

@@ -12,7 +12,7 @@ import sympy as sp
 from .names import ModelError, check_name, refuse_text
 
 __all__ = ["ModelEvent", "normalize_events", "check_direction", "check_terminal",
-           "check_restitution"]
+           "check_restitution", "check_rest_speed"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,9 @@ class ModelEvent:
     #: Newton's coefficient of restitution e ∈ [0, 1] of a unilateral constraint g(x) ≥ 0 (an
     #: impact at each approaching zero: symgen.impacts), None for a plain event
     restitution: float | None = None
+    #: an impact's rebound speed at or below which the contact closes (persistent contact,
+    #: symgen.contact); None: 0 (only the flight-time and burst rules)
+    rest_speed: float | None = None
 
 
 def check_direction(value, what: str) -> int:
@@ -53,6 +56,20 @@ def check_restitution(value, what: str) -> float:
     return e
 
 
+def check_rest_speed(value, what: str) -> float | None:
+    """An impact's ``rest_speed`` (persistent contact): None or a finite number >= 0."""
+    if value is None:
+        return None
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        v = None
+    if isinstance(value, bool) or v is None or not 0.0 <= v < float("inf"):
+        raise ValueError(f"{what}: rest_speed (the rebound speed at or below which the contact "
+                         f"closes) must be a finite number >= 0, got {value!r}")
+    return v
+
+
 def _impact(what: str, direction, terminal, restitution) -> tuple:
     """(direction, terminal, e) of an event; one with a restitution is a unilateral constraint
     g ≥ 0: direction −1 (approaching), not terminal."""
@@ -77,17 +94,19 @@ def normalize_events(events: Mapping | None) -> dict:
         what = f"event {name!r}"
         if isinstance(spec, ModelEvent):
             expr, direction, terminal = spec.expr, spec.direction, spec.terminal
-            restitution = spec.restitution
+            restitution, rest = spec.restitution, spec.rest_speed
         elif isinstance(spec, Mapping):
-            unknown = sorted(set(spec) - {"expr", "direction", "terminal", "restitution"})
+            unknown = sorted(set(spec) - {"expr", "direction", "terminal", "restitution",
+                                          "rest_speed"})
             if unknown or "expr" not in spec:
                 raise ModelError(f"{what}: give a mapping with 'expr' (and 'direction', "
-                                 f"'terminal', 'restitution'), got the keys {sorted(spec)}")
+                                 f"'terminal', 'restitution', 'rest_speed'), got the keys "
+                                 f"{sorted(spec)}")
             expr = spec["expr"]
             direction, terminal = spec.get("direction", 0), spec.get("terminal", False)
-            restitution = spec.get("restitution")
+            restitution, rest = spec.get("restitution"), spec.get("rest_speed")
         else:
-            expr, direction, terminal, restitution = spec, 0, False, None
+            expr, direction, terminal, restitution, rest = spec, 0, False, None, None
         refuse_text(expr, what)
         try:
             e = sp.sympify(expr)
@@ -96,7 +115,11 @@ def normalize_events(events: Mapping | None) -> dict:
         if isinstance(e, sp.MatrixBase) or not isinstance(e, sp.Basic):
             raise ModelError(f"{what} must be a scalar expression")
         try:
-            out[name] = ModelEvent(e, *_impact(what, direction, terminal, restitution))
+            if rest is not None and restitution is None:
+                raise ValueError(f"{what}: rest_speed belongs to an impact: give restitution "
+                                 "e with it")
+            out[name] = ModelEvent(e, *_impact(what, direction, terminal, restitution),
+                                   check_rest_speed(rest, what))
         except ValueError as exc:
             raise ModelError(str(exc)) from None
     return out

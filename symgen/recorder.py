@@ -162,7 +162,8 @@ class Recorder:
              else np.zeros((len(t), 0)))
         if self.drive is None:
             return P
-        return np.hstack((P, self.drive(t, np.atleast_2d(X), np.atleast_2d(LAM))))
+        LAM = np.atleast_2d(LAM)[:, :self.LAM.shape[1]]     # (the model's own rows)
+        return np.hstack((P, self.drive(t, np.atleast_2d(X), LAM)))
 
     def jump(self, t: float, y, x=None, xd=None, lam=None) -> None:
         """The inputs jumped at ``t`` (a controller's sample): the power just after it, from the
@@ -178,7 +179,8 @@ class Recorder:
             lam = self.lam_at(t, x, xd)
         self._pending.append((float(t), None if y is None else np.array(y, dtype=float),
                               None if x is None else np.array(x, dtype=float),
-                              None if lam is None else np.array(lam, dtype=float)))
+                              None if lam is None
+                              else np.array(lam, dtype=float)[:self.LAM.shape[1]]))
 
     def _jumps(self) -> None:
         """The pending jumps' powers, at once, handed to the work (WorkIntegral.jump)."""
@@ -368,7 +370,7 @@ class Recorder:
             self.FLG[k] = flags
         self.T[k] = t
         self.X[k], self.XD[k], self.XDD[k] = x, xd, xdd
-        self.LAM[k] = lam
+        self.LAM[k] = lam[:self.LAM.shape[1]]      # (a closed contact's rows after: contact.py)
         self.PE[k], self.VE[k], self.AE[k] = res
         self.OM[k], self.HM[k] = omega, h_max
         self.IT[k] = iters

@@ -58,3 +58,11 @@ class EventResults:
     def impact_losses(self) -> np.ndarray:
         """The kinetic energy each impact took, ½ẋ⁻ᵀMẋ⁻ − ½ẋ⁺ᵀMẋ⁺ (≥ 0 for e ≤ 1)."""
         return np.array(self._impacts_meta().get("loss", ()), dtype=float)
+
+    @property
+    def contacts(self) -> list:
+        """The persistent contacts' transitions in time order (docs/events.md "Persistent
+        contact"): dicts with ``t``, ``name``, ``kind`` ("closed"/"opened"), ``force`` (the
+        normal force there, > 0 compressive) and, for a closing, the force's range over the
+        steps it stayed closed (``force_min``, ``force_max``, ``force_last`` at ``t_last``)."""
+        return [dict(r) for r in (getattr(self, "meta", None) or {}).get("contacts") or ()]

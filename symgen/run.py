@@ -217,6 +217,8 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
                            else n_steps, every if te is None else 1,
                            math.nan if cfg.auto else dt, values.u, variable=cfg.auto)
         start = run_start(kernels, stepper, cfg, t0, x0, xd0, consistent, at_start)
+        if run_events.impacts and not getattr(stepper, "compiled", False):
+            run_events.contacts = _contacts(kernels, run_events, stepper, cfg, dt, each)
         run_events.start(t0, start.state[0], start.state[1])
         if run_events and getattr(stepper, "compiled", False):
             stepper.events = run_events
@@ -232,6 +234,8 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
             end.meta = {**(end.meta or {}), "events": run_events.as_meta()}
             if run_events.impacts:
                 end.meta["impacts"] = run_events.impacts.as_meta()
+                if run_events.contacts is not None:
+                    end.meta["contacts"] = run_events.contacts.as_meta()
         if end.status not in ("completed", "event"):
             log.warning("simulation of %s stopped: %s", kernels.name, short_reason(end.reason))
         return finish(kernels, stepper, cfg, rec, start.cs, end, t_wall,
@@ -303,25 +307,31 @@ def _auto_plan(kernels, cfg: SimulationSettings, values: InputValues, meta):
 
 def _events_plan(kernels, cfg: SimulationSettings, run_events: RunEvents, callables, meta,
                  sampled: bool = False):
-    """(settings, meta) of a run with events: the model's events and impacts are run by either
-    stepper (C: sg_events.c.inc), Python callables by the Python stepper only, and so are impacts
-    with work to integrate (power outputs, driven joints: the work's jump at an impact) or a
-    sampled controller (``sampled``): then stepper="compiled" is refused in one line and "auto"
-    falls back to "python" (in meta's fallbacks when the compiled stepper had the case)."""
-    impacts = run_events.impacts and bool(
+    """(settings, meta) of a run with events.  The model's events run on either stepper (C:
+    sg_events.c.inc), and so do its impacts; Python callables, and impacts with work to integrate
+    (power outputs, driven joints: the work's jump at an impact) or a sampled controller
+    (``sampled``), on the Python stepper only: then stepper="compiled" is refused in one line.
+    Persistent contact (symgen.contact) is the Python loops', so "auto" runs a model with impacts
+    on the Python stepper (in meta's fallbacks when the compiled one had the case); "compiled"
+    runs its impacts in C without it (a contact coming to rest ends the run as a cascade)."""
+    work = run_events.impacts and bool(
         sampled or drive_of(kernels)[1] or power_columns(getattr(kernels, "output_names", ())))
-    if not (run_events.callables or impacts) or cfg.stepper == "python":
+    if not (run_events.callables or run_events.impacts) or cfg.stepper == "python":
         return cfg, meta
     why = ("impacts (events with a restitution: docs/events.md) with power outputs, driven "
-           "joints or a sampled controller are applied by the Python stepper only" if impacts
-           else "events= callables are called by the Python stepper only")
+           "joints or a sampled controller are applied by the Python stepper only" if work
+           else "events= callables are called by the Python stepper only" if run_events.callables
+           else "persistent contact (a contact coming to rest held as a bilateral row: "
+           "docs/events.md) is kept by the Python stepper only")
     if cfg.stepper == "compiled":
-        if impacts:
+        if work:
             raise ValueError(f"stepper='compiled' cannot run this model: {why}; use "
                              "stepper='auto' or 'python'")
-        raise ValueError("stepper='compiled' cannot call Python events= (callables g(t, x, xd)): "
-                         "declare them in the model (Model(events=), the builders' event()) "
-                         "or use stepper='python'")
+        if run_events.callables:
+            raise ValueError("stepper='compiled' cannot call Python events= (callables g(t, x, "
+                             "xd)): declare them in the model (Model(events=), the builders' "
+                             "event()) or use stepper='python'")
+        return cfg, meta
     if _compiled_has(kernels, cfg) and getattr(kernels, "lib", None) is not None:
         meta = {**(meta or {}), "fallbacks": [
             *(meta or {}).get("fallbacks", ()), f"stepper: python, not compiled ({why})"]}
@@ -359,6 +369,22 @@ def _start_stepper(kernels, cfg: SimulationSettings, dt: float, estimate: bool,
                              "and stepper='auto' or 'compiled', or a fixed dt")
         stepper.controller = (ctl, t0, steps_per_period or 0)
     return stepper
+
+
+def _contacts(kernels, run_events: RunEvents, stepper, cfg: SimulationSettings, dt: float,
+              estimate: bool):
+    """The run's persistent contacts (symgen.contact), whose closed models' steppers are made
+    as the run's own (its inputs and controller)."""
+    from .contact import RunContacts
+
+    def make(kern):
+        st = _make_stepper(kern, cfg, dt, estimate)
+        st.inputs = stepper.inputs
+        if getattr(stepper, "controller", None) is not None:
+            st.controller = stepper.controller
+        return st
+    return RunContacts(kernels, run_events, make, cfg.rank_tol,
+                       h_fixed=None if cfg.auto else dt)
 
 
 def _controller(kernels, cfg: SimulationSettings, law, period, inputs, t_eval):

@@ -49,8 +49,9 @@ def bounce_times(k: int, e: float = E) -> np.ndarray:
 @pytest.mark.parametrize("dt", [0.01, "auto"])
 def test_bouncing_ball_against_closed_form(dt, stepper):
     """Impact times, rebound speeds e·v, the apex heights e^(2k)·H0 (rows at the closed-form
-    apex times) and the cascade that ends the run near the Zeno time t∞ (status failed, its
-    reason naming it)."""
+    apex times); then, on the Python stepper, the contact closed near the Zeno time t∞
+    (persistent contact: tests/test_contact.py), and on the compiled stepper (no persistent
+    contact) the cascade that ends the run near t∞, its reason naming the Python stepper."""
     kern = kernels(ball(), stepper)
     tb = bounce_times(6)
     v0 = math.sqrt(2 * G * H0)
@@ -64,8 +65,12 @@ def test_bouncing_ball_against_closed_form(dt, stepper):
     np.testing.assert_allclose(res.x[:6, 1], H0 * E ** (2 * np.arange(1, 7)), rtol=1e-9)
     np.testing.assert_allclose([p["floor"] for p in res.impulses[:6]], (1 + E) * -vm, rtol=1e-12)
     t_zeno = math.sqrt(2 * H0 / G) + 2 * E * v0 / G / (1 - E)
-    assert res.status == "failed" and "impact cascade" in res.reason
-    assert "36.4" in res.reason and abs(res.t_impacts[-1] - t_zeno) < 1e-3
+    if stepper == "python":
+        assert res.status == "completed" and res.contacts[0]["kind"] == "closed"
+        assert abs(res.contacts[0]["t"] - t_zeno) < 0.02
+    else:
+        assert res.status == "failed" and "impact cascade" in res.reason
+        assert "Python stepper" in res.reason and abs(res.t_impacts[-1] - t_zeno) < 1e-3
 
 
 def minimal_pendulum_wall(e: float, th_w: float) -> Model:
@@ -232,13 +237,17 @@ def test_gap_gradients_fd_and_compiled_kernel():
                                rtol=1e-14, atol=1e-15)
 
 
-def test_compiled_stepper_runs_impacts_and_auto_takes_it():
-    """stepper="auto" runs impacts on the compiled stepper (no fallback); with a power output
-    (the work's jump at an impact) the compiled stepper is refused in one line and "auto" falls
-    back to Python, saying so."""
+def test_compiled_stepper_runs_impacts_and_auto_keeps_persistent_contact():
+    """stepper="compiled" runs impacts in C; "auto" runs them on the Python stepper, which keeps
+    persistent contact, saying so in the fallbacks; with a power output (the work's jump at an
+    impact) the compiled stepper is refused in one line and "auto" falls back, saying why."""
     kern = symgen.build(ball())
-    res = symgen.simulate(kern, dt=0.01, t_end=0.5)
+    res = symgen.simulate(kern, dt=0.01, t_end=0.5, stepper="compiled")
     assert res.meta["stepper"] == "compiled" and not res.meta.get("fallbacks")
+    assert res.t_impacts == pytest.approx(bounce_times(1), abs=1e-10)
+    res = symgen.simulate(kern, dt=0.01, t_end=0.5)
+    assert res.meta["stepper"] == "python"
+    assert any("persistent contact" in f for f in res.meta["fallbacks"])
     assert res.t_impacts == pytest.approx(bounce_times(1), abs=1e-10)
     (x, y), _ = coordinates(["x", "y"])
     g = sp.Symbol("g")

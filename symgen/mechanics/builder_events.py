@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..model_events import ModelEvent, check_direction, check_restitution, check_terminal
+from ..model_events import (ModelEvent, check_direction, check_rest_speed, check_restitution,
+                            check_terminal)
 from ..names import check_name
 from ._common import DuplicateNameError, MechanismError, UnknownElementError
 from .planar_actuators import output_key
@@ -39,7 +40,7 @@ class BuilderEvents:
             except sp.SympifyError as exc:
                 raise MechanismError(f"{self.name}: event {name!r} is not a sympy expression "
                                      f"or an output's name: {exc}") from None
-        events[name] = (expr, direction, terminal, None)
+        events[name] = (expr, direction, terminal, None, None)
         return name
 
     def _new_event(self, name: str) -> dict:
@@ -50,22 +51,24 @@ class BuilderEvents:
             raise DuplicateNameError(f"{self.name}: event {name!r} is defined twice")
         return events
 
-    def _impact(self, name: str, expr, e) -> str:
+    def _impact(self, name: str, expr, e, rest_speed=None) -> str:
         events = self._new_event(name)
         try:
             e = check_restitution(e, f"{self.name}: {name!r}")
+            rest = check_rest_speed(rest_speed, f"{self.name}: {name!r}")
         except ValueError as exc:
             raise MechanismError(str(exc)) from None
-        events[name] = (expr, -1, False, e)
+        events[name] = (expr, -1, False, e, rest)
         return name
 
-    def limit(self, joint: str, lower=None, upper=None, *, e, coordinate: str | None = None
-              ) -> list:
+    def limit(self, joint: str, lower=None, upper=None, *, e, coordinate: str | None = None,
+              rest_speed=None) -> list:
         """Joint limits: the joint's coordinate s (its output ``<joint>.angle`` of a revolute,
         ``<joint>.displacement`` of a prismatic; ``coordinate`` "angle" or "displacement" picks
         one of a cylindrical joint's) kept in [lower, upper] (either may be None) by impacts with
         the coefficient of restitution ``e`` (events ``<joint>.lower``: g = s − lower and
-        ``<joint>.upper``: g = upper − s).  Returns the events' names."""
+        ``<joint>.upper``: g = upper − s; ``rest_speed``: persistent contact, symgen.contact).
+        Returns the events' names."""
         if lower is None and upper is None:
             raise MechanismError(f"{self.name}: limit of {joint!r}: give lower, upper or both")
         lo, up = (None if v is None else sp.sympify(v) for v in (lower, upper))
@@ -79,14 +82,15 @@ class BuilderEvents:
         for bound, sign, side in ((lo, 1, "lower"), (up, -1, "upper")):
             if bound is not None:
                 names.append(self._impact(f"{output_key(joint)}.{side}",
-                                          ("limit", joint, coordinate, sign, bound), e))
+                                          ("limit", joint, coordinate, sign, bound), e,
+                                          rest_speed))
         return names
 
-    def contact(self, name: str, *args, e, **kwargs) -> str:
+    def contact(self, name: str, *args, e, rest_speed=None, **kwargs) -> str:
         """A point-against-plane contact ``name``: the gap g = n·(P − O)/|n| of a body point P
         from the plane through O across n kept ≥ 0 by impacts with the coefficient of restitution
         ``e`` (the builder's arguments: PlanarSystem.contact_gap, SpatialSystem.contact_gap)."""
-        return self._impact(name, self.contact_gap(*args, **kwargs), e)
+        return self._impact(name, self.contact_gap(*args, **kwargs), e, rest_speed)
 
     def _limit_gap(self, spec, outputs):
         """A limit's gap from the joint coordinate's output (``spec`` from :meth:`limit`)."""
@@ -106,7 +110,8 @@ class BuilderEvents:
         """name → ModelEvent, an output's name replaced by its expression, ``subs`` (the spatial
         builder's element symbols → coordinates) applied to the others."""
         out = {}
-        for name, (expr, direction, terminal, e) in self.__dict__.get("_events", {}).items():
+        for name, (expr, direction, terminal, e, rest) in self.__dict__.get("_events",
+                                                                            {}).items():
             if isinstance(expr, tuple):
                 expr = self._limit_gap(expr, outputs)
             elif isinstance(expr, str):
@@ -117,7 +122,7 @@ class BuilderEvents:
                 expr = outputs[expr]
             elif subs:
                 expr = expr.xreplace(subs)
-            out[name] = ModelEvent(expr, direction, terminal, e)
+            out[name] = ModelEvent(expr, direction, terminal, e, rest)
         return out
 
 
