@@ -97,8 +97,8 @@ class RunImpacts:
         v = abs(self.v_minus[-1][0]) if self.v_minus and self.v_minus[-1] else 0.0
         who = ", ".join(self.active[-1]) if self.active and self.active[-1] else self.names[0]
         why = ("the contact did not close (its force would pull: symgen.contact)"
-               if self.closing else "persistent contact (a contact coming to rest held as a "
-               "bilateral row) is the Python stepper's: stepper='auto' or 'python'")
+               if self.closing else "persistent contact needs the Python stepper (stepper='auto' "
+               "or 'python')")
         return (f"impact cascade at t = {self.t[-1]:.12g} ({who}): {self.burst} impacts in a row, "
                 f"approach speed {v:.3g}; {why}")
 

@@ -321,8 +321,8 @@ def _events_plan(kernels, cfg: SimulationSettings, run_events: RunEvents, callab
     why = ("impacts (events with a restitution: docs/events.md) with power outputs, driven "
            "joints or a sampled controller are applied by the Python stepper only" if work
            else "events= callables are called by the Python stepper only" if run_events.callables
-           else "persistent contact (a contact coming to rest held as a bilateral row: "
-           "docs/events.md) is kept by the Python stepper only")
+           else "impacts: persistent contact (a contact coming to rest held as a bilateral "
+           "row: docs/events.md) is kept by the Python stepper only")
     if cfg.stepper == "compiled":
         if work:
             raise ValueError(f"stepper='compiled' cannot run this model: {why}; use "
