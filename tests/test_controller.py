@@ -184,7 +184,7 @@ def test_auto_at_tight_tolerances_takes_about_the_smooth_runs_steps(kern, refere
     sample_history), so the run takes at most twice the steps of the larger of the samples and
     the law written in f, few tries are rejected, and θ stays at the tolerance's scale of the
     oracle on every sample (a global error over ~300 steps, each within rtol: measured 0.19 and
-    2.8 rtol).  Measured 211 and 317 steps for 200 samples (law in f: 160, 391), 3 and 6
+    2.6 rtol).  Measured 211 and 317 steps for 200 samples (law in f: 160, 391), 3 and 6
     rejected; before (the history moved by the jump at t_k alone, its change over the history
     read as error): 527 and 1312 steps, 29 and 322 rejected."""
     times, theta = reference

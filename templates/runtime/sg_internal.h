@@ -168,8 +168,9 @@ typedef struct sg_ctl {
     int hist_on, n_hist;                          /* 1: the corrected step's estimate (control.py */
     double *hist_tau, *hist_xdd;                  /* history), 2: the index-3 step's (b~ for xdd):
                                                      SG_HIST_DEGREE times, x n xdd */
-    int hist_states;                              /* how many last kept points have their x, xd */
-    double *hist_x, *hist_xd;                     /* states (a sample's jump: sg_run.c.inc) */
+    int hist_states, n_c;                         /* how many last kept points have their x, xd
+                                                     and first their c = xdd - the index-1 xdd */
+    double *hist_x, *hist_xd, *hist_c;            /* (a sample's jump: sg_run.c.inc) */
     double *b1, *a0, *me, *mr;                    /* index-3 (else empty): n b~1, n the rescaled
                                                      xdd0, n M e, 2 n x n N^T M N, its LU */
     double err_prev;                              /* its error norm (NaN: none yet) */
