@@ -250,7 +250,8 @@ class SampledController:
                 "samples": self.samples,
                 "steps_per_period": steps,      # None: dt="auto" (each sample a stop time)
                 "restart": "ẍ, λ from the index-1 equations with the new inputs at each sample"
-                           + ("" if steps else "; the error estimate's ẍ history moved by the jump")}
+                           + ("" if steps else "; the error estimate's ẍ history moved by the jump's "
+                                                "effect at each kept point")}
         return self.meta
 
 

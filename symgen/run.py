@@ -149,8 +149,8 @@ def simulate(model_or_kernels, settings: SimulationSettings | Mapping | None = N
         calls the law from its loop).  The jump of the inputs at t_k is a discontinuity: the step
         from t_k starts from ẍ, λ of the new inputs.  A fixed dt must divide the period (every
         k-th step is a sample); with dt="auto" each t_k is a stop time of the error control, and
-        its estimate's history of ẍ is moved by the jump there (so the jump is not read as
-        error).  ``meta['controller']`` says what was sampled.
+        its estimate's history of ẍ is moved by the jump's effect at each kept point (so the jump
+        is not read as error; docs/inputs.md).  ``meta['controller']`` says what was sampled.
     events:
         Python callables ``g(t, x, xd)`` (or one), with SciPy's attributes ``terminal`` and
         ``direction`` (docs/events.md): with the model's own events (``Model.events``, first)

@@ -168,6 +168,9 @@ typedef struct sg_ctl {
     int hist_on, n_hist;                          /* 1: the corrected step's estimate (control.py */
     double *hist_tau, *hist_xdd;                  /* history), 2: the index-3 step's (b~ for xdd):
                                                      SG_HIST_DEGREE times, x n xdd */
+    int hist_states, n_c;                         /* how many last kept points have their x, xd
+                                                     and first their c = xdd - the index-1 xdd */
+    double *hist_x, *hist_xd, *hist_c;            /* (a sample's jump: sg_run.c.inc) */
     double *b1, *a0, *me, *mr;                    /* index-3 (else empty): n b~1, n the rescaled
                                                      xdd0, n M e, 2 n x n N^T M N, its LU */
     double err_prev;                              /* its error norm (NaN: none yet) */
@@ -208,7 +211,8 @@ typedef struct sg_dout {
 /* A controller sampled and held (sg_set_sampler; sg_run.c.inc): the caller's function and
  * buffers, the sample times t0 + k period (fixed steps: every `steps` steps), the run's end under
  * the error control (ctl.t_end is the next stop), the accelerations and multipliers the step
- * from a sample starts from (xdd[n], lam[m]; one block `blk`). */
+ * from a sample starts from (xdd[n], lam[m]), the inputs before it (u_old[n_inputs]) and two
+ * accelerations of the history's conversion (a[2 n]: sample_history); one block `blk`. */
 typedef struct sg_sampler {
     sg_sample_fn fn;
     void *ctx;
@@ -216,7 +220,7 @@ typedef struct sg_sampler {
     long steps, next;
     double *x, *xd, *U;
     const double *u;
-    double *xdd, *lam, *blk;
+    double *xdd, *lam, *u_old, *a, *blk;
 } sg_sampler;
 
 /* The model's events (sg_set_events; sg_events.c.inc): the caller's buffers (EI, ET, EX, EXD:

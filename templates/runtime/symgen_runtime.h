@@ -319,7 +319,9 @@ int sg_run_auto(sg_stepper *s, const double *p, double *t, long max_rows, double
  * t_k keeps those its step ended with), a pending landing step-over is dropped, and under the
  * error control t_k is a stop time (no step crosses it; after the step cut to reach it the
  * controller's next step and memory are those from before the cut) where the estimate's
- * acceleration history is moved by the jump xdd+ - xdd- (so the jump is not read as error and
+ * acceleration history is moved by the jump's effect at each kept point (the corrected step's:
+ * the index-1 accelerations with the new inputs at the state the new piece had there less those
+ * with the old; else by xdd+ - xdd-; so the jump is not read as error and
  * the estimate keeps its order).  Fixed steps: period = steps h (steps >= 1: a sample every
  * `steps` steps of the run from t0; the period is then not read).  Under the error control
  * (steps = 0) call it after sg_control_start (the run's end is the control's).  U (may be NULL): row w of the
