@@ -363,6 +363,10 @@ static const char *const slider_crank_stop_output_names[11] = {
 static const int slider_crank_stop_event_direction[1] = { -1 };
 static const int slider_crank_stop_event_terminal[1] = { 0 };
 
+/* the impacts (the events with a restitution): their events and coefficients e */
+static const int slider_crank_stop_impact_event[1] = { 0 };
+static const double slider_crank_stop_impact_restitution[1] = { 0.5 };
+
 /* the model descriptor for the stepper runtime (symgen_runtime.h) */
 const sg_model slider_crank_stop_model = {
     "slider_crank_stop",
@@ -391,5 +395,9 @@ const sg_model slider_crank_stop_model = {
     1,  /* n_events */
     slider_crank_stop_events,
     slider_crank_stop_event_direction,
-    slider_crank_stop_event_terminal
+    slider_crank_stop_event_terminal,
+    1,  /* n_impacts */
+    slider_crank_stop_impacts,
+    slider_crank_stop_impact_event,
+    slider_crank_stop_impact_restitution
 };

@@ -37,8 +37,8 @@ __all__ = ["generate", "GeneratedSource", "template_dir", "generator_fingerprint
 #: are not .c files, so `cc *.c` in a generated folder does not compile them twice).
 RUNTIME_PARTS = ("sg_internal.h", "sg_dense.c.inc", "sg_linearization.c.inc",
                  "sg_convergence.c.inc", "sg_chart.c.inc", "sg_nullspace.c.inc", "sg_index3.c.inc",
-                 "sg_start.c.inc", "sg_interp.c.inc", "sg_events.c.inc", "sg_run.c.inc", "sg_control.c.inc",
-                 "sg_state.c.inc", "sg_alloc.c.inc")
+                 "sg_start.c.inc", "sg_interp.c.inc", "sg_events.c.inc", "sg_sampler.c.inc",
+                 "sg_run.c.inc", "sg_control.c.inc", "sg_state.c.inc", "sg_alloc.c.inc")
 #: The runtime's file rendered from a table, not copied: the codes and constants it shares with the
 #: Python steppers (``sg_constants.h`` from :mod:`symgen.runtime_constants`; issue 37.1).
 RUNTIME_RENDERED = ("sg_constants.h",)

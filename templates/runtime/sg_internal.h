@@ -170,7 +170,7 @@ typedef struct sg_ctl {
                                                      SG_HIST_DEGREE times, x n xdd */
     int hist_states, n_c;                         /* how many last kept points have their x, xd
                                                      and first their c = xdd - the index-1 xdd */
-    double *hist_x, *hist_xd, *hist_c;            /* (a sample's jump: sg_run.c.inc) */
+    double *hist_x, *hist_xd, *hist_c;            /* (a sample's jump: sg_sampler.c.inc) */
     double *b1, *a0, *me, *mr;                    /* index-3 (else empty): n b~1, n the rescaled
                                                      xdd0, n M e, 2 n x n N^T M N, its LU */
     double err_prev;                              /* its error norm (NaN: none yet) */
@@ -208,7 +208,7 @@ typedef struct sg_dout {
     double seconds;                               /* clock() time the rows took (sg_dense_seconds) */
 } sg_dout;
 
-/* A controller sampled and held (sg_set_sampler; sg_run.c.inc): the caller's function and
+/* A controller sampled and held (sg_set_sampler; sg_sampler.c.inc): the caller's function and
  * buffers, the sample times t0 + k period (fixed steps: every `steps` steps), the run's end under
  * the error control (ctl.t_end is the next stop), the accelerations and multipliers the step
  * from a sample starts from (xdd[n], lam[m]), the inputs before it (u_old[n_inputs]) and two

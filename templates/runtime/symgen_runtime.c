@@ -49,6 +49,7 @@
 #include "sg_start.c.inc"
 #include "sg_interp.c.inc"
 #include "sg_events.c.inc"
+#include "sg_sampler.c.inc"
 #include "sg_run.c.inc"
 #include "sg_control.c.inc"
 #include "sg_state.c.inc"
