@@ -20,7 +20,7 @@ from __future__ import annotations
 
 __all__ = ["ENUMS", "DOUBLES", "CODES", "C_METHODS", "C_CHARTS", "C_METRICS", "C_FACTORIZATIONS",
            "METHOD_CODES", "CHART_CODES", "METRIC_CODES",
-           "FACTORIZATION_CODES", "LANDING_RATIO", "LANDING_DROP", "T_SINGULAR",
+           "FACTORIZATION_CODES", "LANDING_RATIO", "LANDING_DROP", "T_SINGULAR", "REUSE_RATE",
            "SUBSTEP_RTOL", "SUBSTEP_ATOL", "SUBSTEP_FIRST", "CROSS_FIRST", "ROW_TOL",
            "CONSISTENT_TOL", "CONSISTENT_MAX_ITER", "ROW_TIME_SLACK", "CTL_SAFETY", "CTL_GROW_MAX",
            "CTL_SHRINK_MIN", "CTL_NEWTON_SHRINK", "CTL_ORDER", "CTL_ERR_FLOOR", "CTL_ROUNDOFF",
@@ -36,6 +36,9 @@ LANDING_RATIO = 1e-4
 LANDING_DROP = 0.5
 #: the symmetric chart: T = N_sᵀN_H with a singular value below this is singular (chart.py)
 T_SINGULAR = 1e-6
+#: without constraints (m = 0) the chart system's LU is kept across Newton iterations (modified
+#: Newton, docs/fourth-order-step.md) while each update is at most REUSE_RATE times the one before
+REUSE_RATE = 0.25
 #: a fixed step Newton could not close, taken as sub-steps under the error control
 #: (control.py substeps): its tolerances and its first sub-step as a fraction of h
 SUBSTEP_RTOL = 1e-6
@@ -178,6 +181,8 @@ DOUBLES = (
     ("SG_LANDING_RATIO", LANDING_RATIO, "a landing: s_min/s_max of H below this ..."),
     ("SG_LANDING_DROP", LANDING_DROP, "... and below this times its value at the step's start"),
     ("SG_T_SINGULAR", T_SINGULAR, "symmetric chart: T = N_s^T N_H singular below this"),
+    ("SG_REUSE_RATE", REUSE_RATE, "m = 0: the chart system's LU kept while an update is at most "
+                                  "this times the one before"),
     ("SG_SUBSTEP_RTOL", SUBSTEP_RTOL, "a failed fixed step's sub-steps: their rtol,"),
     ("SG_SUBSTEP_ATOL", SUBSTEP_ATOL, "their atol,"),
     ("SG_SUBSTEP_FIRST", SUBSTEP_FIRST, "the first sub-step (a fraction of h)"),

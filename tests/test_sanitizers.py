@@ -466,3 +466,23 @@ def test_impacts(sanitized, tmp_path):
         np.testing.assert_allclose(rows[:, 1], r.impact_losses, rtol=1e-4 if tol > 1e-9 else 1e-9)
         np.testing.assert_allclose(rows[:, 2], [sum(p.values()) for p in r.impulses],
                                    rtol=1e-4 if tol > 1e-9 else 1e-9)
+
+
+def test_minimal_coordinates_modified_newton(sanitized, tmp_path):
+    # a model without constraints (m = 0) under main.c's default (the corrected step): the chart
+    # system's LU kept across Newton iterations (chart_solve's reuse, lu_resolve); fixed and auto
+    import sympy as sp
+    from symgen import Model, coordinates
+
+    (a, b), (ad, bd) = coordinates("a b")
+    M = sp.Matrix([[2.5, 1.05 * sp.cos(a - b)], [1.05 * sp.cos(a - b), 0.735]])
+    f = sp.Matrix([-1.05 * sp.sin(a - b) * bd**2 - 24.525 * sp.sin(a) - 0.2 * ad,
+                   1.05 * sp.sin(a - b) * ad**2 - 10.30 * sp.sin(b)])
+    model = Model("minimal_double_pendulum", [a, b], M, f, x0=[1.0, 0.5], xd0=[0.0, 0.0])
+    symgen.generate(model, tmp_path)
+    exe = sanitized(tmp_path)
+    rows = _run_clean(exe, 2, 1e-2, 1.0)
+    assert len(rows) == 101
+    r = symgen.simulate(symgen.build(model), dt=1e-2, t_end=1.0, stepper="compiled")
+    assert np.abs(rows[-1, 1:3] - r.x[-1]).max() < 1e-9
+    assert len(_run_clean(exe, 2, "auto", 1.0)) > 10

@@ -125,6 +125,9 @@ static const double SG_LANDING_DROP = 0.5;                      /* ... and below
                                                                    value at the step's start */
 static const double SG_T_SINGULAR = 1e-06;                      /* symmetric chart: T = N_s^T N_H
                                                                    singular below this */
+static const double SG_REUSE_RATE = 0.25;                       /* m = 0: the chart system's LU
+                                                                   kept while an update is at
+                                                                   most this times the one before */
 static const double SG_SUBSTEP_RTOL = 1e-06;                    /* a failed fixed step's
                                                                    sub-steps: their rtol, */
 static const double SG_SUBSTEP_ATOL = 1e-08;                    /* their atol, */

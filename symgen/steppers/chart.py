@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.linalg.lapack import dgeqp3, dgesdd, dgesvd, dormqr
+from scipy.linalg.lapack import dgeqp3, dgesdd, dgesvd, dgetrf, dgetrs, dormqr
 
 from ..runtime_constants import T_SINGULAR
 from ..settings import CHARTS
@@ -75,7 +75,7 @@ def _last_k_of_svd(A: np.ndarray, k: int) -> np.ndarray:
 
 def solve_chart_step(Ns, lin, x_p, r, x, xd, xdd, h, gamma, beta, alpha, alpha_dot, alpha_ddot,
                      *, t1: float = math.nan, iteration: int = 0, M=None,
-                     jerk=None) -> None:
+                     jerk=None, newton=None) -> None:
     """Solve the 3k × 3k system of the module docstring for (α, α̇, α̈) at t + h (written into
     ``alpha``, ``alpha_dot``, ``alpha_ddot``).
 
@@ -90,6 +90,11 @@ def solve_chart_step(Ns, lin, x_p, r, x, xd, xdd, h, gamma, beta, alpha, alpha_d
     corrected step for every force, docs/fourth-order-step.md) they are the two-point Hermite
     (Obreschkoff) relations N_sᵀ(M R_x(β = 1/6) + h³/24 D) = N_sᵀ(M R_v + h²/12 D) = 0,
     D ≈ M(x⃛₁ − x⃛₀), with D linearized about the iterate ẍ_it as D − K Δẋ − C_e Δẍ.
+    ``newton = (lu, reuse, ẋ_it, ẍ_it)`` (m = 0 only: N_s = N_H = I, the iterate is
+    z_it = (0, hẋ_it, h²ẍ_it)): modified Newton.  ``lu`` (a list [LU, pivots]) keeps the
+    factorization; with ``reuse`` the system is not factored again but the step taken from the
+    residual, z = z_it − LU⁻¹(A z_it − b), which has the same fixed point
+    (docs/fourth-order-step.md, "Modified Newton").
     """
     N = lin.N
     k = N.shape[1]
@@ -165,7 +170,10 @@ def solve_chart_step(Ns, lin, x_p, r, x, xd, xdd, h, gamma, beta, alpha, alpha_d
         b[i3] -= c3 * g0
     z = np.empty(3 * k)
     try:
-        solve_small(A, b, z)
+        if newton is None:
+            solve_small(A, b, z)
+        else:
+            _modified_newton(A, b, z, h, *newton)
     except np.linalg.LinAlgError:
         raise StepFailure(f"symmetric chart: singular 3k × 3k step matrix at t = {t1:.9g}, "
                           f"iteration {iteration} (k = {k})", iteration=iteration,
@@ -174,6 +182,23 @@ def solve_chart_step(Ns, lin, x_p, r, x, xd, xdd, h, gamma, beta, alpha, alpha_d
     alpha[:] = z[i1]
     np.multiply(z[i2], 1.0 / h, out=alpha_dot)
     np.multiply(z[i3], 1.0 / hh, out=alpha_ddot)
+
+
+def _modified_newton(A, b, z, h, lu, reuse, xd_it, xdd_it) -> None:
+    """z = A⁻¹b with A factored and kept in ``lu``, or, with ``reuse``, z = z_it − LU⁻¹(A z_it − b)
+    with the kept factors (m = 0: z_it = (0, hẋ_it, h²ẍ_it)).  LinAlgError when A is singular."""
+    if reuse:
+        k = xd_it.size
+        z_it = np.zeros(3 * k)
+        z_it[k:2 * k] = h * xd_it
+        z_it[2 * k:] = (h * h) * xdd_it
+        d, info = dgetrs(lu[0], lu[1], A @ z_it - b)
+        np.subtract(z_it, d, out=z)
+        return
+    lu[0], lu[1], info = dgetrf(A)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"singular matrix (LAPACK dgetrf info = {info})")
+    z[:], info = dgetrs(lu[0], lu[1], b)
 
 
 class SymmetricChart:

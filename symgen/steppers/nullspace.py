@@ -51,7 +51,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..runtime_constants import CROSS_FIRST, LANDING_DROP, LANDING_RATIO
+from ..runtime_constants import CROSS_FIRST, LANDING_DROP, LANDING_RATIO, REUSE_RATE
 from ..settings import METRICS, resolve_factorization
 from .base import FLOOR_TIMES_KEPT, Stepper, StepFailure, norm2
 from .outcome import Outcome, fail_code
@@ -116,6 +116,7 @@ class NullspaceStepper(Stepper):
         self.alpha = np.zeros(k)         # α, α̇, α̈ at t + h of the last iteration
         self.alpha_dot = np.zeros(k)
         self.alpha_ddot = np.zeros(k)
+        self._lu = [None, None]         # m = 0: the chart system's LU, kept (modified Newton)
         self.substepped_steps = 0   # steps Newton could not close, taken as sub-steps …
         self.substepped_times = []  # … their end times (the first FLOOR_TIMES_KEPT)
         self.landing_steps = 0      # landings stepped over (module docstring, "Landings") …
@@ -265,7 +266,7 @@ class NullspaceStepper(Stepper):
         H_n = self._chart.H_at(t, x, xd, xdd) if self._chart else None    # symmetric chart
         if self._corrected:
             self._chart.start_dynamics(self._dynamics, t, x, xd, xdd, lam)   # M₀, a₀ of the jerk
-        upd = math.inf
+        upd = upd_prev = math.inf
         for it in range(self.max_iter + 1):
             # 1. constraints at the estimate (the paper's x₀ …: the stepper's buffers)
             cons = self._constraints(t1, self.x, self.xd, self.xdd)
@@ -279,11 +280,13 @@ class NullspaceStepper(Stepper):
             alpha, alpha_dot, alpha_ddot = self._newmark_alpha(            # 5.
                 t1, h, it, k, r_R, alpha_n, alpha_dot_n, alpha_ddot_n)
             if self._chart:
+                # m = 0: modified Newton, the LU kept while the updates shrink (chart.py)
+                reuse = it > 0 and upd <= REUSE_RATE * upd_prev
                 self._chart_step(t1, h, it, k, cons, dyn, r_R, H_n, x, xd, xdd, lam,
-                                 alpha, alpha_dot, alpha_ddot)
+                                 alpha, alpha_dot, alpha_ddot, reuse)
             self.alpha, self.alpha_dot, self.alpha_ddot = alpha, alpha_dot, alpha_ddot
             self._recover(dyn)                                             # 6.
-            upd = self._update_norm()
+            upd_prev, upd = upd, self._update_norm()
             if not math.isfinite(upd):
                 raise StepFailure(f"non-finite Newton update at t = {t1:.9g}, iteration {it + 1}",
                                   iteration=it + 1, nonfinite=True, outcome=Outcome(
@@ -392,11 +395,12 @@ class NullspaceStepper(Stepper):
         return alpha, alpha_dot, alpha_ddot
 
     def _chart_step(self, t1, h, it, k, cons, dyn, r_R, H_n, x, xd, xdd, lam, alpha, alpha_dot,
-                    alpha_ddot) -> None:
+                    alpha_ddot, reuse=False) -> None:
         """The symmetric chart or the mass metric (issue 11): (α, α̇, α̈) at t + h from the
         3k × 3k system on N_s (chart.py; N_H for the end chart) instead of steps 4–5, whose
         result it overwrites in place (they still run, so that chart="end" stays bit for bit the
-        paper's step and a singular reduced matrix fails the step in both)."""
+        paper's step and a singular reduced matrix fails the step in both).  Without constraints
+        the system's LU is kept across iterations, ``reuse``: modified Newton (chart.py)."""
         lin, (M, _, K, C), H = self.lin, dyn, cons[1]
         N_s = lin.N if self._chart_end else self._chart.basis(H_n, H, k, t1=t1, iteration=it)
         mass = self.metric == "mass"
@@ -406,7 +410,8 @@ class NullspaceStepper(Stepper):
         W = self._chart.metric(M) if self._corrected else M
         solve_chart_step(N_s, lin, self._x_p, r_R, x, xd, xdd, h, self.scheme.gamma,
                          self.scheme.beta, alpha, alpha_dot, alpha_ddot, t1=t1, iteration=it,
-                         M=W if mass else None, jerk=jerk)
+                         M=W if mass else None, jerk=jerk,
+                         newton=(self._lu, reuse, self.xd, self.xdd) if self.m == 0 else None)
 
     def _recover(self, dyn) -> None:
         """6. The next iterate from (α, α̇, α̈): x, ẋ, ẍ (Eqs. 34, 38, 45) and λ (Eq. 51, least

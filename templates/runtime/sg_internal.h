@@ -106,7 +106,9 @@ typedef struct sg_chart {
     double *N_s;                                  /* n x k (the symmetric chart's) */
     double *MNs;                                  /* n x k: M N_s / max|M N_s| (SG_METRIC_MASS) */
     double *T, *NsXd, *NsXdd1, *NsX2, *jacobi_work;   /* k x k: N_s^T N_H, N_s^T Xd_p, .. */
-    double *A3, *b3;                              /* the 3k x 3k system */
+    double *A3, *b3;                              /* the 3k x 3k system (m = 0: its LU, kept) */
+    double *A3i;                                  /* m = 0: the system at a later iterate */
+    int reuse;                                    /* m = 0: solve with A3's kept LU */
     double *r_R, *work_n;                         /* k: N_H^T rhs of Eq. 52; n */
 } sg_chart;
 
