@@ -277,20 +277,29 @@ def _event_end(events, rows: StepRows, run: _State, stepper, t: float, h: float,
     hit = events.step(t, h, start, end, rows.rank_tol)
     if hit is None:
         return ""
-    w = stepper.omega_max
     terminal = events.end is not None
-    rows.to_event(run.j + 1, t, h, start, (*end, stepper.lam), hit, iters, w, sch.h_max(w),
-                  info=info, last=terminal)
-    x[:], xd[:], xdd[:], lam[:] = hit.x, hit.xd, hit.xdd, hit.lam
-    run.res[:] = hit.res
-    run.w, run.hm = w, sch.h_max(w)
-    run.t, run.j, run.it_last, run.info = hit.t, run.j + 1, iters, info
+    _cut(rows, run, stepper, t, h, start, hit, iters, info, sch, terminal)
     if terminal:
         return "event"
     xd[:], closed = events.impacts.apply(hit, h, rows.rank_tol)
     xdd[:], lam[:] = restart_at(rows.kernels, stepper, hit.t, x, xd, rows.rank_tol, rows.rec)
     events.restarted(hit.t, x, xd, closed)
     return "impact"
+
+
+def _cut(rows: StepRows, run: _State, stepper, t: float, h: float, start, hit, iters: int, info,
+         sch, last: bool) -> None:
+    """The accepted step from t (h; ``start`` its state there) cut at ``hit`` (events.EventHit:
+    a terminal event, an impact or a contact opening): its rows to there (rows.to_event) and
+    ``run`` moved to the hit's state."""
+    x, xd, xdd, lam = run.state
+    w = stepper.omega_max
+    rows.to_event(run.j + 1, t, h, start, (stepper.x, stepper.xd, stepper.xdd, stepper.lam), hit,
+                  iters, w, sch.h_max(w), info=info, last=last)
+    x[:], xd[:], xdd[:], lam[:] = hit.x, hit.xd, hit.xdd, hit.lam
+    run.res[:] = hit.res
+    run.w, run.hm = w, sch.h_max(w)
+    run.t, run.j, run.it_last, run.info = hit.t, run.j + 1, iters, info
 
 
 def _switch(contacts, base, run: _State, rows: StepRows, events, t: float, closed,
@@ -310,15 +319,8 @@ def _open(contacts, base, rows: StepRows, run: _State, events, op, stepper, t: f
     """The accepted step from t (h) cut where a closed contact's force turns tensile (``op``):
     its rows to there, ``run`` there, the run without that contact's row from there; returns
     the stepper."""
-    x, xd, xdd, lam = run.state
-    start, end = (x.copy(), xd.copy(), xdd.copy()), (stepper.x, stepper.xd, stepper.xdd)
-    w = stepper.omega_max
-    rows.to_event(run.j + 1, t, h, start, (*end, stepper.lam), op, iters, w, sch.h_max(w),
-                  info=info, last=False)
-    x[:], xd[:], xdd[:], lam[:] = op.x, op.xd, op.xdd, op.lam
-    run.res[:] = op.res
-    run.w, run.hm = w, sch.h_max(w)
-    run.t, run.j, run.it_last, run.info = op.t, run.j + 1, iters, info
+    x, xd, xdd, _ = run.state
+    _cut(rows, run, stepper, t, h, (x.copy(), xd.copy(), xdd.copy()), op, iters, info, sch, False)
     st = _switch(contacts, base, run, rows, events, op.t,
                  [k for k in contacts.closed if k != op.index], project=False)
     events.restarted(op.t, x, xd, [events.impacts.index[op.index]])
