@@ -199,7 +199,5 @@ def _kernels_like(base, model):
 
         kern = build(model).for_run()
     kern.p[:] = base.p
-    kern.u = base.u
-    if hasattr(kern, "_u_ptr"):
-        kern._u_ptr = kern._out_ptr(kern.u)
+    kern.share_inputs(base.u)
     return kern

@@ -159,6 +159,11 @@ class KernelsBase:
                 raise ValueError(f"parameter {key!r} must be finite, got {val}")
             self.p[self.param_names.index(key)] = val
 
+    def share_inputs(self, u: np.ndarray) -> None:
+        """Read the inputs from ``u``, another Kernels' buffer (a run's closed-contact model,
+        symgen.contact: the run's InputValues write the first one's ``u``)."""
+        self.u = u
+
     def params(self) -> dict[str, float]:
         return {k: float(v) for k, v in zip(self.param_names, self.p)}
 
@@ -412,6 +417,10 @@ class Kernels(KernelsBase):
         self._con_csr_out = tuple(buf(a) for a in (self.q, self.H_csr.data, self.q_dot,
                                                    self.H_dot_csr.data, self.q_ddot,
                                                    self.H_ddot_csr.data))
+
+    def share_inputs(self, u: np.ndarray) -> None:
+        super().share_inputs(u)
+        self._u_ptr = self._out_ptr(u)
 
     def _out_ptr(self, a: np.ndarray):
         # zero-size arrays still need a valid pointer; the C never touches them

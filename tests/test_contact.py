@@ -151,3 +151,27 @@ def test_bar_released_from_a_stop_by_a_ramped_torque(dt):
                     t_eval=tt)
     th = res.x[:, 2] + math.pi / 2
     np.testing.assert_allclose(th, sol.y[0], rtol=0, atol=2e-9)
+
+
+def test_closed_model_reads_the_runs_inputs_with_compiled_kernels():
+    """The closed model's kernels share the run's inputs (Kernels.share_inputs), compiled too: a
+    mass dropped onto the floor (e = 0: the contact closes at once) and pressed down by an input
+    F(t) = F1·t (during the fall too) rests with the normal force m·g + F1·t (without the
+    inputs shared it would be m·g)."""
+    (x, y), _ = coordinates(["x", "y"])
+    g, m, F = sp.symbols("g m F")
+    mass, F1 = 2.0, 3.0
+    model = Model("ct_press", [x, y], [[m, 0], [0, m]], [0, -m * g - F], params={g: G, m: mass},
+                  inputs=[F], x0=[0.0, 0.1], V=m * g * y,
+                  events={"floor": {"expr": y, "restitution": 0.0}})
+    kern = symgen.build(model)
+    res = symgen.simulate(kern, dt=0.01, t_end=1.0, stepper="python",
+                          inputs={"F": lambda t, x, xd: F1 * t})
+    assert res.status == "completed", res.reason
+    (c,) = res.contacts
+    from scipy.optimize import brentq      # the fall y = 0.1 − g t²/2 − F1 t³/(6 m) to y = 0
+    t_hit = brentq(lambda t: 0.1 - G * t * t / 2 - F1 * t ** 3 / (6 * mass), 0.0, 1.0, xtol=1e-15)
+    assert c["kind"] == "closed" and c["t"] == pytest.approx(t_hit, abs=1e-10)
+    assert c["t_last"] == pytest.approx(1.0)
+    assert c["force_last"] == pytest.approx(mass * G + F1 * 1.0, rel=1e-12)
+    assert c["force_max"] == c["force_last"]          # (the force grows with F: at the end)
